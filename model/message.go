@@ -1,0 +1,157 @@
+package model
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Role says who wrote a message.
+type Role string
+
+// The roles of a conversation.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// PartType names the kind of a content part.
+type PartType string
+
+// The kinds of content part.
+const (
+	PartText  PartType = "text"
+	PartImage PartType = "image"
+	PartJSON  PartType = "json"
+)
+
+// Part is one piece of a message's content: text, an image, or a JSON value.
+//
+// Part is a tagged struct rather than an interface so that messages marshal
+// to and from JSON without type registries.
+type Part struct {
+	// Type says which of the fields below are meaningful.
+	Type PartType `json:"type"`
+	// Text is the text of a PartText.
+	Text string `json:"text,omitempty"`
+	// MIMEType is the media type of a PartImage, for example "image/png".
+	MIMEType string `json:"mime_type,omitempty"`
+	// Data holds the bytes of an inline image.
+	Data []byte `json:"data,omitempty"`
+	// URL locates an image that is not inline.
+	URL string `json:"url,omitempty"`
+	// JSON is the value of a PartJSON.
+	JSON json.RawMessage `json:"json,omitempty"`
+}
+
+// TextPart returns a text part.
+func TextPart(text string) Part { return Part{Type: PartText, Text: text} }
+
+// ImagePart returns an inline image part with the given media type.
+func ImagePart(mimeType string, data []byte) Part {
+	return Part{Type: PartImage, MIMEType: mimeType, Data: data}
+}
+
+// ImageURLPart returns an image part that refers to an image by URL.
+func ImageURLPart(mimeType, url string) Part {
+	return Part{Type: PartImage, MIMEType: mimeType, URL: url}
+}
+
+// JSONPart returns a JSON part holding raw.
+func JSONPart(raw json.RawMessage) Part { return Part{Type: PartJSON, JSON: raw} }
+
+// ToolCall is a model's request to run a tool. Arguments stay raw JSON from
+// the model to the tool.
+type ToolCall struct {
+	// ID identifies the call; the tool message that answers it carries the same ID.
+	ID string `json:"id"`
+	// Name is the tool's name.
+	Name string `json:"name"`
+	// Arguments is the JSON object the model produced, as it produced it.
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// Message is one turn of a conversation.
+type Message struct {
+	// ID identifies the message so that state reducers can replace or remove
+	// it. Empty IDs are assigned when a message enters a graph's state.
+	ID string `json:"id,omitempty"`
+	// Role says who wrote the message.
+	Role Role `json:"role"`
+	// Name optionally names the author, for example the agent that wrote an
+	// assistant message in a multi-agent system.
+	Name string `json:"name,omitempty"`
+	// Content is what the message says.
+	Content []Part `json:"content,omitempty"`
+	// ToolCalls are the calls an assistant message asks for.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID is, on a tool message, the ID of the call it answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// ToolName is, on a tool message, the name of the tool that answered.
+	ToolName string `json:"tool_name,omitempty"`
+	// IsError marks a tool message that reports a failure.
+	IsError bool `json:"is_error,omitempty"`
+}
+
+// Key returns the message's ID. It lets the state package's keyed reducers
+// upsert and remove messages.
+func (m Message) Key() string { return m.ID }
+
+// Text returns the concatenated text parts of the message.
+func (m Message) Text() string {
+	switch len(m.Content) {
+	case 0:
+		return ""
+	case 1:
+		if m.Content[0].Type == PartText {
+			return m.Content[0].Text
+		}
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range m.Content {
+		if p.Type == PartText {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// HasToolCalls reports whether the message asks for at least one tool call.
+func (m Message) HasToolCalls() bool { return len(m.ToolCalls) > 0 }
+
+// System returns a system message with the given text.
+func System(text string) Message {
+	return Message{Role: RoleSystem, Content: []Part{TextPart(text)}}
+}
+
+// User returns a user message with the given text.
+func User(text string) Message {
+	return Message{Role: RoleUser, Content: []Part{TextPart(text)}}
+}
+
+// Assistant returns an assistant message with the given text and tool calls.
+func Assistant(text string, calls ...ToolCall) Message {
+	m := Message{Role: RoleAssistant, ToolCalls: calls}
+	if text != "" {
+		m.Content = []Part{TextPart(text)}
+	}
+	return m
+}
+
+// ToolMessage returns the tool message that answers the call with the given
+// ID and tool name.
+func ToolMessage(callID, toolName string, isError bool, content ...Part) Message {
+	return Message{Role: RoleTool, ToolCallID: callID, ToolName: toolName, IsError: isError, Content: content}
+}
+
+// LastAssistant returns the last assistant message of msgs and whether there was one.
+func LastAssistant(msgs []Message) (Message, bool) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == RoleAssistant {
+			return msgs[i], true
+		}
+	}
+	return Message{}, false
+}
