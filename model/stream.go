@@ -1,0 +1,130 @@
+package model
+
+import (
+	"encoding/json"
+	"iter"
+	"slices"
+	"strings"
+)
+
+// Accumulator assembles the chunks of a streamed reply into a Response.
+//
+// Text fragments are concatenated in arrival order. Tool-call fragments are
+// merged by their Index, so several parallel calls whose fragments arrive
+// interleaved are rebuilt correctly: the first non-empty ID and Name seen for
+// an index are kept, and argument fragments are concatenated. The last
+// non-empty finish reason and model, and the last usage, win.
+//
+// The zero value is ready to use. An Accumulator is not safe for concurrent
+// use.
+type Accumulator struct {
+	text   strings.Builder
+	calls  []*pendingCall
+	byIdx  map[int]*pendingCall
+	usage  Usage
+	finish string
+	model  string
+}
+
+type pendingCall struct {
+	index int
+	id    string
+	name  string
+	args  strings.Builder
+}
+
+// Add merges one chunk into the reply being assembled.
+func (a *Accumulator) Add(c Chunk) {
+	a.text.WriteString(c.Text)
+	if d := c.ToolCall; d != nil {
+		p := a.byIdx[d.Index]
+		if p == nil {
+			if a.byIdx == nil {
+				a.byIdx = make(map[int]*pendingCall)
+			}
+			p = &pendingCall{index: d.Index}
+			a.byIdx[d.Index] = p
+			a.calls = append(a.calls, p)
+		}
+		if p.id == "" {
+			p.id = d.ID
+		}
+		if p.name == "" {
+			p.name = d.Name
+		}
+		p.args.WriteString(d.Arguments)
+	}
+	if c.Usage != nil {
+		a.usage = *c.Usage
+	}
+	if c.FinishReason != "" {
+		a.finish = c.FinishReason
+	}
+	if c.Model != "" {
+		a.model = c.Model
+	}
+}
+
+// Response returns the reply assembled so far. Tool calls are ordered by
+// their stream index; a call whose arguments never arrived gets the empty
+// object "{}". Arguments are otherwise kept exactly as streamed, even when
+// they are not valid JSON, so that later stages can repair or reject them.
+//
+// Response may be called more than once; each call returns a new Response.
+func (a *Accumulator) Response() *Response {
+	msg := Message{Role: RoleAssistant}
+	if a.text.Len() > 0 {
+		msg.Content = []Part{TextPart(a.text.String())}
+	}
+	if len(a.calls) > 0 {
+		ordered := slices.Clone(a.calls)
+		slices.SortStableFunc(ordered, func(x, y *pendingCall) int { return x.index - y.index })
+		msg.ToolCalls = make([]ToolCall, len(ordered))
+		for i, p := range ordered {
+			args := p.args.String()
+			if strings.TrimSpace(args) == "" {
+				args = "{}"
+			}
+			msg.ToolCalls[i] = ToolCall{ID: p.id, Name: p.name, Arguments: json.RawMessage(args)}
+		}
+	}
+	return &Response{Message: msg, Usage: a.usage, FinishReason: a.finish, Model: a.model}
+}
+
+// Collect drains seq and returns the assembled reply, or the first error the
+// sequence reports.
+func Collect(seq iter.Seq2[Chunk, error]) (*Response, error) {
+	var a Accumulator
+	for c, err := range seq {
+		if err != nil {
+			return nil, err
+		}
+		a.Add(c)
+	}
+	return a.Response(), nil
+}
+
+// ResponseChunks returns a sequence that replays a complete reply as chunks:
+// its text, one complete fragment per tool call, then a final chunk with the
+// usage, finish reason and model. It lets a model that cannot stream
+// implement Stream; collecting the sequence gives back an equivalent Response.
+func ResponseChunks(resp *Response) iter.Seq2[Chunk, error] {
+	return func(yield func(Chunk, error) bool) {
+		if resp == nil {
+			return
+		}
+		if text := resp.Message.Text(); text != "" {
+			if !yield(Chunk{Text: text}, nil) {
+				return
+			}
+		}
+		for i, tc := range resp.Message.ToolCalls {
+			d := &ToolCallDelta{Index: i, ID: tc.ID, Name: tc.Name, Arguments: string(tc.Arguments)}
+			if !yield(Chunk{ToolCall: d}, nil) {
+				return
+			}
+		}
+		usage := resp.Usage
+		yield(Chunk{Usage: &usage, FinishReason: resp.FinishReason, Model: resp.Model}, nil)
+	}
+}

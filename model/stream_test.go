@@ -1,0 +1,299 @@
+package model_test
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"iter"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trellis-go/trellis/model"
+)
+
+func seqOf(chunks ...model.Chunk) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		for _, c := range chunks {
+			if !yield(c, nil) {
+				return
+			}
+		}
+	}
+}
+
+func delta(index int, id, name, args string) model.Chunk {
+	return model.Chunk{ToolCall: &model.ToolCallDelta{Index: index, ID: id, Name: name, Arguments: args}}
+}
+
+func TestAccumulator(t *testing.T) {
+	usage := model.Usage{InputTokens: 10, OutputTokens: 5, TotalTokens: 15}
+	tests := []struct {
+		name   string
+		chunks []model.Chunk
+		want   *model.Response
+	}{
+		{
+			name:   "empty stream",
+			chunks: nil,
+			want:   &model.Response{Message: model.Message{Role: model.RoleAssistant}},
+		},
+		{
+			name: "text only",
+			chunks: []model.Chunk{
+				{Model: "m-1", Text: "Hel"}, {Text: "lo, "}, {Text: "world"},
+				{FinishReason: "stop", Usage: &usage},
+			},
+			want: &model.Response{
+				Message:      model.Assistant("Hello, world"),
+				Usage:        usage,
+				FinishReason: "stop",
+				Model:        "m-1",
+			},
+		},
+		{
+			name: "single call fragmented",
+			chunks: []model.Chunk{
+				delta(0, "call_1", "get_weather", ""),
+				delta(0, "", "", `{"ci`),
+				delta(0, "", "", `ty":"Pa`),
+				delta(0, "", "", `ris"}`),
+				{FinishReason: "tool_calls"},
+			},
+			want: &model.Response{
+				Message: model.Assistant("", model.ToolCall{
+					ID: "call_1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`),
+				}),
+				FinishReason: "tool_calls",
+			},
+		},
+		{
+			name: "parallel calls interleaved by index",
+			chunks: []model.Chunk{
+				{Text: "Checking both."},
+				delta(1, "call_b", "get_time", ""),
+				delta(0, "call_a", "get_weather", `{"city":`),
+				delta(2, "call_c", "get_weather", `{"city":"Oslo"}`),
+				delta(1, "", "", `{"tz":"Europe/Paris"}`),
+				delta(0, "", "", `"Paris"}`),
+				{FinishReason: "tool_calls", Usage: &usage},
+			},
+			want: &model.Response{
+				Message: model.Assistant("Checking both.",
+					model.ToolCall{ID: "call_a", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)},
+					model.ToolCall{ID: "call_b", Name: "get_time", Arguments: json.RawMessage(`{"tz":"Europe/Paris"}`)},
+					model.ToolCall{ID: "call_c", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Oslo"}`)},
+				),
+				Usage:        usage,
+				FinishReason: "tool_calls",
+			},
+		},
+		{
+			name: "repeated ID and name in later fragments are not duplicated",
+			chunks: []model.Chunk{
+				delta(0, "call_1", "search", `{"q":`),
+				delta(0, "call_1", "search", `"go"}`),
+			},
+			want: &model.Response{
+				Message: model.Assistant("", model.ToolCall{ID: "call_1", Name: "search", Arguments: json.RawMessage(`{"q":"go"}`)}),
+			},
+		},
+		{
+			name: "ID arriving after the first fragment is kept",
+			chunks: []model.Chunk{
+				delta(0, "", "search", `{}`),
+				delta(0, "call_late", "", ``),
+			},
+			want: &model.Response{
+				Message: model.Assistant("", model.ToolCall{ID: "call_late", Name: "search", Arguments: json.RawMessage(`{}`)}),
+			},
+		},
+		{
+			name:   "call without arguments gets an empty object",
+			chunks: []model.Chunk{delta(0, "call_1", "now", ""), delta(0, "", "", "  ")},
+			want: &model.Response{
+				Message: model.Assistant("", model.ToolCall{ID: "call_1", Name: "now", Arguments: json.RawMessage(`{}`)}),
+			},
+		},
+		{
+			name: "last usage and finish reason win",
+			chunks: []model.Chunk{
+				{Usage: &model.Usage{InputTokens: 1}},
+				{FinishReason: "length"},
+				{Usage: &usage},
+				{FinishReason: "stop"},
+			},
+			want: &model.Response{Message: model.Message{Role: model.RoleAssistant}, Usage: usage, FinishReason: "stop"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var a model.Accumulator
+			for _, c := range tt.chunks {
+				a.Add(c)
+			}
+			assert.Equal(t, tt.want, a.Response())
+
+			got, err := model.Collect(seqOf(tt.chunks...))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestAccumulatorResponseIsIndependent(t *testing.T) {
+	var a model.Accumulator
+	a.Add(model.Chunk{Text: "a"})
+	a.Add(delta(0, "c1", "t", `{}`))
+	first := a.Response()
+	a.Add(model.Chunk{Text: "b"})
+	a.Add(delta(1, "c2", "t", `{}`))
+	second := a.Response()
+
+	assert.Equal(t, "a", first.Message.Text())
+	assert.Len(t, first.Message.ToolCalls, 1)
+	assert.Equal(t, "ab", second.Message.Text())
+	assert.Len(t, second.Message.ToolCalls, 2)
+}
+
+func TestCollectStopsAtError(t *testing.T) {
+	boom := errors.New("connection reset")
+	yielded := 0
+	seq := func(yield func(model.Chunk, error) bool) {
+		yielded++
+		if !yield(model.Chunk{Text: "partial"}, nil) {
+			return
+		}
+		yielded++
+		if !yield(model.Chunk{}, boom) {
+			return
+		}
+		yielded++
+		yield(model.Chunk{Text: "never"}, nil)
+	}
+	resp, err := model.Collect(seq)
+	require.ErrorIs(t, err, boom)
+	assert.Nil(t, resp)
+	assert.Equal(t, 2, yielded, "Collect must stop pulling after an error")
+}
+
+func TestResponseChunksRoundTrip(t *testing.T) {
+	resp := &model.Response{
+		Message: model.Assistant("Let me look.",
+			model.ToolCall{ID: "c1", Name: "a", Arguments: json.RawMessage(`{"x":1}`)},
+			model.ToolCall{ID: "c2", Name: "b", Arguments: json.RawMessage(`{"y":[2]}`)},
+		),
+		Usage:        model.Usage{InputTokens: 3, OutputTokens: 4, TotalTokens: 7},
+		FinishReason: "tool_calls",
+		Model:        "m",
+	}
+	got, err := model.Collect(model.ResponseChunks(resp))
+	require.NoError(t, err)
+	assert.Equal(t, resp, got)
+
+	var n int
+	for c, err := range model.ResponseChunks(resp) {
+		require.NoError(t, err)
+		n++
+		if n == 4 {
+			assert.Equal(t, "tool_calls", c.FinishReason, "the last chunk ends the reply")
+			require.NotNil(t, c.Usage)
+		} else {
+			assert.Empty(t, c.FinishReason)
+		}
+	}
+	assert.Equal(t, 4, n)
+
+	// Early break is honoured.
+	n = 0
+	for range model.ResponseChunks(resp) {
+		n++
+		break
+	}
+	assert.Equal(t, 1, n)
+
+	got, err = model.Collect(model.ResponseChunks(nil))
+	require.NoError(t, err)
+	assert.Equal(t, &model.Response{Message: model.Message{Role: model.RoleAssistant}}, got)
+}
+
+// decodeDeltas turns fuzz input into a chunk sequence: each record is a
+// control byte (kind and index), then a length-prefixed payload.
+func decodeDeltas(data []byte) []model.Chunk {
+	var out []model.Chunk
+	for len(data) >= 2 {
+		ctl, n := data[0], int(data[1])
+		data = data[2:]
+		if n > len(data) {
+			n = len(data)
+		}
+		payload := string(data[:n])
+		data = data[n:]
+		idx := int(ctl>>3) - 4 // includes negative indices
+		switch ctl & 7 {
+		case 0:
+			out = append(out, model.Chunk{Text: payload})
+		case 1:
+			out = append(out, delta(idx, payload, "", ""))
+		case 2:
+			out = append(out, delta(idx, "", payload, ""))
+		case 3, 4, 5:
+			out = append(out, delta(idx, "", "", payload))
+		case 6:
+			out = append(out, model.Chunk{FinishReason: payload})
+		default:
+			v := int(binary.LittleEndian.Uint16(append([]byte(payload), 0, 0)))
+			out = append(out, model.Chunk{Usage: &model.Usage{InputTokens: v, TotalTokens: v}})
+		}
+	}
+	return out
+}
+
+func FuzzAccumulator(f *testing.F) {
+	f.Add([]byte{0, 5, 'h', 'e', 'l', 'l', 'o'})
+	f.Add([]byte{1 | 4<<3, 2, 'c', '1', 2 | 4<<3, 1, 'f', 3 | 4<<3, 3, '{', '"', 'a', 3 | 5<<3, 2, '{', '}', 3 | 4<<3, 4, '"', ':', '1', '}'})
+	f.Add([]byte{3, 200, '{'})
+	f.Add([]byte{7, 2, 0xff, 0xff, 6, 4, 's', 't', 'o', 'p'})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		chunks := decodeDeltas(data)
+		var a model.Accumulator
+		var text strings.Builder
+		args := map[int]*strings.Builder{}
+		ids := map[int]string{}
+		for _, c := range chunks {
+			a.Add(c)
+			text.WriteString(c.Text)
+			if d := c.ToolCall; d != nil {
+				if args[d.Index] == nil {
+					args[d.Index] = &strings.Builder{}
+				}
+				args[d.Index].WriteString(d.Arguments)
+				if ids[d.Index] == "" {
+					ids[d.Index] = d.ID
+				}
+			}
+		}
+		resp := a.Response()
+		require.Equal(t, text.String(), resp.Message.Text())
+		require.Len(t, resp.Message.ToolCalls, len(args))
+
+		indices := make([]int, 0, len(args))
+		for i := range args {
+			indices = append(indices, i)
+		}
+		slices.Sort(indices)
+		for k, i := range indices {
+			tc := resp.Message.ToolCalls[k]
+			want := args[i].String()
+			if strings.TrimSpace(want) == "" {
+				want = "{}"
+			}
+			require.Equal(t, want, string(tc.Arguments), "arguments of index %d", i)
+			require.Equal(t, ids[i], tc.ID, "id of index %d", i)
+		}
+	})
+}
