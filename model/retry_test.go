@@ -66,7 +66,7 @@ func TestRetryDo(t *testing.T) {
 		{name: "negative MaxRetries disables retries", policy: model.Retry{MaxRetries: -1},
 			errs: []error{statusErr(500, 0)}, wantCalls: 1},
 		{name: "Retry-After longer than MaxDelay is not waited for", policy: model.Retry{MaxDelay: time.Second},
-			errs: []error{statusErr(429, 5 * time.Second)}, wantCalls: 1},
+			errs: []error{statusErr(429, 5*time.Second)}, wantCalls: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
