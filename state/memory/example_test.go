@@ -1,0 +1,70 @@
+package memory_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/trellis-go/trellis/state"
+	"github.com/trellis-go/trellis/state/memory"
+)
+
+func Example() {
+	ctx := context.Background()
+	s := memory.New()
+
+	for i, id := range []string{"cp-1", "cp-2", "cp-3"} {
+		err := s.Put(ctx, state.Checkpoint{ThreadID: "order-42", ID: id, Step: i, Source: "loop", Payload: []byte("...")})
+		if err != nil {
+			panic(err)
+		}
+	}
+	if err := s.PutWrites(ctx, "order-42", "", "cp-3", []state.PendingWrite{{TaskID: "task-1", Node: "agent"}}); err != nil {
+		panic(err)
+	}
+
+	latest, err := s.Get(ctx, "order-42", "", "")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("latest:", latest.Checkpoint.ID, "writes:", len(latest.Writes))
+
+	history, err := s.List(ctx, "order-42", "", state.ListOptions{Limit: 2})
+	if err != nil {
+		panic(err)
+	}
+	for _, cp := range history {
+		fmt.Println("history:", cp.ID)
+	}
+
+	_, err = s.Get(ctx, "order-7", "", "")
+	fmt.Println(errors.Is(err, state.ErrNotFound), err)
+	// Output:
+	// latest: cp-3 writes: 1
+	// history: cp-3
+	// history: cp-2
+	// true thread "order-7": checkpoint not found
+}
+
+func ExampleSaver_Prune() {
+	ctx := context.Background()
+	s := memory.New()
+	for _, id := range []string{"a", "b", "c", "d"} {
+		if err := s.Put(ctx, state.Checkpoint{ThreadID: "t", ID: id}); err != nil {
+			panic(err)
+		}
+	}
+	if err := s.Prune(ctx, "t", 2); err != nil {
+		panic(err)
+	}
+	history, err := s.List(ctx, "t", "", state.ListOptions{})
+	if err != nil {
+		panic(err)
+	}
+	for _, cp := range history {
+		fmt.Println(cp.ID)
+	}
+	// Output:
+	// d
+	// c
+}
