@@ -1,0 +1,133 @@
+package graph
+
+import (
+	"context"
+	"time"
+)
+
+// Mode selects which events a stream carries. Modes combine with |.
+type Mode uint16
+
+// The stream modes.
+const (
+	// ModeValues: the whole state after each superstep (KindValues).
+	ModeValues Mode = 1 << iota
+	// ModeUpdates: each node's output and the fields it wrote (KindUpdate).
+	ModeUpdates
+	// ModeEvents: lifecycle events: nodes starting and ending with their
+	// duration, and the lifecycle events of tools and models run by nodes.
+	ModeEvents
+	// ModeCustom: events nodes emit themselves through EmitCustom.
+	ModeCustom
+	// ModeMessages: token-by-token output of models run by nodes.
+	ModeMessages
+	// ModeDebug: supersteps starting and ending, with the tasks of each.
+	ModeDebug
+
+	// ModeAll is every mode.
+	ModeAll = ModeValues | ModeUpdates | ModeEvents | ModeCustom | ModeMessages | ModeDebug
+)
+
+// EventKind names an event. Packages that run inside nodes (tools, models)
+// define kinds of their own.
+type EventKind string
+
+// The kinds of event the engine emits.
+const (
+	KindValues    EventKind = "values"
+	KindUpdate    EventKind = "update"
+	KindNodeStart EventKind = "node_start"
+	KindNodeEnd   EventKind = "node_end"
+	KindCustom    EventKind = "custom"
+	KindStepStart EventKind = "step_start"
+	KindStepEnd   EventKind = "step_end"
+	// KindDone is the last event of a stream that ended without error; its
+	// State is the run's final state.
+	KindDone EventKind = "done"
+)
+
+// Event is one element of a run's stream.
+type Event struct {
+	// Kind says what happened.
+	Kind EventKind
+	// Graph is the name of the graph the event comes from.
+	Graph string
+	// Path is the chain of subgraph nodes (and agents) between the streamed
+	// graph and the one the event comes from; empty for the streamed graph.
+	Path []string
+	// Step is the superstep.
+	Step int
+	// Node is the node the event concerns, if any.
+	Node string
+	// Nodes lists a superstep's tasks (KindStepStart, KindStepEnd).
+	Nodes []string
+	// State is the state: after a superstep (KindValues), a node's output
+	// (KindUpdate), or the final state (KindDone). Events from nested graphs
+	// carry their own graph's state type.
+	State any
+	// Fields names the fields a node wrote (KindUpdate).
+	Fields []string
+	// Duration is how long the node ran (KindNodeEnd).
+	Duration time.Duration
+	// Err is the node's error (KindNodeEnd), nil on success.
+	Err error
+	// Name names a custom event (KindCustom) or refines other kinds.
+	Name string
+	// Payload carries the data of custom, tool and model events.
+	Payload any
+	// Time is when the event was emitted.
+	Time time.Time
+}
+
+// emitter delivers events from a run, and from the goroutines of its nodes,
+// to the stream's consumer.
+type emitter struct {
+	modes Mode
+	ch    chan Event
+	stop  chan struct{} // closed when the consumer stops reading
+}
+
+func (e *emitter) send(ev Event) {
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	select {
+	case e.ch <- ev:
+	case <-e.stop:
+	}
+}
+
+// Emitting reports whether the run behind ctx streams events of mode m.
+// Nodes can skip building events no one reads.
+func Emitting(ctx context.Context, m Mode) bool {
+	meta := metaFrom(ctx)
+	return meta != nil && meta.emit != nil && meta.emit.modes&m != 0
+}
+
+// Emit sends ev to the stream of the run behind ctx if the stream carries
+// mode m; it does nothing otherwise, and outside a run. Graph, Path, Node
+// and Step are filled in from ctx where ev leaves them empty. Emit is safe
+// to call from goroutines a node starts, until the node returns.
+func Emit(ctx context.Context, m Mode, ev Event) {
+	meta := metaFrom(ctx)
+	if meta == nil || meta.emit == nil || meta.emit.modes&m == 0 {
+		return
+	}
+	if ev.Graph == "" {
+		ev.Graph = meta.graph
+	}
+	if ev.Path == nil {
+		ev.Path = meta.path
+	}
+	if ev.Node == "" {
+		ev.Node = meta.node
+		ev.Step = meta.step
+	}
+	meta.emit.send(ev)
+}
+
+// EmitCustom sends a custom event (ModeCustom) named name with payload from
+// inside a node.
+func EmitCustom(ctx context.Context, name string, payload any) {
+	Emit(ctx, ModeCustom, Event{Kind: KindCustom, Name: name, Payload: payload})
+}

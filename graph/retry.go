@@ -1,0 +1,99 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+)
+
+// RetryPolicy retries a failing node. The zero value of each field takes the
+// default given beside it.
+type RetryPolicy struct {
+	// MaxAttempts is the number of tries in all, the first included (default 3).
+	MaxAttempts int
+	// InitialInterval is the wait before the second try (default 500ms).
+	InitialInterval time.Duration
+	// BackoffFactor multiplies the wait after each retry (default 2).
+	BackoffFactor float64
+	// MaxInterval caps the wait (default 30s).
+	MaxInterval time.Duration
+	// Jitter, when true, draws each wait uniformly from [wait/2, wait].
+	Jitter bool
+	// RetryOn reports whether an error deserves another try. By default every
+	// error is retried except panics and the run's own cancellation.
+	RetryOn func(error) bool
+}
+
+func (p RetryPolicy) validate() error {
+	switch {
+	case p.MaxAttempts < 0:
+		return fmt.Errorf("retry policy: negative MaxAttempts %d", p.MaxAttempts)
+	case p.InitialInterval < 0 || p.MaxInterval < 0:
+		return errors.New("retry policy: negative interval")
+	case p.BackoffFactor < 0 || math.IsNaN(p.BackoffFactor):
+		return fmt.Errorf("retry policy: invalid BackoffFactor %v", p.BackoffFactor)
+	}
+	return nil
+}
+
+func (p *RetryPolicy) attempts() int {
+	if p == nil {
+		return 1
+	}
+	if p.MaxAttempts == 0 {
+		return 3
+	}
+	return p.MaxAttempts
+}
+
+// delay returns the wait before try number attempt+1 (attempt counts from 1).
+func (p *RetryPolicy) delay(attempt int) time.Duration {
+	d := p.InitialInterval
+	if d == 0 {
+		d = 500 * time.Millisecond
+	}
+	f := p.BackoffFactor
+	if f == 0 {
+		f = 2
+	}
+	limit := p.MaxInterval
+	if limit == 0 {
+		limit = 30 * time.Second
+	}
+	w := float64(d) * math.Pow(f, float64(attempt-1))
+	if w > float64(limit) {
+		w = float64(limit)
+	}
+	if p.Jitter {
+		w = w/2 + rand.Float64()*w/2
+	}
+	return time.Duration(w)
+}
+
+func (p *RetryPolicy) retryable(ctx context.Context, err error) bool {
+	if ctx.Err() != nil || errors.Is(err, ErrNodePanic) || isInterrupt(err) {
+		return false
+	}
+	if p.RetryOn != nil {
+		return p.RetryOn(err)
+	}
+	return true
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

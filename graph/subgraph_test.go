@@ -1,0 +1,134 @@
+package graph_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/state"
+)
+
+type inner struct {
+	Text  string
+	Steps []string
+}
+
+func innerGraph(t *testing.T, name string) *graph.Graph[inner] {
+	return mustCompile(t, graph.New[inner](graph.WithName(name)).
+		AddNode("upper", func(ctx context.Context, s inner) (inner, error) {
+			graph.EmitCustom(ctx, "inner", s.Text)
+			s.Text = strings.ToUpper(s.Text)
+			s.Steps = append(s.Steps, name+".upper")
+			return s, nil
+		}).
+		AddEdge(graph.START, "upper"))
+}
+
+func TestSubgraphWithSameStateType(t *testing.T) {
+	child := mustCompile(t, graph.New[doc](graph.WithName("child")).
+		AddNode("c1", appendLog("c1")).AddNode("c2", appendLog("c2")).
+		AddEdge(graph.START, "c1").AddEdge("c1", "c2"))
+	g := mustCompile(t, graph.New[doc]().
+		AddNode("before", appendLog("before")).
+		AddSubgraph("child", child.AsSubgraph()).
+		AddNode("after", appendLog("after")).
+		AddEdge(graph.START, "before").AddEdge("before", "child").AddEdge("child", "after"))
+	out, err := g.Invoke(context.Background(), doc{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"before", "c1", "c2", "after"}, out.Log)
+}
+
+func TestSubgraphInsideSubgraphWithMappedStates(t *testing.T) {
+	// Level 2 works on inner; level 1 wraps it over inner too; the top level
+	// maps its own doc state to inner and back.
+	leaf := innerGraph(t, "leaf")
+	mid := mustCompile(t, graph.New[inner](graph.WithName("mid")).
+		AddNode("prep", func(_ context.Context, s inner) (inner, error) {
+			s.Text += "!"
+			s.Steps = append(s.Steps, "mid.prep")
+			return s, nil
+		}).
+		AddSubgraph("leaf", leaf.AsSubgraph()).
+		AddEdge(graph.START, "prep").AddEdge("prep", "leaf"))
+	top := mustCompile(t, graph.New[doc](graph.WithName("top")).
+		AddSubgraph("mid", graph.Subgraph(mid,
+			graph.MapInput(func(p doc) inner { return inner{Text: p.Answer} }),
+			graph.MapOutput(func(p doc, c inner) doc {
+				p.Answer = c.Text
+				p.Log = append(p.Log, c.Steps...)
+				return p
+			}))).
+		AddEdge(graph.START, "mid"))
+
+	out, err := top.Invoke(context.Background(), doc{Answer: "hi"})
+	require.NoError(t, err)
+	assert.Equal(t, "HI!", out.Answer)
+	assert.Equal(t, []string{"mid.prep", "leaf.upper"}, out.Log)
+
+	var custom []graph.Event
+	var starts []string
+	for ev, err := range top.Stream(context.Background(), doc{Answer: "hi"}, graph.WithModes(graph.ModeCustom|graph.ModeEvents)) {
+		require.NoError(t, err)
+		switch ev.Kind {
+		case graph.KindCustom:
+			custom = append(custom, ev)
+		case graph.KindNodeStart:
+			starts = append(starts, strings.Join(append(append([]string{}, ev.Path...), ev.Node), "/"))
+		}
+	}
+	require.Len(t, custom, 1)
+	assert.Equal(t, []string{"mid", "leaf"}, custom[0].Path)
+	assert.Equal(t, "upper", custom[0].Node)
+	assert.Equal(t, "leaf", custom[0].Graph)
+	assert.Equal(t, "hi!", custom[0].Payload)
+	assert.Equal(t, []string{"mid", "mid/prep", "mid/leaf", "mid/leaf/upper"}, starts)
+}
+
+func TestSubgraphErrorsCarryTheirPath(t *testing.T) {
+	failing := mustCompile(t, graph.New[doc](graph.WithName("failing")).
+		AddNode("bad", func(_ context.Context, s doc) (doc, error) { return s, errors.New("inner failure") }).
+		AddEdge(graph.START, "bad"))
+	mid := mustCompile(t, graph.New[doc]().AddSubgraph("deep", failing.AsSubgraph()).AddEdge(graph.START, "deep"))
+	top := mustCompile(t, graph.New[doc]().AddSubgraph("outer", mid.AsSubgraph()).AddEdge(graph.START, "outer"))
+	_, err := top.Invoke(context.Background(), doc{})
+	var ne *graph.NodeError
+	require.ErrorAs(t, err, &ne)
+	assert.Equal(t, "bad", ne.Node)
+	assert.Equal(t, []string{"outer", "deep"}, ne.Path)
+	assert.Equal(t, `graph: node "outer"/"deep"/"bad": inner failure`, err.Error())
+}
+
+func TestSubgraphTypeMismatchFailsCompile(t *testing.T) {
+	leaf := innerGraph(t, "leaf")
+	_, err := graph.New[doc]().
+		AddSubgraph("leaf", graph.Subgraph[doc](leaf)).
+		AddEdge(graph.START, "leaf").Compile()
+	require.ErrorIs(t, err, graph.ErrInvalidGraph)
+	assert.Contains(t, err.Error(), `subgraph node "leaf"`)
+	assert.Contains(t, err.Error(), "MapInput is required")
+
+	_, err = graph.New[doc]().
+		AddSubgraph("leaf", graph.Subgraph(leaf, graph.MapInput(func(p doc) inner { return inner{} }))).
+		AddEdge(graph.START, "leaf").Compile()
+	require.ErrorIs(t, err, graph.ErrInvalidGraph)
+	assert.Contains(t, err.Error(), "MapOutput is required")
+	assert.NotContains(t, err.Error(), "MapInput is required")
+}
+
+func TestSubgraphsRunInParallelBranches(t *testing.T) {
+	child := mustCompile(t, graph.New[doc](logReducer()).
+		AddNode("x", appendLog("x")).AddNode("y", appendLog("y")).
+		AddEdge(graph.START, "x").AddEdge(graph.START, "y"))
+	g := mustCompile(t, graph.New[doc](logReducer()).
+		AddSubgraph("s1", child.AsSubgraph()).AddSubgraph("s2", child.AsSubgraph()).
+		AddEdge(graph.START, "s1").AddEdge(graph.START, "s2"))
+	out, err := g.Invoke(context.Background(), doc{Log: []string{"in"}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"in", "x", "y", "x", "y"}, out.Log)
+	_ = state.Append[string]
+}
