@@ -1,0 +1,96 @@
+package tool
+
+import (
+	"context"
+	"sync"
+
+	"github.com/trellis-go/trellis/model"
+)
+
+type callIDKey struct{}
+
+type runStateKey struct{}
+
+type reporterKey struct{}
+
+// WithCallID returns a context that carries the ID of the tool call being
+// run. Invoke does this for every call; tools read it with CallID.
+func WithCallID(ctx context.Context, callID string) context.Context {
+	return context.WithValue(ctx, callIDKey{}, callID)
+}
+
+// CallID returns the ID of the tool call being run, or "" outside a call.
+// Tools use it to key per-call state, to tag logs, or to tie the events of a
+// sub-run to the call that started it.
+func CallID(ctx context.Context) string {
+	id, _ := ctx.Value(callIDKey{}).(string)
+	return id
+}
+
+// WithRunState returns a context that carries the current state of the run
+// that calls the tools; the ToolsNode puts the graph's state there before it
+// runs a batch. Tools read it with RunState.
+func WithRunState(ctx context.Context, state any) context.Context {
+	return context.WithValue(ctx, runStateKey{}, state)
+}
+
+// RunState returns the run state carried by ctx as an S, and whether there
+// was one of that type.
+func RunState[S any](ctx context.Context) (S, bool) {
+	s, ok := ctx.Value(runStateKey{}).(S)
+	return s, ok
+}
+
+// Update is progress reported by a running call. The executor turns updates
+// into ToolUpdate events; the model never sees them.
+type Update struct {
+	// CallID and ToolName identify the call; ReportProgress fills them in.
+	CallID   string `json:"call_id"`
+	ToolName string `json:"tool_name"`
+	// Message is a short human-readable status, for example "3 of 10 pages".
+	Message string `json:"message,omitempty"`
+	// Content is partial output, for example a streamed chunk.
+	Content []model.Part `json:"content,omitempty"`
+	// Details is structured progress data for a user interface.
+	Details any `json:"details,omitempty"`
+}
+
+// reporter delivers a call's updates to the sink until the call returns.
+type reporter struct {
+	mu       sync.Mutex
+	done     bool
+	sink     func(Update)
+	callID   string
+	toolName string
+}
+
+func (r *reporter) report(u Update) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return false
+	}
+	u.CallID, u.ToolName = r.callID, r.toolName
+	r.sink(u)
+	return true
+}
+
+// close drops every later update. It waits for an update being delivered.
+func (r *reporter) close() {
+	r.mu.Lock()
+	r.done = true
+	r.mu.Unlock()
+}
+
+// ReportProgress sends an update for the call that ctx belongs to and
+// reports whether it was delivered. Updates are valid only while the call
+// runs: one sent after the call returned (from a goroutine the tool left
+// behind, say) is dropped, and so is one sent when nothing listens.
+// Updates from one call are delivered one at a time, in the order sent.
+func ReportProgress(ctx context.Context, u Update) bool {
+	r, ok := ctx.Value(reporterKey{}).(*reporter)
+	if !ok {
+		return false
+	}
+	return r.report(u)
+}

@@ -1,0 +1,296 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"runtime/debug"
+	"sync"
+
+	"github.com/trellis-go/trellis/model"
+)
+
+// parsedCaller is implemented by this package's typed tools: Invoke hands
+// them the arguments it already parsed and validated, so the pipeline runs
+// once per call.
+type parsedCaller interface {
+	callParsed(ctx context.Context, callID string, args any, received json.RawMessage) (Result, error)
+}
+
+// parsedStreamer is the streaming counterpart of parsedCaller.
+type parsedStreamer interface {
+	streamParsed(ctx context.Context, callID string, args any, received json.RawMessage) iter.Seq2[Result, error]
+}
+
+// innerTool returns the tool a rename wraps, or nil.
+func innerTool(t Tool) Tool {
+	switch r := t.(type) {
+	case *renamed:
+		return r.inner
+	case *renamedStreamer:
+		return r.inner
+	}
+	return nil
+}
+
+// parsedCallerOf finds the parsed caller behind t and the renames that
+// wrap it. Other wrappers are not looked through: their Call may add
+// behaviour.
+func parsedCallerOf(t Tool) (parsedCaller, bool) {
+	for ; t != nil; t = innerTool(t) {
+		if pc, ok := t.(parsedCaller); ok {
+			return pc, true
+		}
+	}
+	return nil, false
+}
+
+// parsedStreamerOf is parsedCallerOf for streaming tools.
+func parsedStreamerOf(t Tool) (parsedStreamer, bool) {
+	for ; t != nil; t = innerTool(t) {
+		if ps, ok := t.(parsedStreamer); ok {
+			return ps, true
+		}
+	}
+	return nil, false
+}
+
+type invokeConfig struct {
+	repair  bool
+	sink    func(Update)
+	pending *Pending
+}
+
+// InvokeOption configures Invoke and Invoker.
+type InvokeOption func(*invokeConfig)
+
+// WithJSONRepair turns JSON repair of the arguments on or off (default
+// off). When on, arguments that are not valid JSON go through RepairJSON
+// before anything else.
+func WithJSONRepair(on bool) InvokeOption {
+	return func(c *invokeConfig) { c.repair = on }
+}
+
+// WithProgress sets the function that receives the progress updates of
+// calls: those a tool reports with ReportProgress and the pieces of a
+// streaming tool. Updates of one call arrive one at a time, in order, and
+// only while the call runs; the sink must not block for long.
+func WithProgress(sink func(Update)) InvokeOption {
+	return func(c *invokeConfig) { c.sink = sink }
+}
+
+// WithPending registers the calls that return a pending result in p, so
+// that they can be completed later by call ID.
+func WithPending(p *Pending) InvokeOption {
+	return func(c *invokeConfig) { c.pending = p }
+}
+
+// Invoker runs calls through the per-call pipeline. It remembers the
+// compiled schemas of tools that do not carry their own (tools that are not
+// SchemaProviders), compiling each distinct schema once. An Invoker is safe
+// for concurrent use; executors keep one.
+type Invoker struct {
+	cfg     invokeConfig
+	mu      sync.RWMutex
+	schemas map[string]compiled
+}
+
+type compiled struct {
+	schema *Schema
+	err    error
+}
+
+// NewInvoker returns an Invoker whose calls use opts; options passed to
+// Invoke add to them.
+func NewInvoker(opts ...InvokeOption) *Invoker {
+	iv := &Invoker{schemas: map[string]compiled{}}
+	for _, o := range opts {
+		o(&iv.cfg)
+	}
+	return iv
+}
+
+// Invoke runs one call of t with a one-off Invoker. Tools built by this
+// package carry their compiled schema; for other tools prefer an Invoker,
+// which compiles each schema once rather than on every call.
+func Invoke(ctx context.Context, t Tool, call model.ToolCall, opts ...InvokeOption) Result {
+	var iv Invoker
+	for _, o := range opts {
+		o(&iv.cfg)
+	}
+	return iv.Invoke(ctx, t, call)
+}
+
+// Invoke runs one call of t and returns its result; it never returns an
+// error and never lets a panic escape. In order, it:
+//
+//  1. puts the call's ID in the context (CallID) and, when a progress sink
+//     is set, installs the call's progress reporter until it returns;
+//  2. runs the arguments through JSON repair (opt-in), the tool's
+//     PrepareArguments hook, coercion toward the input schema and
+//     validation against it: a failure at any step is an error result
+//     (ErrorCode CodeInvalidArguments) that lists every bad field by JSON
+//     path and the arguments received, and the tool's body does not run;
+//  3. calls the tool (a Streamer's pieces become progress updates and are
+//     merged into the result);
+//  4. turns an error into an error result: status timeout when the deadline
+//     passed, cancelled when the context was cancelled, failed otherwise;
+//     and a panic into an error result with ErrorCode CodePanic whose
+//     Details hold the stack;
+//  5. fills in an empty Status and truncates content beyond the tool's
+//     Metadata.MaxResultSize.
+//
+// A declaration-only tool is not run: its calls belong to the caller, and
+// Invoke returns an error result with ErrorCode CodeDeclarationOnly. A nil
+// tool gives the unknown-tool result. The result does not carry the call's
+// ID; the caller pairs it with the call (Result.Message).
+func (iv *Invoker) Invoke(ctx context.Context, t Tool, call model.ToolCall, opts ...InvokeOption) (res Result) {
+	cfg := iv.cfg
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if t == nil {
+		return UnknownTool(call.Name, nil)
+	}
+	name := call.Name
+	if name == "" {
+		name = t.Definition().Name
+	}
+	ctx = WithCallID(ctx, call.ID)
+	if cfg.sink != nil {
+		rep := &reporter{sink: cfg.sink, callID: call.ID, toolName: name}
+		ctx = context.WithValue(ctx, reporterKey{}, rep)
+		defer rep.close()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			res = panicResult(name, p)
+		}
+	}()
+	res = iv.run(ctx, t, name, call, &cfg)
+	res.normalize()
+	if res.Pending && cfg.pending != nil {
+		if err := cfg.pending.Add(model.ToolCall{ID: call.ID, Name: name, Arguments: call.Arguments}); err != nil {
+			res = ErrorResult(CodeToolError, fmt.Errorf("tool %q: %w", name, err))
+			res.normalize()
+		}
+	}
+	if limit := MetadataOf(t).MaxResultSize; limit > 0 {
+		res = Truncate(res, limit)
+	}
+	return res
+}
+
+func (iv *Invoker) run(ctx context.Context, t Tool, name string, call model.ToolCall, cfg *invokeConfig) Result {
+	if IsDeclarationOnly(t) {
+		return ErrorResult(CodeDeclarationOnly, fmt.Errorf("%w: tool %q", ErrDeclarationOnly, name))
+	}
+	if err := ctx.Err(); err != nil {
+		return callErrorResult(ctx, name, err)
+	}
+	sch, err := iv.schemaOf(t)
+	if err != nil {
+		return schemaErrorResult(name, err)
+	}
+	ps, isParsedStream := parsedStreamerOf(t)
+	pc, isParsed := parsedCallerOf(t)
+	args, aerr := runArguments(name, call.Arguments, sch, preparerOf(t), cfg.repair, isParsedStream || isParsed)
+	if aerr != nil {
+		return argumentResult(aerr)
+	}
+	var (
+		r    Result
+		cerr error
+	)
+	switch {
+	case isParsedStream:
+		return drain(ctx, name, ps.streamParsed(ctx, call.ID, args.value, call.Arguments))
+	case isParsed:
+		r, cerr = pc.callParsed(ctx, call.ID, args.value, call.Arguments)
+	default:
+		if st, ok := t.(Streamer); ok {
+			return drain(ctx, name, st.Stream(ctx, call.ID, args.raw))
+		}
+		r, cerr = t.Call(ctx, call.ID, args.raw)
+	}
+	if cerr != nil {
+		er := callErrorResult(ctx, name, cerr)
+		if r.Details != nil {
+			er.Details = r.Details
+		}
+		return er
+	}
+	return r
+}
+
+// schemaOf returns t's compiled input schema, or nil when it has none.
+func (iv *Invoker) schemaOf(t Tool) (*Schema, error) {
+	if sp, ok := As[SchemaProvider](t); ok {
+		if s := sp.CompiledSchema(); s != nil {
+			return s, nil
+		}
+	}
+	raw := t.Definition().InputSchema
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	if iv.schemas == nil {
+		return CompileSchema(raw)
+	}
+	iv.mu.RLock()
+	c, ok := iv.schemas[string(raw)]
+	iv.mu.RUnlock()
+	if ok {
+		return c.schema, c.err
+	}
+	s, err := CompileSchema(raw)
+	iv.mu.Lock()
+	iv.schemas[string(raw)] = compiled{schema: s, err: err}
+	iv.mu.Unlock()
+	return s, err
+}
+
+// drain runs a stream to its end, reporting each piece as progress and
+// merging the pieces into one result.
+func drain(ctx context.Context, name string, seq iter.Seq2[Result, error]) Result {
+	var acc Result
+	for piece, err := range seq {
+		if err != nil {
+			er := callErrorResult(ctx, name, err)
+			er.Content = append(acc.Content, er.Content...)
+			if er.Details == nil {
+				er.Details = acc.Details
+			}
+			return er
+		}
+		if len(piece.Content) > 0 || piece.Details != nil {
+			ReportProgress(ctx, Update{Content: piece.Content, Details: piece.Details})
+		}
+		acc.merge(piece)
+	}
+	return acc
+}
+
+// callErrorResult turns the error a tool returned into a result.
+func callErrorResult(ctx context.Context, name string, err error) Result {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
+		r := ErrorResult(CodeTimeout, fmt.Errorf("tool %q timed out: %w", name, err))
+		r.Status = StatusTimeout
+		return r
+	case errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled):
+		r := ErrorResult(CodeCancelled, fmt.Errorf("tool %q was cancelled: %w", name, err))
+		r.Status = StatusCancelled
+		return r
+	}
+	return ErrorResult(CodeToolError, fmt.Errorf("tool %q failed: %w", name, err))
+}
+
+func panicResult(name string, p any) Result {
+	perr := &PanicError{Tool: name, Value: p, Stack: string(debug.Stack())}
+	r := ErrorResult(CodePanic, perr)
+	r.Details = perr.Stack
+	return r
+}

@@ -1,0 +1,333 @@
+package tool
+
+import (
+	"encoding/json"
+	"fmt"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The argument parser decodes JSON text into map[string]any, []any,
+// string, json.Number, bool and nil, exactly as encoding/json does with
+// UseNumber (invalid UTF-8 and lone surrogates become U+FFFD, the last of
+// duplicate keys wins), in one pass. It converts the input to a string once
+// and slices numbers and escape-free strings out of it, which spares an
+// allocation per value; that is most of why it is faster than
+// encoding/json's decoder for tool arguments.
+
+// maxParseDepth matches encoding/json's nesting limit.
+const maxParseDepth = 10000
+
+// SyntaxError reports JSON text that does not parse.
+type SyntaxError struct {
+	// Offset is the byte offset of the problem.
+	Offset int
+	msg    string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("%s (at byte %d)", e.msg, e.Offset) }
+
+type parser struct {
+	s string
+	i int
+}
+
+func parseJSONFast(raw []byte) (any, error) {
+	p := parser{s: string(raw)}
+	p.space()
+	if p.i >= len(p.s) {
+		return nil, errEmptyJSON
+	}
+	v, err := p.value(0)
+	if err != nil {
+		return nil, err
+	}
+	p.space()
+	if p.i < len(p.s) {
+		return nil, &SyntaxError{Offset: p.i, msg: errTrailingData.Error()}
+	}
+	return v, nil
+}
+
+func (p *parser) fail(msg string) error { return &SyntaxError{Offset: p.i, msg: msg} }
+
+func (p *parser) unexpected() error {
+	if p.i >= len(p.s) {
+		return p.fail("unexpected end of JSON input")
+	}
+	return p.fail(fmt.Sprintf("invalid character %q", p.s[p.i]))
+}
+
+func (p *parser) space() {
+	for p.i < len(p.s) {
+		switch p.s[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) value(depth int) (any, error) {
+	if p.i >= len(p.s) {
+		return nil, p.unexpected()
+	}
+	switch c := p.s[p.i]; {
+	case c == '{':
+		return p.object(depth + 1)
+	case c == '[':
+		return p.array(depth + 1)
+	case c == '"':
+		return p.str()
+	case c == '-' || c >= '0' && c <= '9':
+		return p.number()
+	case c == 't':
+		return true, p.literal("true")
+	case c == 'f':
+		return false, p.literal("false")
+	case c == 'n':
+		return nil, p.literal("null")
+	}
+	return nil, p.unexpected()
+}
+
+func (p *parser) literal(lit string) error {
+	for j := 0; j < len(lit); j++ {
+		if p.i >= len(p.s) || p.s[p.i] != lit[j] {
+			return p.unexpected()
+		}
+		p.i++
+	}
+	return nil
+}
+
+func (p *parser) object(depth int) (any, error) {
+	if depth > maxParseDepth {
+		return nil, p.fail("exceeded max nesting depth")
+	}
+	p.i++ // {
+	m := make(map[string]any)
+	p.space()
+	if p.i < len(p.s) && p.s[p.i] == '}' {
+		p.i++
+		return m, nil
+	}
+	for {
+		if p.i >= len(p.s) || p.s[p.i] != '"' {
+			return nil, p.unexpected()
+		}
+		key, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		p.space()
+		if p.i >= len(p.s) || p.s[p.i] != ':' {
+			return nil, p.unexpected()
+		}
+		p.i++
+		p.space()
+		v, err := p.value(depth)
+		if err != nil {
+			return nil, err
+		}
+		m[key] = v
+		p.space()
+		if p.i >= len(p.s) {
+			return nil, p.unexpected()
+		}
+		switch p.s[p.i] {
+		case ',':
+			p.i++
+			p.space()
+		case '}':
+			p.i++
+			return m, nil
+		default:
+			return nil, p.unexpected()
+		}
+	}
+}
+
+func (p *parser) array(depth int) (any, error) {
+	if depth > maxParseDepth {
+		return nil, p.fail("exceeded max nesting depth")
+	}
+	p.i++ // [
+	p.space()
+	if p.i < len(p.s) && p.s[p.i] == ']' {
+		p.i++
+		return []any{}, nil
+	}
+	a := make([]any, 0, 4)
+	for {
+		v, err := p.value(depth)
+		if err != nil {
+			return nil, err
+		}
+		a = append(a, v)
+		p.space()
+		if p.i >= len(p.s) {
+			return nil, p.unexpected()
+		}
+		switch p.s[p.i] {
+		case ',':
+			p.i++
+			p.space()
+		case ']':
+			p.i++
+			return a, nil
+		default:
+			return nil, p.unexpected()
+		}
+	}
+}
+
+func (p *parser) number() (any, error) {
+	start := p.i
+	if p.s[p.i] == '-' {
+		p.i++
+	}
+	switch {
+	case p.i < len(p.s) && p.s[p.i] == '0':
+		p.i++
+	case p.i < len(p.s) && p.s[p.i] >= '1' && p.s[p.i] <= '9':
+		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+			p.i++
+		}
+	default:
+		return nil, p.unexpected()
+	}
+	if p.i < len(p.s) && p.s[p.i] == '.' {
+		p.i++
+		if p.i >= len(p.s) || p.s[p.i] < '0' || p.s[p.i] > '9' {
+			return nil, p.unexpected()
+		}
+		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+			p.i++
+		}
+	}
+	if p.i < len(p.s) && (p.s[p.i] == 'e' || p.s[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.s) && (p.s[p.i] == '+' || p.s[p.i] == '-') {
+			p.i++
+		}
+		if p.i >= len(p.s) || p.s[p.i] < '0' || p.s[p.i] > '9' {
+			return nil, p.unexpected()
+		}
+		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+			p.i++
+		}
+	}
+	return json.Number(p.s[start:p.i]), nil
+}
+
+// str parses a string at p.i (which holds the opening quote).
+func (p *parser) str() (string, error) {
+	p.i++ // "
+	start := p.i
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case c == '"':
+			s := p.s[start:p.i]
+			p.i++
+			return s, nil
+		case c == '\\' || c >= utf8.RuneSelf:
+			return p.slowStr(start)
+		case c < 0x20:
+			return "", p.fail(fmt.Sprintf("invalid character %q in string literal", c))
+		}
+		p.i++
+	}
+	return "", p.fail("unexpected end of JSON input")
+}
+
+// slowStr finishes a string that has escapes or non-ASCII bytes.
+func (p *parser) slowStr(start int) (string, error) {
+	b := make([]byte, 0, p.i-start+16)
+	b = append(b, p.s[start:p.i]...)
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return string(b), nil
+		case c < 0x20:
+			return "", p.fail(fmt.Sprintf("invalid character %q in string literal", c))
+		case c == '\\':
+			p.i++
+			if p.i >= len(p.s) {
+				return "", p.fail("unexpected end of JSON input")
+			}
+			e := p.s[p.i]
+			p.i++
+			switch e {
+			case '"', '\\', '/':
+				b = append(b, e)
+			case 'b':
+				b = append(b, '\b')
+			case 'f':
+				b = append(b, '\f')
+			case 'n':
+				b = append(b, '\n')
+			case 'r':
+				b = append(b, '\r')
+			case 't':
+				b = append(b, '\t')
+			case 'u':
+				r, ok := p.hex4(p.i)
+				if !ok {
+					return "", p.fail("invalid escape in string literal")
+				}
+				p.i += 4
+				if utf16.IsSurrogate(r) {
+					if p.i+6 <= len(p.s) && p.s[p.i] == '\\' && p.s[p.i+1] == 'u' {
+						if r2, ok := p.hex4(p.i + 2); ok {
+							if dec := utf16.DecodeRune(r, r2); dec != unicode.ReplacementChar {
+								p.i += 6
+								b = utf8.AppendRune(b, dec)
+								continue
+							}
+						}
+					}
+					r = unicode.ReplacementChar
+				}
+				b = utf8.AppendRune(b, r)
+			default:
+				p.i--
+				return "", p.fail(fmt.Sprintf("invalid character %q in string escape code", e))
+			}
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			p.i++
+		default:
+			r, size := utf8.DecodeRuneInString(p.s[p.i:])
+			p.i += size
+			b = utf8.AppendRune(b, r) // invalid bytes become U+FFFD
+		}
+	}
+	return "", p.fail("unexpected end of JSON input")
+}
+
+func (p *parser) hex4(at int) (rune, bool) {
+	if at+4 > len(p.s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(p.s[at : at+4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r*16 + rune(c)
+	}
+	return r, true
+}

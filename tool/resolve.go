@@ -1,0 +1,240 @@
+package tool
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/trellis-go/trellis/model"
+)
+
+type resolveConfig struct {
+	visible    Predicate
+	executable Predicate
+}
+
+// ResolveOption configures Resolve.
+type ResolveOption func(*resolveConfig)
+
+// VisibleIf keeps in the run's tool list only the tools keep selects: the
+// others are not shown to the model, and a call of one is an unknown tool.
+// Visibility is a soft constraint (a model may still guess a name); tools
+// that must not run also need a permission check.
+func VisibleIf(keep Predicate) ResolveOption {
+	return func(c *resolveConfig) { c.visible = keep }
+}
+
+// ExecutableIf sets which visible tools the framework executes. The calls
+// of the others are left to the caller, which runs them outside the
+// framework and answers with tool messages. Declaration-only tools are
+// never executable.
+func ExecutableIf(run Predicate) ResolveOption {
+	return func(c *resolveConfig) { c.executable = run }
+}
+
+// ToolList is a run's resolved tools: what the model sees, in order, and
+// which of them the framework executes. It is immutable and safe for
+// concurrent use.
+type ToolList struct {
+	entries []listEntry
+	byName  map[string]int
+}
+
+type listEntry struct {
+	tool       Tool
+	def        model.ToolDefinition
+	source     string
+	executable bool
+}
+
+// Resolve builds a run's tool list from sets, in order: it asks each set
+// for its tools (with the run's ctx), keeps the visible ones, and marks the
+// executable ones. Two visible tools with one name are an error
+// (DuplicateToolError naming both sources), as is a tool with an empty
+// name.
+func Resolve(ctx context.Context, sets []Toolset, opts ...ResolveOption) (*ToolList, error) {
+	var cfg resolveConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	l := &ToolList{byName: map[string]int{}}
+	for _, set := range sets {
+		if set == nil {
+			continue
+		}
+		tools, err := set.Tools(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("tool: resolve toolset %q: %w", set.Name(), err)
+		}
+		for _, t := range tools {
+			if t == nil {
+				return nil, fmt.Errorf("%w: toolset %q returned a nil tool", ErrInvalidTool, set.Name())
+			}
+			if cfg.visible != nil && !cfg.visible(ctx, t) {
+				continue
+			}
+			def := t.Definition()
+			if def.Name == "" {
+				return nil, fmt.Errorf("%w: toolset %q returned a tool with an empty name", ErrInvalidTool, set.Name())
+			}
+			if i, dup := l.byName[def.Name]; dup {
+				return nil, &DuplicateToolError{Name: def.Name, First: l.entries[i].source, Second: set.Name()}
+			}
+			exec := !IsDeclarationOnly(t) && (cfg.executable == nil || cfg.executable(ctx, t))
+			l.byName[def.Name] = len(l.entries)
+			l.entries = append(l.entries, listEntry{tool: t, def: def, source: set.Name(), executable: exec})
+		}
+	}
+	return l, nil
+}
+
+// Len returns the number of tools.
+func (l *ToolList) Len() int { return len(l.entries) }
+
+// Tools returns the tools, in order.
+func (l *ToolList) Tools() []Tool {
+	out := make([]Tool, len(l.entries))
+	for i, e := range l.entries {
+		out[i] = e.tool
+	}
+	return out
+}
+
+// Definitions returns what the model is told about the tools, in order.
+func (l *ToolList) Definitions() []model.ToolDefinition {
+	out := make([]model.ToolDefinition, len(l.entries))
+	for i, e := range l.entries {
+		out[i] = e.def
+	}
+	return out
+}
+
+// Names returns the tools' names, in order.
+func (l *ToolList) Names() []string {
+	out := make([]string, len(l.entries))
+	for i, e := range l.entries {
+		out[i] = e.def.Name
+	}
+	return out
+}
+
+// Lookup returns the tool with the given name.
+func (l *ToolList) Lookup(name string) (Tool, bool) {
+	i, ok := l.byName[name]
+	if !ok {
+		return nil, false
+	}
+	return l.entries[i].tool, true
+}
+
+// Executable reports whether the framework executes calls of the named
+// tool. It is false for unknown tools, declaration-only tools and tools
+// ExecutableIf left to the caller.
+func (l *ToolList) Executable(name string) bool {
+	i, ok := l.byName[name]
+	return ok && l.entries[i].executable
+}
+
+// Source returns the name of the toolset the named tool came from.
+func (l *ToolList) Source(name string) string {
+	if i, ok := l.byName[name]; ok {
+		return l.entries[i].source
+	}
+	return ""
+}
+
+// Instructions returns the tools' instructions for the system prompt
+// (CollectInstructions).
+func (l *ToolList) Instructions() string { return CollectInstructions(l.Tools()) }
+
+// Unknown returns the error result for a call of a name the list does not
+// have, suggesting the nearest names.
+func (l *ToolList) Unknown(name string) Result { return UnknownTool(name, l.Names()) }
+
+// UnknownTool returns the error result for a call of a tool that does not
+// exist among available: ErrorCode CodeUnknownTool, a message that
+// suggests the nearest names (by edit distance) and lists the available
+// ones, and an *UnknownToolError in Err.
+func UnknownTool(name string, available []string) Result {
+	err := &UnknownToolError{Name: name, Suggestions: Suggest(name, available, 3), Available: slices.Clone(available)}
+	return ErrorResult(CodeUnknownTool, err)
+}
+
+// Suggest returns up to n names from candidates that are close to name,
+// nearest first: names within an edit distance of a third of the longer
+// name (at least 2, case ignored), and names that contain it or that it
+// contains.
+func Suggest(name string, candidates []string, n int) []string {
+	type scored struct {
+		name string
+		dist int
+	}
+	lname := strings.ToLower(name)
+	var hits []scored
+	for _, c := range candidates {
+		lc := strings.ToLower(c)
+		d := editDistance(lname, lc)
+		within := max(2, max(len(lname), len(lc))/3)
+		contains := lname != "" && lc != "" && (strings.Contains(lc, lname) || strings.Contains(lname, lc))
+		if d <= within || contains {
+			hits = append(hits, scored{c, d})
+		}
+	}
+	slices.SortStableFunc(hits, func(a, b scored) int {
+		if a.dist != b.dist {
+			return a.dist - b.dist
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	out := make([]string, 0, max(0, min(len(hits), n)))
+	for _, h := range hits {
+		if len(out) >= n {
+			break
+		}
+		out = append(out, h.name)
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance between a and b, by bytes.
+func editDistance(a, b string) int {
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// CollectInstructions gathers the instructions of the tools that provide
+// them (InstructionProvider), in the tools' order, separated by blank
+// lines. It returns "" when no tool has one.
+func CollectInstructions(tools []Tool) string {
+	var parts []string
+	for _, t := range tools {
+		if t == nil {
+			continue
+		}
+		if p, ok := As[InstructionProvider](t); ok {
+			if s := strings.TrimSpace(p.Instruction()); s != "" {
+				parts = append(parts, s)
+			}
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}

@@ -1,0 +1,81 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"reflect"
+)
+
+// StreamFuncTool is a typed tool whose function yields its output in
+// pieces. Each piece is converted to content as NewFunc converts a
+// function's output. Invoke forwards every piece as a progress update and
+// merges the pieces into the final result (see Streamer).
+type StreamFuncTool[In, Out any] struct {
+	core
+	decode decodeFunc
+	fn     func(context.Context, In) iter.Seq2[Out, error]
+}
+
+// NewStreamFunc builds a streaming typed tool. In follows the same rules as
+// for NewFunc.
+func NewStreamFunc[In, Out any](name, description string, fn func(context.Context, In) iter.Seq2[Out, error], opts ...Option) (*StreamFuncTool[In, Out], error) {
+	if fn == nil {
+		return nil, fmt.Errorf("%w: tool %q has a nil function", ErrInvalidTool, name)
+	}
+	schema, err := deriveObjectSchema(reflect.TypeFor[In]())
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: %w", name, err)
+	}
+	c, err := newCore(name, description, schema, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &StreamFuncTool[In, Out]{core: c, decode: newDecoder(reflect.TypeFor[In]()), fn: fn}, nil
+}
+
+// Stream validates and decodes args and yields the function's pieces as
+// results. Invalid arguments yield one error result and the function does
+// not run.
+func (t *StreamFuncTool[In, Out]) Stream(ctx context.Context, callID string, args json.RawMessage) iter.Seq2[Result, error] {
+	a, aerr := runArguments(t.def.Name, args, t.schema, t.cfg.prepare, false, true)
+	if aerr != nil {
+		return func(yield func(Result, error) bool) { yield(argumentResult(aerr), nil) }
+	}
+	return t.streamParsed(ctx, callID, a.value, args)
+}
+
+func (t *StreamFuncTool[In, Out]) streamParsed(ctx context.Context, callID string, args any, received json.RawMessage) iter.Seq2[Result, error] {
+	return func(yield func(Result, error) bool) {
+		in, errs := decodeValue[In](t.decode, args)
+		if len(errs) > 0 {
+			yield(argumentResult(&ArgumentError{Tool: t.def.Name, Fields: errs, Received: receivedText(received)}), nil)
+			return
+		}
+		if CallID(ctx) != callID {
+			ctx = WithCallID(ctx, callID)
+		}
+		for out, err := range t.fn(ctx, in) {
+			if err != nil {
+				yield(Result{}, err)
+				return
+			}
+			if !yield(toResult(out), nil) {
+				return
+			}
+		}
+	}
+}
+
+// Call runs the stream to its end and returns the merged result.
+func (t *StreamFuncTool[In, Out]) Call(ctx context.Context, callID string, args json.RawMessage) (Result, error) {
+	var acc Result
+	for piece, err := range t.Stream(ctx, callID, args) {
+		if err != nil {
+			return acc, err
+		}
+		acc.merge(piece)
+	}
+	return acc, nil
+}
