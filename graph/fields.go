@@ -164,22 +164,34 @@ func (ft *fieldTable[S]) written(in, out S) []string {
 	return names
 }
 
-// isolate prepares a copy of the state for a task: map fields are cloned so
+// isolated returns a copy of s prepared for a task: map fields are cloned so
 // that a task writing into a map changes only its own, and, for tasks that
-// run concurrently, slice fields are clipped to their length so that appends
-// never share a backing array.
-func (ft *fieldTable[S]) isolate(s *S, clip bool) {
+// run concurrently (clip), slice fields are clipped to their length so that
+// appends never share a backing array. Taking s by value keeps the callers'
+// copies on their stacks.
+func (ft *fieldTable[S]) isolated(s S, clip bool) S {
 	if clip {
-		for _, i := range ft.slices {
-			p := fieldPtr(s, &ft.fields[i])
-			// A slice header is {data, len, cap}; setting cap to len writes no pointer.
-			hdr := (*[3]uintptr)(p)
-			hdr[2] = hdr[1]
-		}
+		ft.clip(&s)
 	}
+	if len(ft.maps) > 0 {
+		s = ft.withClonedMaps(s)
+	}
+	return s
+}
+
+// clip sets the capacity of every slice field to its length.
+func (ft *fieldTable[S]) clip(s *S) {
+	for _, i := range ft.slices {
+		// A slice header is {data, len, cap}; setting cap to len writes no pointer.
+		hdr := (*[3]uintptr)(unsafe.Add(unsafe.Pointer(s), ft.fields[i].offset))
+		hdr[2] = hdr[1]
+	}
+}
+
+func (ft *fieldTable[S]) withClonedMaps(s S) S {
 	for _, i := range ft.maps {
 		f := &ft.fields[i]
-		v := reflect.NewAt(f.typ, fieldPtr(s, f)).Elem()
+		v := reflect.NewAt(f.typ, fieldPtr(&s, f)).Elem()
 		if v.IsNil() {
 			continue
 		}
@@ -190,22 +202,15 @@ func (ft *fieldTable[S]) isolate(s *S, clip bool) {
 		}
 		v.Set(c)
 	}
-}
-
-// isolated returns a copy of s prepared by isolate. Taking s by value keeps
-// callers' copies on their stacks.
-func (ft *fieldTable[S]) isolated(s S, clip bool) S {
-	ft.isolate(&s, clip)
 	return s
 }
 
 // merge folds the outputs of a superstep's tasks into base, in task order.
 // Each write's in is the input the task was given before isolation (base
 // itself for tasks triggered by edges), its out what the task returned.
-func (ft *fieldTable[S]) merge(base *S, tasks []write[S]) (S, error) {
+func (ft *fieldTable[S]) merge(base *S, tasks, scratch []write[S]) (S, error) {
 	dst := *base
-	var buf [8]write[S]
-	ws := buf[:0]
+	ws := scratch
 	for fi := range ft.fields {
 		f := &ft.fields[fi]
 		ws = ws[:0]

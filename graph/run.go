@@ -7,7 +7,7 @@ import (
 	"iter"
 	"runtime/debug"
 	"slices"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -103,7 +103,7 @@ type run[S any] struct {
 	seen     []bool // triggered nodes, for graphs of more than 64 nodes
 	seenBits uint64 // triggered nodes, for graphs of up to 64 nodes
 	joinDone [][]bool
-	bufs     [3][4]task[S]
+	bufs     [3][8]task[S]
 }
 
 // Invoke runs the graph from input to the end and returns the final state.
@@ -228,8 +228,7 @@ func (r *run[S]) fail(err error) error {
 
 func (r *run[S]) emitStepEnd(em *emitter, step int, st *S) {
 	if em.modes&ModeValues != 0 {
-		snap := *st
-		r.g.fields.isolate(&snap, true)
+		snap := r.g.fields.isolated(*st, true)
 		em.send(Event{Kind: KindValues, Graph: r.g.name, Path: r.ctx.meta.path, Step: step, State: snap})
 	}
 	if em.modes&ModeDebug != 0 {
@@ -373,54 +372,92 @@ type slot[S any] struct {
 	err error
 }
 
+// superstep runs the tasks of one parallel superstep. Tasks are claimed from
+// a shared counter by the run's goroutine and by one helper goroutine per
+// other task: every task can run concurrently with the others, yet tasks
+// that finish at once cost no goroutine hand-off, because the run's
+// goroutine claims what the helpers have not reached yet.
+type superstep[S any] struct {
+	r       *run[S]
+	st      *S
+	slots   []slot[S]
+	cancel  context.CancelFunc
+	claimed atomic.Int32
+	pending atomic.Int32
+	done    chan struct{} // closed by the helper that finishes the last task
+}
+
+// work runs unclaimed tasks until none is left. It reports whether the
+// caller finished the superstep's last task.
+func (p *superstep[S]) work() (last bool) {
+	n := int32(len(p.slots))
+	for {
+		i := p.claimed.Add(1) - 1
+		if i >= n {
+			return false
+		}
+		p.runTask(int(i))
+		if p.pending.Add(-1) == 0 {
+			return true
+		}
+	}
+}
+
+func (p *superstep[S]) help() {
+	if p.work() {
+		close(p.done)
+	}
+}
+
+func (p *superstep[S]) runTask(i int) {
+	r, t, sl := p.r, &p.r.tasks[i], &p.slots[i]
+	nd := r.g.nodes[t.node]
+	sl.ctx.meta.node = nd.name
+	in := p.st
+	if t.in != nil {
+		in = t.in
+	}
+	sl.out, sl.cmd, sl.err = r.exec(&sl.ctx, &sl.ctx.meta, nd, in, true)
+	if sl.err != nil {
+		p.cancel() // the superstep fails: stop its other tasks
+	}
+}
+
 // parallel runs the superstep's tasks concurrently on one snapshot and merges
 // their outputs in task order.
 func (r *run[S]) parallel(st S) (S, error) {
 	tasks := r.tasks
 	n := len(tasks)
-	slots := make([]slot[S], n)
 	pctx, cancel := context.WithCancel(&r.ctx)
 	defer cancel()
-	one := func(i int) {
-		t, sl := &tasks[i], &slots[i]
-		nd := r.g.nodes[t.node]
-		sl.ctx = taskCtx{Context: pctx, meta: r.ctx.meta}
-		sl.ctx.meta.node = nd.name
-		in := &st
-		if t.in != nil {
-			in = t.in
-		}
-		sl.out, sl.cmd, sl.err = r.exec(&sl.ctx, &sl.ctx.meta, nd, in, true)
-		if sl.err != nil {
-			cancel() // the superstep fails: stop its other tasks
-		}
+	p := &superstep[S]{r: r, st: &st, slots: make([]slot[S], n), cancel: cancel, done: make(chan struct{})}
+	p.pending.Store(int32(n))
+	for i := range p.slots {
+		p.slots[i].ctx = taskCtx{Context: pctx, meta: r.ctx.meta}
 	}
-	var wg sync.WaitGroup
-	wg.Add(n - 1)
-	for i := 1; i < n; i++ {
-		go func() {
-			defer wg.Done()
-			one(i)
-		}()
+	for range n - 1 {
+		go p.help()
 	}
-	one(0)
-	wg.Wait()
-	if err := firstError(slots); err != nil {
+	if !p.work() {
+		<-p.done
+	}
+	if err := firstError(p.slots); err != nil {
 		return st, err
 	}
-	ws := make([]write[S], n)
+	ws := make([]write[S], 0, 2*n)
 	for i := range tasks {
-		ws[i] = write[S]{node: r.g.nodes[tasks[i].node].name, in: &st, out: &slots[i].out, send: tasks[i].in != nil}
+		w := write[S]{node: r.g.nodes[tasks[i].node].name, in: &st, out: &p.slots[i].out}
 		if tasks[i].in != nil {
-			ws[i].in = tasks[i].in
+			w.in, w.send = tasks[i].in, true
 		}
+		ws = append(ws, w)
 	}
-	merged, err := r.g.fields.merge(&st, ws)
+	merged, err := r.g.fields.merge(&st, ws, ws[n:n])
 	if err != nil {
 		return st, err
 	}
 	for i := range tasks {
-		if err := r.successors(&r.ctx, r.g.nodes[tasks[i].node], &merged, slots[i].cmd); err != nil {
+		if err := r.successors(&r.ctx, r.g.nodes[tasks[i].node], &merged, p.slots[i].cmd); err != nil {
 			return st, err
 		}
 	}
