@@ -1,0 +1,23 @@
+// Package openai connects Trellis to the OpenAI Chat Completions API and to
+// the many servers that speak it — Ollama, vLLM, LM Studio, llama.cpp's
+// server, LiteLLM and others — through github.com/openai/openai-go.
+//
+// New takes the model name and options. The base URL and API key come from
+// WithBaseURL and WithAPIKey, or else from the OPENAI_BASE_URL and
+// OPENAI_API_KEY environment variables; an option always wins over the
+// environment. Pointing the base URL at a compatible server is all it takes
+// to use it:
+//
+//	m, err := openai.New("llama3.2", openai.WithBaseURL("http://localhost:11434/v1"))
+//
+// Requests map to chat completions: system, user (text and images), assistant
+// (text and tool calls) and tool messages; function tools with their JSON
+// Schema; tool choice; a response format with a JSON schema; and sampling
+// settings. Stream reads server-sent events, asks for usage in the last
+// chunk, and passes tool-call fragments on by index so that model.Collect
+// reassembles parallel calls.
+//
+// Transient failures (429, 408, 409, 5xx, connection errors) are retried
+// with backoff, honouring Retry-After; other failures return at once as a
+// *model.ProviderError carrying the HTTP status and OpenAI's message.
+package openai

@@ -1,0 +1,264 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"net/url"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/trellis-go/trellis/model"
+)
+
+// Model is a chat model served by the OpenAI Chat Completions API or by any
+// server that speaks it. It is safe for concurrent use.
+type Model struct {
+	name            string
+	client          oai.Client
+	retry           model.Retry
+	settings        model.Settings
+	legacyMaxTokens bool
+}
+
+var (
+	_ model.Model     = (*Model)(nil)
+	_ model.Describer = (*Model)(nil)
+)
+
+type config struct {
+	baseURL         *string
+	apiKey          *string
+	httpClient      *http.Client
+	organization    string
+	project         string
+	headers         [][2]string
+	retry           model.Retry
+	settings        model.Settings
+	legacyMaxTokens bool
+	requestOptions  []option.RequestOption
+	errs            []error
+}
+
+// Option configures a Model.
+type Option func(*config)
+
+// WithBaseURL sets the API's base URL, for example
+// "http://localhost:11434/v1" for Ollama or "http://localhost:8000/v1" for
+// vLLM. It takes precedence over OPENAI_BASE_URL.
+func WithBaseURL(baseURL string) Option {
+	return func(c *config) { c.baseURL = &baseURL }
+}
+
+// WithAPIKey sets the API key sent as a bearer token. It takes precedence
+// over OPENAI_API_KEY.
+func WithAPIKey(key string) Option {
+	return func(c *config) { c.apiKey = &key }
+}
+
+// WithHTTPClient sets the HTTP client the model sends requests with.
+func WithHTTPClient(client *http.Client) Option {
+	return func(c *config) {
+		if client == nil {
+			c.errs = append(c.errs, errors.New("WithHTTPClient: nil client"))
+			return
+		}
+		c.httpClient = client
+	}
+}
+
+// WithOrganization sets the OpenAI-Organization header. It takes precedence
+// over OPENAI_ORG_ID.
+func WithOrganization(id string) Option {
+	return func(c *config) { c.organization = id }
+}
+
+// WithProject sets the OpenAI-Project header. It takes precedence over
+// OPENAI_PROJECT_ID.
+func WithProject(id string) Option {
+	return func(c *config) { c.project = id }
+}
+
+// WithHeader sets an HTTP header on every request, for example an API
+// gateway's own credentials.
+func WithHeader(key, value string) Option {
+	return func(c *config) { c.headers = append(c.headers, [2]string{key, value}) }
+}
+
+// WithMaxRetries sets how many times a request that failed with a transient
+// error is sent again (see model.Retry). Zero disables retries; the default
+// is model.DefaultMaxRetries.
+func WithMaxRetries(n int) Option {
+	return func(c *config) {
+		switch {
+		case n < 0:
+			c.errs = append(c.errs, fmt.Errorf("WithMaxRetries: negative count %d", n))
+		case n == 0:
+			c.retry.MaxRetries = -1
+		default:
+			c.retry.MaxRetries = n
+		}
+	}
+}
+
+// WithRetry sets the whole retry policy, backoff delays included.
+func WithRetry(r model.Retry) Option {
+	return func(c *config) { c.retry = r }
+}
+
+// WithSettings sets default sampling settings. A request's own settings
+// take precedence field by field.
+func WithSettings(s model.Settings) Option {
+	return func(c *config) { c.settings = s }
+}
+
+// WithLegacyMaxTokens sends Settings.MaxTokens as "max_tokens" instead of
+// "max_completion_tokens", for compatible servers that only know the older
+// field.
+func WithLegacyMaxTokens() Option {
+	return func(c *config) { c.legacyMaxTokens = true }
+}
+
+// WithRequestOptions passes options of the openai-go client through, for
+// needs this package does not cover. They are applied last.
+func WithRequestOptions(opts ...option.RequestOption) Option {
+	return func(c *config) { c.requestOptions = append(c.requestOptions, opts...) }
+}
+
+// New returns a model that calls the named model.
+//
+// Settings not given as options are read from the environment by the
+// openai-go client: OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_ORG_ID and
+// OPENAI_PROJECT_ID. Options take precedence over the environment. Without
+// a base URL the model calls https://api.openai.com/v1.
+func New(name string, opts ...Option) (*Model, error) {
+	if name == "" {
+		return nil, errors.New("openai: model name is empty")
+	}
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	if len(c.errs) > 0 {
+		return nil, fmt.Errorf("openai: %w", errors.Join(c.errs...))
+	}
+	// The model retries on its own terms (model.Retry); the client must not.
+	ro := []option.RequestOption{option.WithMaxRetries(0)}
+	if c.baseURL != nil {
+		u, err := url.Parse(*c.baseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("openai: invalid base URL %q: want an absolute http or https URL", *c.baseURL)
+		}
+		ro = append(ro, option.WithBaseURL(*c.baseURL))
+	}
+	if c.apiKey != nil {
+		ro = append(ro, option.WithAPIKey(*c.apiKey))
+	}
+	if c.httpClient != nil {
+		ro = append(ro, option.WithHTTPClient(c.httpClient))
+	}
+	if c.organization != "" {
+		ro = append(ro, option.WithOrganization(c.organization))
+	}
+	if c.project != "" {
+		ro = append(ro, option.WithProject(c.project))
+	}
+	for _, h := range c.headers {
+		ro = append(ro, option.WithHeader(h[0], h[1]))
+	}
+	ro = append(ro, c.requestOptions...)
+	return &Model{
+		name:            name,
+		client:          oai.NewClient(ro...),
+		retry:           c.retry,
+		settings:        c.settings,
+		legacyMaxTokens: c.legacyMaxTokens,
+	}, nil
+}
+
+// Info describes the model: provider "openai", its name, and native
+// structured output (response_format with a JSON schema).
+func (m *Model) Info() model.Info {
+	return model.Info{Provider: "openai", Name: m.name, StructuredOutput: true}
+}
+
+// Generate sends req to the Chat Completions endpoint and returns the reply.
+// Transient failures are retried according to the model's retry policy.
+func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	params, err := m.params(req)
+	if err != nil {
+		return nil, err
+	}
+	var completion *oai.ChatCompletion
+	err = m.retry.Do(ctx, func(ctx context.Context) error {
+		c, err := m.client.Chat.Completions.New(ctx, params)
+		if err != nil {
+			return convertError(err)
+		}
+		completion = c
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return toResponse(completion)
+}
+
+// Stream sends req to the Chat Completions endpoint with streaming on and
+// yields the reply as it arrives. Opening the stream is retried like
+// Generate; once a chunk has been yielded, errors end the sequence.
+func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		params, err := m.params(req)
+		if err != nil {
+			yield(model.Chunk{}, err)
+			return
+		}
+		params.StreamOptions.IncludeUsage = oai.Bool(true)
+
+		var stream *ssestream.Stream[oai.ChatCompletionChunk]
+		err = m.retry.Do(ctx, func(ctx context.Context) error {
+			s := m.client.Chat.Completions.NewStreaming(ctx, params)
+			if s.Next() {
+				stream = s
+				return nil
+			}
+			_ = s.Close()
+			if err := s.Err(); err != nil {
+				return convertError(err)
+			}
+			return fmt.Errorf("openai: stream ended before the reply began: %w", io.ErrUnexpectedEOF)
+		})
+		if err != nil {
+			yield(model.Chunk{}, err)
+			return
+		}
+		defer stream.Close()
+
+		var st streamState
+		for {
+			for _, c := range st.add(stream.Current()) {
+				if !yield(c, nil) {
+					return
+				}
+			}
+			if !stream.Next() {
+				break
+			}
+		}
+		if err := stream.Err(); err != nil {
+			yield(model.Chunk{}, convertError(err))
+			return
+		}
+		if st.finish == "" {
+			yield(model.Chunk{}, fmt.Errorf("openai: stream ended before the reply was complete: %w", io.ErrUnexpectedEOF))
+			return
+		}
+		yield(st.final(), nil)
+	}
+}

@@ -1,0 +1,316 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/trellis-go/trellis/model"
+)
+
+// params maps a request to the Chat Completions parameters.
+func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) {
+	var p oai.ChatCompletionNewParams
+	if req == nil {
+		return p, errors.New("openai: nil request")
+	}
+	p.Model = m.name
+	if req.Model != "" {
+		p.Model = req.Model
+	}
+	msgs, err := messages(req.Messages)
+	if err != nil {
+		return p, err
+	}
+	p.Messages = msgs
+
+	for _, td := range req.Tools {
+		t, err := tool(td)
+		if err != nil {
+			return p, err
+		}
+		p.Tools = append(p.Tools, t)
+	}
+	if p.ToolChoice, err = toolChoice(req.ToolChoice); err != nil {
+		return p, err
+	}
+	if rf := req.ResponseFormat; rf != nil {
+		if len(bytes.TrimSpace(rf.Schema)) == 0 {
+			return p, errors.New("openai: response format has no schema")
+		}
+		if !json.Valid(rf.Schema) {
+			return p, errors.New("openai: response format schema is not valid JSON")
+		}
+		name := rf.Name
+		if name == "" {
+			name = "response"
+		}
+		js := shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: name, Schema: rf.Schema}
+		if rf.Description != "" {
+			js.Description = oai.String(rf.Description)
+		}
+		if rf.Strict {
+			js.Strict = oai.Bool(true)
+		}
+		p.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{JSONSchema: js}
+	}
+
+	s := mergeSettings(m.settings, req.Settings)
+	if s.Temperature != nil {
+		p.Temperature = oai.Float(*s.Temperature)
+	}
+	if s.TopP != nil {
+		p.TopP = oai.Float(*s.TopP)
+	}
+	if s.MaxTokens < 0 {
+		return p, fmt.Errorf("openai: negative max tokens %d", s.MaxTokens)
+	}
+	if s.MaxTokens > 0 {
+		if m.legacyMaxTokens {
+			p.MaxTokens = oai.Int(int64(s.MaxTokens))
+		} else {
+			p.MaxCompletionTokens = oai.Int(int64(s.MaxTokens))
+		}
+	}
+	if len(s.Stop) > 0 {
+		p.Stop.OfStringArray = s.Stop
+	}
+	if s.Seed != nil {
+		p.Seed = oai.Int(*s.Seed)
+	}
+	return p, nil
+}
+
+// mergeSettings returns defaults with every field that s sets replaced.
+func mergeSettings(defaults, s model.Settings) model.Settings {
+	out := defaults
+	if s.Temperature != nil {
+		out.Temperature = s.Temperature
+	}
+	if s.TopP != nil {
+		out.TopP = s.TopP
+	}
+	if s.MaxTokens != 0 {
+		out.MaxTokens = s.MaxTokens
+	}
+	if s.Stop != nil {
+		out.Stop = s.Stop
+	}
+	if s.Seed != nil {
+		out.Seed = s.Seed
+	}
+	return out
+}
+
+func messages(in []model.Message) ([]oai.ChatCompletionMessageParamUnion, error) {
+	out := make([]oai.ChatCompletionMessageParamUnion, 0, len(in))
+	for i, msg := range in {
+		u, err := message(msg)
+		if err != nil {
+			return nil, fmt.Errorf("openai: message %d (%s): %w", i, msg.Role, err)
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+func message(msg model.Message) (oai.ChatCompletionMessageParamUnion, error) {
+	var u oai.ChatCompletionMessageParamUnion
+	switch msg.Role {
+	case model.RoleSystem:
+		text, err := textOnly(msg.Content)
+		if err != nil {
+			return u, err
+		}
+		p := &oai.ChatCompletionSystemMessageParam{}
+		p.Content.OfString = oai.String(text)
+		if msg.Name != "" {
+			p.Name = oai.String(msg.Name)
+		}
+		u.OfSystem = p
+
+	case model.RoleUser:
+		p := &oai.ChatCompletionUserMessageParam{}
+		if len(msg.Content) == 1 && msg.Content[0].Type == model.PartText {
+			p.Content.OfString = oai.String(msg.Content[0].Text)
+		} else {
+			parts := make([]oai.ChatCompletionContentPartUnionParam, 0, len(msg.Content))
+			for j, part := range msg.Content {
+				cp, err := userPart(part)
+				if err != nil {
+					return u, fmt.Errorf("part %d: %w", j, err)
+				}
+				parts = append(parts, cp)
+			}
+			if len(parts) == 0 {
+				p.Content.OfString = oai.String("")
+			} else {
+				p.Content.OfArrayOfContentParts = parts
+			}
+		}
+		if msg.Name != "" {
+			p.Name = oai.String(msg.Name)
+		}
+		u.OfUser = p
+
+	case model.RoleAssistant:
+		text, err := textOnly(msg.Content)
+		if err != nil {
+			return u, err
+		}
+		p := &oai.ChatCompletionAssistantMessageParam{}
+		if text != "" || len(msg.ToolCalls) == 0 {
+			p.Content.OfString = oai.String(text)
+		}
+		for _, tc := range msg.ToolCalls {
+			if tc.ID == "" || tc.Name == "" {
+				return u, fmt.Errorf("tool call %q (ID %q) needs both an ID and a name", tc.Name, tc.ID)
+			}
+			args := string(tc.Arguments)
+			if strings.TrimSpace(args) == "" {
+				args = "{}"
+			}
+			p.ToolCalls = append(p.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
+					ID:       tc.ID,
+					Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: args},
+				},
+			})
+		}
+		if msg.Name != "" {
+			p.Name = oai.String(msg.Name)
+		}
+		u.OfAssistant = p
+
+	case model.RoleTool:
+		if msg.ToolCallID == "" {
+			return u, errors.New("tool message has no tool call ID")
+		}
+		p := &oai.ChatCompletionToolMessageParam{ToolCallID: msg.ToolCallID}
+		if len(msg.Content) == 1 && msg.Content[0].Type != model.PartImage {
+			text, _ := partText(msg.Content[0])
+			p.Content.OfString = oai.String(text)
+		} else {
+			parts := make([]oai.ChatCompletionContentPartTextParam, 0, len(msg.Content))
+			for j, part := range msg.Content {
+				text, ok := partText(part)
+				if !ok {
+					return u, fmt.Errorf("part %d: %s content is not supported in tool messages", j, part.Type)
+				}
+				parts = append(parts, oai.ChatCompletionContentPartTextParam{Text: text})
+			}
+			if len(parts) == 0 {
+				p.Content.OfString = oai.String("")
+			} else {
+				p.Content.OfArrayOfContentParts = parts
+			}
+		}
+		u.OfTool = p
+
+	default:
+		return u, fmt.Errorf("unknown role %q", msg.Role)
+	}
+	return u, nil
+}
+
+// partText returns the text a text or JSON part carries.
+func partText(p model.Part) (string, bool) {
+	switch p.Type {
+	case model.PartText:
+		return p.Text, true
+	case model.PartJSON:
+		return string(p.JSON), true
+	}
+	return "", false
+}
+
+// textOnly joins the text of parts, refusing parts that are not text.
+func textOnly(parts []model.Part) (string, error) {
+	var b strings.Builder
+	for j, p := range parts {
+		text, ok := partText(p)
+		if !ok {
+			return "", fmt.Errorf("part %d: %s content is not supported for this role", j, p.Type)
+		}
+		b.WriteString(text)
+	}
+	return b.String(), nil
+}
+
+func userPart(p model.Part) (oai.ChatCompletionContentPartUnionParam, error) {
+	var u oai.ChatCompletionContentPartUnionParam
+	if text, ok := partText(p); ok {
+		u.OfText = &oai.ChatCompletionContentPartTextParam{Text: text}
+		return u, nil
+	}
+	if p.Type != model.PartImage {
+		return u, fmt.Errorf("unknown part type %q", p.Type)
+	}
+	url := p.URL
+	if len(p.Data) > 0 {
+		if p.MIMEType == "" {
+			return u, errors.New("inline image has no MIME type")
+		}
+		url = "data:" + p.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(p.Data)
+	}
+	if url == "" {
+		return u, errors.New("image has neither data nor a URL")
+	}
+	u.OfImageURL = &oai.ChatCompletionContentPartImageParam{
+		ImageURL: oai.ChatCompletionContentPartImageImageURLParam{URL: url},
+	}
+	return u, nil
+}
+
+func tool(td model.ToolDefinition) (oai.ChatCompletionToolUnionParam, error) {
+	var u oai.ChatCompletionToolUnionParam
+	if td.Name == "" {
+		return u, errors.New("openai: tool definition has no name")
+	}
+	params := shared.FunctionParameters{"type": "object", "properties": map[string]any{}}
+	if len(bytes.TrimSpace(td.InputSchema)) > 0 {
+		// Keep every keyword's value as raw JSON so that numbers and key
+		// order inside it survive unchanged.
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(td.InputSchema, &fields); err != nil || fields == nil {
+			return u, fmt.Errorf("openai: tool %q: input schema is not a JSON object", td.Name)
+		}
+		params = make(shared.FunctionParameters, len(fields))
+		for k, v := range fields {
+			params[k] = v
+		}
+	}
+	fn := shared.FunctionDefinitionParam{Name: td.Name, Parameters: params}
+	if td.Description != "" {
+		fn.Description = oai.String(td.Description)
+	}
+	u.OfFunction = &oai.ChatCompletionFunctionToolParam{Function: fn}
+	return u, nil
+}
+
+func toolChoice(tc model.ToolChoice) (oai.ChatCompletionToolChoiceOptionUnionParam, error) {
+	var u oai.ChatCompletionToolChoiceOptionUnionParam
+	switch tc.Mode {
+	case model.ToolChoiceAuto:
+	case model.ToolChoiceNone:
+		u.OfAuto = oai.String("none")
+	case model.ToolChoiceRequired:
+		u.OfAuto = oai.String("required")
+	case model.ToolChoiceTool:
+		if tc.Name == "" {
+			return u, errors.New("openai: tool choice names no tool")
+		}
+		u.OfFunctionToolChoice = &oai.ChatCompletionNamedToolChoiceParam{
+			Function: oai.ChatCompletionNamedToolChoiceFunctionParam{Name: tc.Name},
+		}
+	default:
+		return u, fmt.Errorf("openai: unknown tool choice mode %q", tc.Mode)
+	}
+	return u, nil
+}

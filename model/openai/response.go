@@ -1,0 +1,199 @@
+package openai
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/trellis-go/trellis/model"
+)
+
+// toResponse maps a chat completion to a Response.
+func toResponse(c *oai.ChatCompletion) (*model.Response, error) {
+	if c == nil || len(c.Choices) == 0 {
+		return nil, errors.New("openai: the reply has no choices")
+	}
+	choice := c.Choices[0]
+	msg := model.Message{Role: model.RoleAssistant}
+	text := choice.Message.Content
+	if text == "" {
+		text = choice.Message.Refusal
+	}
+	if text != "" {
+		msg.Content = []model.Part{model.TextPart(text)}
+	}
+	for _, tc := range choice.Message.ToolCalls {
+		if tc.Type != "" && tc.Type != "function" {
+			continue
+		}
+		msg.ToolCalls = append(msg.ToolCalls, model.ToolCall{
+			ID:        tc.ID,
+			Name:      tc.Function.Name,
+			Arguments: rawArguments(tc.Function.Arguments),
+		})
+	}
+	resp := &model.Response{
+		Message:      msg,
+		FinishReason: finishReason(choice.FinishReason),
+		Model:        c.Model,
+	}
+	if c.JSON.Usage.Valid() {
+		resp.Usage = usage(c.Usage)
+	}
+	return resp, nil
+}
+
+func rawArguments(args string) json.RawMessage {
+	if strings.TrimSpace(args) == "" {
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage(args)
+}
+
+func usage(u oai.CompletionUsage) model.Usage {
+	return model.Usage{
+		InputTokens:  int(u.PromptTokens),
+		OutputTokens: int(u.CompletionTokens),
+		TotalTokens:  int(u.TotalTokens),
+	}
+}
+
+// finishReason normalizes the legacy "function_call" to "tool_calls"; the
+// other reasons OpenAI sends already use the normalized names.
+func finishReason(r string) string {
+	if r == "function_call" {
+		return "tool_calls"
+	}
+	return r
+}
+
+// streamState turns chat completion chunks into model chunks. The finish
+// reason and usage are held back and sent together in the final chunk,
+// because OpenAI sends usage in a chunk of its own after the finish reason.
+type streamState struct {
+	model  string
+	finish string
+	usage  *model.Usage
+}
+
+func (s *streamState) add(c oai.ChatCompletionChunk) []model.Chunk {
+	if c.Model != "" {
+		s.model = c.Model
+	}
+	if c.JSON.Usage.Valid() {
+		u := usage(c.Usage)
+		s.usage = &u
+	}
+	var out []model.Chunk
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			continue
+		}
+		if ch.Delta.Content != "" {
+			out = append(out, model.Chunk{Text: ch.Delta.Content})
+		}
+		if ch.Delta.Refusal != "" {
+			out = append(out, model.Chunk{Text: ch.Delta.Refusal})
+		}
+		for _, tc := range ch.Delta.ToolCalls {
+			out = append(out, model.Chunk{ToolCall: &model.ToolCallDelta{
+				Index:     int(tc.Index),
+				ID:        tc.ID,
+				Name:      tc.Function.Name,
+				Arguments: tc.Function.Arguments,
+			}})
+		}
+		if ch.FinishReason != "" {
+			s.finish = finishReason(ch.FinishReason)
+		}
+	}
+	return out
+}
+
+func (s *streamState) final() model.Chunk {
+	return model.Chunk{Usage: s.usage, FinishReason: s.finish, Model: s.model}
+}
+
+// convertError turns an error of the openai-go client into a
+// *model.ProviderError carrying the status and the provider's message.
+// Errors that did not come from the API (cancellation, connection failures)
+// are returned wrapped but otherwise unchanged, so model.IsTransient can
+// classify them.
+func convertError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if apiErr, ok := errors.AsType[*oai.Error](err); ok {
+		pe := &model.ProviderError{
+			Provider:   "openai",
+			StatusCode: apiErr.StatusCode,
+			Type:       apiErr.Type,
+			Code:       apiErr.Code,
+			Message:    apiErr.Message,
+			Err:        err,
+		}
+		if apiErr.Response != nil {
+			if d, ok := model.RetryAfter(apiErr.Response.Header, time.Now()); ok {
+				pe.RetryAfter = d
+			}
+			if pe.Message == "" {
+				pe.Message = bodyMessage(apiErr.Response.Body)
+			}
+		}
+		return pe
+	}
+	if se, ok := errors.AsType[*ssestream.StreamError](err); ok {
+		var body struct {
+			Error struct {
+				Message string `json:"message"`
+				Type    string `json:"type"`
+				Code    any    `json:"code"`
+			} `json:"error"`
+		}
+		pe := &model.ProviderError{Provider: "openai", Message: se.Message, Err: err}
+		if json.Unmarshal(se.Event.Data, &body) == nil && body.Error.Message != "" {
+			pe.Message, pe.Type = body.Error.Message, body.Error.Type
+			if body.Error.Code != nil {
+				pe.Code = fmt.Sprint(body.Error.Code)
+			}
+		}
+		return pe
+	}
+	return fmt.Errorf("openai: %w", err)
+}
+
+// bodyMessage extracts a message from an error body that is not shaped like
+// OpenAI's ({"error": {...}}): the top-level "message" some compatible
+// servers send, or else the body's text.
+func bodyMessage(body io.Reader) string {
+	if body == nil {
+		return ""
+	}
+	b, err := io.ReadAll(io.LimitReader(body, 64<<10))
+	if err != nil {
+		return ""
+	}
+	var top struct {
+		Message string `json:"message"`
+		Detail  string `json:"detail"`
+		Error   string `json:"error"`
+	}
+	if json.Unmarshal(b, &top) == nil {
+		for _, s := range []string{top.Message, top.Detail, top.Error} {
+			if s != "" {
+				return s
+			}
+		}
+	}
+	s := strings.TrimSpace(string(b))
+	if len(s) > 500 {
+		s = s[:500] + "..."
+	}
+	return s
+}
