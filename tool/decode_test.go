@@ -25,7 +25,7 @@ type decTagged struct {
 type decInner struct {
 	decBase
 	*decTagged
-	Level  uint16            `json:"level"`
+	Level  uint16             `json:"level"`
 	Scores map[string]float32 `json:"scores"`
 }
 
