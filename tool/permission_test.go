@@ -1,0 +1,100 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trellis-go/trellis/model"
+)
+
+func TestCheckPermissionOrder(t *testing.T) {
+	var order []string
+	checker := func(d Decision) PermissionCheckerFunc {
+		return func(_ context.Context, req PermissionRequest) (Decision, error) {
+			order = append(order, "tool:"+req.Call.Name)
+			return d, nil
+		}
+	}
+	policy := func(d Decision) PolicyFunc {
+		return func(_ context.Context, req PermissionRequest) (Decision, error) {
+			order = append(order, "policy")
+			assert.True(t, req.Metadata.Destructive)
+			return d, nil
+		}
+	}
+	fn := func(context.Context, searchArgs) (string, error) { return "", nil }
+	c := model.ToolCall{ID: "1", Name: "rm", Arguments: json.RawMessage(`{"query":"/tmp"}`)}
+	meta := WithMetadata(Metadata{Destructive: true})
+
+	cases := []struct {
+		name      string
+		tool      Tool
+		policy    Policy
+		want      Verdict
+		wantOrder []string
+	}{
+		{"nothing configured", MustFunc("rm", "", fn), nil, VerdictAllow, nil},
+		{"tool allows, policy asks", MustFunc("rm", "", fn, meta, WithPermission(checker(Allow()))), policy(Ask("really?")), VerdictAsk, []string{"tool:rm", "policy"}},
+		{"tool denies first", MustFunc("rm", "", fn, meta, WithPermission(checker(Deny("never")))), policy(Allow()), VerdictDeny, []string{"tool:rm"}},
+		{"policy only", MustFunc("rm", "", fn, meta), policy(Deny("not today")), VerdictDeny, []string{"policy"}},
+		{"both allow", MustFunc("rm", "", fn, meta, WithPermission(checker(Allow()))), policy(Allow()), VerdictAllow, []string{"tool:rm", "policy"}},
+		{"zero decision allows", MustFunc("rm", "", fn, meta, WithPermission(checker(Decision{}))), policy(Decision{}), VerdictAllow, []string{"tool:rm", "policy"}},
+		{"unknown verdict refuses", MustFunc("rm", "", fn, meta), policy(Decision{Verdict: "maybe"}), "maybe", []string{"policy"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			order = nil
+			d, err := CheckPermission(context.Background(), tc.tool, c, tc.policy)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, d.Verdict)
+			assert.Equal(t, tc.wantOrder, order)
+		})
+	}
+}
+
+func TestAuthorizeResults(t *testing.T) {
+	fn := func(context.Context, searchArgs) (string, error) { return "", nil }
+	tool := MustFunc("rm", "", fn)
+	c := model.ToolCall{ID: "1", Name: "rm", Arguments: json.RawMessage(`{"query":"/tmp"}`)}
+
+	r, ok := Authorize(context.Background(), tool, c, nil)
+	assert.True(t, ok)
+	assert.Equal(t, Result{}, r)
+
+	r, ok = Authorize(context.Background(), tool, c, PolicyFunc(func(context.Context, PermissionRequest) (Decision, error) {
+		return Deny("outside working hours"), nil
+	}))
+	assert.False(t, ok)
+	assert.Equal(t, StatusDenied, r.Status)
+	assert.True(t, r.IsError)
+	assert.Equal(t, CodePermissionDenied, r.ErrorCode)
+	assert.ErrorIs(t, r.Err, ErrPermission)
+	require.Len(t, r.Content, 1)
+	assert.JSONEq(t, `{"error":"permission_denied","tool":"rm","reason":"outside working hours","message":"The call was not run: it is not permitted."}`, string(r.Content[0].JSON))
+	assert.Equal(t, Deny("outside working hours"), r.Details)
+
+	r, ok = Authorize(context.Background(), tool, c, PolicyFunc(func(context.Context, PermissionRequest) (Decision, error) {
+		return Ask("delete /tmp?"), nil
+	}))
+	assert.False(t, ok)
+	assert.Equal(t, CodeApprovalRequired, r.ErrorCode)
+	assert.JSONEq(t, `{"error":"approval_required","tool":"rm","reason":"delete /tmp?","arguments":{"query":"/tmp"},"message":"The call was not run: it needs approval first."}`, string(r.Content[0].JSON))
+	var perr *PermissionError
+	require.ErrorAs(t, r.Err, &perr)
+	assert.Equal(t, `tool "rm" needs approval: delete /tmp?`, perr.Error())
+
+	// A failing check refuses the call.
+	boom := errors.New("policy store down")
+	r, ok = Authorize(context.Background(), tool, c, PolicyFunc(func(context.Context, PermissionRequest) (Decision, error) {
+		return Decision{}, boom
+	}))
+	assert.False(t, ok)
+	assert.Equal(t, StatusDenied, r.Status)
+	assert.ErrorIs(t, r.Err, boom)
+	assert.Contains(t, string(r.Content[0].JSON), "policy store down")
+}

@@ -1,0 +1,248 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trellis-go/trellis/model"
+)
+
+func named(name string, opts ...Option) *FuncTool[searchArgs, string] {
+	return MustFunc(name, "the "+name+" tool", func(context.Context, searchArgs) (string, error) { return name + " ran", nil }, opts...)
+}
+
+type closer struct {
+	Toolset
+	closed *int
+	err    error
+}
+
+func (c closer) Close() error { *c.closed++; return c.err }
+
+type failingSet struct{}
+
+func (failingSet) Name() string                          { return "flaky" }
+func (failingSet) Tools(context.Context) ([]Tool, error) { return nil, errors.New("server gone") }
+func (failingSet) Close() error                          { return nil }
+
+type ctxKey struct{}
+
+// roleSet resolves its tools from the run's context.
+type roleSet struct{}
+
+func (roleSet) Name() string { return "by-role" }
+func (roleSet) Tools(ctx context.Context) ([]Tool, error) {
+	if ctx.Value(ctxKey{}) == "admin" {
+		return []Tool{named("audit"), named("purge")}, nil
+	}
+	return []Tool{named("audit")}, nil
+}
+func (roleSet) Close() error { return nil }
+
+func TestStaticAndCombine(t *testing.T) {
+	ctx := context.Background()
+	s := NewStatic("basic", named("a"), named("b"))
+	assert.Equal(t, "basic", s.Name())
+	tools, err := s.Tools(ctx)
+	require.NoError(t, err)
+	assert.Len(t, tools, 2)
+	tools[0] = nil
+	again, _ := s.Tools(ctx)
+	assert.NotNil(t, again[0], "callers cannot change the set")
+
+	closed := 0
+	c := Combine("all", closer{Toolset: s, closed: &closed}, closer{Toolset: NewStatic("more", named("c")), closed: &closed, err: errors.New("close failed")})
+	tools, err = c.Tools(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b", "c"}, names(tools))
+	err = c.Close()
+	assert.Equal(t, 2, closed)
+	assert.ErrorContains(t, err, `toolset "more": close failed`)
+
+	dup := Combine("all", NewStatic("first", named("a")), NewStatic("second", named("a")))
+	_, err = dup.Tools(ctx)
+	var derr *DuplicateToolError
+	require.ErrorAs(t, err, &derr)
+	assert.ErrorIs(t, err, ErrDuplicateTool)
+	assert.Equal(t, &DuplicateToolError{Name: "a", First: "first", Second: "second"}, derr)
+
+	_, err = Combine("x", failingSet{}).Tools(ctx)
+	assert.ErrorContains(t, err, `toolset "flaky": server gone`)
+}
+
+func names(tools []Tool) []string {
+	out := make([]string, len(tools))
+	for i, t := range tools {
+		out[i] = Name(t)
+	}
+	return out
+}
+
+func TestFilters(t *testing.T) {
+	ctx := context.Background()
+	s := NewStatic("s", named("read"), named("write"), named("delete"))
+	for name, tc := range map[string]struct {
+		set  Toolset
+		want []string
+	}{
+		"include":       {Include(s, "read", "delete", "absent"), []string{"read", "delete"}},
+		"exclude":       {Exclude(s, "delete"), []string{"read", "write"}},
+		"allow-list":    {Filter(s, AllowNames("write")), []string{"write"}},
+		"predicate":     {Filter(s, func(_ context.Context, t Tool) bool { return MetadataOf(t).ReadOnly || Name(t) == "read" }), []string{"read"}},
+		"nil predicate": {Filter(s, nil), []string{"read", "write", "delete"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			tools, err := tc.set.Tools(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, names(tools))
+			assert.Equal(t, "s", tc.set.Name())
+		})
+	}
+	_, err := Include(failingSet{}, "x").Tools(ctx)
+	assert.Error(t, err)
+}
+
+func TestPrefixedToolsAreCallable(t *testing.T) {
+	ctx := context.Background()
+	gh := WithPrefix(NewStatic("github", named("search", WithMetadata(Metadata{ReadOnly: true}), WithInstruction("Search GitHub."))), "gh_")
+	tools, err := gh.Tools(ctx)
+	require.NoError(t, err)
+	require.Len(t, tools, 1)
+	renamedTool := tools[0]
+	assert.Equal(t, "gh_search", renamedTool.Definition().Name)
+	assert.Equal(t, "the search tool", renamedTool.Definition().Description)
+	assert.True(t, MetadataOf(renamedTool).ReadOnly, "metadata is kept")
+	assert.Equal(t, "Search GitHub.", CollectInstructions(tools))
+
+	r := Invoke(ctx, renamedTool, model.ToolCall{ID: "1", Name: "gh_search", Arguments: json.RawMessage(`{"query":"go"}`)})
+	assert.Equal(t, "search ran", r.Text())
+	r = Invoke(ctx, renamedTool, model.ToolCall{ID: "1", Name: "gh_search", Arguments: json.RawMessage(`{}`)})
+	assert.Equal(t, CodeInvalidArguments, r.ErrorCode)
+	assert.Contains(t, r.Text(), `tool "gh_search"`, "errors name the tool as the model knows it")
+
+	// Streaming survives a rename.
+	st, err := NewStreamFunc("stream", "", func(context.Context, searchArgs) iter.Seq2[string, error] {
+		return func(yield func(string, error) bool) { _ = yield("a", nil) && yield("b", nil) }
+	})
+	require.NoError(t, err)
+	rs := Rename(st, "x_stream")
+	_, isStreamer := rs.(Streamer)
+	assert.True(t, isStreamer)
+	var pieces int
+	r = Invoke(ctx, rs, model.ToolCall{ID: "1", Name: "x_stream", Arguments: json.RawMessage(`{"query":"q"}`)}, WithProgress(func(Update) { pieces++ }))
+	assert.Equal(t, "ab", r.Text())
+	assert.Equal(t, 2, pieces)
+	_, isStreamer = Rename(named("plain"), "p").(Streamer)
+	assert.False(t, isStreamer)
+
+	// A renamed foreign tool is still validated and called.
+	pt := &plainTool{schema: json.RawMessage(`{"type":"object","properties":{"count":{"type":"integer"}}}`)}
+	r = Invoke(ctx, Rename(pt, "other"), model.ToolCall{ID: "1", Name: "other", Arguments: json.RawMessage(`{"count":"2"}`)})
+	assert.JSONEq(t, `{"count":2}`, r.Text())
+}
+
+func TestResolve(t *testing.T) {
+	decl, err := NewDeclaration(model.ToolDefinition{Name: "client_pick"})
+	require.NoError(t, err)
+	sets := []Toolset{
+		NewStatic("local", named("search", WithInstruction("Prefer search over guessing.")), named("write"), decl),
+		roleSet{},
+	}
+	ctx := context.WithValue(context.Background(), ctxKey{}, "admin")
+
+	l, err := Resolve(ctx, sets,
+		VisibleIf(DenyNames("write")),
+		ExecutableIf(func(_ context.Context, t Tool) bool { return Name(t) != "purge" }),
+	)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"search", "client_pick", "audit", "purge"}, l.Names())
+	assert.Equal(t, 4, l.Len())
+	defs := l.Definitions()
+	require.Len(t, defs, 4)
+	assert.Equal(t, "the search tool", defs[0].Description)
+	assert.Equal(t, "Prefer search over guessing.", l.Instructions())
+
+	_, ok := l.Lookup("write")
+	assert.False(t, ok, "invisible tools are not in the list")
+	tl, ok := l.Lookup("audit")
+	require.True(t, ok)
+	assert.Equal(t, "audit", Name(tl))
+	assert.True(t, l.Executable("search"))
+	assert.False(t, l.Executable("client_pick"), "declaration-only tools are the caller's")
+	assert.False(t, l.Executable("purge"), "ExecutableIf leaves it to the caller")
+	assert.False(t, l.Executable("ghost"))
+	assert.Equal(t, "by-role", l.Source("purge"))
+	assert.Equal(t, "", l.Source("ghost"))
+
+	// Tools are resolved from the run's context.
+	l, err = Resolve(context.Background(), sets)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"search", "write", "client_pick", "audit"}, l.Names())
+
+	unknown := l.Unknown("serch")
+	assert.Equal(t, CodeUnknownTool, unknown.ErrorCode)
+	assert.Equal(t, `unknown tool "serch". Did you mean "search"? Available tools: search, write, client_pick, audit.`, unknown.Text())
+}
+
+func TestResolveErrors(t *testing.T) {
+	ctx := context.Background()
+	_, err := Resolve(ctx, []Toolset{NewStatic("one", named("a")), NewStatic("two", named("b"), named("a"))})
+	var derr *DuplicateToolError
+	require.ErrorAs(t, err, &derr)
+	assert.Equal(t, "one", derr.First)
+	assert.Equal(t, "two", derr.Second)
+	assert.Equal(t, `tool: duplicate tool name "a": provided by toolset "one" and by toolset "two"`, err.Error())
+
+	// A duplicate that is filtered out is no conflict.
+	_, err = Resolve(ctx, []Toolset{NewStatic("one", named("a")), NewStatic("two", named("a"))}, VisibleIf(func(_ context.Context, t Tool) bool { return false }))
+	assert.NoError(t, err)
+
+	_, err = Resolve(ctx, []Toolset{failingSet{}})
+	assert.ErrorContains(t, err, `resolve toolset "flaky": server gone`)
+	_, err = Resolve(ctx, []Toolset{NewStatic("nils", nil)})
+	assert.ErrorIs(t, err, ErrInvalidTool)
+	l, err := Resolve(ctx, []Toolset{nil})
+	require.NoError(t, err)
+	assert.Zero(t, l.Len())
+}
+
+func TestSuggest(t *testing.T) {
+	avail := []string{"get_weather", "get_time", "search_docs", "send_email", "calculator"}
+	cases := map[string][]string{
+		"get_wether":  {"get_weather"},
+		"GET_TIME":    {"get_time"},
+		"search":      {"search_docs"},
+		"calc":        {"calculator"},
+		"get_tim":     {"get_time"},
+		"send_emails": {"send_email"},
+		"zzz":         {},
+		"":            {},
+	}
+	for in, want := range cases {
+		assert.Equal(t, want, Suggest(in, avail, 3), in)
+	}
+	assert.Equal(t, []string{"ab", "abc"}, Suggest("ab", []string{"abc", "ab", "xyz"}, 2))
+	assert.Len(t, Suggest("get", avail, 1), 1)
+	assert.Equal(t, 3, editDistance("kitten", "sitting"))
+	assert.Equal(t, 0, editDistance("", ""))
+
+	r := UnknownTool("x", nil)
+	assert.Equal(t, `unknown tool "x". No tools are available.`, r.Text())
+}
+
+func TestCollectInstructions(t *testing.T) {
+	tools := []Tool{
+		named("a", WithInstruction("  First.  ")),
+		named("b"),
+		nil,
+		named("c", WithInstruction("Second.")),
+	}
+	assert.Equal(t, "First.\n\nSecond.", CollectInstructions(tools))
+	assert.Equal(t, "", CollectInstructions([]Tool{named("x")}))
+}
