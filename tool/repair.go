@@ -43,6 +43,17 @@ func RepairJSON(raw []byte) ([]byte, error) {
 	if r.eof() {
 		return nil, fmt.Errorf("%w: no JSON value found", ErrUnrepairable)
 	}
+	if c := r.peek(); isWordByte(c) && !(c >= '0' && c <= '9') {
+		// At the top, a bare word must be a literal: prose is not a value.
+		start := r.i
+		w := r.readWord()
+		r.i = start
+		switch w {
+		case "true", "True", "TRUE", "false", "False", "FALSE", "null", "None", "NULL", "nil", "undefined", "NaN", "Infinity":
+		default:
+			return nil, fmt.Errorf("%w: no JSON value found", ErrUnrepairable)
+		}
+	}
 	if err := r.value(0, false); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,109 @@
+package tool
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+type fuzzNested struct {
+	Name  string            `json:"name" jsonschema:"minLength=1"`
+	Score float32           `json:"score,omitempty"`
+	Attrs map[string]string `json:"attrs,omitempty"`
+}
+
+type fuzzArgs struct {
+	Query string       `json:"query" jsonschema:"maxLength=40"`
+	Limit int8         `json:"limit,omitempty" jsonschema:"minimum=-5,maximum=100"`
+	Count uint16       `json:"count,omitempty"`
+	Big   int64        `json:"big,omitempty"`
+	Ratio float64      `json:"ratio,omitempty"`
+	On    *bool        `json:"on"`
+	Mode  string       `json:"mode,omitempty" jsonschema:"enum=a,enum=b"`
+	Tags  []string     `json:"tags,omitempty" jsonschema:"maxItems=4"`
+	Pair  [2]int       `json:"pair,omitempty"`
+	Items []fuzzNested `json:"items,omitempty"`
+	Blob  []byte       `json:"blob,omitempty"`
+	When  *time.Time   `json:"when,omitempty"`
+	Free  any          `json:"free,omitempty"`
+	Extra fuzzNested   `json:"extra"`
+}
+
+var argumentSeeds = []string{
+	`{"query":"x","extra":{"name":"n"}}`,
+	`{"query":"x","limit":"7","count":"65535","big":"9007199254740993","ratio":"1e-3","on":"TRUE","extra":{"name":5}}`,
+	`{"query":12,"tags":"[\"a\",\"b\"]","items":[{"name":"i","score":"2.5"}],"extra":{"name":"n","attrs":{"k":1}}}`,
+	`{"query":"x","pair":[1,2,3],"blob":"aGk=","when":"2024-01-01T00:00:00Z","free":{"x":[1,{}]},"extra":{"name":"n"}}`,
+	`{"query":"x","limit":1000,"count":-1,"mode":"c","extra":{}}`,
+	`{"query":"x","big":1e300,"extra":{"name":"n"},"on":null,"mode":null}`,
+	`{"query":"x","count":1.5,"extra":{"name":"n"}}`,
+	`{"query":"x","ratio":1e400,"extra":{"name":"n"}}`,
+	`{"extra":"{\"name\":\"from string\"}","query":"q"}`,
+	`[]`, `null`, `"str"`, `{`, ``,
+}
+
+// FuzzArguments runs model-shaped arguments through coercion, validation
+// and decoding. Nothing may panic, and whatever passes validation must
+// decode without error (the derived schema and the decoder agree), except
+// for numbers beyond the range of their Go type, which the schema does not
+// bound.
+func FuzzArguments(f *testing.F) {
+	for _, s := range argumentSeeds {
+		f.Add([]byte(s), false)
+	}
+	f.Add([]byte(`{'query': 'x', extra: {name: 'n'},}`), true)
+	raw, err := SchemaFor[fuzzArgs]()
+	if err != nil {
+		f.Fatal(err)
+	}
+	sch, err := CompileSchema(raw)
+	if err != nil {
+		f.Fatal(err)
+	}
+	dec := newDecoder(reflect.TypeFor[fuzzArgs]())
+	f.Fuzz(func(t *testing.T, in []byte, repair bool) {
+		a, aerr := runArguments("fuzz", in, sch, nil, repair, true)
+		if aerr != nil {
+			if len(aerr.Fields) == 0 {
+				t.Fatalf("argument error without fields for %q", in)
+			}
+			if aerr.Error() == "" {
+				t.Fatal("empty error text")
+			}
+			return
+		}
+		_, errs := decodeValue[fuzzArgs](dec, a.value)
+		for _, e := range errs {
+			if !strings.Contains(e.Message, "range") {
+				b, _ := json.Marshal(a.value)
+				t.Fatalf("validated arguments %s (from %q) failed to decode: %v", b, in, errs)
+			}
+		}
+	})
+}
+
+// FuzzCompileSchema feeds arbitrary schemas to CompileSchema: it must
+// compile or refuse, never panic, and a compiled schema must coerce and
+// validate a value without panicking.
+func FuzzCompileSchema(f *testing.F) {
+	f.Add([]byte(coerceSchema), []byte(`{"i":"3","arr":["1"]}`))
+	f.Add([]byte(validateSchema), []byte(`{"query":"x"}`))
+	f.Add([]byte(`{"$ref":"#"}`), []byte(`{}`))
+	f.Add([]byte(`{"$defs":{"a":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}`), []byte(`1`))
+	f.Add([]byte(`{"anyOf":[{"type":"object","properties":{"a":{"$ref":"#"}}},{"type":"array","items":{"$ref":"#"}}]}`), []byte(`{"a":[{"a":"1"}]}`))
+	f.Add([]byte(`{"items":[{"type":"integer"}],"type":"array"}`), []byte(`["1"]`))
+	f.Fuzz(func(t *testing.T, schema, value []byte) {
+		s, err := CompileSchema(schema)
+		if err != nil {
+			return
+		}
+		v, err := Parse(value)
+		if err != nil {
+			return
+		}
+		v, _ = s.Coerce(v)
+		_ = s.Validate(v)
+	})
+}
