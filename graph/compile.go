@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/trellis-go/trellis/state"
 )
 
 // Graph is a compiled, frozen graph. It is safe for concurrent runs.
@@ -16,6 +18,12 @@ type Graph[S any] struct {
 	joins    []join
 	fields   *fieldTable[S]
 	maxSteps int
+
+	saver      state.Saver
+	ser        state.Serializer
+	durability Durability
+	before     map[int]bool // static interrupts
+	after      map[int]bool
 }
 
 type node[S any] struct {
@@ -50,7 +58,43 @@ type join struct {
 type CompileOption func(*compileOptions)
 
 type compileOptions struct {
-	maxSteps int
+	maxSteps   int
+	saver      state.Saver
+	ser        state.Serializer
+	durability Durability
+	before     []string
+	after      []string
+}
+
+// WithCheckpointer makes every run of the graph write a checkpoint after
+// each superstep to saver, under the run's thread (WithThread). Subgraphs
+// checkpoint through their parent's saver.
+func WithCheckpointer(saver state.Saver) CompileOption {
+	return func(o *compileOptions) { o.saver = saver }
+}
+
+// WithSerializer sets how checkpoints are encoded (state.JSON() unless set;
+// wrap it with state.Encrypted to encrypt them).
+func WithSerializer(ser state.Serializer) CompileOption {
+	return func(o *compileOptions) { o.ser = ser }
+}
+
+// WithDefaultDurability sets when checkpoints are written (DurabilitySync
+// unless set). A run can override it with WithDurability.
+func WithDefaultDurability(d Durability) CompileOption {
+	return func(o *compileOptions) { o.durability = d }
+}
+
+// InterruptBefore pauses runs before any of the nodes runs. Resume
+// continues with the node.
+func InterruptBefore(nodes ...string) CompileOption {
+	return func(o *compileOptions) { o.before = append(o.before, nodes...) }
+}
+
+// InterruptAfter pauses runs after the superstep in which any of the nodes
+// ran. Resume continues with what follows.
+func InterruptAfter(nodes ...string) CompileOption {
+	return func(o *compileOptions) { o.after = append(o.after, nodes...) }
 }
 
 // DefaultMaxSteps is the superstep limit of a run unless one is set.
@@ -77,7 +121,11 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		addf("superstep limit %d is below 1", o.maxSteps)
 	}
 
-	g := &Graph[S]{name: b.name, byName: make(map[string]int, len(b.nodes)), maxSteps: o.maxSteps}
+	g := &Graph[S]{name: b.name, byName: make(map[string]int, len(b.nodes)), maxSteps: o.maxSteps,
+		saver: o.saver, ser: o.ser, durability: o.durability}
+	if o.durability < DurabilitySync || o.durability > DurabilityExit {
+		addf("unknown durability mode %v", o.durability)
+	}
 	for i, s := range b.nodes {
 		g.byName[s.name] = i
 		g.nodes = append(g.nodes, &node[S]{name: s.name, idx: i, fn: s.fn, cmd: s.cmd, retry: s.retry, timeout: s.timeout, spec: s})
@@ -186,6 +234,20 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 			g.nodes[f].joins = append(g.nodes[f].joins, len(g.joins)-1)
 		}
 	}
+	static := func(what string, names []string) map[int]bool {
+		if len(names) == 0 {
+			return nil
+		}
+		set := make(map[int]bool, len(names))
+		for _, n := range names {
+			if i, ok := resolve(what, n, false); ok {
+				set[i] = true
+			}
+		}
+		return set
+	}
+	g.before = static("InterruptBefore", o.before)
+	g.after = static("InterruptAfter", o.after)
 	if len(g.start) == 0 && len(g.startRts) == 0 {
 		addf("no entry: add an edge from START")
 	}

@@ -41,6 +41,12 @@ const (
 	KindCustom    EventKind = "custom"
 	KindStepStart EventKind = "step_start"
 	KindStepEnd   EventKind = "step_end"
+	// KindInterrupt reports that the run paused; Payload is the []PendingInterrupt.
+	// It is sent whatever the modes; the stream then ends with an
+	// *InterruptError.
+	KindInterrupt EventKind = "interrupt"
+	// KindCheckpoint reports a checkpoint written (ModeDebug); Name is its ID.
+	KindCheckpoint EventKind = "checkpoint"
 	// KindDone is the last event of a stream that ended without error; its
 	// State is the run's final state.
 	KindDone EventKind = "done"

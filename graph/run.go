@@ -7,17 +7,29 @@ import (
 	"iter"
 	"runtime/debug"
 	"slices"
+	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/trellis-go/trellis/state"
 )
 
 // runMeta is what a node's context knows about the run it belongs to.
 type runMeta struct {
-	graph string
-	path  []string
-	node  string
-	step  int
-	emit  *emitter
+	graph  string
+	path   []string
+	node   string
+	step   int
+	emit   *emitter
+	task   *taskScope
+	resume *resumeSet
+	// Checkpointing, inherited by subgraphs.
+	saver      state.Saver
+	ser        state.Serializer
+	durability Durability
+	thread     string
+	ns         string
 }
 
 type metaKey struct{}
@@ -25,6 +37,56 @@ type metaKey struct{}
 func metaFrom(ctx context.Context) *runMeta {
 	m, _ := ctx.Value(metaKey{}).(*runMeta)
 	return m
+}
+
+// taskScope identifies the task a node runs in, for interrupts.
+type taskScope struct {
+	mu    sync.Mutex
+	id    string
+	calls int
+}
+
+// resumeSet holds the values a resumed run answers interrupts with.
+type resumeSet struct {
+	mu     sync.RWMutex
+	values map[string]any
+}
+
+func (r *resumeSet) get(id string) (any, bool) {
+	if r == nil {
+		return nil, false
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	v, ok := r.values[id]
+	return v, ok
+}
+
+func (r *resumeSet) add(values map[string]any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.values == nil {
+		r.values = make(map[string]any, len(values))
+	}
+	for k, v := range values {
+		r.values[k] = v
+	}
+}
+
+func (r *resumeSet) snapshot() map[string]any {
+	if r == nil {
+		return nil
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if len(r.values) == 0 {
+		return nil
+	}
+	out := make(map[string]any, len(r.values))
+	for k, v := range r.values {
+		out[k] = v
+	}
+	return out
 }
 
 // runCtx carries a run's metadata. The nodes of sequential supersteps share
@@ -67,12 +129,26 @@ func Path(ctx context.Context) []string {
 	return nil
 }
 
+// ThreadID returns the thread of the run behind ctx, or "".
+func ThreadID(ctx context.Context) string {
+	if m := metaFrom(ctx); m != nil {
+		return m.thread
+	}
+	return ""
+}
+
 // RunOption configures one run.
 type RunOption func(*runConfig)
 
 type runConfig struct {
-	modes     Mode
-	stepLimit int
+	modes      Mode
+	stepLimit  int
+	thread     string
+	from       string
+	resume     map[string]any
+	resumeOne  any
+	hasOne     bool
+	durability *Durability
 }
 
 // WithModes selects the events Stream delivers (every mode but ModeDebug
@@ -86,41 +162,108 @@ func WithStepLimit(n int) RunOption {
 	return func(c *runConfig) { c.stepLimit = n }
 }
 
+// WithThread names the thread a run belongs to. With a checkpointer, the run
+// writes its checkpoints to the thread, and Resume, GetState and History
+// read them back.
+func WithThread(id string) RunOption {
+	return func(c *runConfig) { c.thread = id }
+}
+
+// WithResume answers the interrupt with the given ID when resuming. Give it
+// once per interrupt to answer several at once.
+func WithResume(interruptID string, value any) RunOption {
+	return func(c *runConfig) {
+		if c.resume == nil {
+			c.resume = map[string]any{}
+		}
+		c.resume[interruptID] = value
+	}
+}
+
+// WithResumeValue answers the single pending interrupt of a thread. Resume
+// fails if more than one is pending; use WithResume then.
+func WithResumeValue(value any) RunOption {
+	return func(c *runConfig) { c.resumeOne, c.hasOne = value, true }
+}
+
+// FromCheckpoint makes Resume or GetState start from the given checkpoint
+// instead of the thread's latest. Resuming from an earlier checkpoint
+// replays the run from there (its tasks run again) on a new branch of the
+// thread's history.
+func FromCheckpoint(id string) RunOption {
+	return func(c *runConfig) { c.from = id }
+}
+
+// WithDurability overrides the graph's durability mode for one run.
+func WithDurability(d Durability) RunOption {
+	return func(c *runConfig) { c.durability = &d }
+}
+
 type task[S any] struct {
 	node int
-	in   *S // input of a send; nil for a task triggered by an edge
+	in   *S             // input of a send; nil for a task triggered by an edge
+	id   string         // set when the run is checkpointed
+	done *taskRecord[S] // output saved before a resume
 }
 
 // run is the state of one run of a graph.
 type run[S any] struct {
-	g        *Graph[S]
-	ctx      runCtx
-	limit    int
-	tasks    []task[S]
-	next     []task[S]
-	prev     []task[S]
-	sends    []task[S]
-	seen     []bool // triggered nodes, for graphs of more than 64 nodes
-	seenBits uint64 // triggered nodes, for graphs of up to 64 nodes
-	joinDone [][]bool
-	bufs     [3][8]task[S]
+	g          *Graph[S]
+	ctx        runCtx
+	limit      int
+	cp         *checkpointer[S]
+	scope      taskScope // the task scope of sequential supersteps
+	skipBefore bool
+	tasks      []task[S]
+	next       []task[S]
+	prev       []task[S]
+	sends      []task[S]
+	seen       []bool // triggered nodes, for graphs of more than 64 nodes
+	seenBits   uint64 // triggered nodes, for graphs of up to 64 nodes
+	joinDone   [][]bool
+	bufs       [3][8]task[S]
 }
 
 // Invoke runs the graph from input to the end and returns the final state.
 // It is Stream with every event discarded.
+//
+// When the run is interrupted, Invoke returns the state of the last
+// completed superstep and an *InterruptError listing what it waits for.
 func (g *Graph[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, error) {
 	var cfg runConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
-	return g.execute(ctx, input, &cfg, nil, nil)
+	return g.execute(ctx, &input, &cfg, nil, nil)
 }
 
 // Stream runs the graph and yields its events as they happen. The last
 // element is an event of kind KindDone carrying the final state, or a
-// non-nil error. Breaking out of the loop cancels the run and waits for it
-// to stop.
+// non-nil error (an *InterruptError if the run paused). Breaking out of the
+// loop cancels the run and waits for it to stop.
 func (g *Graph[S]) Stream(ctx context.Context, input S, opts ...RunOption) iter.Seq2[Event, error] {
+	return g.stream(ctx, &input, opts)
+}
+
+// Resume continues a checkpointed thread from its latest checkpoint (or the
+// one FromCheckpoint names): tasks whose output was saved are not run again,
+// and interrupts are answered with the values given by WithResume or
+// WithResumeValue.
+func (g *Graph[S]) Resume(ctx context.Context, thread string, opts ...RunOption) (S, error) {
+	cfg := runConfig{thread: thread}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	cfg.thread = thread
+	return g.execute(ctx, nil, &cfg, nil, nil)
+}
+
+// ResumeStream is Resume with the events of Stream.
+func (g *Graph[S]) ResumeStream(ctx context.Context, thread string, opts ...RunOption) iter.Seq2[Event, error] {
+	return g.stream(ctx, nil, append(opts, WithThread(thread)))
+}
+
+func (g *Graph[S]) stream(ctx context.Context, input *S, opts []RunOption) iter.Seq2[Event, error] {
 	cfg := runConfig{modes: ModeAll &^ ModeDebug}
 	for _, o := range opts {
 		o(&cfg)
@@ -159,68 +302,404 @@ func (g *Graph[S]) Stream(ctx context.Context, input S, opts ...RunOption) iter.
 	}
 }
 
-// execute runs the graph; em is nil when no one listens.
-func (g *Graph[S]) execute(parent context.Context, st S, cfg *runConfig, em *emitter, path []string) (out S, err error) {
+// execute runs the graph: from input when it is not nil, else from a
+// checkpoint. em is nil when no one listens; parent is the metadata of the
+// node that runs this graph as a subgraph, nil at the top level.
+func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *emitter, parent *runMeta) (out S, err error) {
 	r := &run[S]{g: g, limit: g.maxSteps}
 	r.tasks, r.next, r.prev = r.bufs[0][:0], r.bufs[1][:0], r.bufs[2][:0]
 	if cfg.stepLimit > 0 {
 		r.limit = cfg.stepLimit
 	}
-	r.ctx.Context = parent
-	r.ctx.meta = runMeta{graph: g.name, path: path, emit: em, step: -1}
+	r.ctx.Context = ctx
+	m := &r.ctx.meta
+	*m = runMeta{graph: g.name, emit: em, step: -1, task: &r.scope,
+		saver: g.saver, ser: g.ser, durability: g.durability, thread: cfg.thread}
+	if parent != nil {
+		m.path = append(slices.Clip(parent.path), parent.node)
+		m.resume = parent.resume
+		if parent.saver != nil {
+			m.saver, m.ser, m.durability, m.thread = parent.saver, parent.ser, parent.durability, parent.thread
+			m.ns = parent.ns + "/" + parent.node + ":" + parent.task.id
+		}
+	}
+	if cfg.durability != nil {
+		m.durability = *cfg.durability
+	}
+	if m.ser == nil {
+		m.ser = state.JSON()
+	}
+	var st S
+	if input != nil {
+		st = *input
+	}
 	defer func() {
 		// Node panics are recovered where nodes run; this guards the engine.
 		if p := recover(); p != nil {
 			out, err = st, fmt.Errorf("graph %q: internal panic: %v\n%s", g.name, p, debug.Stack())
 		}
 	}()
-	if err := parent.Err(); err != nil {
+	if err := ctx.Err(); err != nil {
 		return st, err
 	}
+	if m.saver != nil {
+		if m.thread == "" {
+			return st, fmt.Errorf("graph %q: %w", g.name, ErrNoThread)
+		}
+		r.cp = &checkpointer[S]{saver: m.saver, ser: m.ser, thread: m.thread, ns: m.ns, durability: m.durability}
+		if r.cp.durability == DurabilityAsync {
+			r.cp.startAsync()
+		}
+		defer func() {
+			if ferr := r.cp.flush(ctx); ferr != nil && (err == nil || isInterrupt(err)) {
+				err = ferr
+			}
+		}()
+	} else if input == nil {
+		return st, fmt.Errorf("graph %q: cannot resume thread %q: %w", g.name, cfg.thread, ErrNoCheckpointer)
+	}
+	if m.resume == nil && (len(cfg.resume) > 0 || cfg.hasOne) {
+		m.resume = &resumeSet{}
+	}
+
+	switch {
+	case input == nil:
+		st, err = r.restore(cfg, false)
+	case parent != nil && r.cp != nil:
+		// A subgraph run resumes where a previous attempt of its task stopped.
+		var resumed bool
+		if st, resumed, err = r.restoreNested(); err == nil && !resumed {
+			st, err = r.begin(*input)
+		}
+	default:
+		st, err = r.begin(*input)
+	}
+	if err != nil {
+		return st, err
+	}
+	return r.loop(st)
+}
+
+// Errors about how a run was asked for.
+var (
+	// ErrNoThread reports a run of a checkpointed graph without WithThread.
+	ErrNoThread = errors.New("the graph has a checkpointer: give the run a thread with WithThread")
+	// ErrNoCheckpointer reports a call that needs checkpoints on a graph without a checkpointer.
+	ErrNoCheckpointer = errors.New("the graph has no checkpointer")
+	// ErrUnknownInterrupt reports a resume value for an interrupt that is not pending.
+	ErrUnknownInterrupt = errors.New("no such pending interrupt")
+)
+
+// begin triggers the entry nodes and, when checkpointing, records the input.
+func (r *run[S]) begin(st S) (S, error) {
 	if err := r.successors(&r.ctx, nil, &st, nil); err != nil {
 		return st, err
 	}
 	r.advance()
-	for step := 0; len(r.tasks) > 0; step++ {
-		if step >= r.limit {
-			return st, &StepLimitError{Limit: r.limit, Nodes: r.names(r.prev)}
-		}
-		if err := parent.Err(); err != nil {
+	if r.cp != nil {
+		if err := r.checkpoint(-1, "input", &st, nil); err != nil {
 			return st, err
 		}
+	}
+	return st, nil
+}
+
+// restoreNested resumes a subgraph run from its namespace's latest
+// checkpoint, if a previous attempt of the parent's task left one.
+func (r *run[S]) restoreNested() (S, bool, error) {
+	var zero S
+	_, err := r.cp.saver.Get(r.ctx.Context, r.cp.thread, r.cp.ns, "")
+	if errors.Is(err, state.ErrNotFound) {
+		return zero, false, nil
+	}
+	if err != nil {
+		return zero, false, fmt.Errorf("graph: thread %q: namespace %q: %w", r.cp.thread, r.cp.ns, err)
+	}
+	st, err := r.restore(&runConfig{}, true)
+	return st, true, err
+}
+
+// restore loads a checkpoint and prepares the run to continue from it.
+func (r *run[S]) restore(cfg *runConfig, nested bool) (S, error) {
+	var zero S
+	tup, snap, recs, err := r.cp.load(r.ctx.Context, cfg.from)
+	if err != nil {
+		return zero, err
+	}
+	replay := cfg.from != ""
+	pending := pendingInterrupts(snap, recs)
+	if !nested {
+		if err := r.acceptResume(cfg, pending); err != nil {
+			return zero, err
+		}
+	}
+	r.cp.last = tup.Checkpoint.ID
+	r.ctx.meta.step = tup.Checkpoint.Step
+	for _, ref := range snap.Tasks {
+		i, ok := r.g.byName[ref.Node]
+		if !ok {
+			return zero, fmt.Errorf("graph: thread %q: checkpoint %q: %w: node %q is not in graph %q", r.cp.thread, tup.Checkpoint.ID, ErrCorruptCheckpoint, ref.Node, r.g.name)
+		}
+		t := task[S]{node: i, in: ref.Input, id: ref.ID}
+		if rec := recs[ref.ID]; rec != nil && !replay {
+			switch {
+			case len(rec.Interrupts) > 0:
+				if len(rec.Resume) > 0 {
+					r.resumeSet().add(rec.Resume)
+				}
+			case rec.Output != nil:
+				t.done = rec
+			}
+		}
+		r.tasks = append(r.tasks, t)
+	}
+	if len(snap.Joins) > 0 {
+		if len(snap.Joins) != len(r.g.joins) {
+			return zero, fmt.Errorf("graph: thread %q: checkpoint %q: %w: it records %d joins, graph %q has %d", r.cp.thread, tup.Checkpoint.ID, ErrCorruptCheckpoint, len(snap.Joins), r.g.name, len(r.g.joins))
+		}
+		r.joinDone = snap.Joins
+	}
+	for _, in := range snap.Interrupts {
+		if in.When == Before {
+			r.skipBefore = true
+		}
+	}
+	return snap.State, nil
+}
+
+func (r *run[S]) resumeSet() *resumeSet {
+	if r.ctx.meta.resume == nil {
+		r.ctx.meta.resume = &resumeSet{}
+	}
+	return r.ctx.meta.resume
+}
+
+// acceptResume checks the caller's resume values against what is pending,
+// before anything runs or is written.
+func (r *run[S]) acceptResume(cfg *runConfig, pending []PendingInterrupt) error {
+	ids := make(map[string]bool, len(pending))
+	var dynamic []string
+	for _, in := range pending {
+		ids[in.ID] = true
+		if in.When == During {
+			dynamic = append(dynamic, in.ID)
+		}
+	}
+	for id := range cfg.resume {
+		if !ids[id] {
+			return fmt.Errorf("graph: thread %q: resume value for interrupt %q: %w (pending: %v)", r.cp.thread, id, ErrUnknownInterrupt, keysOf(ids))
+		}
+	}
+	values := cfg.resume
+	if cfg.hasOne {
+		if len(dynamic) != 1 {
+			return fmt.Errorf("graph: thread %q: WithResumeValue needs exactly one pending interrupt, %d are pending (%v): answer them by ID with WithResume", r.cp.thread, len(dynamic), dynamic)
+		}
+		values = map[string]any{dynamic[0]: cfg.resumeOne}
+		for k, v := range cfg.resume {
+			values[k] = v
+		}
+	}
+	if len(values) > 0 {
+		r.resumeSet().add(values)
+	}
+	return nil
+}
+
+func keysOf(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func pendingInterrupts[S any](snap *snapshot[S], recs map[string]*taskRecord[S]) []PendingInterrupt {
+	out := slices.Clone(snap.Interrupts)
+	for _, t := range snap.Tasks {
+		if rec := recs[t.ID]; rec != nil {
+			out = append(out, rec.Interrupts...)
+		}
+	}
+	return out
+}
+
+// loop runs supersteps until no task is left.
+func (r *run[S]) loop(st S) (S, error) {
+	em := r.ctx.meta.emit
+	for n := 0; len(r.tasks) > 0; n++ {
+		if n >= r.limit {
+			return st, &StepLimitError{Limit: r.limit, Nodes: r.names(r.prev)}
+		}
+		if err := r.ctx.Context.Err(); err != nil {
+			return st, err
+		}
+		if len(r.g.before) > 0 && !r.skipBefore {
+			if hits := r.staticHits(r.g.before, r.tasks, Before); len(hits) > 0 {
+				return st, r.interrupted(hits)
+			}
+		}
+		r.skipBefore = false
+		step := r.ctx.meta.step + 1
 		r.ctx.meta.step = step
 		if em != nil && em.modes&ModeDebug != 0 {
-			em.send(Event{Kind: KindStepStart, Graph: g.name, Path: path, Step: step, Nodes: r.names(r.tasks)})
+			em.send(Event{Kind: KindStepStart, Graph: r.g.name, Path: r.ctx.meta.path, Step: step, Nodes: r.names(r.tasks)})
 		}
+		var err error
 		if len(r.tasks) == 1 && r.tasks[0].in == nil {
-			n := g.nodes[r.tasks[0].node]
-			r.ctx.meta.node = n.name
-			res, cmd, err := r.exec(&r.ctx, &r.ctx.meta, n, &st, false)
-			r.ctx.meta.node = ""
-			if err != nil {
-				return st, r.fail(err)
-			}
-			st = res
-			if err := r.successors(&r.ctx, n, &st, cmd); err != nil {
-				return st, err
-			}
+			st, err = r.single(st)
 		} else {
-			var err error
-			if st, err = r.parallel(st); err != nil {
-				return st, r.fail(err)
-			}
+			st, err = r.parallel(st)
+		}
+		if err != nil {
+			return st, r.fail(err)
 		}
 		if em != nil {
 			r.emitStepEnd(em, step, &st)
 		}
 		r.advance()
+		if r.cp != nil {
+			if err := r.checkpoint(step, "loop", &st, r.prev); err != nil {
+				return st, err
+			}
+		}
+		if len(r.g.after) > 0 {
+			if hits := r.staticHits(r.g.after, r.prev, After); len(hits) > 0 {
+				return st, r.interrupted(hits)
+			}
+		}
 	}
 	return st, nil
 }
 
+// single runs a superstep of one task on the run's goroutine.
+func (r *run[S]) single(st S) (S, error) {
+	t := &r.tasks[0]
+	n := r.g.nodes[t.node]
+	var (
+		res S
+		cmd *Command[S]
+		err error
+	)
+	if t.done != nil {
+		res, cmd = *t.done.Output, t.done.command()
+	} else {
+		m := &r.ctx.meta
+		m.node = n.name
+		r.scope.id, r.scope.calls = t.id, 0
+		if t.id == "" {
+			r.scope.id = localTaskID(m.step, 0)
+		}
+		res, cmd, err = r.exec(&r.ctx, m, n, &st, false)
+		m.node = ""
+		if r.cp != nil && (err == nil || isInterrupt(err)) {
+			if werr := r.record(t, n, &res, cmd, err); werr != nil {
+				return st, werr
+			}
+		}
+		if err != nil {
+			if isInterrupt(err) {
+				return st, r.interrupted(interruptsOf(err))
+			}
+			return st, err
+		}
+	}
+	if err := r.successors(&r.ctx, n, &res, cmd); err != nil {
+		return st, err
+	}
+	return res, nil
+}
+
+func localTaskID(step, idx int) string {
+	return "s" + strconv.Itoa(step) + "/" + strconv.Itoa(idx)
+}
+
+// record saves a finished task's output, or its interrupts, as a pending
+// write against the checkpoint that started the superstep.
+func (r *run[S]) record(t *task[S], n *node[S], out *S, cmd *Command[S], err error) error {
+	rec := &taskRecord[S]{Node: n.name}
+	if err != nil {
+		rec.Interrupts = interruptsOf(err)
+		rec.Resume = r.ctx.meta.resume.snapshot()
+	} else {
+		rec.Output = out
+		if cmd != nil {
+			rec.Goto = cmd.Goto
+			for _, s := range cmd.Send {
+				in := s.State
+				rec.Sends = append(rec.Sends, taskRef[S]{Node: s.Node, Input: &in})
+			}
+		}
+	}
+	return r.cp.write(r.ctx.Context, r.cp.last, t.id, rec)
+}
+
+func (rec *taskRecord[S]) command() *Command[S] {
+	if len(rec.Goto) == 0 && len(rec.Sends) == 0 {
+		return nil
+	}
+	c := &Command[S]{Goto: rec.Goto}
+	for _, s := range rec.Sends {
+		var in S
+		if s.Input != nil {
+			in = *s.Input
+		}
+		c.Send = append(c.Send, Send[S]{Node: s.Node, State: in})
+	}
+	return c
+}
+
+// interrupted ends the run for the given interrupts.
+func (r *run[S]) interrupted(ins []PendingInterrupt) error {
+	if em := r.ctx.meta.emit; em != nil {
+		em.send(Event{Kind: KindInterrupt, Graph: r.g.name, Path: r.ctx.meta.path, Step: r.ctx.meta.step, Payload: ins})
+	}
+	return &InterruptError{Thread: r.ctx.meta.thread, Interrupts: ins}
+}
+
+// staticHits lists the tasks whose node is in set, as interrupts.
+func (r *run[S]) staticHits(set map[int]bool, tasks []task[S], when When) []PendingInterrupt {
+	var hits []PendingInterrupt
+	for i, t := range tasks {
+		if set[t.node] {
+			id := t.id
+			if id == "" {
+				id = localTaskID(r.ctx.meta.step, i)
+			}
+			hits = append(hits, PendingInterrupt{ID: staticInterruptID(r.ctx.meta.ns, id, when), When: when, Node: r.g.nodes[t.node].name, Path: r.ctx.meta.path})
+		}
+	}
+	return hits
+}
+
+// checkpoint writes the state after a superstep with the next tasks.
+func (r *run[S]) checkpoint(step int, source string, st *S, ran []task[S]) error {
+	id := newID()
+	snap := &snapshot[S]{State: *st, Joins: r.joinDone}
+	for i := range r.tasks {
+		t := &r.tasks[i]
+		t.id = id + "/" + strconv.Itoa(i)
+		snap.Tasks = append(snap.Tasks, taskRef[S]{ID: t.id, Node: r.g.nodes[t.node].name, Input: t.in})
+	}
+	if len(r.g.before) > 0 {
+		snap.Interrupts = append(snap.Interrupts, r.staticHits(r.g.before, r.tasks, Before)...)
+	}
+	if len(r.g.after) > 0 && len(ran) > 0 {
+		snap.Interrupts = append(snap.Interrupts, r.staticHits(r.g.after, ran, After)...)
+	}
+	if err := r.cp.put(r.ctx.Context, id, step, source, snap); err != nil {
+		return err
+	}
+	if em := r.ctx.meta.emit; em != nil && em.modes&ModeDebug != 0 {
+		em.send(Event{Kind: KindCheckpoint, Graph: r.g.name, Path: r.ctx.meta.path, Step: step, Name: id, Nodes: r.names(r.tasks)})
+	}
+	return nil
+}
+
 // fail returns the run's own cancellation in place of the errors it caused.
 func (r *run[S]) fail(err error) error {
-	if cerr := r.ctx.Context.Err(); cerr != nil {
+	if cerr := r.ctx.Context.Err(); cerr != nil && !isInterrupt(err) {
 		return cerr
 	}
 	return err
@@ -293,6 +772,9 @@ func (r *run[S]) exec(ctx context.Context, meta *runMeta, n *node[S], in *S, cli
 			err = r.wrap(meta, n, attempt, err)
 			break
 		}
+		meta.task.mu.Lock()
+		meta.task.calls = 0
+		meta.task.mu.Unlock()
 	}
 	if em != nil {
 		if em.modes&ModeEvents != 0 {
@@ -366,10 +848,11 @@ func (c *taskCtx) Value(key any) any {
 
 // slot holds one concurrent task's context and outcome.
 type slot[S any] struct {
-	ctx taskCtx
-	out S
-	cmd *Command[S]
-	err error
+	ctx   taskCtx
+	scope taskScope
+	out   S
+	cmd   *Command[S]
+	err   error
 }
 
 // superstep runs the tasks of one parallel superstep. Tasks are claimed from
@@ -412,13 +895,27 @@ func (p *superstep[S]) help() {
 func (p *superstep[S]) runTask(i int) {
 	r, t, sl := p.r, &p.r.tasks[i], &p.slots[i]
 	nd := r.g.nodes[t.node]
+	if t.done != nil {
+		sl.out, sl.cmd = *t.done.Output, t.done.command()
+		return
+	}
 	sl.ctx.meta.node = nd.name
+	sl.scope.id = t.id
+	if t.id == "" {
+		sl.scope.id = localTaskID(r.ctx.meta.step, i)
+	}
+	sl.ctx.meta.task = &sl.scope
 	in := p.st
 	if t.in != nil {
 		in = t.in
 	}
 	sl.out, sl.cmd, sl.err = r.exec(&sl.ctx, &sl.ctx.meta, nd, in, true)
-	if sl.err != nil {
+	if r.cp != nil && (sl.err == nil || isInterrupt(sl.err)) {
+		if err := r.record(t, nd, &sl.out, sl.cmd, sl.err); err != nil {
+			sl.err = err
+		}
+	}
+	if sl.err != nil && !isInterrupt(sl.err) {
 		p.cancel() // the superstep fails: stop its other tasks
 	}
 }
@@ -444,6 +941,13 @@ func (r *run[S]) parallel(st S) (S, error) {
 	if err := firstError(p.slots); err != nil {
 		return st, err
 	}
+	var ins []PendingInterrupt
+	for i := range p.slots {
+		ins = append(ins, interruptsOf(p.slots[i].err)...)
+	}
+	if len(ins) > 0 {
+		return st, r.interrupted(ins)
+	}
 	ws := make([]write[S], 0, 2*n)
 	for i := range tasks {
 		w := write[S]{node: r.g.nodes[tasks[i].node].name, in: &st, out: &p.slots[i].out}
@@ -464,13 +968,13 @@ func (r *run[S]) parallel(st S) (S, error) {
 	return merged, nil
 }
 
-// firstError picks, in task order, the first error that is not a
-// cancellation caused by another task's failure.
+// firstError picks, in task order, the first error that is not an
+// interrupt nor a cancellation caused by another task's failure.
 func firstError[S any](slots []slot[S]) error {
 	var first error
 	for i := range slots {
 		err := slots[i].err
-		if err == nil {
+		if err == nil || isInterrupt(err) {
 			continue
 		}
 		if first == nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"slices"
 )
 
 // SubgraphNode is a compiled graph prepared to run as a node of a parent
@@ -85,15 +84,13 @@ func Subgraph[P, C any](child *Graph[C], opts ...SubgraphOption[P, C]) *Subgraph
 	}
 	in, out := o.in, o.out
 	s.run = func(ctx context.Context, p P) (P, error) {
-		var (
-			path []string
-			em   *emitter
-		)
-		if m := metaFrom(ctx); m != nil {
-			path = append(slices.Clip(m.path), m.node)
+		var em *emitter
+		m := metaFrom(ctx)
+		if m != nil {
 			em = m.emit
 		}
-		res, err := child.execute(ctx, in(p), &runConfig{}, em, path)
+		c := in(p)
+		res, err := child.execute(ctx, &c, &runConfig{}, em, m)
 		if err != nil {
 			return p, err
 		}

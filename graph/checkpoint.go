@@ -1,0 +1,246 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/trellis-go/trellis/state"
+)
+
+// Durability says when a run's checkpoints reach the saver.
+type Durability int
+
+const (
+	// DurabilitySync writes each checkpoint before the next superstep starts,
+	// and each task's output as soon as the task finishes. A crash loses at
+	// most the tasks that were running. This is the default.
+	DurabilitySync Durability = iota
+	// DurabilityAsync writes in the background, in order, while the run goes
+	// on; the run waits for the writes before it returns. A crash may lose
+	// the last few supersteps.
+	DurabilityAsync
+	// DurabilityExit writes once, when the run ends, is interrupted or fails.
+	// A crash loses the whole run.
+	DurabilityExit
+)
+
+func (d Durability) String() string {
+	switch d {
+	case DurabilitySync:
+		return "sync"
+	case DurabilityAsync:
+		return "async"
+	case DurabilityExit:
+		return "exit"
+	}
+	return fmt.Sprintf("Durability(%d)", int(d))
+}
+
+// The payload of a checkpoint: the state after a superstep and what the next
+// superstep will run.
+type snapshot[S any] struct {
+	Format     int           `json:"format"`
+	State      S             `json:"state"`
+	Tasks      []taskRef[S]  `json:"tasks,omitempty"`
+	Joins      [][]bool      `json:"joins,omitempty"`
+	Interrupts []PendingInterrupt   `json:"interrupts,omitempty"`
+}
+
+const snapshotFormat = 1
+
+type taskRef[S any] struct {
+	ID    string `json:"id"`
+	Node  string `json:"node"`
+	Input *S     `json:"input,omitempty"`
+}
+
+// The payload of a pending write: what one task of a superstep produced.
+type taskRecord[S any] struct {
+	Node       string         `json:"node"`
+	Output     *S             `json:"output,omitempty"`
+	Goto       []string       `json:"goto,omitempty"`
+	Sends      []taskRef[S]   `json:"sends,omitempty"`
+	Interrupts []PendingInterrupt    `json:"interrupts,omitempty"`
+	Resume     map[string]any `json:"resume,omitempty"`
+}
+
+// checkpointer writes one run's checkpoints.
+type checkpointer[S any] struct {
+	saver      state.Saver
+	ser        state.Serializer
+	thread, ns string
+	durability Durability
+	last       string // ID of the latest checkpoint written or loaded
+
+	// Async writes.
+	queue chan func() error
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	err   error
+	// Exit-mode writes held until the end.
+	held      *state.Checkpoint
+	heldWrite []state.PendingWrite
+}
+
+func (c *checkpointer[S]) fail(err error) {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	c.mu.Unlock()
+}
+
+func (c *checkpointer[S]) failed() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+func (c *checkpointer[S]) startAsync() {
+	c.queue = make(chan func() error, 64)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		for w := range c.queue {
+			if err := w(); err != nil {
+				c.fail(err)
+			}
+		}
+	}()
+}
+
+// do runs a write according to the durability mode.
+func (c *checkpointer[S]) do(w func() error) error {
+	if c.queue != nil {
+		c.queue <- w
+		return c.failed()
+	}
+	return w()
+}
+
+// flush ends async writing and writes what exit mode held back. It returns
+// the first write error.
+func (c *checkpointer[S]) flush(ctx context.Context) error {
+	if c.queue != nil {
+		close(c.queue)
+		c.wg.Wait()
+		c.queue = nil
+	}
+	if c.held != nil {
+		cp := *c.held
+		c.held = nil
+		ctx := context.WithoutCancel(ctx)
+		if err := c.saver.Put(ctx, cp); err != nil {
+			c.fail(c.wrap(cp.ID, "saving checkpoint", err))
+		} else if len(c.heldWrite) > 0 {
+			if err := c.saver.PutWrites(ctx, c.thread, c.ns, cp.ID, c.heldWrite); err != nil {
+				c.fail(c.wrap(cp.ID, "saving pending writes", err))
+			}
+		}
+		c.heldWrite = nil
+	}
+	return c.failed()
+}
+
+func (c *checkpointer[S]) wrap(id, what string, err error) error {
+	return fmt.Errorf("graph: thread %q: checkpoint %q: %s: %w", c.thread, id, what, err)
+}
+
+// newID returns a fresh, time-ordered checkpoint ID.
+func newID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.NewString()
+	}
+	return id.String()
+}
+
+// put stores the snapshot as checkpoint id, following the last one.
+func (c *checkpointer[S]) put(ctx context.Context, id string, step int, source string, snap *snapshot[S]) error {
+	snap.Format = snapshotFormat
+	payload, err := c.ser.Marshal(snap)
+	if err != nil {
+		return fmt.Errorf("graph: thread %q: encoding the state after superstep %d: %w", c.thread, step, err)
+	}
+	cp := state.Checkpoint{
+		ThreadID: c.thread, Namespace: c.ns, ID: id, ParentID: c.last,
+		Step: step, Source: source, CreatedAt: time.Now().UTC(), Payload: payload,
+	}
+	c.last = cp.ID
+	if c.durability == DurabilityExit {
+		c.held, c.heldWrite = &cp, nil
+		return nil
+	}
+	saver := c.saver
+	return c.do(func() error {
+		if err := saver.Put(context.WithoutCancel(ctx), cp); err != nil {
+			return c.wrap(cp.ID, "saving checkpoint", err)
+		}
+		return nil
+	})
+}
+
+// write stores one task's record against the checkpoint cpID.
+func (c *checkpointer[S]) write(ctx context.Context, cpID, taskID string, rec *taskRecord[S]) error {
+	payload, err := c.ser.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("graph: thread %q: encoding the output of node %q: %w", c.thread, rec.Node, err)
+	}
+	w := state.PendingWrite{TaskID: taskID, Node: rec.Node, Payload: payload}
+	if c.durability == DurabilityExit {
+		c.mu.Lock()
+		c.heldWrite = append(c.heldWrite, w)
+		c.mu.Unlock()
+		return nil
+	}
+	return c.do(func() error {
+		if err := c.saver.PutWrites(context.WithoutCancel(ctx), c.thread, c.ns, cpID, []state.PendingWrite{w}); err != nil {
+			return c.wrap(cpID, "saving the output of node "+rec.Node, err)
+		}
+		return nil
+	})
+}
+
+// load reads a checkpoint (the latest if id is empty) and its pending writes.
+func (c *checkpointer[S]) load(ctx context.Context, id string) (*state.Tuple, *snapshot[S], map[string]*taskRecord[S], error) {
+	tup, err := c.saver.Get(ctx, c.thread, c.ns, id)
+	if err != nil {
+		if id == "" {
+			return nil, nil, nil, fmt.Errorf("graph: thread %q: %w", c.thread, err)
+		}
+		return nil, nil, nil, fmt.Errorf("graph: thread %q: checkpoint %q: %w", c.thread, id, err)
+	}
+	snap, recs, err := decodeTuple[S](c.ser, &tup)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("graph: thread %q: %w", c.thread, err)
+	}
+	return &tup, snap, recs, nil
+}
+
+// ErrCorruptCheckpoint is matched by errors about checkpoints that cannot be
+// decoded.
+var ErrCorruptCheckpoint = errors.New("corrupt checkpoint")
+
+func decodeTuple[S any](ser state.Serializer, tup *state.Tuple) (*snapshot[S], map[string]*taskRecord[S], error) {
+	snap := new(snapshot[S])
+	if err := ser.Unmarshal(tup.Checkpoint.Payload, snap); err != nil {
+		return nil, nil, fmt.Errorf("checkpoint %q: %w: %w", tup.Checkpoint.ID, ErrCorruptCheckpoint, err)
+	}
+	if snap.Format != snapshotFormat {
+		return nil, nil, fmt.Errorf("checkpoint %q: %w: unknown payload format %d", tup.Checkpoint.ID, ErrCorruptCheckpoint, snap.Format)
+	}
+	recs := make(map[string]*taskRecord[S], len(tup.Writes))
+	for _, w := range tup.Writes {
+		rec := new(taskRecord[S])
+		if err := ser.Unmarshal(w.Payload, rec); err != nil {
+			return nil, nil, fmt.Errorf("checkpoint %q: pending write of task %q: %w: %w", tup.Checkpoint.ID, w.TaskID, ErrCorruptCheckpoint, err)
+		}
+		recs[w.TaskID] = rec
+	}
+	return snap, recs, nil
+}

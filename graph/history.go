@@ -1,0 +1,149 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/trellis-go/trellis/state"
+)
+
+// Snapshot is a thread's state at one checkpoint.
+type Snapshot[S any] struct {
+	// State is the state after the checkpoint's superstep.
+	State S
+	// Next lists the nodes the next superstep will run; empty when the
+	// run ended.
+	Next []string
+	// Interrupts lists what the thread waits for at this checkpoint.
+	Interrupts []PendingInterrupt
+	// Thread is the thread's ID.
+	Thread string
+	// CheckpointID identifies the checkpoint; ParentID the one before it.
+	CheckpointID, ParentID string
+	// Step is the superstep after which the checkpoint was taken (-1 for
+	// the run's input).
+	Step int
+	// Source says what wrote it: "input", "loop" or "update".
+	Source string
+	// CreatedAt is when it was written.
+	CreatedAt time.Time
+}
+
+func (g *Graph[S]) checkpointer(thread string) (*checkpointer[S], error) {
+	if g.saver == nil {
+		return nil, fmt.Errorf("graph %q: %w", g.name, ErrNoCheckpointer)
+	}
+	if thread == "" {
+		return nil, fmt.Errorf("graph %q: %w", g.name, ErrNoThread)
+	}
+	ser := g.ser
+	if ser == nil {
+		ser = state.JSON()
+	}
+	return &checkpointer[S]{saver: g.saver, ser: ser, thread: thread, durability: DurabilitySync}, nil
+}
+
+func (g *Graph[S]) toSnapshot(cp *state.Checkpoint, snap *snapshot[S], recs map[string]*taskRecord[S]) Snapshot[S] {
+	out := Snapshot[S]{
+		State: snap.State, Interrupts: pendingInterrupts(snap, recs), Thread: cp.ThreadID,
+		CheckpointID: cp.ID, ParentID: cp.ParentID, Step: cp.Step, Source: cp.Source, CreatedAt: cp.CreatedAt,
+	}
+	for _, t := range snap.Tasks {
+		out.Next = append(out.Next, t.Node)
+	}
+	return out
+}
+
+// GetState returns a checkpointed thread's latest state (or the state at
+// the checkpoint FromCheckpoint names): the state, the nodes due next, and
+// the pending interrupts.
+func (g *Graph[S]) GetState(ctx context.Context, thread string, opts ...RunOption) (Snapshot[S], error) {
+	var cfg runConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c, err := g.checkpointer(thread)
+	if err != nil {
+		return Snapshot[S]{}, err
+	}
+	tup, snap, recs, err := c.load(ctx, cfg.from)
+	if err != nil {
+		return Snapshot[S]{}, err
+	}
+	return g.toSnapshot(&tup.Checkpoint, snap, recs), nil
+}
+
+// History returns a thread's checkpoints, newest first, at most limit of
+// them (all if limit is zero).
+func (g *Graph[S]) History(ctx context.Context, thread string, limit int) ([]Snapshot[S], error) {
+	c, err := g.checkpointer(thread)
+	if err != nil {
+		return nil, err
+	}
+	cps, err := c.saver.List(ctx, thread, "", state.ListOptions{Limit: limit})
+	if err != nil {
+		return nil, fmt.Errorf("graph: thread %q: listing checkpoints: %w", thread, err)
+	}
+	out := make([]Snapshot[S], 0, len(cps))
+	for i := range cps {
+		tup := state.Tuple{Checkpoint: cps[i]}
+		snap, recs, err := decodeTuple[S](c.ser, &tup)
+		if err != nil {
+			return nil, fmt.Errorf("graph: thread %q: %w", thread, err)
+		}
+		out = append(out, g.toSnapshot(&cps[i], snap, recs))
+	}
+	return out, nil
+}
+
+// UpdateState forks a thread: it writes a new checkpoint whose state is
+// update applied to the latest state (or to the state at FromCheckpoint), as
+// if node asNode had returned it. The nodes due next are those that follow
+// asNode (its edges and routes, evaluated on the new state); with START they
+// are the graph's entry nodes, with END nothing is due. Resume continues
+// from the new checkpoint. UpdateState returns its ID.
+func (g *Graph[S]) UpdateState(ctx context.Context, thread, asNode string, update func(S) S, opts ...RunOption) (string, error) {
+	var cfg runConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c, err := g.checkpointer(thread)
+	if err != nil {
+		return "", err
+	}
+	var n *node[S]
+	switch asNode {
+	case START, END:
+	default:
+		i, ok := g.byName[asNode]
+		if !ok {
+			return "", fmt.Errorf("graph %q: UpdateState as node %q: unknown node%s", g.name, asNode, suggest(asNode, g.Nodes()))
+		}
+		n = g.nodes[i]
+	}
+	tup, snap, _, err := c.load(ctx, cfg.from)
+	if err != nil {
+		return "", err
+	}
+	st := snap.State
+	if update != nil {
+		st = update(st)
+	}
+	r := &run[S]{g: g, cp: c}
+	r.tasks, r.next, r.prev = r.bufs[0][:0], r.bufs[1][:0], r.bufs[2][:0]
+	r.ctx.Context = ctx
+	r.ctx.meta = runMeta{graph: g.name, thread: thread, step: tup.Checkpoint.Step}
+	r.joinDone = snap.Joins
+	c.last = tup.Checkpoint.ID
+	if asNode != END {
+		if err := r.successors(&r.ctx, n, &st, nil); err != nil {
+			return "", err
+		}
+		r.advance()
+	}
+	if err := r.checkpoint(tup.Checkpoint.Step+1, "update", &st, nil); err != nil {
+		return "", err
+	}
+	return c.last, c.flush(ctx)
+}
