@@ -35,6 +35,15 @@ func NewStreamFunc[In, Out any](name, description string, fn func(context.Contex
 	return &StreamFuncTool[In, Out]{core: c, decode: newDecoder(reflect.TypeFor[In]()), fn: fn}, nil
 }
 
+// MustStreamFunc is like NewStreamFunc but panics on error.
+func MustStreamFunc[In, Out any](name, description string, fn func(context.Context, In) iter.Seq2[Out, error], opts ...Option) *StreamFuncTool[In, Out] {
+	t, err := NewStreamFunc(name, description, fn, opts...)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
 // Stream validates and decodes args and yields the function's pieces as
 // results. Invalid arguments yield one error result and the function does
 // not run.
