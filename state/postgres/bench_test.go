@@ -1,0 +1,63 @@
+package postgres_test
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trellis-go/trellis/state"
+	"github.com/trellis-go/trellis/state/postgres"
+)
+
+// benchPayload is the size of a modest serialized state.
+const benchPayload = 4 << 10
+
+func benchCheckpoint(i int, payload []byte) state.Checkpoint {
+	return state.Checkpoint{
+		ThreadID: "bench", ID: strconv.Itoa(i), ParentID: strconv.Itoa(i - 1), Step: i, Source: "loop",
+		CreatedAt: time.Now(), Metadata: map[string]string{"step": "x"}, Payload: payload,
+	}
+}
+
+func benchSaver(b *testing.B) *postgres.Saver {
+	pool := testPool(b)
+	s, err := postgres.New(b.Context(), pool, postgres.WithSchema(testSchema(b, pool)))
+	require.NoError(b, err)
+	return s
+}
+
+func BenchmarkPut(b *testing.B) {
+	s := benchSaver(b)
+	ctx := b.Context()
+	payload := make([]byte, benchPayload)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if err := s.Put(ctx, benchCheckpoint(i, payload)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGetLatest(b *testing.B) {
+	s := benchSaver(b)
+	ctx := b.Context()
+	payload := make([]byte, benchPayload)
+	for i := range 100 {
+		require.NoError(b, s.Put(ctx, benchCheckpoint(i, payload)))
+	}
+	require.NoError(b, s.PutWrites(ctx, "bench", "", "99", []state.PendingWrite{
+		{TaskID: "a", Node: "agent", Payload: payload[:512]},
+		{TaskID: "b", Node: "tools", Payload: payload[:512]},
+	}))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		tup, err := s.Get(ctx, "bench", "", "")
+		if err != nil || len(tup.Writes) != 2 {
+			b.Fatal(err, len(tup.Writes))
+		}
+	}
+}

@@ -1,0 +1,369 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/trellis-go/trellis/state"
+)
+
+// Saver is a state.Saver in PostgreSQL. It is safe for concurrent use, and
+// any number of processes may share its tables.
+type Saver struct {
+	pool  *pgxpool.Pool
+	owned bool // Close closes pool
+	t     tables
+	q     queries
+}
+
+var _ state.Saver = (*Saver)(nil)
+
+// New returns a store on a pool the caller owns; Close leaves the pool open.
+// It creates or migrates the store's tables before it returns.
+func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Saver, error) {
+	if pool == nil {
+		return nil, errors.New("postgres: New: nil *pgxpool.Pool")
+	}
+	return newSaver(ctx, pool, false, opts)
+}
+
+// Open connects to the database at connString (a URL or key=value DSN, as
+// pgxpool.ParseConfig reads it) and returns a store that owns the pool;
+// Close releases it. It creates or migrates the store's tables before it
+// returns.
+func Open(ctx context.Context, connString string, opts ...Option) (*Saver, error) {
+	cfg, err := pgxpool.ParseConfig(connString)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err) // pgx keeps passwords out of this error
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	s, err := newSaver(ctx, pool, true, opts)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func newSaver(ctx context.Context, pool *pgxpool.Pool, owned bool, opts []Option) (*Saver, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	s := &Saver{pool: pool, owned: owned, t: newTables(cfg)}
+	s.q = newQueries(s.t)
+	if err := s.migrate(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	return s, nil
+}
+
+// Close closes the pool if the store opened it (Open); a store made with New
+// leaves the caller's pool open. It always returns nil; it returns an error
+// so that the store is an io.Closer like the other stores.
+func (s *Saver) Close() error {
+	if s.owned {
+		s.pool.Close()
+	}
+	return nil
+}
+
+// queries are the store's statements with its table names filled in. pgx
+// prepares and caches each one per connection.
+type queries struct {
+	put, exists, upsertWrites, getLatest, getByID, list, listBefore, deleteThread, prune string
+}
+
+const checkpointColumns = `c.thread_id, c.namespace, c.checkpoint_id, c.parent_id, c.step, c.source, c.created_at, c.metadata, c.payload`
+
+// writesOf selects a checkpoint's writes as three parallel arrays, in the
+// order they were first written, in the same statement (and snapshot) as
+// the checkpoint.
+const writesOf = `,
+	ARRAY(SELECT w.task_id FROM {writes} w WHERE w.checkpoint_seq = c.seq ORDER BY w.seq),
+	ARRAY(SELECT w.node FROM {writes} w WHERE w.checkpoint_seq = c.seq ORDER BY w.seq),
+	ARRAY(SELECT w.payload FROM {writes} w WHERE w.checkpoint_seq = c.seq ORDER BY w.seq)`
+
+func newQueries(t tables) queries {
+	return queries{
+		put: t.expand(`INSERT INTO {checkpoints}
+			(thread_id, namespace, checkpoint_id, parent_id, step, source, created_at, metadata, payload)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+			ON CONFLICT (thread_id, namespace, checkpoint_id) DO NOTHING`),
+		exists: t.expand(`SELECT EXISTS (SELECT 1 FROM {checkpoints}
+			WHERE thread_id = $1 AND namespace = $2 AND checkpoint_id = $3)`),
+		// Rows go in in array order, so new tasks take increasing seq values;
+		// a task already stored keeps its seq and so its place.
+		upsertWrites: t.expand(`INSERT INTO {writes} (checkpoint_seq, task_id, node, payload)
+			SELECT c.seq, w.task_id, w.node, w.payload
+			FROM {checkpoints} c,
+				unnest($4::text[], $5::text[], $6::bytea[]) WITH ORDINALITY AS w(task_id, node, payload, ord)
+			WHERE c.thread_id = $1 AND c.namespace = $2 AND c.checkpoint_id = $3
+			ORDER BY w.ord
+			ON CONFLICT (checkpoint_seq, task_id) DO UPDATE SET node = EXCLUDED.node, payload = EXCLUDED.payload`),
+		getLatest: t.expand(`SELECT ` + checkpointColumns + writesOf + ` FROM {checkpoints} c
+			WHERE c.thread_id = $1 AND c.namespace = $2 ORDER BY c.seq DESC LIMIT 1`),
+		getByID: t.expand(`SELECT ` + checkpointColumns + writesOf + ` FROM {checkpoints} c
+			WHERE c.thread_id = $1 AND c.namespace = $2 AND c.checkpoint_id = $3`),
+		list: t.expand(`SELECT ` + checkpointColumns + ` FROM {checkpoints} c
+			WHERE c.thread_id = $1 AND c.namespace = $2 ORDER BY c.seq DESC LIMIT $3`),
+		listBefore: t.expand(`SELECT ` + checkpointColumns + ` FROM {checkpoints} c
+			WHERE c.thread_id = $1 AND c.namespace = $2
+			AND c.seq < (SELECT b.seq FROM {checkpoints} b WHERE b.thread_id = $1 AND b.namespace = $2 AND b.checkpoint_id = $4)
+			ORDER BY c.seq DESC LIMIT $3`),
+		deleteThread: t.expand(`DELETE FROM {checkpoints} WHERE thread_id = $1`),
+		prune: t.expand(`DELETE FROM {checkpoints} WHERE seq IN (
+			SELECT seq FROM (
+				SELECT seq, row_number() OVER (PARTITION BY namespace ORDER BY seq DESC) AS age
+				FROM {checkpoints} WHERE thread_id = $1
+			) ranked WHERE age > $2)`),
+	}
+}
+
+func checkContext(ctx context.Context, op string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("postgres: %s: %w", op, err)
+	}
+	return nil
+}
+
+// Put stores cp. A zero CreatedAt is set to the current time. CreatedAt is
+// kept to the microsecond.
+func (s *Saver) Put(ctx context.Context, cp state.Checkpoint) error {
+	if err := checkContext(ctx, "put"); err != nil {
+		return err
+	}
+	if cp.ThreadID == "" {
+		return errors.New("postgres: put: checkpoint has no thread ID")
+	}
+	if cp.ID == "" {
+		return fmt.Errorf("postgres: put: thread %q: checkpoint has no ID", cp.ThreadID)
+	}
+	metadata, err := checkMetadata(cp.Metadata)
+	if err != nil {
+		return fmt.Errorf("postgres: put: %w", describe(cp.ThreadID, cp.Namespace, cp.ID, err))
+	}
+	createdAt := cp.CreatedAt
+	if createdAt.IsZero() {
+		createdAt = time.Now()
+	}
+	tag, err := s.pool.Exec(ctx, s.q.put, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, cp.Step, cp.Source,
+		createdAt, metadata, blob(cp.Payload))
+	if err != nil {
+		return fmt.Errorf("postgres: put: %w", describe(cp.ThreadID, cp.Namespace, cp.ID, err))
+	}
+	if tag.RowsAffected() == 0 {
+		return describe(cp.ThreadID, cp.Namespace, cp.ID, state.ErrConflict)
+	}
+	return nil
+}
+
+// blob keeps an empty payload from being stored as NULL.
+func blob(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// PutWrites stores writes against an existing checkpoint in one statement,
+// all or none. A write whose TaskID is already stored replaces the stored
+// one in its place.
+func (s *Saver) PutWrites(ctx context.Context, threadID, namespace, checkpointID string, writes []state.PendingWrite) error {
+	if err := checkContext(ctx, "put writes"); err != nil {
+		return err
+	}
+	// One statement may not update a row twice, so a task repeated within
+	// the batch is merged first: its last write, in its first place.
+	var (
+		tasks, nodes []string
+		payloads     [][]byte
+		index        = make(map[string]int, len(writes))
+	)
+	for i, w := range writes {
+		if w.TaskID == "" {
+			return fmt.Errorf("postgres: put writes: %w",
+				describe(threadID, namespace, checkpointID, fmt.Errorf("write %d (node %q) has no task ID", i, w.Node)))
+		}
+		if j, seen := index[w.TaskID]; seen {
+			nodes[j], payloads[j] = w.Node, blob(w.Payload)
+			continue
+		}
+		index[w.TaskID] = len(tasks)
+		tasks, nodes, payloads = append(tasks, w.TaskID), append(nodes, w.Node), append(payloads, blob(w.Payload))
+	}
+
+	var found bool
+	if len(tasks) == 0 {
+		if err := s.pool.QueryRow(ctx, s.q.exists, threadID, namespace, checkpointID).Scan(&found); err != nil {
+			return fmt.Errorf("postgres: put writes: %w", describe(threadID, namespace, checkpointID, err))
+		}
+	} else {
+		tag, err := s.pool.Exec(ctx, s.q.upsertWrites, threadID, namespace, checkpointID, tasks, nodes, payloads)
+		if err != nil {
+			return fmt.Errorf("postgres: put writes: %w", describe(threadID, namespace, checkpointID, err))
+		}
+		found = tag.RowsAffected() > 0
+	}
+	if !found {
+		return describe(threadID, namespace, checkpointID, state.ErrNotFound)
+	}
+	return nil
+}
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+func scanCheckpoint(row rowScanner, extra ...any) (state.Checkpoint, error) {
+	var cp state.Checkpoint
+	dest := append([]any{&cp.ThreadID, &cp.Namespace, &cp.ID, &cp.ParentID, &cp.Step, &cp.Source,
+		&cp.CreatedAt, &cp.Metadata, &cp.Payload}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return cp, err
+	}
+	cp.CreatedAt = cp.CreatedAt.UTC()
+	return cp, nil
+}
+
+// Get returns a checkpoint and its writes, read in one statement; an empty
+// checkpointID asks for the latest.
+func (s *Saver) Get(ctx context.Context, threadID, namespace, checkpointID string) (state.Tuple, error) {
+	if err := checkContext(ctx, "get"); err != nil {
+		return state.Tuple{}, err
+	}
+	var row pgx.Row
+	if checkpointID == "" {
+		row = s.pool.QueryRow(ctx, s.q.getLatest, threadID, namespace)
+	} else {
+		row = s.pool.QueryRow(ctx, s.q.getByID, threadID, namespace, checkpointID)
+	}
+	var (
+		tasks, nodes []string
+		payloads     [][]byte
+	)
+	cp, err := scanCheckpoint(row, &tasks, &nodes, &payloads)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return state.Tuple{}, describe(threadID, namespace, checkpointID, state.ErrNotFound)
+	case err != nil:
+		return state.Tuple{}, fmt.Errorf("postgres: get: %w", describe(threadID, namespace, checkpointID, err))
+	}
+	tup := state.Tuple{Checkpoint: cp}
+	if len(tasks) > 0 {
+		tup.Writes = make([]state.PendingWrite, len(tasks))
+		for i := range tasks {
+			tup.Writes[i] = state.PendingWrite{TaskID: tasks[i], Node: nodes[i], Payload: payloads[i]}
+		}
+	}
+	return tup, nil
+}
+
+// List returns a thread's checkpoints in a namespace, newest first. Before
+// must name a checkpoint of that thread and namespace.
+func (s *Saver) List(ctx context.Context, threadID, namespace string, opts state.ListOptions) ([]state.Checkpoint, error) {
+	if err := checkContext(ctx, "list"); err != nil {
+		return nil, err
+	}
+	if opts.Limit < 0 {
+		return nil, fmt.Errorf("postgres: list: thread %q: limit must not be negative, got %d", threadID, opts.Limit)
+	}
+	var limit *int64 // NULL: no limit
+	if opts.Limit > 0 {
+		l := int64(opts.Limit)
+		limit = &l
+	}
+	var (
+		rows pgx.Rows
+		err  error
+	)
+	if opts.Before == "" {
+		rows, err = s.pool.Query(ctx, s.q.list, threadID, namespace, limit)
+	} else {
+		rows, err = s.pool.Query(ctx, s.q.listBefore, threadID, namespace, limit, opts.Before)
+	}
+	var cps []state.Checkpoint
+	if err == nil {
+		cps, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (state.Checkpoint, error) {
+			return scanCheckpoint(row)
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list: %w", describe(threadID, namespace, "", err))
+	}
+	if len(cps) == 0 && opts.Before != "" {
+		// Nothing older, or no such checkpoint to be older than?
+		var found bool
+		if err := s.pool.QueryRow(ctx, s.q.exists, threadID, namespace, opts.Before).Scan(&found); err != nil {
+			return nil, fmt.Errorf("postgres: list: %w", describe(threadID, namespace, opts.Before, err))
+		}
+		if !found {
+			return nil, fmt.Errorf("list before: %w", describe(threadID, namespace, opts.Before, state.ErrNotFound))
+		}
+	}
+	return cps, nil
+}
+
+// DeleteThread removes a thread's checkpoints, and with them their writes,
+// in all namespaces.
+func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
+	if err := checkContext(ctx, "delete thread"); err != nil {
+		return err
+	}
+	if _, err := s.pool.Exec(ctx, s.q.deleteThread, threadID); err != nil {
+		return fmt.Errorf("postgres: delete thread %q: %w", threadID, err)
+	}
+	return nil
+}
+
+// Prune keeps the newest keep checkpoints of each namespace of a thread and
+// their writes, removing the rest.
+func (s *Saver) Prune(ctx context.Context, threadID string, keep int) error {
+	if err := checkContext(ctx, "prune"); err != nil {
+		return err
+	}
+	if keep < 1 {
+		return fmt.Errorf("postgres: prune: thread %q: keep must be at least 1, got %d", threadID, keep)
+	}
+	if _, err := s.pool.Exec(ctx, s.q.prune, threadID, keep); err != nil {
+		return fmt.Errorf("postgres: prune thread %q: %w", threadID, err)
+	}
+	return nil
+}
+
+// checkMetadata returns md as the value to store: NULL when empty.
+// PostgreSQL's jsonb holds only valid UTF-8 without NUL characters.
+func checkMetadata(md map[string]string) (any, error) {
+	if len(md) == 0 {
+		return nil, nil
+	}
+	for k, v := range md {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return nil, fmt.Errorf("metadata %q: keys and values must be valid UTF-8", k)
+		}
+	}
+	return md, nil
+}
+
+// describe wraps err with the names of the thread, namespace and checkpoint
+// it concerns, e.g. `thread "t1": checkpoint "abc": checkpoint not found`.
+func describe(threadID, namespace, checkpointID string, err error) error {
+	where := fmt.Sprintf("thread %q", threadID)
+	if namespace != "" {
+		where += fmt.Sprintf(" namespace %q", namespace)
+	}
+	if checkpointID != "" {
+		where += fmt.Sprintf(": checkpoint %q", checkpointID)
+	}
+	return fmt.Errorf("%s: %w", where, err)
+}
