@@ -44,11 +44,11 @@ func (d Durability) String() string {
 // The payload of a checkpoint: the state after a superstep and what the next
 // superstep will run.
 type snapshot[S any] struct {
-	Format     int           `json:"format"`
-	State      S             `json:"state"`
-	Tasks      []taskRef[S]  `json:"tasks,omitempty"`
-	Joins      [][]bool      `json:"joins,omitempty"`
-	Interrupts []PendingInterrupt   `json:"interrupts,omitempty"`
+	Format     int                `json:"format"`
+	State      S                  `json:"state"`
+	Tasks      []taskRef[S]       `json:"tasks,omitempty"`
+	Joins      [][]bool           `json:"joins,omitempty"`
+	Interrupts []PendingInterrupt `json:"interrupts,omitempty"`
 }
 
 const snapshotFormat = 1
@@ -61,12 +61,12 @@ type taskRef[S any] struct {
 
 // The payload of a pending write: what one task of a superstep produced.
 type taskRecord[S any] struct {
-	Node       string         `json:"node"`
-	Output     *S             `json:"output,omitempty"`
-	Goto       []string       `json:"goto,omitempty"`
-	Sends      []taskRef[S]   `json:"sends,omitempty"`
-	Interrupts []PendingInterrupt    `json:"interrupts,omitempty"`
-	Resume     map[string]any `json:"resume,omitempty"`
+	Node       string             `json:"node"`
+	Output     *S                 `json:"output,omitempty"`
+	Goto       []string           `json:"goto,omitempty"`
+	Sends      []taskRef[S]       `json:"sends,omitempty"`
+	Interrupts []PendingInterrupt `json:"interrupts,omitempty"`
+	Resume     map[string]any     `json:"resume,omitempty"`
 }
 
 // checkpointer writes one run's checkpoints.

@@ -113,7 +113,7 @@ func Interrupt[T any](ctx context.Context, payload any) (T, error) {
 	idx := ts.calls
 	ts.calls++
 	ts.mu.Unlock()
-	id := interruptID(m.ns, ts.id, idx)
+	id := interruptID(m.ns, ts.taskID(), idx)
 	if v, ok := m.resume.get(id); ok {
 		var out T
 		if err := convertValue(v, &out); err != nil {

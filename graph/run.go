@@ -41,9 +41,19 @@ func metaFrom(ctx context.Context) *runMeta {
 
 // taskScope identifies the task a node runs in, for interrupts.
 type taskScope struct {
-	mu    sync.Mutex
-	id    string
-	calls int
+	mu        sync.Mutex
+	id        string // the checkpointed task's ID, or empty
+	step, idx int
+	calls     int
+}
+
+// taskID returns the task's ID: its checkpointed ID, or one made of the
+// superstep and the task's index (built only when asked for).
+func (t *taskScope) taskID() string {
+	if t.id != "" {
+		return t.id
+	}
+	return localTaskID(t.step, t.idx)
 }
 
 // resumeSet holds the values a resumed run answers interrupts with.
@@ -202,8 +212,24 @@ func WithDurability(d Durability) RunOption {
 type task[S any] struct {
 	node int
 	in   *S             // input of a send; nil for a task triggered by an edge
-	id   string         // set when the run is checkpointed
 	done *taskRecord[S] // output saved before a resume
+}
+
+// lastID returns the ID of the latest checkpoint, "" without checkpoints.
+func (r *run[S]) lastID() string {
+	if r.cp == nil {
+		return ""
+	}
+	return r.cp.last
+}
+
+// taskID returns the ID of task i of the current superstep: the ID of the
+// checkpoint that precedes the superstep and the task's index.
+func (r *run[S]) taskID(i int) string {
+	if r.cp == nil {
+		return ""
+	}
+	return r.cp.last + "/" + strconv.Itoa(i)
 }
 
 // run is the state of one run of a graph.
@@ -320,7 +346,7 @@ func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *em
 		m.resume = parent.resume
 		if parent.saver != nil {
 			m.saver, m.ser, m.durability, m.thread = parent.saver, parent.ser, parent.durability, parent.thread
-			m.ns = parent.ns + "/" + parent.node + ":" + parent.task.id
+			m.ns = parent.ns + "/" + parent.node + ":" + parent.task.taskID()
 		}
 	}
 	if cfg.durability != nil {
@@ -440,7 +466,7 @@ func (r *run[S]) restore(cfg *runConfig, nested bool) (S, error) {
 		if !ok {
 			return zero, fmt.Errorf("graph: thread %q: checkpoint %q: %w: node %q is not in graph %q", r.cp.thread, tup.Checkpoint.ID, ErrCorruptCheckpoint, ref.Node, r.g.name)
 		}
-		t := task[S]{node: i, in: ref.Input, id: ref.ID}
+		t := task[S]{node: i, in: ref.Input}
 		if rec := recs[ref.ID]; rec != nil && !replay {
 			switch {
 			case len(rec.Interrupts) > 0:
@@ -536,7 +562,7 @@ func (r *run[S]) loop(st S) (S, error) {
 			return st, err
 		}
 		if len(r.g.before) > 0 && !r.skipBefore {
-			if hits := r.staticHits(r.g.before, r.tasks, Before); len(hits) > 0 {
+			if hits := r.staticHits(r.g.before, r.tasks, Before, r.lastID(), r.ctx.meta.step+1); len(hits) > 0 {
 				return st, r.interrupted(hits)
 			}
 		}
@@ -559,13 +585,14 @@ func (r *run[S]) loop(st S) (S, error) {
 			r.emitStepEnd(em, step, &st)
 		}
 		r.advance()
+		base := r.lastID()
 		if r.cp != nil {
 			if err := r.checkpoint(step, "loop", &st, r.prev); err != nil {
 				return st, err
 			}
 		}
 		if len(r.g.after) > 0 {
-			if hits := r.staticHits(r.g.after, r.prev, After); len(hits) > 0 {
+			if hits := r.staticHits(r.g.after, r.prev, After, base, step); len(hits) > 0 {
 				return st, r.interrupted(hits)
 			}
 		}
@@ -587,14 +614,11 @@ func (r *run[S]) single(st S) (S, error) {
 	} else {
 		m := &r.ctx.meta
 		m.node = n.name
-		r.scope.id, r.scope.calls = t.id, 0
-		if t.id == "" {
-			r.scope.id = localTaskID(m.step, 0)
-		}
+		r.scope.id, r.scope.step, r.scope.idx, r.scope.calls = r.taskID(0), m.step, 0, 0
 		res, cmd, err = r.exec(&r.ctx, m, n, &st, false)
 		m.node = ""
 		if r.cp != nil && (err == nil || isInterrupt(err)) {
-			if werr := r.record(t, n, &res, cmd, err); werr != nil {
+			if werr := r.record(0, n, res, cmd, err); werr != nil {
 				return st, werr
 			}
 		}
@@ -617,13 +641,13 @@ func localTaskID(step, idx int) string {
 
 // record saves a finished task's output, or its interrupts, as a pending
 // write against the checkpoint that started the superstep.
-func (r *run[S]) record(t *task[S], n *node[S], out *S, cmd *Command[S], err error) error {
+func (r *run[S]) record(i int, n *node[S], out S, cmd *Command[S], err error) error {
 	rec := &taskRecord[S]{Node: n.name}
 	if err != nil {
 		rec.Interrupts = interruptsOf(err)
 		rec.Resume = r.ctx.meta.resume.snapshot()
 	} else {
-		rec.Output = out
+		rec.Output = &out
 		if cmd != nil {
 			rec.Goto = cmd.Goto
 			for _, s := range cmd.Send {
@@ -632,7 +656,7 @@ func (r *run[S]) record(t *task[S], n *node[S], out *S, cmd *Command[S], err err
 			}
 		}
 	}
-	return r.cp.write(r.ctx.Context, r.cp.last, t.id, rec)
+	return r.cp.write(r.ctx.Context, r.cp.last, r.taskID(i), rec)
 }
 
 func (rec *taskRecord[S]) command() *Command[S] {
@@ -658,14 +682,16 @@ func (r *run[S]) interrupted(ins []PendingInterrupt) error {
 	return &InterruptError{Thread: r.ctx.meta.thread, Interrupts: ins}
 }
 
-// staticHits lists the tasks whose node is in set, as interrupts.
-func (r *run[S]) staticHits(set map[int]bool, tasks []task[S], when When) []PendingInterrupt {
+// staticHits lists the tasks whose node is in set, as interrupts. base is
+// the ID of the checkpoint that precedes the tasks' superstep ("" without
+// checkpoints); step is that superstep.
+func (r *run[S]) staticHits(set map[int]bool, tasks []task[S], when When, base string, step int) []PendingInterrupt {
 	var hits []PendingInterrupt
 	for i, t := range tasks {
 		if set[t.node] {
-			id := t.id
-			if id == "" {
-				id = localTaskID(r.ctx.meta.step, i)
+			id := localTaskID(step, i)
+			if base != "" {
+				id = base + "/" + strconv.Itoa(i)
 			}
 			hits = append(hits, PendingInterrupt{ID: staticInterruptID(r.ctx.meta.ns, id, when), When: when, Node: r.g.nodes[t.node].name, Path: r.ctx.meta.path})
 		}
@@ -679,14 +705,13 @@ func (r *run[S]) checkpoint(step int, source string, st *S, ran []task[S]) error
 	snap := &snapshot[S]{State: *st, Joins: r.joinDone}
 	for i := range r.tasks {
 		t := &r.tasks[i]
-		t.id = id + "/" + strconv.Itoa(i)
-		snap.Tasks = append(snap.Tasks, taskRef[S]{ID: t.id, Node: r.g.nodes[t.node].name, Input: t.in})
+		snap.Tasks = append(snap.Tasks, taskRef[S]{ID: id + "/" + strconv.Itoa(i), Node: r.g.nodes[t.node].name, Input: t.in})
 	}
 	if len(r.g.before) > 0 {
-		snap.Interrupts = append(snap.Interrupts, r.staticHits(r.g.before, r.tasks, Before)...)
+		snap.Interrupts = append(snap.Interrupts, r.staticHits(r.g.before, r.tasks, Before, id, step+1)...)
 	}
 	if len(r.g.after) > 0 && len(ran) > 0 {
-		snap.Interrupts = append(snap.Interrupts, r.staticHits(r.g.after, ran, After)...)
+		snap.Interrupts = append(snap.Interrupts, r.staticHits(r.g.after, ran, After, r.cp.last, step)...)
 	}
 	if err := r.cp.put(r.ctx.Context, id, step, source, snap); err != nil {
 		return err
@@ -900,10 +925,7 @@ func (p *superstep[S]) runTask(i int) {
 		return
 	}
 	sl.ctx.meta.node = nd.name
-	sl.scope.id = t.id
-	if t.id == "" {
-		sl.scope.id = localTaskID(r.ctx.meta.step, i)
-	}
+	sl.scope.id, sl.scope.step, sl.scope.idx = r.taskID(i), r.ctx.meta.step, i
 	sl.ctx.meta.task = &sl.scope
 	in := p.st
 	if t.in != nil {
@@ -911,7 +933,7 @@ func (p *superstep[S]) runTask(i int) {
 	}
 	sl.out, sl.cmd, sl.err = r.exec(&sl.ctx, &sl.ctx.meta, nd, in, true)
 	if r.cp != nil && (sl.err == nil || isInterrupt(sl.err)) {
-		if err := r.record(t, nd, &sl.out, sl.cmd, sl.err); err != nil {
+		if err := r.record(i, nd, sl.out, sl.cmd, sl.err); err != nil {
 			sl.err = err
 		}
 	}
