@@ -1,0 +1,268 @@
+package anthropic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"net/url"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
+
+	"github.com/trellis-go/trellis/model"
+)
+
+// DefaultMaxTokens is the max_tokens sent when neither the request's
+// settings nor WithMaxTokens or WithSettings give one. The Messages API
+// requires the field.
+const DefaultMaxTokens = 4096
+
+// Model is a Claude model served by the Anthropic Messages API. It is safe
+// for concurrent use.
+type Model struct {
+	name             string
+	client           sdk.Client
+	retry            model.Retry
+	settings         model.Settings
+	structuredOutput bool
+}
+
+var (
+	_ model.Model     = (*Model)(nil)
+	_ model.Describer = (*Model)(nil)
+)
+
+type config struct {
+	baseURL          *string
+	apiKey           *string
+	httpClient       *http.Client
+	headers          [][2]string
+	retry            model.Retry
+	settings         model.Settings
+	structuredOutput bool
+	requestOptions   []option.RequestOption
+	errs             []error
+}
+
+// Option configures a Model.
+type Option func(*config)
+
+// WithBaseURL sets the API's base URL. It takes precedence over
+// ANTHROPIC_BASE_URL.
+func WithBaseURL(baseURL string) Option {
+	return func(c *config) { c.baseURL = &baseURL }
+}
+
+// WithAPIKey sets the API key sent in the X-Api-Key header. It takes
+// precedence over ANTHROPIC_API_KEY.
+func WithAPIKey(key string) Option {
+	return func(c *config) { c.apiKey = &key }
+}
+
+// WithHTTPClient sets the HTTP client the model sends requests with.
+func WithHTTPClient(client *http.Client) Option {
+	return func(c *config) {
+		if client == nil {
+			c.errs = append(c.errs, errors.New("WithHTTPClient: nil client"))
+			return
+		}
+		c.httpClient = client
+	}
+}
+
+// WithHeader sets an HTTP header on every request, for example
+// "anthropic-beta".
+func WithHeader(key, value string) Option {
+	return func(c *config) { c.headers = append(c.headers, [2]string{key, value}) }
+}
+
+// WithMaxRetries sets how many times a request that failed with a transient
+// error is sent again (see model.Retry). Zero disables retries; the default
+// is model.DefaultMaxRetries.
+func WithMaxRetries(n int) Option {
+	return func(c *config) {
+		switch {
+		case n < 0:
+			c.errs = append(c.errs, fmt.Errorf("WithMaxRetries: negative count %d", n))
+		case n == 0:
+			c.retry.MaxRetries = -1
+		default:
+			c.retry.MaxRetries = n
+		}
+	}
+}
+
+// WithRetry sets the whole retry policy, backoff delays included.
+func WithRetry(r model.Retry) Option {
+	return func(c *config) { c.retry = r }
+}
+
+// WithMaxTokens sets the max_tokens sent when a request does not set
+// Settings.MaxTokens. Without it, DefaultMaxTokens is sent.
+func WithMaxTokens(n int) Option {
+	return func(c *config) {
+		if n <= 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithMaxTokens: %d is not positive", n))
+			return
+		}
+		c.settings.MaxTokens = n
+	}
+}
+
+// WithSettings sets default sampling settings. A request's own settings
+// take precedence field by field.
+func WithSettings(s model.Settings) Option {
+	return func(c *config) {
+		if s.MaxTokens == 0 {
+			s.MaxTokens = c.settings.MaxTokens
+		}
+		c.settings = s
+	}
+}
+
+// WithStructuredOutput declares that the model supports native structured
+// output (output_config.format with a JSON schema), so that Info reports it
+// and callers send Request.ResponseFormat instead of using a
+// set-model-response tool. Only recent Claude models support it.
+func WithStructuredOutput() Option {
+	return func(c *config) { c.structuredOutput = true }
+}
+
+// WithRequestOptions passes options of the anthropic-sdk-go client through,
+// for needs this package does not cover. They are applied last.
+func WithRequestOptions(opts ...option.RequestOption) Option {
+	return func(c *config) { c.requestOptions = append(c.requestOptions, opts...) }
+}
+
+// New returns a model that calls the named Claude model.
+//
+// Settings not given as options are read from the environment by the
+// anthropic-sdk-go client: ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY (or
+// ANTHROPIC_AUTH_TOKEN). Options take precedence over the environment.
+// Without a base URL the model calls https://api.anthropic.com.
+func New(name string, opts ...Option) (*Model, error) {
+	if name == "" {
+		return nil, errors.New("anthropic: model name is empty")
+	}
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	if len(c.errs) > 0 {
+		return nil, fmt.Errorf("anthropic: %w", errors.Join(c.errs...))
+	}
+	if c.settings.MaxTokens < 0 {
+		return nil, fmt.Errorf("anthropic: negative max tokens %d", c.settings.MaxTokens)
+	}
+	// The model retries on its own terms (model.Retry); the client must not.
+	ro := []option.RequestOption{option.WithMaxRetries(0)}
+	if c.baseURL != nil {
+		u, err := url.Parse(*c.baseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("anthropic: invalid base URL %q: want an absolute http or https URL", *c.baseURL)
+		}
+		ro = append(ro, option.WithBaseURL(*c.baseURL))
+	}
+	if c.apiKey != nil {
+		ro = append(ro, option.WithAPIKey(*c.apiKey))
+	}
+	if c.httpClient != nil {
+		ro = append(ro, option.WithHTTPClient(c.httpClient))
+	}
+	for _, h := range c.headers {
+		ro = append(ro, option.WithHeader(h[0], h[1]))
+	}
+	ro = append(ro, c.requestOptions...)
+	return &Model{
+		name:             name,
+		client:           sdk.NewClient(ro...),
+		retry:            c.retry,
+		settings:         c.settings,
+		structuredOutput: c.structuredOutput,
+	}, nil
+}
+
+// Info describes the model: provider "anthropic", its name, and whether it
+// was declared to support native structured output (WithStructuredOutput).
+func (m *Model) Info() model.Info {
+	return model.Info{Provider: "anthropic", Name: m.name, StructuredOutput: m.structuredOutput}
+}
+
+// Generate sends req to the Messages API and returns the reply. Transient
+// failures are retried according to the model's retry policy.
+func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	params, err := m.params(req)
+	if err != nil {
+		return nil, err
+	}
+	var msg *sdk.Message
+	err = m.retry.Do(ctx, func(ctx context.Context) error {
+		r, err := m.client.Messages.New(ctx, params)
+		if err != nil {
+			return convertError(err)
+		}
+		msg = r
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return toResponse(msg), nil
+}
+
+// Stream sends req to the Messages API with streaming on and yields the
+// reply as it arrives. Opening the stream is retried like Generate, and so
+// is a stream whose first event is a transient error (such as
+// overloaded_error); once a chunk has been yielded, errors end the sequence.
+func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(yield func(model.Chunk, error) bool) {
+		params, err := m.params(req)
+		if err != nil {
+			yield(model.Chunk{}, err)
+			return
+		}
+		var stream *ssestream.Stream[sdk.MessageStreamEventUnion]
+		err = m.retry.Do(ctx, func(ctx context.Context) error {
+			s := m.client.Messages.NewStreaming(ctx, params)
+			if s.Next() {
+				stream = s
+				return nil
+			}
+			_ = s.Close()
+			if err := s.Err(); err != nil {
+				return convertError(err)
+			}
+			return fmt.Errorf("anthropic: stream ended before the reply began: %w", io.ErrUnexpectedEOF)
+		})
+		if err != nil {
+			yield(model.Chunk{}, err)
+			return
+		}
+		defer stream.Close()
+
+		st := newStreamState()
+		for {
+			for _, c := range st.add(stream.Current()) {
+				if !yield(c, nil) {
+					return
+				}
+			}
+			if st.stopped || !stream.Next() {
+				break
+			}
+		}
+		if err := stream.Err(); err != nil {
+			yield(model.Chunk{}, convertError(err))
+			return
+		}
+		if !st.stopped {
+			yield(model.Chunk{}, fmt.Errorf("anthropic: stream ended before message_stop: %w", io.ErrUnexpectedEOF))
+			return
+		}
+		yield(st.final(), nil)
+	}
+}

@@ -1,0 +1,27 @@
+// Package anthropic connects Trellis to Claude models through the Anthropic
+// Messages API, using github.com/anthropics/anthropic-sdk-go.
+//
+// New takes the model name and options. The base URL and API key come from
+// WithBaseURL and WithAPIKey, or else from the ANTHROPIC_BASE_URL and
+// ANTHROPIC_API_KEY environment variables; an option always wins over the
+// environment.
+//
+// The mapping follows the API's rules: system messages form the system
+// prompt; tool messages become tool_result blocks of a user turn, with
+// consecutive results merged into one turn; assistant tool calls become
+// tool_use blocks; images are sent as base64 or URL sources; max_tokens,
+// which the API requires, defaults to DefaultMaxTokens. Stream reads the
+// API's server-sent events (message_start, content_block_start, _delta and
+// _stop, message_delta, message_stop, ping and error) and numbers tool calls
+// 0, 1, 2... in the order their content blocks start.
+//
+// Native structured output is sent when a request has a ResponseFormat, but
+// Info reports it only when WithStructuredOutput declares that the model
+// supports it; otherwise callers use a set-model-response tool.
+//
+// Transient failures (429, 408, 409, 5xx and 529 overloaded, connection
+// errors, and a stream that opens with an overloaded_error event) are
+// retried with backoff, honouring Retry-After; other failures return at
+// once as a *model.ProviderError carrying the HTTP status and Anthropic's
+// message.
+package anthropic

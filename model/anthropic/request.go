@@ -1,0 +1,315 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+
+	"github.com/trellis-go/trellis/model"
+)
+
+// params maps a request to the Messages API parameters.
+func (m *Model) params(req *model.Request) (sdk.MessageNewParams, error) {
+	var p sdk.MessageNewParams
+	if req == nil {
+		return p, errors.New("anthropic: nil request")
+	}
+	p.Model = m.name
+	if req.Model != "" {
+		p.Model = req.Model
+	}
+	system, msgs, err := messages(req.Messages)
+	if err != nil {
+		return p, err
+	}
+	p.System, p.Messages = system, msgs
+
+	for _, td := range req.Tools {
+		t, err := tool(td)
+		if err != nil {
+			return p, err
+		}
+		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: t})
+	}
+	if p.ToolChoice, err = toolChoice(req.ToolChoice); err != nil {
+		return p, err
+	}
+	if rf := req.ResponseFormat; rf != nil {
+		schema, err := objectFields(rf.Schema)
+		if err != nil {
+			return p, fmt.Errorf("anthropic: response format schema: %w", err)
+		}
+		p.OutputConfig.Format = sdk.JSONOutputFormatParam{Schema: schema}
+	}
+
+	s := mergeSettings(m.settings, req.Settings)
+	switch {
+	case s.MaxTokens < 0:
+		return p, fmt.Errorf("anthropic: negative max tokens %d", s.MaxTokens)
+	case s.MaxTokens == 0:
+		p.MaxTokens = DefaultMaxTokens
+	default:
+		p.MaxTokens = int64(s.MaxTokens)
+	}
+	if s.Temperature != nil {
+		p.Temperature = sdk.Float(*s.Temperature)
+	}
+	if s.TopP != nil {
+		p.TopP = sdk.Float(*s.TopP)
+	}
+	if len(s.Stop) > 0 {
+		p.StopSequences = s.Stop
+	}
+	// The Messages API has no seed; Settings.Seed is ignored.
+	return p, nil
+}
+
+// mergeSettings returns defaults with every field that s sets replaced.
+func mergeSettings(defaults, s model.Settings) model.Settings {
+	out := defaults
+	if s.Temperature != nil {
+		out.Temperature = s.Temperature
+	}
+	if s.TopP != nil {
+		out.TopP = s.TopP
+	}
+	if s.MaxTokens != 0 {
+		out.MaxTokens = s.MaxTokens
+	}
+	if s.Stop != nil {
+		out.Stop = s.Stop
+	}
+	if s.Seed != nil {
+		out.Seed = s.Seed
+	}
+	return out
+}
+
+// messages maps a conversation to the system prompt and the turns of the
+// Messages API. System messages, wherever they are, join the system prompt
+// in order. Tool messages become tool_result blocks of a user turn, and
+// consecutive tool messages share one turn, as the API requires.
+func messages(in []model.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, error) {
+	var system []sdk.TextBlockParam
+	out := make([]sdk.MessageParam, 0, len(in))
+	prevTool := false
+	for i, msg := range in {
+		isTool := false
+		switch msg.Role {
+		case model.RoleSystem:
+			for j, part := range msg.Content {
+				text, ok := partText(part)
+				if !ok {
+					return nil, nil, fmt.Errorf("anthropic: message %d (system): part %d: %s content is not supported", i, j, part.Type)
+				}
+				if text != "" {
+					system = append(system, sdk.TextBlockParam{Text: text})
+				}
+			}
+
+		case model.RoleUser:
+			blocks, err := contentBlocks(msg.Content)
+			if err != nil {
+				return nil, nil, fmt.Errorf("anthropic: message %d (user): %w", i, err)
+			}
+			if len(blocks) > 0 {
+				out = append(out, sdk.MessageParam{Role: sdk.MessageParamRoleUser, Content: blocks})
+			}
+
+		case model.RoleAssistant:
+			var blocks []sdk.ContentBlockParamUnion
+			for j, part := range msg.Content {
+				text, ok := partText(part)
+				if !ok {
+					return nil, nil, fmt.Errorf("anthropic: message %d (assistant): part %d: %s content is not supported", i, j, part.Type)
+				}
+				if text != "" {
+					blocks = append(blocks, sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: text}})
+				}
+			}
+			for _, tc := range msg.ToolCalls {
+				if tc.ID == "" || tc.Name == "" {
+					return nil, nil, fmt.Errorf("anthropic: message %d (assistant): tool call %q (ID %q) needs both an ID and a name", i, tc.Name, tc.ID)
+				}
+				blocks = append(blocks, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{
+					ID: tc.ID, Name: tc.Name, Input: toolInput(tc.Arguments),
+				}})
+			}
+			// An assistant turn without content is rejected by the API and
+			// says nothing; it is left out.
+			if len(blocks) > 0 {
+				out = append(out, sdk.MessageParam{Role: sdk.MessageParamRoleAssistant, Content: blocks})
+			}
+
+		case model.RoleTool:
+			if msg.ToolCallID == "" {
+				return nil, nil, fmt.Errorf("anthropic: message %d (tool): no tool call ID", i)
+			}
+			res := &sdk.ToolResultBlockParam{ToolUseID: msg.ToolCallID}
+			if msg.IsError {
+				res.IsError = sdk.Bool(true)
+			}
+			blocks, err := contentBlocks(msg.Content)
+			if err != nil {
+				return nil, nil, fmt.Errorf("anthropic: message %d (tool): %w", i, err)
+			}
+			for _, b := range blocks {
+				res.Content = append(res.Content, sdk.ToolResultBlockParamContentUnion{OfText: b.OfText, OfImage: b.OfImage})
+			}
+			block := sdk.ContentBlockParamUnion{OfToolResult: res}
+			if prevTool {
+				last := &out[len(out)-1]
+				last.Content = append(last.Content, block)
+			} else {
+				out = append(out, sdk.MessageParam{Role: sdk.MessageParamRoleUser, Content: []sdk.ContentBlockParamUnion{block}})
+			}
+			isTool = true
+
+		default:
+			return nil, nil, fmt.Errorf("anthropic: message %d: unknown role %q", i, msg.Role)
+		}
+		prevTool = isTool
+	}
+	return system, out, nil
+}
+
+// toolInput returns a call's arguments as the JSON object the API requires.
+// Arguments that are not a JSON object (a model can produce broken JSON)
+// are sent as an empty object, so that the conversation, whose tool result
+// reports the problem, stays acceptable to the API.
+func toolInput(args json.RawMessage) json.RawMessage {
+	trimmed := bytes.TrimSpace(args)
+	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
+		return json.RawMessage("{}")
+	}
+	return trimmed
+}
+
+// partText returns the text a text or JSON part carries.
+func partText(p model.Part) (string, bool) {
+	switch p.Type {
+	case model.PartText:
+		return p.Text, true
+	case model.PartJSON:
+		return string(p.JSON), true
+	}
+	return "", false
+}
+
+// contentBlocks maps parts to text and image blocks, leaving out empty text,
+// which the API rejects.
+func contentBlocks(parts []model.Part) ([]sdk.ContentBlockParamUnion, error) {
+	var out []sdk.ContentBlockParamUnion
+	for j, part := range parts {
+		if text, ok := partText(part); ok {
+			if text != "" {
+				out = append(out, sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: text}})
+			}
+			continue
+		}
+		if part.Type != model.PartImage {
+			return nil, fmt.Errorf("part %d: unknown part type %q", j, part.Type)
+		}
+		img := &sdk.ImageBlockParam{}
+		switch {
+		case len(part.Data) > 0:
+			if part.MIMEType == "" {
+				return nil, fmt.Errorf("part %d: inline image has no MIME type", j)
+			}
+			img.Source.OfBase64 = &sdk.Base64ImageSourceParam{
+				Data:      base64.StdEncoding.EncodeToString(part.Data),
+				MediaType: sdk.Base64ImageSourceMediaType(part.MIMEType),
+			}
+		case part.URL != "":
+			img.Source.OfURL = &sdk.URLImageSourceParam{URL: part.URL}
+		default:
+			return nil, fmt.Errorf("part %d: image has neither data nor a URL", j)
+		}
+		out = append(out, sdk.ContentBlockParamUnion{OfImage: img})
+	}
+	return out, nil
+}
+
+// objectFields decodes a JSON object keeping each value as raw JSON, so that
+// numbers and nested key order survive unchanged.
+func objectFields(raw json.RawMessage) (map[string]any, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, errors.New("empty schema")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return nil, errors.New("not a JSON object")
+	}
+	out := make(map[string]any, len(fields))
+	for k, v := range fields {
+		out[k] = v
+	}
+	return out, nil
+}
+
+func tool(td model.ToolDefinition) (*sdk.ToolParam, error) {
+	if td.Name == "" {
+		return nil, errors.New("anthropic: tool definition has no name")
+	}
+	t := &sdk.ToolParam{Name: td.Name}
+	if td.Description != "" {
+		t.Description = sdk.String(td.Description)
+	}
+	if len(bytes.TrimSpace(td.InputSchema)) == 0 {
+		t.InputSchema.Properties = map[string]any{}
+		return t, nil
+	}
+	fields, err := objectFields(td.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("anthropic: tool %q: input schema is %w", td.Name, err)
+	}
+	for k, v := range fields {
+		raw := v.(json.RawMessage)
+		switch k {
+		case "type":
+			var typ string
+			if json.Unmarshal(raw, &typ) != nil || typ != "object" {
+				return nil, fmt.Errorf("anthropic: tool %q: input schema type is %s, want \"object\"", td.Name, strings.TrimSpace(string(raw)))
+			}
+		case "properties":
+			t.InputSchema.Properties = raw
+		case "required":
+			if err := json.Unmarshal(raw, &t.InputSchema.Required); err != nil {
+				return nil, fmt.Errorf("anthropic: tool %q: input schema \"required\" is not a list of names", td.Name)
+			}
+		default:
+			if t.InputSchema.ExtraFields == nil {
+				t.InputSchema.ExtraFields = map[string]any{}
+			}
+			t.InputSchema.ExtraFields[k] = raw
+		}
+	}
+	if t.InputSchema.Properties == nil {
+		t.InputSchema.Properties = map[string]any{}
+	}
+	return t, nil
+}
+
+func toolChoice(tc model.ToolChoice) (sdk.ToolChoiceUnionParam, error) {
+	var u sdk.ToolChoiceUnionParam
+	switch tc.Mode {
+	case model.ToolChoiceAuto:
+	case model.ToolChoiceNone:
+		u.OfNone = &sdk.ToolChoiceNoneParam{}
+	case model.ToolChoiceRequired:
+		u.OfAny = &sdk.ToolChoiceAnyParam{}
+	case model.ToolChoiceTool:
+		if tc.Name == "" {
+			return u, errors.New("anthropic: tool choice names no tool")
+		}
+		u.OfTool = &sdk.ToolChoiceToolParam{Name: tc.Name}
+	default:
+		return u, fmt.Errorf("anthropic: unknown tool choice mode %q", tc.Mode)
+	}
+	return u, nil
+}

@@ -1,0 +1,234 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	sdk "github.com/anthropics/anthropic-sdk-go"
+
+	"github.com/trellis-go/trellis/model"
+)
+
+// toResponse maps a message of the Messages API to a Response. Text blocks
+// are joined; tool_use blocks become tool calls; other blocks (thinking,
+// server tools) are left out.
+func toResponse(msg *sdk.Message) *model.Response {
+	out := model.Message{Role: model.RoleAssistant}
+	var text strings.Builder
+	for _, b := range msg.Content {
+		switch b.Type {
+		case "text":
+			text.WriteString(b.Text)
+		case "tool_use":
+			out.ToolCalls = append(out.ToolCalls, model.ToolCall{ID: b.ID, Name: b.Name, Arguments: rawInput(b.Input)})
+		}
+	}
+	if text.Len() > 0 {
+		out.Content = []model.Part{model.TextPart(text.String())}
+	}
+	u := model.Usage{
+		InputTokens:  int(msg.Usage.InputTokens + msg.Usage.CacheCreationInputTokens + msg.Usage.CacheReadInputTokens),
+		OutputTokens: int(msg.Usage.OutputTokens),
+	}
+	u.TotalTokens = u.InputTokens + u.OutputTokens
+	return &model.Response{
+		Message:      out,
+		Usage:        u,
+		FinishReason: finishReason(string(msg.StopReason)),
+		Model:        msg.Model,
+	}
+}
+
+func rawInput(in json.RawMessage) json.RawMessage {
+	if len(strings.TrimSpace(string(in))) == 0 || string(in) == "null" {
+		return json.RawMessage("{}")
+	}
+	return in
+}
+
+// finishReason normalizes Anthropic's stop reasons.
+func finishReason(r string) string {
+	switch r {
+	case "end_turn", "stop_sequence":
+		return "stop"
+	case "tool_use":
+		return "tool_calls"
+	case "max_tokens", "model_context_window_exceeded":
+		return "length"
+	case "refusal":
+		return "content_filter"
+	}
+	return r
+}
+
+// streamState turns Messages API stream events into chunks. Content block
+// indices count text and tool_use blocks together; tool calls are numbered
+// 0, 1, 2... in the order their blocks start.
+type streamState struct {
+	model     string
+	usage     model.Usage
+	finish    string
+	stopped   bool
+	toolIndex map[int64]int  // content block index → tool call index
+	pending   map[int64]bool // tool blocks that have not streamed input yet
+	initial   map[int64]string
+}
+
+func newStreamState() *streamState {
+	return &streamState{toolIndex: map[int64]int{}, pending: map[int64]bool{}, initial: map[int64]string{}}
+}
+
+func (s *streamState) add(ev sdk.MessageStreamEventUnion) []model.Chunk {
+	switch ev.Type {
+	case "message_start":
+		s.model = ev.Message.Model
+		u := ev.Message.Usage
+		s.usage.InputTokens = int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens)
+		s.usage.OutputTokens = int(u.OutputTokens)
+		if s.model != "" {
+			return []model.Chunk{{Model: s.model}}
+		}
+
+	case "content_block_start":
+		cb := ev.ContentBlock
+		switch cb.Type {
+		case "text":
+			if cb.Text != "" {
+				return []model.Chunk{{Text: cb.Text}}
+			}
+		case "tool_use":
+			idx := len(s.toolIndex)
+			s.toolIndex[ev.Index] = idx
+			s.pending[ev.Index] = true
+			s.initial[ev.Index] = cb.JSON.Input.Raw()
+			return []model.Chunk{{ToolCall: &model.ToolCallDelta{Index: idx, ID: cb.ID, Name: cb.Name}}}
+		}
+
+	case "content_block_delta":
+		switch ev.Delta.Type {
+		case "text_delta":
+			if ev.Delta.Text != "" {
+				return []model.Chunk{{Text: ev.Delta.Text}}
+			}
+		case "input_json_delta":
+			idx, ok := s.toolIndex[ev.Index]
+			if !ok || ev.Delta.PartialJSON == "" {
+				return nil
+			}
+			delete(s.pending, ev.Index)
+			return []model.Chunk{{ToolCall: &model.ToolCallDelta{Index: idx, Arguments: ev.Delta.PartialJSON}}}
+		}
+
+	case "content_block_stop":
+		// A tool block that streamed no input keeps the input it started
+		// with, which for a call without arguments is {}.
+		if s.pending[ev.Index] {
+			delete(s.pending, ev.Index)
+			if in := strings.TrimSpace(s.initial[ev.Index]); in != "" && in != "{}" && in != "null" {
+				return []model.Chunk{{ToolCall: &model.ToolCallDelta{Index: s.toolIndex[ev.Index], Arguments: in}}}
+			}
+		}
+
+	case "message_delta":
+		if r := string(ev.Delta.StopReason); r != "" {
+			s.finish = finishReason(r)
+		}
+		u := ev.Usage
+		if in := int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens); in > 0 {
+			s.usage.InputTokens = in
+		}
+		if u.OutputTokens > 0 {
+			s.usage.OutputTokens = int(u.OutputTokens) // cumulative
+		}
+
+	case "message_stop":
+		s.stopped = true
+	}
+	return nil
+}
+
+func (s *streamState) final() model.Chunk {
+	u := s.usage
+	u.TotalTokens = u.InputTokens + u.OutputTokens
+	return model.Chunk{Usage: &u, FinishReason: s.finish, Model: s.model}
+}
+
+// statusOfType returns the HTTP status Anthropic documents for an error
+// type. It classifies errors that arrive as stream events, after a 200
+// response.
+func statusOfType(typ string) (int, bool) {
+	switch typ {
+	case "invalid_request_error":
+		return http.StatusBadRequest, true
+	case "authentication_error":
+		return http.StatusUnauthorized, true
+	case "billing_error":
+		return http.StatusPaymentRequired, true
+	case "permission_error":
+		return http.StatusForbidden, true
+	case "not_found_error":
+		return http.StatusNotFound, true
+	case "request_too_large":
+		return http.StatusRequestEntityTooLarge, true
+	case "rate_limit_error":
+		return http.StatusTooManyRequests, true
+	case "api_error":
+		return http.StatusInternalServerError, true
+	case "timeout_error":
+		return http.StatusGatewayTimeout, true
+	case "overloaded_error":
+		return 529, true
+	}
+	return 0, false
+}
+
+// convertError turns an error of the anthropic-sdk-go client into a
+// *model.ProviderError carrying the status and Anthropic's message. Errors
+// that did not come from the API (cancellation, connection failures) are
+// returned wrapped but otherwise unchanged, so model.IsTransient can
+// classify them.
+func convertError(err error) error {
+	if err == nil {
+		return nil
+	}
+	apiErr, ok := errors.AsType[*sdk.Error](err)
+	if !ok {
+		return fmt.Errorf("anthropic: %w", err)
+	}
+	pe := &model.ProviderError{Provider: "anthropic", StatusCode: apiErr.StatusCode, Err: err}
+	raw := apiErr.RawJSON()
+	var body struct {
+		Error struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal([]byte(raw), &body) == nil {
+		pe.Type, pe.Message = body.Error.Type, body.Error.Message
+		if pe.Message == "" {
+			pe.Message = body.Message
+		}
+	} else {
+		pe.Message = strings.TrimSpace(raw)
+		if len(pe.Message) > 500 {
+			pe.Message = pe.Message[:500] + "..."
+		}
+	}
+	if pe.StatusCode < 400 {
+		// An error event inside a stream that had started with 200.
+		if code, ok := statusOfType(pe.Type); ok {
+			pe.StatusCode = code
+		}
+	}
+	if apiErr.Response != nil && apiErr.Response.StatusCode >= 400 {
+		if d, ok := model.RetryAfter(apiErr.Response.Header, time.Now()); ok {
+			pe.RetryAfter = d
+		}
+	}
+	return pe
+}
