@@ -558,8 +558,11 @@ func TestErrors(t *testing.T) {
 			wantCalls: 3, wantErr: true, status: 500, errType: "api_error", message: "Internal server error", exhausted: true,
 		},
 		{
-			name:      "non-JSON error body",
-			reply:     func(w http.ResponseWriter, _ int) { w.WriteHeader(403); _, _ = io.WriteString(w, "<html>Forbidden by proxy</html>") },
+			name: "non-JSON error body",
+			reply: func(w http.ResponseWriter, _ int) {
+				w.WriteHeader(403)
+				_, _ = io.WriteString(w, "<html>Forbidden by proxy</html>")
+			},
 			wantCalls: 1, wantErr: true, status: 403, message: "Forbidden by proxy",
 		},
 	}
