@@ -13,18 +13,40 @@ type runStateKey struct{}
 
 type reporterKey struct{}
 
+// callContext carries a call's ID and progress reporter in one context
+// value, so that Invoke allocates once per call for both.
+type callContext struct {
+	context.Context
+	id  string
+	rep *reporter
+}
+
+func (c *callContext) Value(key any) any {
+	switch key.(type) {
+	case callIDKey:
+		return c
+	case reporterKey:
+		if c.rep != nil {
+			return c.rep
+		}
+	}
+	return c.Context.Value(key)
+}
+
 // WithCallID returns a context that carries the ID of the tool call being
 // run. Invoke does this for every call; tools read it with CallID.
 func WithCallID(ctx context.Context, callID string) context.Context {
-	return context.WithValue(ctx, callIDKey{}, callID)
+	return &callContext{Context: ctx, id: callID}
 }
 
 // CallID returns the ID of the tool call being run, or "" outside a call.
 // Tools use it to key per-call state, to tag logs, or to tie the events of a
 // sub-run to the call that started it.
 func CallID(ctx context.Context) string {
-	id, _ := ctx.Value(callIDKey{}).(string)
-	return id
+	if c, ok := ctx.Value(callIDKey{}).(*callContext); ok {
+		return c.id
+	}
+	return ""
 }
 
 // WithRunState returns a context that carries the current state of the run

@@ -432,13 +432,15 @@ func (b *decoderBuilder) slice(t reflect.Type) decodeFunc {
 		switch arr := v.(type) {
 		case nil:
 		case []any:
-			s := reflect.MakeSlice(t, len(arr), len(arr))
+			if dst.Cap() < len(arr) {
+				dst.Grow(len(arr) - dst.Len())
+			}
+			dst.SetLen(len(arr))
 			for i, item := range arr {
 				mark := len(d.errs)
-				elem(d, item, s.Index(i))
+				elem(d, item, dst.Index(i))
 				d.within(mark, pathSeg{index: i})
 			}
-			dst.Set(s)
 		default:
 			d.fail("expected array, got %s %s", typeName(v), excerpt(v))
 		}

@@ -226,8 +226,8 @@ func (t *FuncTool[In, Out]) callParsed(ctx context.Context, callID string, args 
 }
 
 // toResult converts a typed function's output into a result.
-func toResult(out any) Result {
-	switch o := out.(type) {
+func toResult[Out any](out Out) Result {
+	switch o := any(out).(type) {
 	case nil:
 		return Result{Status: StatusSuccess}
 	case Result:
@@ -249,7 +249,7 @@ func toResult(out any) Result {
 		}
 		return Parts(model.JSONPart(o))
 	}
-	return JSON(out)
+	return JSON(any(out))
 }
 
 // CallFunc runs a tool whose arguments stay raw JSON.

@@ -158,12 +158,12 @@ func (iv *Invoker) Invoke(ctx context.Context, t Tool, call model.ToolCall, opts
 	if name == "" {
 		name = t.Definition().Name
 	}
-	ctx = WithCallID(ctx, call.ID)
+	cc := &callContext{Context: ctx, id: call.ID}
 	if cfg.sink != nil {
-		rep := &reporter{sink: cfg.sink, callID: call.ID, toolName: name}
-		ctx = context.WithValue(ctx, reporterKey{}, rep)
-		defer rep.close()
+		cc.rep = &reporter{sink: cfg.sink, callID: call.ID, toolName: name}
+		defer cc.rep.close()
 	}
+	ctx = cc
 	defer func() {
 		if p := recover(); p != nil {
 			res = panicResult(name, p)
