@@ -255,5 +255,3 @@ func contains(lines []string, s string) bool {
 	}
 	return false
 }
-
-
