@@ -12,6 +12,29 @@ import (
 type resolveConfig struct {
 	visible    Predicate
 	executable Predicate
+	selectors  []Selector
+}
+
+// Selector narrows a run's visible tools as a whole, for example to the
+// few most relevant to the user's request (tool search), where a Predicate
+// judges one tool at a time. It receives the visible tools in order and
+// returns the ones to keep; it may read the run's context (the request,
+// the run state) and must return only tools it was given.
+type Selector interface {
+	Select(ctx context.Context, tools []Tool) ([]Tool, error)
+}
+
+// SelectorFunc adapts a function to Selector.
+type SelectorFunc func(ctx context.Context, tools []Tool) ([]Tool, error)
+
+// Select calls f.
+func (f SelectorFunc) Select(ctx context.Context, tools []Tool) ([]Tool, error) { return f(ctx, tools) }
+
+// SelectWith narrows the visible tools with s, after VisibleIf and the
+// duplicate check. Selectors run in the order given. Tools s leaves out are
+// not shown to the model, and a call of one is an unknown tool.
+func SelectWith(s Selector) ResolveOption {
+	return func(c *resolveConfig) { c.selectors = append(c.selectors, s) }
 }
 
 // ResolveOption configures Resolve.
@@ -86,7 +109,44 @@ func Resolve(ctx context.Context, sets []Toolset, opts ...ResolveOption) (*ToolL
 			l.entries = append(l.entries, listEntry{tool: t, def: def, source: set.Name(), executable: exec})
 		}
 	}
+	for _, s := range cfg.selectors {
+		if err := l.narrow(ctx, s); err != nil {
+			return nil, err
+		}
+	}
 	return l, nil
+}
+
+// narrow keeps the entries that s selects, in their original order.
+func (l *ToolList) narrow(ctx context.Context, s Selector) error {
+	if s == nil {
+		return nil
+	}
+	kept, err := s.Select(ctx, l.Tools())
+	if err != nil {
+		return fmt.Errorf("tool: select tools: %w", err)
+	}
+	keep := make(map[string]bool, len(kept))
+	for _, t := range kept {
+		if t == nil {
+			return fmt.Errorf("%w: selector returned a nil tool", ErrInvalidTool)
+		}
+		name := Name(t)
+		if _, ok := l.byName[name]; !ok {
+			return fmt.Errorf("%w: selector returned tool %q, which it was not given", ErrInvalidTool, name)
+		}
+		keep[name] = true
+	}
+	entries := l.entries[:0:0]
+	byName := make(map[string]int, len(keep))
+	for _, e := range l.entries {
+		if keep[e.def.Name] {
+			byName[e.def.Name] = len(entries)
+			entries = append(entries, e)
+		}
+	}
+	l.entries, l.byName = entries, byName
+	return nil
 }
 
 // Len returns the number of tools.

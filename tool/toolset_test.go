@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -245,4 +246,35 @@ func TestCollectInstructions(t *testing.T) {
 	}
 	assert.Equal(t, "First.\n\nSecond.", CollectInstructions(tools))
 	assert.Equal(t, "", CollectInstructions([]Tool{named("x")}))
+}
+
+func TestResolveWithSelector(t *testing.T) {
+	ctx := context.Background()
+	set := NewStatic("all", named("weather"), named("stocks"), named("news"), named("calendar"))
+	// A stand-in for tool search: keep the tools whose name the query mentions.
+	query := "weather and news please"
+	search := SelectorFunc(func(_ context.Context, tools []Tool) ([]Tool, error) {
+		var out []Tool
+		for i := len(tools) - 1; i >= 0; i-- { // order of the answer does not matter
+			if strings.Contains(query, Name(tools[i])) {
+				out = append(out, tools[i])
+			}
+		}
+		return out, nil
+	})
+	l, err := Resolve(ctx, []Toolset{set}, VisibleIf(DenyNames("calendar")), SelectWith(search))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"weather", "news"}, l.Names(), "the list keeps its order")
+	_, ok := l.Lookup("stocks")
+	assert.False(t, ok)
+	assert.True(t, l.Executable("news"))
+
+	_, err = Resolve(ctx, []Toolset{set}, SelectWith(SelectorFunc(func(context.Context, []Tool) ([]Tool, error) {
+		return []Tool{named("invented")}, nil
+	})))
+	assert.ErrorContains(t, err, `selector returned tool "invented", which it was not given`)
+	_, err = Resolve(ctx, []Toolset{set}, SelectWith(SelectorFunc(func(context.Context, []Tool) ([]Tool, error) {
+		return nil, errors.New("embedding service down")
+	})))
+	assert.ErrorContains(t, err, "embedding service down")
 }
