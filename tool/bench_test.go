@@ -48,3 +48,44 @@ func BenchmarkPlainUnmarshal(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkArgumentStages measures each step of the typed pipeline alone,
+// on the arguments of BenchmarkTypedToolCall.
+func BenchmarkArgumentStages(b *testing.B) {
+	ft := MustFunc("search", "Search", func(_ context.Context, in benchArgs) (string, error) { return in.Query, nil })
+	sch := ft.CompiledSchema()
+	parsed, err := Parse(benchRaw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("parse", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Parse(benchRaw); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("coerce", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sch.Coerce(parsed)
+		}
+	})
+	b.Run("validate", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := sch.Validate(parsed); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, errs := decodeValue[benchArgs](ft.decode, parsed); errs != nil {
+				b.Fatal(errs)
+			}
+		}
+	})
+}

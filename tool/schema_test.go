@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trellis-go/trellis/model"
 )
 
 type kindsAddress struct {
@@ -322,4 +324,61 @@ func TestPointerToStructArguments(t *testing.T) {
 	r, err := ft.Call(context.Background(), "c1", json.RawMessage(`{"street":"Main St 1","city":"Berlin"}`))
 	require.NoError(t, err)
 	assert.Equal(t, "Main St 1, Berlin", r.Text())
+}
+
+// TestSchemaGuideExample keeps the example in docs/tools.md true.
+func TestSchemaGuideExample(t *testing.T) {
+	type Args struct {
+		City  string  `json:"city" jsonschema:"description=City name,minLength=1"`
+		Days  int     `json:"days,omitempty" jsonschema:"minimum=1,maximum=7"`
+		Units *string `json:"units" jsonschema:"enum=metric,enum=imperial"`
+	}
+	raw, err := SchemaFor[Args]()
+	require.NoError(t, err)
+	assert.JSONEq(t, `{
+  "type": "object",
+  "properties": {
+    "city": {"type": "string", "minLength": 1, "description": "City name"},
+    "days": {"type": "integer", "minimum": 1, "maximum": 7},
+    "units": {"type": "string", "enum": ["metric", "imperial"]}
+  },
+  "additionalProperties": false,
+  "required": ["city"]
+}`, string(raw))
+}
+
+func TestSchemaDescriptionTags(t *testing.T) {
+	type args struct {
+		A string   `json:"a" jsonschema_description:"free text, with commas"`
+		B string   `json:"b" description:"plain tag"`
+		C string   `json:"c" jsonschema:"description=from jsonschema" description:"loses"`
+		D string   `json:"d" jsonschema:"description=escaped\\, comma"`
+		E []string `json:"e" jsonschema:"enum=x,enum=y"`
+		F string   `json:"f" jsonschema_extras:"x-unit=kg"`
+		G *int     `json:"g" jsonschema:"nullable"`
+	}
+	raw, err := SchemaFor[args]()
+	require.NoError(t, err)
+	var s struct {
+		Properties map[string]map[string]any `json:"properties"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &s))
+	assert.Equal(t, "free text, with commas", s.Properties["a"]["description"])
+	assert.Equal(t, "plain tag", s.Properties["b"]["description"])
+	assert.Equal(t, "from jsonschema", s.Properties["c"]["description"])
+	assert.Equal(t, "escaped, comma", s.Properties["d"]["description"])
+	assert.Equal(t, map[string]any{"type": "string", "enum": []any{"x", "y"}}, s.Properties["e"]["items"])
+	assert.Equal(t, "kg", s.Properties["f"]["x-unit"])
+	assert.Equal(t, []any{map[string]any{"type": "integer"}, map[string]any{"type": "null"}}, s.Properties["g"]["oneOf"])
+
+	// A nullable field accepts null, and coercion still reaches it.
+	ft := MustFunc("n", "", func(_ context.Context, in args) (string, error) {
+		if in.G == nil {
+			return "nil", nil
+		}
+		return "set", nil
+	})
+	base := `"a":"","b":"","c":"","d":"","e":[],"f":""`
+	assert.Equal(t, "nil", Invoke(context.Background(), ft, model.ToolCall{ID: "1", Name: "n", Arguments: json.RawMessage(`{` + base + `,"g":null}`)}).Text())
+	assert.Equal(t, "set", Invoke(context.Background(), ft, model.ToolCall{ID: "1", Name: "n", Arguments: json.RawMessage(`{` + base + `,"g":"4"}`)}).Text())
 }
