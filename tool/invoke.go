@@ -97,6 +97,9 @@ type Invoker struct {
 	schemas map[string]compiled
 }
 
+// maxCachedSchemas bounds an Invoker's schema cache.
+const maxCachedSchemas = 4096
+
 type compiled struct {
 	schema *Schema
 	err    error
@@ -155,6 +158,11 @@ func (iv *Invoker) Invoke(ctx context.Context, t Tool, call model.ToolCall, opts
 		return UnknownTool(call.Name, nil)
 	}
 	name := call.Name
+	defer func() {
+		if p := recover(); p != nil {
+			res = panicResult(name, p)
+		}
+	}()
 	if name == "" {
 		name = t.Definition().Name
 	}
@@ -164,11 +172,6 @@ func (iv *Invoker) Invoke(ctx context.Context, t Tool, call model.ToolCall, opts
 		defer cc.rep.close()
 	}
 	ctx = cc
-	defer func() {
-		if p := recover(); p != nil {
-			res = panicResult(name, p)
-		}
-	}()
 	res = iv.run(ctx, t, name, call, &cfg)
 	res.normalize()
 	if res.Pending && cfg.pending != nil {
@@ -247,6 +250,9 @@ func (iv *Invoker) schemaOf(t Tool) (*Schema, error) {
 	}
 	s, err := CompileSchema(raw)
 	iv.mu.Lock()
+	if len(iv.schemas) >= maxCachedSchemas {
+		clear(iv.schemas) // tool lists that keep changing must not grow it forever
+	}
 	iv.schemas[string(raw)] = compiled{schema: s, err: err}
 	iv.mu.Unlock()
 	return s, err

@@ -299,6 +299,11 @@ func TestInvokeNilTool(t *testing.T) {
 	r := Invoke(context.Background(), nil, model.ToolCall{ID: "x", Name: "ghost"})
 	assert.Equal(t, CodeUnknownTool, r.ErrorCode)
 	assert.ErrorIs(t, r.Err, ErrUnknownTool)
+
+	// A typed nil panics in Definition: the panic is caught too.
+	var nilTool *FuncTool[searchArgs, string]
+	r = Invoke(context.Background(), nilTool, model.ToolCall{ID: "x"})
+	assert.Equal(t, CodePanic, r.ErrorCode)
 }
 
 func TestLongRunningTools(t *testing.T) {

@@ -72,7 +72,7 @@ type Result struct {
 	IsError bool `json:"is_error,omitempty"`
 	// Status is the call's outcome. Invoke fills it in when a tool leaves it
 	// empty: success, or failed when IsError is set, or pending when Pending
-	// is set.
+	// is set. IsError wins over a success status.
 	Status Status `json:"status,omitempty"`
 	// ErrorCode names the kind of failure, for example CodeInvalidArguments.
 	ErrorCode string `json:"error_code,omitempty"`
@@ -182,6 +182,8 @@ func AllTerminate(results []Result) bool {
 // Status consistent.
 func (r *Result) normalize() {
 	switch {
+	case r.Status == StatusSuccess && r.IsError:
+		r.Status = StatusFailed
 	case r.Status == "" && r.Pending:
 		r.Status = StatusPending
 	case r.Status == "" && r.IsError:

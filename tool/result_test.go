@@ -49,6 +49,7 @@ func TestResultNormalize(t *testing.T) {
 		{Result{Status: StatusTimeout}, Result{Status: StatusTimeout, IsError: true}},
 		{Result{Status: StatusDenied}, Result{Status: StatusDenied, IsError: true}},
 		{Result{Status: StatusPending}, Result{Status: StatusPending, Pending: true}},
+		{Result{Status: StatusSuccess, IsError: true}, Result{Status: StatusFailed, IsError: true}},
 	}
 	for _, tc := range cases {
 		r := tc.in
