@@ -21,6 +21,7 @@ type callContext struct {
 	rep *reporter
 }
 
+// Value answers the call's own keys and defers the rest to the parent.
 func (c *callContext) Value(key any) any {
 	switch key.(type) {
 	case callIDKey:

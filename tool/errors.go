@@ -43,6 +43,7 @@ type PanicError struct {
 	Stack string
 }
 
+// Error says which tool panicked and with what.
 func (e *PanicError) Error() string {
 	return fmt.Sprintf("tool %q panicked: %v", e.Tool, e.Value)
 }
@@ -58,6 +59,7 @@ type DuplicateToolError struct {
 	First, Second string
 }
 
+// Error names the tool and both sources.
 func (e *DuplicateToolError) Error() string {
 	return fmt.Sprintf("tool: duplicate tool name %q: provided by toolset %q and by toolset %q", e.Name, e.First, e.Second)
 }
@@ -75,6 +77,8 @@ type UnknownToolError struct {
 	Available []string
 }
 
+// Error is the text the model reads: the unknown name, the nearest
+// names and the available ones.
 func (e *UnknownToolError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "unknown tool %q.", e.Name)

@@ -26,6 +26,7 @@ type SyntaxError struct {
 	msg    string
 }
 
+// Error says what is wrong and where.
 func (e *SyntaxError) Error() string { return fmt.Sprintf("%s (at byte %d)", e.msg, e.Offset) }
 
 type parser struct {

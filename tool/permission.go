@@ -139,6 +139,7 @@ type PermissionError struct {
 	Cause error
 }
 
+// Error says which tool was refused and why.
 func (e *PermissionError) Error() string {
 	if e.Decision.Verdict == VerdictAsk {
 		return fmt.Sprintf("tool %q needs approval: %s", e.Tool, e.Decision.Reason)

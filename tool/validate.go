@@ -356,6 +356,7 @@ type ArgumentError struct {
 	Cause error `json:"-"`
 }
 
+// Error lists every problem by path, then the arguments received.
 func (e *ArgumentError) Error() string {
 	var b strings.Builder
 	if e.Tool != "" {
