@@ -1,0 +1,64 @@
+package nodes
+
+import (
+	"github.com/google/uuid"
+
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/state"
+)
+
+// Chat holds a conversation. Embed it in a graph's state to use the nodes of
+// this package:
+//
+//	type State struct {
+//		nodes.Chat
+//		Plan string
+//	}
+//
+// The embedded field reads as s.Messages.
+type Chat struct {
+	Messages []model.Message `json:"messages"`
+}
+
+// ChatMessages returns the address of the conversation.
+func (c *Chat) ChatMessages() *[]model.Message { return &c.Messages }
+
+// HasChat is implemented by a pointer to a state that holds a conversation,
+// which every state embedding Chat does.
+type HasChat interface {
+	ChatMessages() *[]model.Message
+}
+
+// ChatState constrains the state types the nodes of this package work on: S
+// whose pointer has a conversation.
+type ChatState[S any] interface {
+	*S
+	HasChat
+}
+
+// MessagesReducer merges the conversations that parallel nodes (or Send
+// tasks) return: new messages are appended in node order, changed ones
+// replaced where they stand (by ID), and messages a node dropped removed.
+func MessagesReducer[S any, PS ChatState[S]]() graph.Option {
+	return graph.WithReducer(func(s *S) *[]model.Message { return PS(s).ChatMessages() }, state.Keyed[model.Message]())
+}
+
+// NewMessageID returns a fresh, time-ordered message ID.
+func NewMessageID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.NewString()
+	}
+	return id.String()
+}
+
+// withIDs gives every message without an ID a fresh one.
+func withIDs(msgs []model.Message) []model.Message {
+	for i := range msgs {
+		if msgs[i].ID == "" {
+			msgs[i].ID = NewMessageID()
+		}
+	}
+	return msgs
+}

@@ -1,0 +1,363 @@
+package nodes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// DefaultMaxHops is the default cap on model→tool round trips per run.
+const DefaultMaxHops = 10
+
+// ErrHopLimit is matched by *HopLimitError.
+var ErrHopLimit = errors.New("tool round-trip limit reached")
+
+// HopLimitError reports a model that still asked for tools after the run's
+// cap on model→tool round trips.
+type HopLimitError struct {
+	// Limit is the cap in force.
+	Limit int
+	// LastReply is the model's last reply, whose tool calls were not run.
+	LastReply model.Message
+}
+
+func (e *HopLimitError) Error() string {
+	names := make([]string, len(e.LastReply.ToolCalls))
+	for i, c := range e.LastReply.ToolCalls {
+		names[i] = c.Name
+	}
+	return fmt.Sprintf("nodes: the model asked for tools (%s) after %d round trips, the limit", strings.Join(names, ", "), e.Limit)
+}
+
+// Is reports whether target is ErrHopLimit.
+func (e *HopLimitError) Is(target error) bool { return target == ErrHopLimit }
+
+// LLMOption configures an LLM node.
+type LLMOption func(*llmConfig)
+
+type llmConfig struct {
+	system       string
+	systemFunc   func(ctx context.Context) string
+	toolsets     []tool.Toolset
+	resolve      []tool.ResolveOption
+	name         string
+	modelName    string
+	settings     model.Settings
+	choice       model.ToolChoice
+	format       *model.ResponseFormat
+	forceTool    bool // use a set-model-response tool even if the model supports structured output
+	maxHops      int
+	stream       *bool
+	setResponse  *tool.SetModelResponseTool
+	structureErr error
+}
+
+// WithSystemPrompt sets the system prompt. Instructions from the tools the
+// run resolves (instruction providers) are appended to it, in tool order.
+func WithSystemPrompt(text string) LLMOption {
+	return func(c *llmConfig) { c.system = text }
+}
+
+// WithSystemPromptFunc computes the system prompt per call, from the run's
+// context (tool.RunState reads the graph's state from it).
+func WithSystemPromptFunc(fn func(ctx context.Context) string) LLMOption {
+	return func(c *llmConfig) { c.systemFunc = fn }
+}
+
+// WithTools offers tools to the model.
+func WithTools(tools ...tool.Tool) LLMOption {
+	return func(c *llmConfig) {
+		c.toolsets = append(c.toolsets, tool.NewStatic("tools", tools...))
+	}
+}
+
+// WithToolsets offers the tools of toolsets, resolved on every call from
+// the run's context.
+func WithToolsets(sets ...tool.Toolset) LLMOption {
+	return func(c *llmConfig) { c.toolsets = append(c.toolsets, sets...) }
+}
+
+// WithResolveOptions filters the tools resolved per call (see tool.Resolve).
+func WithResolveOptions(opts ...tool.ResolveOption) LLMOption {
+	return func(c *llmConfig) { c.resolve = append(c.resolve, opts...) }
+}
+
+// WithAgentName sets the Name of the assistant messages the node writes.
+func WithAgentName(name string) LLMOption {
+	return func(c *llmConfig) { c.name = name }
+}
+
+// WithModelName overrides the provider's model name per request.
+func WithModelName(name string) LLMOption {
+	return func(c *llmConfig) { c.modelName = name }
+}
+
+// WithSettings sets the sampling settings.
+func WithSettings(s model.Settings) LLMOption {
+	return func(c *llmConfig) { c.settings = s }
+}
+
+// WithToolChoice constrains the model's use of tools.
+func WithToolChoice(tc model.ToolChoice) LLMOption {
+	return func(c *llmConfig) { c.choice = tc }
+}
+
+// WithMaxHops caps the model→tool round trips of a run (DefaultMaxHops
+// unless set): a reply that asks for tools after that many round trips since
+// the last user message fails the node with a *HopLimitError.
+func WithMaxHops(n int) LLMOption {
+	return func(c *llmConfig) { c.maxHops = n }
+}
+
+// WithStreaming makes the node stream the model's reply (on) or not (off).
+// By default it streams when the run's stream carries graph.ModeMessages,
+// and emits each chunk as a KindModelDelta event.
+func WithStreaming(on bool) LLMOption {
+	return func(c *llmConfig) { c.stream = &on }
+}
+
+// WithResponseFormat asks for a final answer that is JSON matching the
+// format's schema. Models that honour response formats natively get the
+// format; others get a set-model-response tool whose arguments are the
+// answer. Either way the final assistant message holds the JSON as text.
+func WithResponseFormat(f model.ResponseFormat) LLMOption {
+	return func(c *llmConfig) {
+		c.format = &f
+		c.setResponse, c.structureErr = tool.NewSetModelResponseSchema(f.Schema)
+	}
+}
+
+// WithStructuredOutput is WithResponseFormat with the schema of T; decode the
+// answer with Structured[T].
+func WithStructuredOutput[T any]() LLMOption {
+	return func(c *llmConfig) {
+		schema, err := tool.SchemaFor[T]()
+		if err != nil {
+			c.structureErr = err
+			return
+		}
+		var zero T
+		name := fmt.Sprintf("%T", zero)
+		if i := strings.LastIndexByte(name, '.'); i >= 0 {
+			name = name[i+1:]
+		}
+		WithResponseFormat(model.ResponseFormat{Name: name, Schema: schema, Strict: true})(c)
+	}
+}
+
+// WithSetModelResponseTool makes the node use the set-model-response tool for
+// structured output even when the model supports response formats.
+func WithSetModelResponseTool() LLMOption {
+	return func(c *llmConfig) { c.forceTool = true }
+}
+
+// Structured decodes the JSON answer of an LLM node with structured output.
+func Structured[T any](msg model.Message) (T, error) {
+	var out T
+	text := msg.Text()
+	if text == "" {
+		for _, p := range msg.Content {
+			if p.Type == model.PartJSON {
+				text = string(p.JSON)
+				break
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(text), &out); err != nil {
+		return out, fmt.Errorf("nodes: decoding the structured answer %q: %w", text, err)
+	}
+	return out, nil
+}
+
+// Event kinds emitted by the LLM node.
+const (
+	// KindModelStart: a model call begins (graph.ModeEvents). Payload is a ModelCall.
+	KindModelStart graph.EventKind = "model_start"
+	// KindModelEnd: a model call ended (graph.ModeEvents). Payload is a
+	// ModelCall with the usage; Err is set on failure.
+	KindModelEnd graph.EventKind = "model_end"
+	// KindModelDelta: a chunk of a streamed reply (graph.ModeMessages).
+	// Payload is the model.Chunk.
+	KindModelDelta graph.EventKind = "model_delta"
+)
+
+// ModelCall describes a model call in events.
+type ModelCall struct {
+	// Provider and Model name the model, when it describes itself.
+	Provider, Model string
+	// Agent is the node's agent name.
+	Agent string
+	// Tools is the number of tools offered.
+	Tools int
+	// Usage is the call's token usage (KindModelEnd).
+	Usage model.Usage
+	// FinishReason is the provider's reason for stopping (KindModelEnd).
+	FinishReason string
+}
+
+// LLM returns a node that calls m with the conversation and appends its
+// reply. The system prompt (plus the instructions of the resolved tools) is
+// sent first; the tools of the configured toolsets are resolved from the
+// run's context on every call, with the state reachable by tool.RunState.
+func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFunc[S] {
+	cfg := llmConfig{maxHops: DefaultMaxHops}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	var info model.Info
+	if d, ok := m.(model.Describer); ok {
+		info = d.Info()
+	}
+	useTool := cfg.format != nil && (cfg.forceTool || !info.StructuredOutput)
+	return func(ctx context.Context, s S) (S, error) {
+		if cfg.structureErr != nil {
+			return s, fmt.Errorf("nodes: structured output: %w", cfg.structureErr)
+		}
+		if m == nil {
+			return s, errors.New("nodes: LLM node has no model")
+		}
+		msgs := PS(&s).ChatMessages()
+		ctx = tool.WithRunState(ctx, s)
+		req := &model.Request{Model: cfg.modelName, Settings: cfg.settings, ToolChoice: cfg.choice}
+		sets := cfg.toolsets
+		if useTool {
+			sets = append(sets[:len(sets):len(sets)], tool.NewStatic("structured output", cfg.setResponse))
+		}
+		var instructions string
+		if len(sets) > 0 {
+			list, err := tool.Resolve(ctx, sets, cfg.resolve...)
+			if err != nil {
+				return s, err
+			}
+			req.Tools = list.Definitions()
+			instructions = list.Instructions()
+		}
+		if cfg.format != nil && !useTool {
+			req.ResponseFormat = cfg.format
+		}
+		system := cfg.system
+		if cfg.systemFunc != nil {
+			system = cfg.systemFunc(ctx)
+		}
+		if instructions != "" {
+			system = strings.TrimSpace(system + "\n\n" + instructions)
+		}
+		req.Messages = make([]model.Message, 0, len(*msgs)+1)
+		if system != "" {
+			req.Messages = append(req.Messages, model.System(system))
+		}
+		req.Messages = append(req.Messages, *msgs...)
+
+		call := ModelCall{Provider: info.Provider, Model: info.Name, Agent: cfg.name, Tools: len(req.Tools)}
+		if cfg.modelName != "" {
+			call.Model = cfg.modelName
+		}
+		graph.Emit(ctx, graph.ModeEvents, graph.Event{Kind: KindModelStart, Payload: call})
+		start := time.Now()
+		resp, err := generate(ctx, m, req, cfg.stream)
+		if err != nil {
+			graph.Emit(ctx, graph.ModeEvents, graph.Event{Kind: KindModelEnd, Payload: call, Err: err, Duration: time.Since(start)})
+			return s, err
+		}
+		call.Usage, call.FinishReason = resp.Usage, resp.FinishReason
+		if resp.Model != "" {
+			call.Model = resp.Model
+		}
+		graph.Emit(ctx, graph.ModeEvents, graph.Event{Kind: KindModelEnd, Payload: call, Duration: time.Since(start)})
+
+		reply := resp.Message
+		reply.Role = model.RoleAssistant
+		reply.ID = NewMessageID()
+		if cfg.name != "" {
+			reply.Name = cfg.name
+		}
+		if useTool {
+			if final, ok, err := structuredAnswer(ctx, cfg.setResponse, reply); err != nil {
+				return s, err
+			} else if ok {
+				reply = final
+			}
+		}
+		if reply.HasToolCalls() {
+			if hops := roundTrips(*msgs); hops >= cfg.maxHops {
+				return s, &HopLimitError{Limit: cfg.maxHops, LastReply: reply}
+			}
+		}
+		*msgs = append(*msgs, reply)
+		return s, nil
+	}
+}
+
+// generate calls the model, streaming when asked to or when someone listens
+// to model tokens.
+func generate(ctx context.Context, m model.Model, req *model.Request, stream *bool) (*model.Response, error) {
+	streaming := graph.Emitting(ctx, graph.ModeMessages)
+	if stream != nil {
+		streaming = *stream
+	}
+	if !streaming {
+		return m.Generate(ctx, req)
+	}
+	var acc model.Accumulator
+	for chunk, err := range m.Stream(ctx, req) {
+		if err != nil {
+			return nil, err
+		}
+		acc.Add(chunk)
+		graph.Emit(ctx, graph.ModeMessages, graph.Event{Kind: KindModelDelta, Payload: chunk})
+	}
+	return acc.Response(), nil
+}
+
+// structuredAnswer turns a call of the set-model-response tool into the
+// final answer: an assistant message whose text is the validated JSON.
+func structuredAnswer(ctx context.Context, t *tool.SetModelResponseTool, reply model.Message) (model.Message, bool, error) {
+	name := t.Definition().Name
+	for _, c := range reply.ToolCalls {
+		if c.Name != name {
+			continue
+		}
+		res := tool.Invoke(ctx, t, c)
+		if res.IsError {
+			// Let the model see what was wrong: keep the call; the ToolsNode
+			// answers it with the validation error.
+			return reply, false, nil
+		}
+		var raw json.RawMessage
+		for _, p := range res.Content {
+			if p.Type == model.PartJSON {
+				raw = p.JSON
+			}
+		}
+		if raw == nil {
+			raw = json.RawMessage(res.Text())
+		}
+		final := model.Message{ID: reply.ID, Role: model.RoleAssistant, Name: reply.Name, Content: []model.Part{model.TextPart(string(raw))}}
+		return final, true, nil
+	}
+	return reply, false, nil
+}
+
+// roundTrips counts the assistant messages with tool calls since the last
+// user message: the model→tool round trips of the current run.
+func roundTrips(msgs []model.Message) int {
+	n := 0
+	for i := len(msgs) - 1; i >= 0; i-- {
+		switch msgs[i].Role {
+		case model.RoleUser:
+			return n
+		case model.RoleAssistant:
+			if msgs[i].HasToolCalls() {
+				n++
+			}
+		}
+	}
+	return n
+}
