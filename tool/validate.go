@@ -388,3 +388,15 @@ func receivedText(raw []byte) string {
 	}
 	return s
 }
+
+// CanonicalJSON returns raw in a canonical form: compact, object keys
+// sorted, numbers and strings as written. Two argument texts that decode to
+// the same value get the same canonical form, which makes it a cache or
+// deduplication key (with the tool's name; never with the call's ID).
+func CanonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
+	v, err := parseJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
