@@ -142,7 +142,7 @@ func flatten(e *jsonschema.ValidationError, root any, plan *coerceNode, out *[]F
 				alts = append(alts, f.Path+": "+f.Message)
 			}
 		}
-		msg := e.ErrorKind.LocalizedString(printer)
+		msg := e.ErrorKind.LocalizedString(printer())
 		if _, ok := k.(*kind.AnyOf); ok || len(alts) > 0 {
 			msg = "matches none of the allowed alternatives"
 		}
@@ -155,7 +155,8 @@ func flatten(e *jsonschema.ValidationError, root any, plan *coerceNode, out *[]F
 	*out = append(*out, FieldError{Path: jsonPath(root, e.InstanceLocation), Message: describe(e.ErrorKind, valueAt(root, e.InstanceLocation))})
 }
 
-var printer = message.NewPrinter(language.English)
+// printer words the validator's messages that describe does not.
+func printer() *message.Printer { return message.NewPrinter(language.English) }
 
 // describe words one validation problem for the model.
 func describe(k jsonschema.ErrorKind, got any) string {
@@ -195,7 +196,7 @@ func describe(k jsonschema.ErrorKind, got any) string {
 	case *kind.MaxProperties:
 		return fmt.Sprintf("must have at most %d properties, got %d", k.Want, k.Got)
 	}
-	return k.LocalizedString(printer)
+	return k.LocalizedString(printer())
 }
 
 func ratText(r *big.Rat) string {
