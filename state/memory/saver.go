@@ -13,8 +13,9 @@ import (
 	"github.com/trellis-go/trellis/state"
 )
 
-// Saver is an in-memory state.Saver. The zero value is not ready for use;
-// call New. A Saver is safe for concurrent use.
+// Saver is an in-memory state.Saver. The zero value is an empty store ready
+// to use. A Saver is safe for concurrent use and must not be copied after
+// first use.
 type Saver struct {
 	mu      sync.RWMutex
 	seq     uint64                         // insertion counter; orders checkpoints
@@ -59,6 +60,9 @@ func (s *Saver) Put(ctx context.Context, cp state.Checkpoint) error {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.threads == nil {
+		s.threads = make(map[string]map[string]*history)
+	}
 	namespaces := s.threads[cp.ThreadID]
 	if namespaces == nil {
 		namespaces = make(map[string]*history)

@@ -11,3 +11,7 @@ import (
 func TestConformance(t *testing.T) {
 	savertest.Run(t, func(t *testing.T) state.Saver { return memory.New() })
 }
+
+func TestZeroValueConforms(t *testing.T) {
+	savertest.Run(t, func(t *testing.T) state.Saver { return new(memory.Saver) })
+}

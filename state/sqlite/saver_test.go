@@ -117,8 +117,7 @@ func TestSchemaIsVersioned(t *testing.T) {
 }
 
 func TestNewerSchemaIsRefused(t *testing.T) {
-	s, path := openTemp(t)
-	_ = s
+	_, path := openTemp(t)
 	db := openDB(t, path)
 	_, err := db.Exec(`INSERT INTO trellis_schema (version, applied_at) VALUES (?, 0)`, sqlite.SchemaVersion+1)
 	require.NoError(t, err)
