@@ -114,7 +114,9 @@ type SchemaProvider interface {
 
 // Wrapper is implemented by tools that wrap another tool, such as those
 // returned by Rename and WithPrefix. As follows Unwrap to find a capability
-// that the wrapper does not implement itself.
+// that the wrapper does not implement itself, so a wrapper that changes a
+// capability (its input schema, its metadata) implements that capability
+// itself.
 type Wrapper interface {
 	Unwrap() Tool
 }
