@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -29,8 +28,11 @@ type Saver struct {
 	// writers queue in Go instead of polling SQLite's lock.
 	write chan struct{}
 
-	initMu sync.Mutex
-	ready  atomic.Bool // the schema is current and stmts are prepared
+	// mu is held for reading by every call, and for writing while the
+	// schema is brought up to date and while the store closes.
+	mu     sync.RWMutex
+	ready  bool // the schema is current and stmts are prepared
+	closed bool
 	stmts  statements
 }
 
@@ -113,10 +115,14 @@ func newSaver(db *sql.DB, owned bool) *Saver {
 
 // Close releases the store's prepared statements and, if the store opened
 // the database (Open), closes it. A store made with New leaves the caller's
-// database open. A closed store must not be used.
+// database open. Close waits for calls in progress; later calls fail.
 func (s *Saver) Close() error {
-	s.initMu.Lock()
-	defer s.initMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
 	err := s.stmts.close()
 	if s.owned {
 		err = errors.Join(err, s.db.Close())
@@ -127,15 +133,18 @@ func (s *Saver) Close() error {
 	return nil
 }
 
+// errClosed reports a call on a closed store.
+var errClosed = errors.New("store is closed")
+
 // init makes sure the schema is current and the statements prepared, once
 // per store.
 func (s *Saver) init(ctx context.Context) error {
-	if s.ready.Load() {
-		return nil
-	}
-	s.initMu.Lock()
-	defer s.initMu.Unlock()
-	if s.ready.Load() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return errClosed
+	case s.ready:
 		return nil
 	}
 	if err := s.migrate(ctx); err != nil {
@@ -144,19 +153,30 @@ func (s *Saver) init(ctx context.Context) error {
 	if err := s.stmts.prepare(ctx, s.db); err != nil {
 		return err
 	}
-	s.ready.Store(true)
+	s.ready = true
 	return nil
 }
 
-// begin checks ctx and the schema before an operation.
-func (s *Saver) begin(ctx context.Context, op string) error {
+// begin checks ctx and readies the store for a call; the caller must call
+// the returned end when the call is over.
+func (s *Saver) begin(ctx context.Context, op string) (end func(), err error) {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("sqlite: %s: %w", op, err)
+		return nil, fmt.Errorf("sqlite: %s: %w", op, err)
 	}
-	if err := s.init(ctx); err != nil {
-		return fmt.Errorf("sqlite: %s: %w", op, err)
+	for {
+		s.mu.RLock()
+		switch {
+		case s.closed:
+			s.mu.RUnlock()
+			return nil, fmt.Errorf("sqlite: %s: %w", op, errClosed)
+		case s.ready:
+			return s.mu.RUnlock, nil
+		}
+		s.mu.RUnlock()
+		if err := s.init(ctx); err != nil {
+			return nil, fmt.Errorf("sqlite: %s: %w", op, err)
+		}
 	}
-	return nil
 }
 
 // exclusive runs fn as this process's only writer.
@@ -203,9 +223,11 @@ func ignoreDone(err error) error {
 // Put stores cp. A zero CreatedAt is set to the current time. CreatedAt is
 // kept to the microsecond.
 func (s *Saver) Put(ctx context.Context, cp state.Checkpoint) error {
-	if err := s.begin(ctx, "put"); err != nil {
+	end, err := s.begin(ctx, "put")
+	if err != nil {
 		return err
 	}
+	defer end()
 	if cp.ThreadID == "" {
 		return errors.New("sqlite: put: checkpoint has no thread ID")
 	}
@@ -250,16 +272,17 @@ func blob(b []byte) []byte {
 // PutWrites stores writes against an existing checkpoint, all or none. A
 // write whose TaskID is already stored replaces the stored one in its place.
 func (s *Saver) PutWrites(ctx context.Context, threadID, namespace, checkpointID string, writes []state.PendingWrite) error {
-	if err := s.begin(ctx, "put writes"); err != nil {
+	end, err := s.begin(ctx, "put writes")
+	if err != nil {
 		return err
 	}
+	defer end()
 	for i, w := range writes {
 		if w.TaskID == "" {
 			return fmt.Errorf("sqlite: put writes: %w",
 				describe(threadID, namespace, checkpointID, fmt.Errorf("write %d (node %q) has no task ID", i, w.Node)))
 		}
 	}
-	var err error
 	if len(writes) == 0 {
 		var seq int64
 		err = s.stmts.checkpointID.QueryRowContext(ctx, threadID, namespace, checkpointID).Scan(&seq)
@@ -315,9 +338,11 @@ func scanCheckpoint(row rowScanner) (seq int64, cp state.Checkpoint, err error) 
 // Get returns a checkpoint and its writes, read in one transaction; an empty
 // checkpointID asks for the latest.
 func (s *Saver) Get(ctx context.Context, threadID, namespace, checkpointID string) (state.Tuple, error) {
-	if err := s.begin(ctx, "get"); err != nil {
+	end, err := s.begin(ctx, "get")
+	if err != nil {
 		return state.Tuple{}, err
 	}
+	defer end()
 	tup, err := s.get(ctx, threadID, namespace, checkpointID)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -370,9 +395,11 @@ func (s *Saver) get(ctx context.Context, threadID, namespace, checkpointID strin
 // List returns a thread's checkpoints in a namespace, newest first. Before
 // must name a checkpoint of that thread and namespace.
 func (s *Saver) List(ctx context.Context, threadID, namespace string, opts state.ListOptions) ([]state.Checkpoint, error) {
-	if err := s.begin(ctx, "list"); err != nil {
+	end, err := s.begin(ctx, "list")
+	if err != nil {
 		return nil, err
 	}
+	defer end()
 	if opts.Limit < 0 {
 		return nil, fmt.Errorf("sqlite: list: thread %q: limit must not be negative, got %d", threadID, opts.Limit)
 	}
@@ -380,10 +407,7 @@ func (s *Saver) List(ctx context.Context, threadID, namespace string, opts state
 	if opts.Limit > 0 {
 		limit = opts.Limit
 	}
-	var (
-		rows *sql.Rows
-		err  error
-	)
+	var rows *sql.Rows
 	if opts.Before == "" {
 		rows, err = s.stmts.list.QueryContext(ctx, threadID, namespace, limit)
 	} else {
@@ -426,10 +450,12 @@ func scanCheckpoints(rows *sql.Rows) ([]state.Checkpoint, error) {
 // DeleteThread removes a thread's checkpoints and writes in all namespaces,
 // in one transaction.
 func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
-	if err := s.begin(ctx, "delete thread"); err != nil {
+	end, err := s.begin(ctx, "delete thread")
+	if err != nil {
 		return err
 	}
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	defer end()
+	err = s.writeTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.StmtContext(ctx, s.stmts.deleteWrites).ExecContext(ctx, threadID); err != nil {
 			return err
 		}
@@ -445,13 +471,15 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 // Prune keeps the newest keep checkpoints of each namespace of a thread and
 // their writes, removing the rest in one transaction.
 func (s *Saver) Prune(ctx context.Context, threadID string, keep int) error {
-	if err := s.begin(ctx, "prune"); err != nil {
+	end, err := s.begin(ctx, "prune")
+	if err != nil {
 		return err
 	}
+	defer end()
 	if keep < 1 {
 		return fmt.Errorf("sqlite: prune: thread %q: keep must be at least 1, got %d", threadID, keep)
 	}
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err = s.writeTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.StmtContext(ctx, s.stmts.pruneWrites).ExecContext(ctx, threadID, keep); err != nil {
 			return err
 		}

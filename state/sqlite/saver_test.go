@@ -4,6 +4,8 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -187,13 +189,66 @@ func TestNew(t *testing.T) {
 }
 
 func TestClosedStoreReportsErrors(t *testing.T) {
-	s, err := sqlite.Open(filepath.Join(t.TempDir(), "closed.db"))
+	owned, err := sqlite.Open(filepath.Join(t.TempDir(), "closed.db"))
 	require.NoError(t, err)
+	db := openDB(t, filepath.Join(t.TempDir(), "callers.db"))
+	borrowed, err := sqlite.New(db)
+	require.NoError(t, err)
+	require.NoError(t, borrowed.Put(t.Context(), state.Checkpoint{ThreadID: "t", ID: "cp"}))
+
+	for name, s := range map[string]*sqlite.Saver{"Open": owned, "New": borrowed} {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, s.Close())
+			require.NoError(t, s.Close(), "closing twice is harmless")
+			ctx := t.Context()
+			errs := []error{
+				s.Put(ctx, state.Checkpoint{ThreadID: "t", ID: "cp-2"}),
+				s.PutWrites(ctx, "t", "", "cp", nil),
+				s.DeleteThread(ctx, "t"),
+				s.Prune(ctx, "t", 1),
+			}
+			_, err := s.Get(ctx, "t", "", "")
+			errs = append(errs, err)
+			_, err = s.List(ctx, "t", "", state.ListOptions{})
+			errs = append(errs, err)
+			for i, err := range errs {
+				require.Error(t, err, "call %d", i)
+				assert.NotErrorIs(t, err, state.ErrNotFound)
+				assert.Contains(t, err.Error(), "store is closed")
+			}
+		})
+	}
+	require.NoError(t, db.Ping(), "the caller's database stays open")
+}
+
+func TestCloseWaitsForCallsInProgress(t *testing.T) {
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "closing.db"))
+	require.NoError(t, err)
+	ctx := t.Context()
+	var (
+		g       errgroup.Group
+		started sync.WaitGroup // each writer has stored something
+	)
+	for i := range 4 {
+		started.Add(1)
+		g.Go(func() error {
+			for j := 0; ; j++ {
+				err := s.Put(ctx, state.Checkpoint{ThreadID: "t", ID: fmt.Sprintf("%d-%d", i, j)})
+				if j == 0 {
+					started.Done()
+				}
+				if err != nil {
+					if strings.Contains(err.Error(), "store is closed") {
+						return nil
+					}
+					return err
+				}
+			}
+		})
+	}
+	started.Wait()
 	require.NoError(t, s.Close())
-	_, err = s.Get(t.Context(), "t", "", "")
-	require.Error(t, err)
-	assert.NotErrorIs(t, err, state.ErrNotFound)
-	assert.Contains(t, err.Error(), "database is closed")
+	require.NoError(t, g.Wait(), "a call racing Close must fail cleanly, never half-run")
 }
 
 func TestStoresShareOneFile(t *testing.T) {
