@@ -297,3 +297,48 @@ func FuzzAccumulator(f *testing.F) {
 		}
 	})
 }
+
+// benchChunks is a streamed reply of 200 text fragments and three parallel
+// tool calls of 20 fragments each, interleaved.
+func benchChunks() []model.Chunk {
+	var chunks []model.Chunk
+	for range 200 {
+		chunks = append(chunks, model.Chunk{Text: "word "})
+	}
+	for i := range 3 {
+		chunks = append(chunks, delta(i, "call_"+string(rune('a'+i)), "search", ""))
+	}
+	for range 20 {
+		for i := range 3 {
+			chunks = append(chunks, delta(i, "", "", `"abcdefgh",`))
+		}
+	}
+	usage := model.Usage{InputTokens: 1, OutputTokens: 1, TotalTokens: 2}
+	return append(chunks, model.Chunk{FinishReason: "tool_calls", Usage: &usage})
+}
+
+func BenchmarkAccumulator(b *testing.B) {
+	chunks := benchChunks()
+	b.ReportAllocs()
+	for b.Loop() {
+		var a model.Accumulator
+		for _, c := range chunks {
+			a.Add(c)
+		}
+		_ = a.Response()
+	}
+}
+
+func BenchmarkCollectResponseChunks(b *testing.B) {
+	resp := &model.Response{
+		Message: model.Assistant("Hello there, how can I help?",
+			model.ToolCall{ID: "c1", Name: "a", Arguments: json.RawMessage(`{"x":1}`)}),
+		FinishReason: "tool_calls",
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := model.Collect(model.ResponseChunks(resp)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

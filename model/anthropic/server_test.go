@@ -36,7 +36,7 @@ type server struct {
 
 type replyFunc func(w http.ResponseWriter, attempt int)
 
-func newServer(t *testing.T, reply replyFunc) *server {
+func newServer(t testing.TB, reply replyFunc) *server {
 	t.Helper()
 	s := &server{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -82,7 +82,7 @@ func (w *waits) all() []time.Duration {
 }
 
 // newModel returns a model that talks to s, with fast, recorded retries.
-func newModel(t *testing.T, s *server, opts ...anthropic.Option) (*anthropic.Model, *waits) {
+func newModel(t testing.TB, s *server, opts ...anthropic.Option) (*anthropic.Model, *waits) {
 	t.Helper()
 	w := &waits{}
 	base := []anthropic.Option{

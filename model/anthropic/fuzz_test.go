@@ -1,0 +1,56 @@
+package anthropic_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trellis-go/trellis/model"
+)
+
+// FuzzStream feeds arbitrary bodies to the stream decoder: whatever a server
+// sends, Stream ends with a reply or an error, never a panic.
+func FuzzStream(f *testing.F) {
+	join := func(events []event) string {
+		var b strings.Builder
+		for _, e := range events {
+			b.WriteString("event: " + e.name + "\ndata: " + e.data + "\n\n")
+		}
+		return b.String()
+	}
+	f.Add(join(streamText))
+	f.Add(join(streamToolUse))
+	f.Add(join(streamToolUse[:12]))
+	f.Add(join([]event{{"error", errorOverloadedEvent}}))
+	f.Add("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":-1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\"}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	f.Add("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":9}\n\n")
+	f.Add("data: {\n\n")
+	f.Add("")
+
+	var (
+		mu   sync.Mutex
+		body string
+	)
+	s := newServer(f, func(w http.ResponseWriter, _ int) {
+		mu.Lock()
+		b := body
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte(b))
+	})
+	m, _ := newModel(f, s)
+
+	f.Fuzz(func(t *testing.T, in string) {
+		mu.Lock()
+		body = in
+		mu.Unlock()
+		resp, err := model.Collect(m.Stream(context.Background(), userReq("x")))
+		if err == nil {
+			require.NotNil(t, resp)
+		}
+	})
+}
