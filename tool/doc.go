@@ -32,10 +32,13 @@
 //     title=…, enum=… (repeat for each value), default=…, example=…,
 //     minimum=…, maximum=…, exclusiveMinimum=…, exclusiveMaximum=…,
 //     multipleOf=… (numbers), minLength=…, maxLength=…, pattern=…,
-//     format=… (strings), minItems=…, maxItems=…, uniqueItems (arrays),
-//     nullable. A comma inside a value is written \,.
+//     format=… (strings, asserted), minItems=…, maxItems=…,
+//     uniqueItems=true (arrays; other keywords apply to the items), required,
+//     nullable. A comma inside a value is written \,; the
+//     `jsonschema_description:"…"` tag takes free text with commas, and
+//     `jsonschema_extras:"key=value"` adds keywords of your own.
 //   - A plain `description:"…"` tag describes a field too; a description in
-//     the jsonschema tag wins over it.
+//     the jsonschema tags wins over it.
 //   - Go types map to JSON types: bool to boolean; every int and uint size
 //     to integer; float32 and float64 to number; string to string; slices
 //     and arrays to array ([]byte to a base64 string); maps to object
@@ -43,9 +46,11 @@
 //     to their element; time.Time to a date-time string; json.RawMessage
 //     and any to any value.
 //   - Struct objects do not allow properties they do not declare.
-//   - Types nest at most MaxSchemaDepth (32) levels. A type that contains
-//     itself is emitted once under $defs and referenced with $ref; every
-//     other nested type is inlined.
+//   - A value may sit at most MaxSchemaDepth (32) levels below the root (a
+//     struct field, a slice element and a map value each go one level
+//     down); a deeper type is an error at construction. A type that
+//     contains itself is emitted once under $defs and referenced with $ref;
+//     every other nested type is inlined.
 //   - In must be a struct or a pointer to one; anything else is an error
 //     at construction, as are channels, functions, complex numbers and
 //     non-empty interfaces anywhere in it.
