@@ -39,14 +39,10 @@ func (e *HopLimitError) Error() string {
 // Is reports whether target is ErrHopLimit.
 func (e *HopLimitError) Is(target error) bool { return target == ErrHopLimit }
 
-// LLMOption configures an LLM node.
-type LLMOption func(*llmConfig)
-
 type llmConfig struct {
+	toolSource
 	system       string
 	systemFunc   func(ctx context.Context) string
-	toolsets     []tool.Toolset
-	resolve      []tool.ResolveOption
 	name         string
 	modelName    string
 	settings     model.Settings
@@ -57,105 +53,6 @@ type llmConfig struct {
 	stream       *bool
 	setResponse  *tool.SetModelResponseTool
 	structureErr error
-}
-
-// WithSystemPrompt sets the system prompt. Instructions from the tools the
-// run resolves (instruction providers) are appended to it, in tool order.
-func WithSystemPrompt(text string) LLMOption {
-	return func(c *llmConfig) { c.system = text }
-}
-
-// WithSystemPromptFunc computes the system prompt per call, from the run's
-// context (tool.RunState reads the graph's state from it).
-func WithSystemPromptFunc(fn func(ctx context.Context) string) LLMOption {
-	return func(c *llmConfig) { c.systemFunc = fn }
-}
-
-// WithTools offers tools to the model.
-func WithTools(tools ...tool.Tool) LLMOption {
-	return func(c *llmConfig) {
-		c.toolsets = append(c.toolsets, tool.NewStatic("tools", tools...))
-	}
-}
-
-// WithToolsets offers the tools of toolsets, resolved on every call from
-// the run's context.
-func WithToolsets(sets ...tool.Toolset) LLMOption {
-	return func(c *llmConfig) { c.toolsets = append(c.toolsets, sets...) }
-}
-
-// WithResolveOptions filters the tools resolved per call (see tool.Resolve).
-func WithResolveOptions(opts ...tool.ResolveOption) LLMOption {
-	return func(c *llmConfig) { c.resolve = append(c.resolve, opts...) }
-}
-
-// WithAgentName sets the Name of the assistant messages the node writes.
-func WithAgentName(name string) LLMOption {
-	return func(c *llmConfig) { c.name = name }
-}
-
-// WithModelName overrides the provider's model name per request.
-func WithModelName(name string) LLMOption {
-	return func(c *llmConfig) { c.modelName = name }
-}
-
-// WithSettings sets the sampling settings.
-func WithSettings(s model.Settings) LLMOption {
-	return func(c *llmConfig) { c.settings = s }
-}
-
-// WithToolChoice constrains the model's use of tools.
-func WithToolChoice(tc model.ToolChoice) LLMOption {
-	return func(c *llmConfig) { c.choice = tc }
-}
-
-// WithMaxHops caps the model→tool round trips of a run (DefaultMaxHops
-// unless set): a reply that asks for tools after that many round trips since
-// the last user message fails the node with a *HopLimitError.
-func WithMaxHops(n int) LLMOption {
-	return func(c *llmConfig) { c.maxHops = n }
-}
-
-// WithStreaming makes the node stream the model's reply (on) or not (off).
-// By default it streams when the run's stream carries graph.ModeMessages,
-// and emits each chunk as a KindModelDelta event.
-func WithStreaming(on bool) LLMOption {
-	return func(c *llmConfig) { c.stream = &on }
-}
-
-// WithResponseFormat asks for a final answer that is JSON matching the
-// format's schema. Models that honour response formats natively get the
-// format; others get a set-model-response tool whose arguments are the
-// answer. Either way the final assistant message holds the JSON as text.
-func WithResponseFormat(f model.ResponseFormat) LLMOption {
-	return func(c *llmConfig) {
-		c.format = &f
-		c.setResponse, c.structureErr = tool.NewSetModelResponseSchema(f.Schema)
-	}
-}
-
-// WithStructuredOutput is WithResponseFormat with the schema of T; decode the
-// answer with Structured[T].
-func WithStructuredOutput[T any]() LLMOption {
-	return func(c *llmConfig) {
-		schema, err := tool.SchemaFor[T]()
-		if err != nil {
-			c.structureErr = err
-			return
-		}
-		var zero T
-		name := fmt.Sprintf("%T", zero)
-		if i := strings.LastIndexByte(name, '.'); i >= 0 {
-			name = name[i+1:]
-		}
-		WithResponseFormat(model.ResponseFormat{Name: name, Schema: schema, Strict: true})(c)
-	}
-}
-
-// WithSetModelResponseTool makes the node use the set-model-response tool for
-// structured output even when the model supports response formats.
-func WithSetModelResponseTool() LLMOption {
-	return func(c *llmConfig) { c.forceTool = true }
 }
 
 // Structured decodes the JSON answer of an LLM node with structured output.
@@ -209,7 +106,7 @@ type ModelCall struct {
 func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFunc[S] {
 	cfg := llmConfig{maxHops: DefaultMaxHops}
 	for _, o := range opts {
-		o(&cfg)
+		o.applyLLM(&cfg)
 	}
 	var info model.Info
 	if d, ok := m.(model.Describer); ok {

@@ -1,0 +1,147 @@
+package nodes
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// LLMOption configures an LLM node.
+type LLMOption interface {
+	applyLLM(*llmConfig)
+}
+
+// ToolsOption configures a ToolsNode.
+type ToolsOption interface {
+	applyTools(*toolsConfig)
+}
+
+// Option configures both an LLM node and a ToolsNode; give the two the same
+// tools so that the model is offered what the ToolsNode runs.
+type Option interface {
+	LLMOption
+	ToolsOption
+}
+
+type llmOption func(*llmConfig)
+
+func (o llmOption) applyLLM(c *llmConfig) { o(c) }
+
+type toolsOption func(*toolsConfig)
+
+func (o toolsOption) applyTools(c *toolsConfig) { o(c) }
+
+// toolSource is the part of the configuration both nodes share.
+type toolSource struct {
+	toolsets []tool.Toolset
+	resolve  []tool.ResolveOption
+}
+
+type sharedOption func(*toolSource)
+
+func (o sharedOption) applyLLM(c *llmConfig)     { o(&c.toolSource) }
+func (o sharedOption) applyTools(c *toolsConfig) { o(&c.toolSource) }
+
+// WithTools offers tools to the model (LLM node) and runs them (ToolsNode).
+func WithTools(tools ...tool.Tool) Option {
+	return sharedOption(func(c *toolSource) {
+		c.toolsets = append(c.toolsets, tool.NewStatic("tools", tools...))
+	})
+}
+
+// WithToolsets is WithTools for toolsets, resolved on every call from the
+// run's context.
+func WithToolsets(sets ...tool.Toolset) Option {
+	return sharedOption(func(c *toolSource) { c.toolsets = append(c.toolsets, sets...) })
+}
+
+// WithResolveOptions filters the tools resolved per call (see tool.Resolve):
+// tool.VisibleIf narrows what the model sees, tool.ExecutableIf what the
+// ToolsNode runs (the rest are executed by the caller).
+func WithResolveOptions(opts ...tool.ResolveOption) Option {
+	return sharedOption(func(c *toolSource) { c.resolve = append(c.resolve, opts...) })
+}
+
+// WithSystemPrompt sets the system prompt. Instructions from the tools the
+// run resolves (instruction providers) are appended to it, in tool order.
+func WithSystemPrompt(text string) LLMOption {
+	return llmOption(func(c *llmConfig) { c.system = text })
+}
+
+// WithSystemPromptFunc computes the system prompt per call, from the run's
+// context (tool.RunState reads the graph's state from it).
+func WithSystemPromptFunc(fn func(ctx context.Context) string) LLMOption {
+	return llmOption(func(c *llmConfig) { c.systemFunc = fn })
+}
+
+// WithAgentName sets the Name of the assistant messages the node writes.
+func WithAgentName(name string) LLMOption {
+	return llmOption(func(c *llmConfig) { c.name = name })
+}
+
+// WithModelName overrides the provider's model name per request.
+func WithModelName(name string) LLMOption {
+	return llmOption(func(c *llmConfig) { c.modelName = name })
+}
+
+// WithSettings sets the sampling settings.
+func WithSettings(s model.Settings) LLMOption {
+	return llmOption(func(c *llmConfig) { c.settings = s })
+}
+
+// WithToolChoice constrains the model's use of tools.
+func WithToolChoice(tc model.ToolChoice) LLMOption {
+	return llmOption(func(c *llmConfig) { c.choice = tc })
+}
+
+// WithMaxHops caps the model→tool round trips of a run (DefaultMaxHops
+// unless set): a reply that asks for tools after that many round trips since
+// the last user message fails the node with a *HopLimitError.
+func WithMaxHops(n int) LLMOption {
+	return llmOption(func(c *llmConfig) { c.maxHops = n })
+}
+
+// WithStreaming makes the node stream the model's reply (on) or not (off).
+// By default it streams when the run's stream carries graph.ModeMessages,
+// and emits each chunk as a KindModelDelta event.
+func WithStreaming(on bool) LLMOption {
+	return llmOption(func(c *llmConfig) { c.stream = &on })
+}
+
+// WithResponseFormat asks for a final answer that is JSON matching the
+// format's schema. Models that honour response formats natively get the
+// format; others get a set-model-response tool whose arguments are the
+// answer. Either way the final assistant message holds the JSON as text.
+func WithResponseFormat(f model.ResponseFormat) LLMOption {
+	return llmOption(func(c *llmConfig) {
+		c.format = &f
+		c.setResponse, c.structureErr = tool.NewSetModelResponseSchema(f.Schema)
+	})
+}
+
+// WithStructuredOutput is WithResponseFormat with the schema of T; decode the
+// answer with Structured[T].
+func WithStructuredOutput[T any]() LLMOption {
+	return llmOption(func(c *llmConfig) {
+		schema, err := tool.SchemaFor[T]()
+		if err != nil {
+			c.structureErr = err
+			return
+		}
+		var zero T
+		name := fmt.Sprintf("%T", zero)
+		if i := strings.LastIndexByte(name, '.'); i >= 0 {
+			name = name[i+1:]
+		}
+		WithResponseFormat(model.ResponseFormat{Name: name, Schema: schema, Strict: true}).applyLLM(c)
+	})
+}
+
+// WithSetModelResponseTool makes the node use the set-model-response tool for
+// structured output even when the model supports response formats.
+func WithSetModelResponseTool() LLMOption {
+	return llmOption(func(c *llmConfig) { c.forceTool = true })
+}

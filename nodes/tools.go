@@ -1,0 +1,5 @@
+package nodes
+
+type toolsConfig struct {
+	toolSource
+}
