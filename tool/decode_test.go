@@ -1,7 +1,10 @@
 package tool
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/netip"
 	"reflect"
 	"slices"
@@ -11,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trellis-go/trellis/model"
 )
 
 type decBase struct {
@@ -178,4 +183,122 @@ func TestVisibleFieldsFollowEncodingJSON(t *testing.T) {
 	}
 	slices.Sort(names)
 	assert.Equal(t, "id level scores", strings.Join(names, " "))
+}
+
+type DecPaging struct {
+	Page int `json:"page"`
+}
+
+type decEmbedsPointer struct {
+	*DecPaging
+	Name string `json:"name"`
+}
+
+type decKey string
+
+func (k *decKey) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		return errors.New("empty key")
+	}
+	*k = decKey(strings.ToUpper(string(b)))
+	return nil
+}
+
+func TestDecodeMoreShapes(t *testing.T) {
+	type shapes struct {
+		Embedded decEmbedsPointer  `json:"embedded"`
+		ByUint   map[uint8]string  `json:"by_uint"`
+		ByText   map[decKey]int    `json:"by_text"`
+		Floats   []float32         `json:"floats"`
+		Flags    map[string]bool   `json:"flags"`
+		QBool    bool              `json:"qbool,string"`
+		QFloat   float64           `json:"qfloat,string"`
+		Iface    fmt.Stringer      `json:"iface"`
+		Raw      json.RawMessage   `json:"raw"`
+		Nested   [][]int           `json:"nested"`
+		AnyList  []any             `json:"any_list"`
+		Typed    map[string]*int64 `json:"typed"`
+	}
+	dec := newDecoder(reflect.TypeFor[shapes]())
+	in := `{"embedded":{"page":3,"name":"x"},"by_uint":{"7":"seven"},"by_text":{"ab":1},"floats":[1.5,2],
+		"flags":{"on":true},"qbool":"true","qfloat":"2.5","raw":null,"nested":[[1],[2,3]],"any_list":[1,"a"],"typed":{"n":9007199254740993}}`
+	var want shapes
+	require.NoError(t, json.Unmarshal([]byte(in), &want))
+	v, err := Parse([]byte(in))
+	require.NoError(t, err)
+	got, errs := decodeValue[shapes](dec, v)
+	require.Empty(t, errs)
+	want.Raw, got.Raw = nil, nil
+	assert.Equal(t, want, got)
+	assert.Equal(t, int64(9007199254740993), *got.Typed["n"], "integers keep full precision")
+
+	v, err = Parse([]byte(`{"by_uint":{"300":"x"},"by_text":{"":1},"qbool":"maybe","qfloat":2.5,"iface":"x","floats":[true],"flags":{"on":"yes"}}`))
+	require.NoError(t, err)
+	_, errs = decodeValue[shapes](dec, v)
+	got2 := map[string]string{}
+	for _, e := range errs {
+		got2[e.Path] = e.Message
+	}
+	assert.Contains(t, got2["$.by_uint[\"300\"]"], "invalid key")
+	assert.Contains(t, got2["$.by_text[\"\"]"], "empty key")
+	assert.Contains(t, got2["$.qbool"], "JSON literal inside the string")
+	assert.Contains(t, got2["$.qfloat"], ",string option")
+	assert.Contains(t, got2["$.iface"], "cannot decode into interface type fmt.Stringer")
+	assert.Equal(t, "expected number, got boolean true", got2["$.floats[0]"])
+	assert.Equal(t, `expected boolean, got string "yes"`, got2["$.flags.on"])
+}
+
+func TestDecodeGoValuesFromPrepareArguments(t *testing.T) {
+	type point struct {
+		X, Y int
+	}
+	type args struct {
+		N     int               `json:"n"`
+		F     float64           `json:"f"`
+		U     uint              `json:"u"`
+		Names []string          `json:"names"`
+		P     point             `json:"p"`
+		M     map[string]string `json:"m"`
+	}
+	var got args
+	ft := MustFunc("prep", "", func(_ context.Context, in args) (string, error) { got = in; return "", nil },
+		WithPrepareArguments(func(m map[string]any) map[string]any {
+			m["n"] = int8(-3)
+			m["f"] = float32(1.5)
+			m["u"] = uint64(7)
+			m["names"] = []string{"a", "b"}
+			m["p"] = point{X: 1, Y: 2}
+			m["m"] = map[string]string{"k": "v"}
+			return m
+		}))
+	r := Invoke(context.Background(), ft, model.ToolCall{ID: "1", Name: "prep", Arguments: json.RawMessage(`{}`)})
+	require.False(t, r.IsError, r.Text())
+	assert.Equal(t, args{N: -3, F: 1.5, U: 7, Names: []string{"a", "b"}, P: point{1, 2}, M: map[string]string{"k": "v"}}, got)
+
+	bad := MustFunc("prep", "", func(context.Context, args) (string, error) { return "", nil },
+		WithPrepareArguments(func(m map[string]any) map[string]any { m["n"] = func() {}; return m }))
+	r = Invoke(context.Background(), bad, model.ToolCall{ID: "1", Name: "prep", Arguments: json.RawMessage(`{}`)})
+	assert.Equal(t, CodeInvalidArguments, r.ErrorCode)
+	assert.Contains(t, r.Text(), "PrepareArguments produced a value that is not JSON")
+
+	nilMap := MustFunc("prep", "", func(context.Context, struct{}) (string, error) { return "ok", nil },
+		WithPrepareArguments(func(map[string]any) map[string]any { return nil }))
+	r = Invoke(context.Background(), nilMap, model.ToolCall{ID: "1", Name: "prep", Arguments: json.RawMessage(`{"x":1}`)})
+	assert.Equal(t, "ok", r.Text(), "a nil map from the hook means no arguments")
+}
+
+func TestDecodeUnexportedEmbeddedPointer(t *testing.T) {
+	type hidden struct {
+		Page int `json:"page"`
+	}
+	type outer struct {
+		*hidden
+		Name string `json:"name"`
+	}
+	v, err := Parse([]byte(`{"page":2,"name":"x"}`))
+	require.NoError(t, err)
+	got, errs := decodeValue[outer](newDecoder(reflect.TypeFor[outer]()), v)
+	require.Len(t, errs, 1, "encoding/json refuses this too")
+	assert.Equal(t, "$.page", errs[0].Path)
+	assert.Equal(t, "x", got.Name)
 }

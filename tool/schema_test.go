@@ -382,3 +382,23 @@ func TestSchemaDescriptionTags(t *testing.T) {
 	assert.Equal(t, "nil", Invoke(context.Background(), ft, model.ToolCall{ID: "1", Name: "n", Arguments: json.RawMessage(`{` + base + `,"g":null}`)}).Text())
 	assert.Equal(t, "set", Invoke(context.Background(), ft, model.ToolCall{ID: "1", Name: "n", Arguments: json.RawMessage(`{` + base + `,"g":"4"}`)}).Text())
 }
+
+func TestSchemaTagsOnNestedStructFields(t *testing.T) {
+	type inner struct {
+		V int `json:"v"`
+	}
+	type args struct {
+		In inner `json:"in" jsonschema:"title=Inner part,description=the inner part" jsonschema_extras:"x-kind=part"`
+	}
+	raw, err := SchemaFor[args]()
+	require.NoError(t, err)
+	var s struct {
+		Properties map[string]map[string]any `json:"properties"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &s))
+	in := s.Properties["in"]
+	assert.Equal(t, "Inner part", in["title"])
+	assert.Equal(t, "the inner part", in["description"])
+	assert.Equal(t, "part", in["x-kind"])
+	assert.Equal(t, "object", in["type"], "the nested struct is inlined under its tags")
+}

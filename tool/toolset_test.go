@@ -278,3 +278,58 @@ func TestResolveWithSelector(t *testing.T) {
 	})))
 	assert.ErrorContains(t, err, "embedding service down")
 }
+
+// logged is a wrapper from outside the package: it adds behaviour to Call
+// and exposes the wrapped tool through Unwrap.
+type logged struct {
+	Tool
+	calls int
+}
+
+func (l *logged) Call(ctx context.Context, id string, args json.RawMessage) (Result, error) {
+	l.calls++
+	return l.Tool.Call(ctx, id, args)
+}
+
+func (l *logged) Unwrap() Tool { return l.Tool }
+
+func TestCapabilitiesThroughWrappers(t *testing.T) {
+	inner := named("inner", WithMetadata(Metadata{Sequential: true, ConcurrencyGroup: "db"}), WithLongRunning(), WithInstruction("Use sparingly."))
+	w := &logged{Tool: inner}
+	assert.Equal(t, Metadata{Sequential: true, ConcurrencyGroup: "db"}, MetadataOf(w))
+	assert.True(t, IsLongRunning(w))
+	assert.Equal(t, "Use sparingly.", CollectInstructions([]Tool{w}))
+	sp, ok := As[SchemaProvider](w)
+	require.True(t, ok)
+	assert.Same(t, inner.CompiledSchema(), sp.CompiledSchema())
+	_, ok = As[Streamer](w)
+	assert.False(t, ok)
+
+	// Invoke calls the wrapper's own Call: its behaviour is not bypassed.
+	r := Invoke(context.Background(), w, model.ToolCall{ID: "1", Name: "inner", Arguments: json.RawMessage(`{"query":"q"}`)})
+	assert.Equal(t, "inner ran", r.Text())
+	assert.Equal(t, 1, w.calls)
+	r = Invoke(context.Background(), w, model.ToolCall{ID: "1", Name: "inner", Arguments: json.RawMessage(`{}`)})
+	assert.Equal(t, CodeInvalidArguments, r.ErrorCode)
+	assert.Equal(t, 1, w.calls, "invalid arguments never reach the wrapper")
+	assert.Equal(t, MetadataOf(named("plain")), Metadata{})
+}
+
+func TestRenamedStreamerCalledDirectly(t *testing.T) {
+	st := MustStreamFunc("count", "", func(context.Context, searchArgs) iter.Seq2[int, error] {
+		return func(yield func(int, error) bool) { _ = yield(1, nil) && yield(2, nil) }
+	})
+	rs := Rename(st, "counter").(Streamer)
+	var texts []string
+	for piece, err := range rs.Stream(context.Background(), "1", json.RawMessage(`{"query":"q"}`)) {
+		require.NoError(t, err)
+		texts = append(texts, piece.Text())
+	}
+	assert.Equal(t, []string{"1", "2"}, texts)
+	r, err := rs.Call(context.Background(), "1", json.RawMessage(`{"query":"q"}`))
+	require.NoError(t, err)
+	assert.Equal(t, `12`, r.Text())
+	assert.Equal(t, "counter", Name(rs))
+	assert.NoError(t, NewStatic("s").Close())
+	assert.Equal(t, "all", Combine("all").Name())
+}

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -124,4 +125,11 @@ func TestArgumentErrorText(t *testing.T) {
 	}
 	assert.Equal(t, "invalid arguments for tool \"search\":\n- $.limit: must be >= 1, got 0\n- $.query: required property is missing\narguments received: {\"limit\":0}", e.Error())
 	assert.ErrorIs(t, e, ErrInvalidArguments)
+}
+
+func TestArgumentErrorUnwrap(t *testing.T) {
+	cause := errors.New("bad byte")
+	e := &ArgumentError{Fields: []FieldError{{Path: "$", Message: "not JSON"}}, Cause: cause}
+	assert.ErrorIs(t, e, cause)
+	assert.Equal(t, "invalid arguments:\n- $: not JSON", e.Error())
 }
