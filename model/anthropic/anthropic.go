@@ -96,7 +96,8 @@ func WithMaxRetries(n int) Option {
 	}
 }
 
-// WithRetry sets the whole retry policy, backoff delays included.
+// WithRetry sets the whole retry policy, backoff delays included, replacing
+// a count set by an earlier WithMaxRetries.
 func WithRetry(r model.Retry) Option {
 	return func(c *config) { c.retry = r }
 }
