@@ -1,0 +1,259 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// core is what both executors share: the handler chain, the hooks, the
+// observer and the failure policy.
+type core struct {
+	handler  Handler
+	before   []func(ctx context.Context, req *Request) (*tool.Result, error)
+	after    []func(ctx context.Context, req *Request, res *tool.Result) error
+	observer Observer
+	failFast bool
+	prefix   string
+}
+
+func newCore(c *config) core {
+	iv := tool.NewInvoker(c.invokeOpts...)
+	k := core{
+		handler:  Chain(Terminal(iv), c.middleware...),
+		observer: c.observer,
+		failFast: c.failFast,
+		prefix:   c.prefix,
+	}
+	for _, h := range c.hooks {
+		if h.BeforeCall != nil {
+			k.before = append(k.before, h.BeforeCall)
+		}
+		if h.AfterCall != nil {
+			k.after = append(k.after, h.AfterCall)
+		}
+	}
+	return k
+}
+
+// requests looks the batch's calls up.
+func requests(b Batch) []Request {
+	reqs := make([]Request, len(b.Calls))
+	for i, call := range b.Calls {
+		reqs[i] = Request{Call: call, Index: i, Tools: b.Tools}
+		if b.Tools != nil {
+			if t, ok := b.Tools.Lookup(call.Name); ok {
+				reqs[i].Tool = t
+			}
+		}
+	}
+	return reqs
+}
+
+// handle runs the chain for one call; a panic becomes an error result.
+func (c *core) handle(ctx context.Context, req *Request) (res tool.Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = PanicResult(req.Call.Name, p, debug.Stack())
+		}
+	}()
+	res = c.handler.Handle(ctx, req)
+	normalize(&res)
+	return res
+}
+
+// runBefore runs the BeforeCall hooks. It returns the result that blocks
+// the call, if any, and the error that stops the batch, if any. Only the
+// arguments of req may change.
+func (c *core) runBefore(ctx context.Context, req *Request) (blocked *tool.Result, stop error) {
+	if len(c.before) == 0 {
+		return nil, nil
+	}
+	orig := *req
+	defer func() {
+		args := req.Call.Arguments
+		*req = orig
+		req.Call.Arguments = args
+		if blocked != nil {
+			normalize(blocked)
+		}
+	}()
+	for _, h := range c.before {
+		r, err := callBefore(ctx, h, req)
+		if err != nil || r != nil {
+			return r, err
+		}
+	}
+	return nil, nil
+}
+
+func callBefore(ctx context.Context, h func(context.Context, *Request) (*tool.Result, error), req *Request) (res *tool.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r := PanicResult(req.Call.Name, p, debug.Stack())
+			res, err = &r, nil
+		}
+	}()
+	return h(ctx, req)
+}
+
+// runAfter runs the AfterCall hooks on res and returns the first error.
+func (c *core) runAfter(ctx context.Context, req *Request, res *tool.Result) error {
+	var first error
+	for _, h := range c.after {
+		if err := callAfter(ctx, h, req, res); err != nil && first == nil {
+			first = err
+		}
+	}
+	if len(c.after) > 0 {
+		normalize(res)
+	}
+	return first
+}
+
+func callAfter(ctx context.Context, h func(context.Context, *Request, *tool.Result) error, req *Request, res *tool.Result) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			*res = PanicResult(req.Call.Name, p, debug.Stack())
+			err = nil
+		}
+	}()
+	return h(ctx, req, res)
+}
+
+// finish applies the error prefix to the results and the batch's error.
+func (c *core) finish(results []tool.Result, stop *StopError) ([]tool.Result, error) {
+	if c.prefix != "" {
+		for i := range results {
+			if results[i].IsError && results[i].Err != nil {
+				results[i].Err = withPrefix(c.prefix, results[i].Err)
+			}
+		}
+	}
+	if stop == nil {
+		return results, nil
+	}
+	return results, withPrefix(c.prefix, stop)
+}
+
+// failure is the error a fail-fast StopError wraps for a failed result.
+func failure(r tool.Result) error {
+	if r.Err != nil {
+		return r.Err
+	}
+	return errors.New(r.Text())
+}
+
+// errBatchStopped is the cause of the cancelled results of calls a stopped
+// batch did not run.
+var errBatchStopped = fmt.Errorf("the batch was stopped: %w", context.Canceled)
+
+// notRun answers a call that was never handed to the chain.
+func notRun(call model.ToolCall, cause error) tool.Result {
+	r := tool.ErrorResult(tool.CodeCancelled, fmt.Errorf("tool %q was not run: %w", call.Name, cause))
+	r.Status = tool.StatusCancelled
+	return r
+}
+
+// abandoned answers a call that was still running when its batch's
+// context ended; its goroutine is left to finish on its own.
+func abandoned(ctx context.Context, call model.ToolCall) tool.Result {
+	cause := context.Cause(ctx)
+	if errors.Is(cause, context.DeadlineExceeded) {
+		r := tool.ErrorResult(tool.CodeTimeout, fmt.Errorf("tool %q timed out: %w", call.Name, cause))
+		r.Status = tool.StatusTimeout
+		return r
+	}
+	var err error
+	if errors.Is(cause, context.Canceled) {
+		err = fmt.Errorf("tool %q was cancelled: %w", call.Name, cause)
+	} else {
+		err = fmt.Errorf("tool %q was cancelled: %w: %w", call.Name, context.Canceled, cause)
+	}
+	r := tool.ErrorResult(tool.CodeCancelled, err)
+	r.Status = tool.StatusCancelled
+	return r
+}
+
+// normalize fills in an empty Status and keeps IsError consistent with it,
+// as tool.Invoke does, for results made by middleware and hooks.
+func normalize(r *tool.Result) {
+	switch {
+	case r.Status == "" && r.Pending:
+		r.Status = tool.StatusPending
+	case r.Status == "" && r.IsError:
+		r.Status = tool.StatusFailed
+	case r.Status == "":
+		r.Status = tool.StatusSuccess
+	}
+	switch r.Status {
+	case tool.StatusFailed, tool.StatusCancelled, tool.StatusTimeout, tool.StatusDenied:
+		r.IsError = true
+	case tool.StatusPending:
+		r.Pending = true
+	}
+}
+
+// emitter delivers a batch's events to the observer, one at a time.
+type emitter struct {
+	ctx context.Context
+	obs Observer
+	mu  sync.Mutex
+}
+
+func (e *emitter) emit(ev Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	defer func() { _ = recover() }()
+	e.obs(e.ctx, ev)
+}
+
+func (e *emitter) start(req *Request) {
+	if e != nil {
+		e.emit(Event{Kind: ToolStart, Index: req.Index, Call: req.Call})
+	}
+}
+
+func (e *emitter) end(req *Request, r tool.Result, d time.Duration) {
+	if e != nil {
+		e.emit(Event{Kind: ToolEnd, Index: req.Index, Call: req.Call, Result: r, Duration: d})
+	}
+}
+
+// progress forwards one call's updates to the observer until the call is
+// over for the executor (its handler returned or it was abandoned).
+type progress struct {
+	em     *emitter
+	call   model.ToolCall
+	index  int
+	mu     sync.Mutex
+	closed bool
+	option tool.InvokeOption
+}
+
+func (p *progress) attach(em *emitter, req *Request) {
+	p.em, p.call, p.index = em, req.Call, req.Index
+	p.option = tool.WithProgress(p.report)
+	req.progress = p
+}
+
+func (p *progress) report(u tool.Update) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	p.em.emit(Event{Kind: ToolUpdate, Index: p.index, Call: p.call, Update: u})
+}
+
+func (p *progress) close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+}
