@@ -1,0 +1,302 @@
+package nodes_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trellis-go/trellis/executor"
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/scripted"
+	"github.com/trellis-go/trellis/nodes"
+	"github.com/trellis-go/trellis/state/memory"
+	"github.com/trellis-go/trellis/tool"
+)
+
+type sleepIn struct {
+	Ms   int    `json:"ms"`
+	Name string `json:"name"`
+}
+
+// sleeper answers after Ms milliseconds with its Name; it is concurrency-safe.
+func sleeper(counter *atomic.Int32) tool.Tool {
+	return tool.MustFunc("sleep", "sleep then answer", func(ctx context.Context, in sleepIn) (string, error) {
+		counter.Add(1)
+		select {
+		case <-time.After(time.Duration(in.Ms) * time.Millisecond):
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		return "slept " + in.Name, nil
+	}, tool.WithMetadata(tool.Metadata{ConcurrencySafe: true, ReadOnly: true}))
+}
+
+// loop builds llm → tools → llm with the given model, tools and options.
+func loop(t *testing.T, m model.Model, tools []tool.Tool, topts []nodes.ToolsOption, copts ...graph.CompileOption) *graph.Graph[agentState] {
+	b := graph.New[agentState]().
+		AddNode("llm", nodes.LLM[agentState](m, nodes.WithTools(tools...))).
+		AddEdge(graph.START, "llm").
+		AddConditionalEdges("llm", nodes.ToolsCondition[agentState]("tools"), "tools", graph.END)
+	nodes.AddTools[agentState](b, "tools", "llm", append([]nodes.ToolsOption{nodes.WithTools(tools...)}, topts...)...)
+	g, err := b.Compile(copts...)
+	require.NoError(t, err)
+	return g
+}
+
+func user(text string) agentState {
+	return agentState{Chat: nodes.Chat{Messages: []model.Message{model.User(text)}}}
+}
+
+func TestToolsNodeRunsParallelCallsAndAnswersInCallOrder(t *testing.T) {
+	var calls atomic.Int32
+	var seen []string
+	var mu sync.Mutex
+	audit := executor.Intercept(func(ctx context.Context, req *executor.Request, next executor.Handler) tool.Result {
+		res := next.Handle(ctx, req)
+		mu.Lock()
+		seen = append(seen, req.Call.ID)
+		mu.Unlock()
+		return res
+	})
+	m := scripted.New(
+		scripted.CallTools(
+			scripted.CallWithID("a", "sleep", `{"ms":30,"name":"slow"}`),
+			scripted.CallWithID("b", "sleep", `{"ms":1,"name":"fast"}`),
+			scripted.CallWithID("c", "sleep", `{"ms":"10","name":"coerced"}`),
+		),
+		scripted.Reply("all done"),
+	)
+	exec := executor.Parallel(executor.WithMiddleware(audit), executor.WithObserver(nodes.ToolEvents))
+	g := loop(t, m, []tool.Tool{sleeper(&calls)}, []nodes.ToolsOption{nodes.WithExecutor(exec)})
+
+	var starts, ends []string
+	var final agentState
+	for ev, err := range g.Stream(context.Background(), user("go"), graph.WithModes(graph.ModeEvents)) {
+		require.NoError(t, err)
+		switch ev.Kind {
+		case nodes.KindToolStart:
+			starts = append(starts, ev.Payload.(executor.Event).Call.ID)
+			assert.Equal(t, "tools", ev.Node)
+		case nodes.KindToolEnd:
+			ends = append(ends, ev.Payload.(executor.Event).Call.ID)
+		case graph.KindDone:
+			final = ev.State.(agentState)
+		}
+	}
+	assert.Equal(t, []string{"a", "b", "c"}, starts)
+	assert.Equal(t, []string{"a", "b", "c"}, ends, "ToolEnd events come in call order")
+	mu.Lock()
+	assert.Equal(t, "b", seen[0], "the fast call finished first")
+	mu.Unlock()
+
+	msgs := final.Messages
+	require.Len(t, msgs, 6)
+	for i, want := range []string{"a", "b", "c"} {
+		tm := msgs[2+i]
+		assert.Equal(t, model.RoleTool, tm.Role)
+		assert.Equal(t, want, tm.ToolCallID, "tool messages in call order")
+		assert.Equal(t, nodes.ToolMessageID(want), tm.ID)
+	}
+	assert.Equal(t, "slept slow", msgs[2].Text())
+	assert.Equal(t, "slept coerced", msgs[4].Text())
+	assert.Equal(t, "all done", msgs[5].Text())
+	assert.Equal(t, int32(3), calls.Load())
+
+	// The model's second request carried the three answers.
+	req := m.Requests()[1]
+	assert.Equal(t, model.RoleTool, req.Messages[len(req.Messages)-1].Role)
+}
+
+func TestToolErrorsInformTheModelByDefault(t *testing.T) {
+	boom := tool.MustFunc("boom", "fails", func(context.Context, struct{}) (string, error) {
+		return "", errors.New("disk on fire")
+	})
+	m := scripted.New(scripted.CallTools(scripted.Call("boom", `{}`), scripted.Call("bmoo", `{}`)), scripted.Reply("sorry"))
+	g := loop(t, m, []tool.Tool{boom}, nil)
+	out, err := g.Invoke(context.Background(), user("try"))
+	require.NoError(t, err)
+	require.Len(t, out.Messages, 5)
+	assert.True(t, out.Messages[2].IsError)
+	assert.Contains(t, out.Messages[2].Text(), "disk on fire")
+	assert.True(t, out.Messages[3].IsError)
+	assert.Contains(t, out.Messages[3].Text(), `"boom"`, "the unknown tool's answer suggests the nearest name")
+	assert.Equal(t, "sorry", out.Messages[4].Text())
+
+	m2 := scripted.New(scripted.CallTools(scripted.Call("boom", `{}`)), scripted.Reply("unreached"))
+	g2 := loop(t, m2, []tool.Tool{boom}, []nodes.ToolsOption{nodes.WithErrorPolicy(nodes.ReturnError, "boom")})
+	_, err = g2.Invoke(context.Background(), user("try"))
+	var te *nodes.ToolError
+	require.ErrorAs(t, err, &te)
+	require.ErrorIs(t, err, nodes.ErrToolFailed)
+	assert.Equal(t, "boom", te.Call.Name)
+	assert.Contains(t, err.Error(), "disk on fire")
+	assert.Equal(t, 1, m2.Calls(), "the model is not called again")
+}
+
+type counterState struct {
+	nodes.Chat
+	Total int
+}
+
+func TestToolActionsUpdateTransferEscalateTerminate(t *testing.T) {
+	add := tool.MustFunc("add", "adds to the total", func(_ context.Context, in struct {
+		N int `json:"n"`
+	}) (tool.Result, error) {
+		r := tool.Text(fmt.Sprint("added ", in.N))
+		r.Actions.Update = func(s *counterState) { s.Total += in.N }
+		return r, nil
+	})
+	double := tool.MustFunc("double", "doubles the total", func(context.Context, struct{}) (tool.Result, error) {
+		r := tool.Text("doubled")
+		r.Actions.Update = func(s counterState) counterState { s.Total *= 2; return s }
+		return r, nil
+	})
+	transfer := func(name, to string) tool.Tool {
+		return tool.MustFunc(name, "transfers", func(context.Context, struct{}) (tool.Result, error) {
+			r := tool.Text("transferring to " + to)
+			r.Actions.TransferTo = to
+			return r, nil
+		})
+	}
+	escalate := tool.MustFunc("escalate", "stops", func(context.Context, struct{}) (tool.Result, error) {
+		r := tool.Text("escalating")
+		r.Actions.Escalate = true
+		return r, nil
+	})
+	finish := tool.MustFunc("finish", "terminates", func(context.Context, struct{}) (tool.Result, error) {
+		r := tool.Text("finished")
+		r.Terminate = true
+		return r, nil
+	})
+	bad := tool.MustFunc("bad", "bad update", func(context.Context, struct{}) (tool.Result, error) {
+		r := tool.Text("bad")
+		r.Actions.Update = 42
+		return r, nil
+	})
+	all := []tool.Tool{add, double, transfer("to_a", "agent_a"), transfer("to_b", "agent_b"), escalate, finish, bad}
+	build := func(m model.Model) *graph.Graph[counterState] {
+		b := graph.New[counterState]().
+			AddNode("llm", nodes.LLM[counterState](m, nodes.WithTools(all...))).
+			AddNode("agent_a", func(_ context.Context, s counterState) (counterState, error) { s.Total += 1000; return s, nil }).
+			AddNode("agent_b", func(_ context.Context, s counterState) (counterState, error) { s.Total += 2000; return s, nil }).
+			AddEdge(graph.START, "llm").
+			AddConditionalEdges("llm", nodes.ToolsCondition[counterState]("tools"), "tools", graph.END)
+		nodes.AddTools[counterState](b, "tools", "llm", nodes.WithTools(all...), nodes.WithTransfers("agent_a", "agent_b"))
+		g, err := b.Compile()
+		require.NoError(t, err)
+		return g
+	}
+	in := counterState{Chat: nodes.Chat{Messages: []model.Message{model.User("go")}}}
+	cases := []struct {
+		name    string
+		calls   []model.ToolCall
+		total   int
+		modelN  int
+		wantErr string
+	}{
+		{"updates apply in call order", []model.ToolCall{scripted.Call("add", `{"n":3}`), scripted.Call("double", `{}`), scripted.Call("add", `{"n":1}`)}, 7, 2, ""},
+		{"first transfer wins", []model.ToolCall{scripted.Call("add", `{"n":1}`), scripted.Call("to_b", `{}`), scripted.Call("to_a", `{}`)}, 2001, 1, ""},
+		{"escalate beats transfer", []model.ToolCall{scripted.Call("to_a", `{}`), scripted.Call("escalate", `{}`)}, 0, 1, ""},
+		{"all terminate ends the loop", []model.ToolCall{scripted.Call("finish", `{}`), scripted.Call("finish", `{}`)}, 0, 1, ""},
+		{"one terminate alone does not", []model.ToolCall{scripted.Call("finish", `{}`), scripted.Call("add", `{"n":5}`)}, 5, 2, ""},
+		{"an update of the wrong type is an error", []model.ToolCall{scripted.Call("bad", `{}`)}, 0, 1, "returned a state update of type int"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := scripted.New(scripted.CallTools(c.calls...), scripted.Reply("done"))
+			out, err := build(m).Invoke(context.Background(), in)
+			if c.wantErr != "" {
+				require.ErrorContains(t, err, c.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, c.total, out.Total)
+			assert.Equal(t, c.modelN, m.Calls())
+		})
+	}
+}
+
+func TestCallerExecutedToolsInterruptAndResume(t *testing.T) {
+	var calls atomic.Int32
+	external, err := tool.NewDeclaration(model.ToolDefinition{Name: "ask_user", Description: "asks the user", InputSchema: []byte(`{"type":"object","properties":{"q":{"type":"string"}}}`)})
+	require.NoError(t, err)
+	m := scripted.New(
+		scripted.CallTools(
+			scripted.CallWithID("s1", "sleep", `{"ms":1,"name":"one"}`),
+			scripted.CallWithID("x1", "ask_user", `{"q":"color?"}`),
+		),
+		scripted.Reply("thanks"),
+	)
+	g := loop(t, m, []tool.Tool{sleeper(&calls), external}, nil, graph.WithCheckpointer(memory.New()))
+	ctx := context.Background()
+	_, err = g.Invoke(ctx, user("hi"), graph.WithThread("t"))
+	var ie *graph.InterruptError
+	require.ErrorAs(t, err, &ie)
+	require.Len(t, ie.Interrupts, 1)
+	pending, ok := ie.Interrupts[0].Payload.(nodes.PendingToolCalls)
+	require.True(t, ok)
+	require.Len(t, pending.Calls, 1)
+	assert.Equal(t, "x1", pending.Calls[0].ID)
+
+	snap, err := g.GetState(ctx, "t")
+	require.NoError(t, err)
+	assert.Equal(t, "slept one", snap.State.Messages[2].Text(), "the executed call's answer is kept before the pause")
+
+	_, err = g.Resume(ctx, "t", graph.WithResumeValue(map[string]tool.Result{"nope": tool.Text("x")}))
+	require.ErrorContains(t, err, `no result was supplied for call x1 of tool "ask_user"`)
+
+	out, err := g.Resume(ctx, "t", graph.WithResumeValue(map[string]tool.Result{"x1": tool.Text("blue")}))
+	require.NoError(t, err)
+	msgs := out.Messages
+	require.Len(t, msgs, 5)
+	assert.Equal(t, "s1", msgs[2].ToolCallID)
+	assert.Equal(t, "x1", msgs[3].ToolCallID)
+	assert.Equal(t, "blue", msgs[3].Text())
+	assert.Equal(t, "thanks", msgs[4].Text())
+	assert.Equal(t, int32(1), calls.Load(), "the executed call never ran again")
+}
+
+func TestLongRunningToolCompletesThroughPending(t *testing.T) {
+	var p tool.Pending
+	job := tool.MustFunc("render", "renders a video", func(ctx context.Context, in struct{}) (tool.Result, error) {
+		id := tool.CallID(ctx)
+		go func() {
+			time.Sleep(5 * time.Millisecond)
+			_ = p.Complete(id, tool.Text("video ready"))
+		}()
+		return tool.PendingResult("rendering"), nil
+	}, tool.WithLongRunning())
+	m := scripted.New(scripted.CallTools(scripted.Call("render", `{}`)), scripted.Reply("here it is"))
+	exec := executor.Parallel(executor.WithInvokeOptions(tool.WithPending(&p)))
+	g := loop(t, m, []tool.Tool{job}, []nodes.ToolsOption{nodes.WithExecutor(exec), nodes.WithPendingCalls(&p)})
+	out, err := g.Invoke(context.Background(), user("make a video"))
+	require.NoError(t, err)
+	assert.Equal(t, "video ready", out.Messages[2].Text())
+}
+
+func TestHopCapInTheLoop(t *testing.T) {
+	var calls atomic.Int32
+	again := scripted.CallTools(scripted.Call("sleep", `{"ms":0,"name":"x"}`))
+	m := scripted.New(again, again, again, again)
+	b := graph.New[agentState]().
+		AddNode("llm", nodes.LLM[agentState](m, nodes.WithTools(sleeper(&calls)), nodes.WithMaxHops(2))).
+		AddEdge(graph.START, "llm").
+		AddConditionalEdges("llm", nodes.ToolsCondition[agentState]("tools"), "tools", graph.END)
+	nodes.AddTools[agentState](b, "tools", "llm", nodes.WithTools(sleeper(&calls)))
+	g, err := b.Compile()
+	require.NoError(t, err)
+	_, err = g.Invoke(context.Background(), user("loop forever"))
+	var he *nodes.HopLimitError
+	require.ErrorAs(t, err, &he)
+	assert.Equal(t, 2, he.Limit)
+	assert.Equal(t, int32(2), calls.Load())
+	assert.Equal(t, 3, m.Calls())
+}
