@@ -110,7 +110,8 @@ func WithName(name string) Option {
 
 // WithReducer gives a field of the state a reducer, which merges the writes
 // that several tasks make to the field in one superstep. field returns the
-// address of a top-level field of the state:
+// address of a top-level field of the state (fields of embedded structs count
+// as top-level: they are promoted):
 //
 //	graph.WithReducer(func(s *State) *[]string { return &s.Log }, state.Append[string]())
 //

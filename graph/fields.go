@@ -10,7 +10,7 @@ import (
 	"github.com/trellis-go/trellis/state"
 )
 
-// fieldInfo locates one top-level field of the state. The engine uses it to
+// fieldInfo locates one top-level (or promoted) field of the state. The engine uses it to
 // see which fields a task wrote and to merge writes at the barrier.
 type fieldInfo[S any] struct {
 	name   string
@@ -84,13 +84,7 @@ func newFieldTable[S any](binders []fieldBinder[S]) (*fieldTable[S], []string) {
 	t := reflect.TypeFor[S]()
 	ft := &fieldTable[S]{}
 	if t.Kind() == reflect.Struct {
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if f.Type.Size() == 0 {
-				continue
-			}
-			ft.fields = append(ft.fields, fieldInfo[S]{name: f.Name, offset: f.Offset, size: f.Type.Size(), typ: f.Type, kind: f.Type.Kind()})
-		}
+		ft.addFields(t, 0, "")
 	} else if t.Size() > 0 {
 		ft.fields = append(ft.fields, fieldInfo[S]{name: "(state)", size: t.Size(), typ: t, kind: t.Kind()})
 	}
@@ -109,7 +103,7 @@ func newFieldTable[S any](binders []fieldBinder[S]) (*fieldTable[S], []string) {
 			}
 		}
 		if !found {
-			problems = append(problems, fmt.Sprintf("a reducer of %s does not point at a top-level field of %s", typ, t))
+			problems = append(problems, fmt.Sprintf("a reducer of %s does not point at a top-level or promoted field of %s", typ, t))
 		}
 	}
 	for i, f := range ft.fields {
@@ -121,6 +115,24 @@ func newFieldTable[S any](binders []fieldBinder[S]) (*fieldTable[S], []string) {
 		}
 	}
 	return ft, problems
+}
+
+// addFields adds the fields of struct type t found at offset base. The
+// fields of embedded structs are added in their place, as the promoted fields
+// they are, so that a reducer can name them and parallel writes to two of
+// them do not conflict.
+func (ft *fieldTable[S]) addFields(t reflect.Type, base uintptr, prefix string) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Type.Size() == 0 {
+			continue
+		}
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			ft.addFields(f.Type, base+f.Offset, prefix+f.Name+".")
+			continue
+		}
+		ft.fields = append(ft.fields, fieldInfo[S]{name: prefix + f.Name, offset: base + f.Offset, size: f.Type.Size(), typ: f.Type, kind: f.Type.Kind()})
+	}
 }
 
 func fieldPtr[S any](s *S, f *fieldInfo[S]) unsafe.Pointer {

@@ -604,7 +604,7 @@ func TestUnreachableNestedReducerField(t *testing.T) {
 	_, err := graph.New[outer](graph.WithReducer(func(s *outer) *int { return &s.In.X }, state.Sum[int]())).
 		AddNode("a", func(_ context.Context, s outer) (outer, error) { return s, nil }).AddEdge(graph.START, "a").Compile()
 	require.ErrorIs(t, err, graph.ErrInvalidGraph)
-	assert.Contains(t, err.Error(), "does not point at a top-level field")
+	assert.Contains(t, err.Error(), "does not point at a top-level or promoted field")
 }
 
 func TestStreamModes(t *testing.T) {
@@ -746,4 +746,38 @@ func TestParallelSlicesDoNotAlias(t *testing.T) {
 	assert.Equal(t, []string{"in", "a", "b", "c", "d"}, out.Log)
 	assert.Equal(t, []string{"in"}, in[:1])
 	assert.Empty(t, strings.Join(in[1:2], ""), "the caller's spare capacity is untouched")
+}
+
+type embedded struct {
+	Left  []string
+	Right []string
+}
+
+type withEmbedded struct {
+	embedded
+	Total int
+}
+
+func TestFieldsOfEmbeddedStructsAreFieldsOfTheState(t *testing.T) {
+	// Two parallel nodes write two different promoted fields: no conflict.
+	// A reducer can name a promoted field.
+	b := graph.New[withEmbedded](graph.WithReducer(func(s *withEmbedded) *[]string { return &s.Left }, state.Append[string]())).
+		AddNode("l1", func(_ context.Context, s withEmbedded) (withEmbedded, error) { s.Left = append(s.Left, "l1"); return s, nil }).
+		AddNode("l2", func(_ context.Context, s withEmbedded) (withEmbedded, error) { s.Left = append(s.Left, "l2"); return s, nil }).
+		AddNode("r", func(_ context.Context, s withEmbedded) (withEmbedded, error) { s.Right = append(s.Right, "r"); return s, nil }).
+		AddEdge(graph.START, "l1").AddEdge(graph.START, "l2").AddEdge(graph.START, "r")
+	g := mustCompile(t, b)
+	out, err := g.Invoke(context.Background(), withEmbedded{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"l1", "l2"}, out.Left)
+	assert.Equal(t, []string{"r"}, out.Right)
+
+	var fields []string
+	for ev, err := range g.Stream(context.Background(), withEmbedded{}, graph.WithModes(graph.ModeUpdates)) {
+		require.NoError(t, err)
+		if ev.Kind == graph.KindUpdate && ev.Node == "r" {
+			fields = ev.Fields
+		}
+	}
+	assert.Equal(t, []string{"embedded.Right"}, fields)
 }

@@ -1,0 +1,212 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/trellis-go/trellis/executor"
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/nodes"
+	"github.com/trellis-go/trellis/state"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// State is the state of the prebuilt agents: a conversation.
+type State struct {
+	nodes.Chat
+}
+
+// Ask returns a State holding one user message.
+func Ask(text string) State {
+	return State{Chat: nodes.Chat{Messages: []model.Message{model.User(text)}}}
+}
+
+// FinalText returns the text of the last assistant message of msgs, or "".
+func FinalText(msgs []model.Message) string {
+	if m, ok := model.LastAssistant(msgs); ok {
+		return m.Text()
+	}
+	return ""
+}
+
+// Option configures a prebuilt agent.
+type Option func(*config)
+
+type config struct {
+	name       string
+	llm        []nodes.LLMOption
+	tools      []nodes.ToolsOption
+	shared     []nodes.Option
+	exec       executor.Executor
+	middleware []executor.Middleware
+	execOpts   []executor.Option
+	parallel   []executor.ParallelOption
+	maxHops    int
+	saver      state.Saver
+	compile    []graph.CompileOption
+	hasTools   bool
+}
+
+func newConfig(opts []Option) *config {
+	c := &config{maxHops: nodes.DefaultMaxHops}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// WithName names the agent: its graph, and the Name of its messages.
+func WithName(name string) Option { return func(c *config) { c.name = name } }
+
+// WithSystemPrompt sets the agent's system prompt.
+func WithSystemPrompt(text string) Option {
+	return func(c *config) { c.llm = append(c.llm, nodes.WithSystemPrompt(text)) }
+}
+
+// WithTools gives the agent tools.
+func WithTools(tools ...tool.Tool) Option {
+	return func(c *config) { c.shared, c.hasTools = append(c.shared, nodes.WithTools(tools...)), true }
+}
+
+// WithToolsets gives the agent toolsets, resolved per run.
+func WithToolsets(sets ...tool.Toolset) Option {
+	return func(c *config) { c.shared, c.hasTools = append(c.shared, nodes.WithToolsets(sets...)), true }
+}
+
+// WithExecutor runs the agent's tool calls through e. Without it the agent
+// runs them through a parallel executor built with WithMiddleware and
+// WithExecutorOptions.
+func WithExecutor(e executor.Executor) Option { return func(c *config) { c.exec = e } }
+
+// WithMiddleware wraps every tool call of the default executor.
+func WithMiddleware(mws ...executor.Middleware) Option {
+	return func(c *config) { c.middleware = append(c.middleware, mws...) }
+}
+
+// WithExecutorOptions configures the default (parallel) executor.
+func WithExecutorOptions(opts ...executor.ParallelOption) Option {
+	return func(c *config) { c.parallel = append(c.parallel, opts...) }
+}
+
+// WithMaxHops caps the model→tool round trips of a run (nodes.DefaultMaxHops
+// unless set).
+func WithMaxHops(n int) Option { return func(c *config) { c.maxHops = n } }
+
+// WithStructuredOutput makes the agent's final answer JSON of type T (read it
+// with nodes.Structured[T]).
+func WithStructuredOutput[T any]() Option {
+	return func(c *config) { c.llm = append(c.llm, nodes.WithStructuredOutput[T]()) }
+}
+
+// WithCheckpointer makes every run write checkpoints to saver; runs then
+// need a thread (graph.WithThread).
+func WithCheckpointer(saver state.Saver) Option { return func(c *config) { c.saver = saver } }
+
+// WithLLMOptions passes options to the agent's LLM node.
+func WithLLMOptions(opts ...nodes.LLMOption) Option {
+	return func(c *config) { c.llm = append(c.llm, opts...) }
+}
+
+// WithToolsOptions passes options to the agent's ToolsNode.
+func WithToolsOptions(opts ...nodes.ToolsOption) Option {
+	return func(c *config) { c.tools = append(c.tools, opts...) }
+}
+
+// WithCompileOptions passes options to the graph's Compile.
+func WithCompileOptions(opts ...graph.CompileOption) Option {
+	return func(c *config) { c.compile = append(c.compile, opts...) }
+}
+
+func (c *config) executor() executor.Executor {
+	if c.exec != nil {
+		return c.exec
+	}
+	opts := append([]executor.ParallelOption{executor.WithObserver(nodes.ToolEvents)}, c.parallel...)
+	if len(c.middleware) > 0 {
+		opts = append(opts, executor.WithMiddleware(c.middleware...))
+	}
+	return executor.Parallel(opts...)
+}
+
+// Node names of the ReAct graph.
+const (
+	// AgentNode is the LLM node.
+	AgentNode = "agent"
+	// ToolsNode runs the model's tool calls.
+	ToolsNode = "tools"
+)
+
+// NewReAct returns a compiled ReAct agent over State: the model answers or
+// asks for tools; the tools run (in parallel by default) and the model sees
+// their results; the loop ends when the model answers without tool calls.
+func NewReAct(m model.Model, opts ...Option) (*graph.Graph[State], error) {
+	return ReAct[State](m, opts...)
+}
+
+// ReAct is NewReAct over any state that embeds nodes.Chat.
+func ReAct[S any, PS nodes.ChatState[S]](m model.Model, opts ...Option) (*graph.Graph[S], error) {
+	if m == nil {
+		return nil, errors.New("agent: ReAct needs a model")
+	}
+	c := newConfig(opts)
+	b, err := reactBuilder[S, PS](m, c)
+	if err != nil {
+		return nil, err
+	}
+	return b.Compile(c.compileOptions()...)
+}
+
+func (c *config) compileOptions() []graph.CompileOption {
+	// Each hop is two supersteps (model, tools); leave room for the final
+	// answer and for graphs that wrap the loop.
+	out := []graph.CompileOption{graph.WithDefaultStepLimit(2*c.maxHops + 5)}
+	if c.saver != nil {
+		out = append(out, graph.WithCheckpointer(c.saver))
+	}
+	return append(out, c.compile...)
+}
+
+func reactBuilder[S any, PS nodes.ChatState[S]](m model.Model, c *config) (*graph.Builder[S], error) {
+	if c.maxHops < 1 {
+		return nil, fmt.Errorf("agent: max hops must be at least 1, got %d", c.maxHops)
+	}
+	llm := append([]nodes.LLMOption{nodes.WithMaxHops(c.maxHops)}, c.llm...)
+	if c.name != "" {
+		llm = append(llm, nodes.WithAgentName(c.name))
+	}
+	tools := []nodes.ToolsOption{nodes.WithExecutor(c.executor())}
+	for _, o := range c.shared {
+		llm = append(llm, o)
+		tools = append(tools, o)
+	}
+	tools = append(tools, c.tools...)
+	b := graph.New[S](graph.WithName(c.name), nodes.MessagesReducer[S, PS]()).
+		AddNode(AgentNode, nodes.LLM[S, PS](m, llm...)).
+		AddEdge(graph.START, AgentNode)
+	if !c.hasTools {
+		return b.AddEdge(AgentNode, graph.END), nil
+	}
+	b.AddConditionalEdges(AgentNode, nodes.ToolsCondition[S, PS](ToolsNode), ToolsNode, graph.END)
+	nodes.AddTools[S, PS](b, ToolsNode, AgentNode, tools...)
+	return b, nil
+}
+
+// Continue runs the next turn of a checkpointed conversation: it appends a
+// user message to the thread's latest state (or starts the thread) and runs
+// the graph from its entry with that state.
+func Continue[S any, PS nodes.ChatState[S]](ctx context.Context, g *graph.Graph[S], thread, text string, opts ...graph.RunOption) (S, error) {
+	var s S
+	snap, err := g.GetState(ctx, thread)
+	switch {
+	case err == nil:
+		s = snap.State
+	case errors.Is(err, state.ErrNotFound):
+	default:
+		return s, err
+	}
+	msgs := PS(&s).ChatMessages()
+	*msgs = append(*msgs, model.User(text))
+	return g.Invoke(ctx, s, append(opts, graph.WithThread(thread))...)
+}

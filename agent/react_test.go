@@ -1,0 +1,162 @@
+package agent_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/executor"
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/scripted"
+	"github.com/trellis-go/trellis/nodes"
+	"github.com/trellis-go/trellis/state/memory"
+	"github.com/trellis-go/trellis/tool"
+)
+
+type cityIn struct {
+	City string `json:"city"`
+}
+
+func weather(running, peak *atomic.Int32) tool.Tool {
+	return tool.MustFunc("weather", "weather of a city", func(ctx context.Context, in cityIn) (string, error) {
+		n := running.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		defer running.Add(-1)
+		time.Sleep(20 * time.Millisecond)
+		return "sunny in " + in.City, nil
+	}, tool.WithMetadata(tool.Metadata{ReadOnly: true, ConcurrencySafe: true}))
+}
+
+func TestReActRunsParallelToolCallsThroughMiddleware(t *testing.T) {
+	var running, peak atomic.Int32
+	var mu sync.Mutex
+	var order []string
+	logCalls := executor.Intercept(func(ctx context.Context, req *executor.Request, next executor.Handler) tool.Result {
+		res := next.Handle(ctx, req)
+		mu.Lock()
+		order = append(order, req.Call.ID)
+		mu.Unlock()
+		res.Content = append(res.Content, model.TextPart(" (checked)"))
+		return res
+	})
+	m := scripted.New(
+		scripted.CallTools(
+			scripted.CallWithID("p", "weather", `{"city":"Paris"}`),
+			scripted.CallWithID("r", "weather", `{"city":"Rome"}`),
+			scripted.CallWithID("o", "weather", `{"city":"Oslo"}`),
+		),
+		scripted.Func(func(req *model.Request) (*model.Response, error) {
+			var parts []string
+			for _, msg := range req.Messages {
+				if msg.Role == model.RoleTool {
+					parts = append(parts, msg.Text())
+				}
+			}
+			return &model.Response{Message: model.Assistant(strings.Join(parts, "; "))}, nil
+		}),
+	)
+	g, err := agent.NewReAct(m,
+		agent.WithName("forecaster"),
+		agent.WithSystemPrompt("Answer weather questions."),
+		agent.WithTools(weather(&running, &peak)),
+		agent.WithMiddleware(logCalls))
+	require.NoError(t, err)
+	out, err := g.Invoke(context.Background(), agent.Ask("Weather in Paris, Rome and Oslo?"))
+	require.NoError(t, err)
+	assert.Equal(t, "sunny in Paris (checked); sunny in Rome (checked); sunny in Oslo (checked)", agent.FinalText(out.Messages))
+	assert.Equal(t, int32(3), peak.Load(), "the three calls ran at the same time")
+	assert.Len(t, order, 3)
+	assert.Equal(t, "forecaster", out.Messages[1].Name)
+	assert.Equal(t, "Answer weather questions.", m.Requests()[0].Messages[0].Text())
+}
+
+func TestReActWithoutToolsAnswersOnce(t *testing.T) {
+	g, err := agent.NewReAct(scripted.New(scripted.Reply("hello")))
+	require.NoError(t, err)
+	out, err := g.Invoke(context.Background(), agent.Ask("hi"))
+	require.NoError(t, err)
+	assert.Equal(t, "hello", agent.FinalText(out.Messages))
+	assert.Contains(t, g.Nodes(), agent.AgentNode)
+	assert.NotContains(t, g.Nodes(), agent.ToolsNode)
+}
+
+func TestReActHopCap(t *testing.T) {
+	var running, peak atomic.Int32
+	call := scripted.CallTools(scripted.Call("weather", `{"city":"X"}`))
+	m := scripted.New()
+	m.Fallback = &call
+	g, err := agent.NewReAct(m, agent.WithTools(weather(&running, &peak)), agent.WithMaxHops(3))
+	require.NoError(t, err)
+	_, err = g.Invoke(context.Background(), agent.Ask("loop"))
+	var he *nodes.HopLimitError
+	require.ErrorAs(t, err, &he)
+	assert.Equal(t, 3, he.Limit)
+	assert.Equal(t, "weather", he.LastReply.ToolCalls[0].Name)
+}
+
+type answer struct {
+	City string `json:"city"`
+	Temp int    `json:"temp"`
+}
+
+func TestReActStructuredOutput(t *testing.T) {
+	var running, peak atomic.Int32
+	m := scripted.New(
+		scripted.CallTools(scripted.Call("weather", `{"city":"Lima"}`)),
+		scripted.CallTools(scripted.Call(tool.SetModelResponseName, `{"city":"Lima","temp":"21"}`)),
+	)
+	g, err := agent.NewReAct(m, agent.WithTools(weather(&running, &peak)), agent.WithStructuredOutput[answer]())
+	require.NoError(t, err)
+	out, err := g.Invoke(context.Background(), agent.Ask("temperature in Lima?"))
+	require.NoError(t, err)
+	last, _ := model.LastAssistant(out.Messages)
+	got, err := nodes.Structured[answer](last)
+	require.NoError(t, err)
+	assert.Equal(t, answer{City: "Lima", Temp: 21}, got)
+}
+
+func TestReActCallerExecutedToolsResumeThroughCheckpointer(t *testing.T) {
+	confirm, err := tool.NewDeclaration(model.ToolDefinition{Name: "confirm", Description: "asks the user to confirm", InputSchema: []byte(`{"type":"object"}`)})
+	require.NoError(t, err)
+	m := scripted.New(scripted.CallTools(scripted.CallWithID("c1", "confirm", `{}`)), scripted.Reply("booked"))
+	g, err := agent.NewReAct(m, agent.WithTools(confirm), agent.WithCheckpointer(memory.New()))
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = g.Invoke(ctx, agent.Ask("book it"), graph.WithThread("trip"))
+	var ie *graph.InterruptError
+	require.ErrorAs(t, err, &ie)
+	assert.Equal(t, "c1", ie.Interrupts[0].Payload.(nodes.PendingToolCalls).Calls[0].ID)
+
+	out, err := g.Resume(ctx, "trip", graph.WithResumeValue(map[string]tool.Result{"c1": tool.Text("yes")}))
+	require.NoError(t, err)
+	assert.Equal(t, "booked", agent.FinalText(out.Messages))
+}
+
+func TestContinueRunsTheNextTurnOfAThread(t *testing.T) {
+	m := scripted.New(scripted.Reply("hello Ada"), scripted.Func(func(req *model.Request) (*model.Response, error) {
+		return &model.Response{Message: model.Assistant("you said: " + req.Messages[len(req.Messages)-1].Text() + " after " + req.Messages[0].Text())}, nil
+	}))
+	g, err := agent.NewReAct(m, agent.WithCheckpointer(memory.New()))
+	require.NoError(t, err)
+	ctx := context.Background()
+	out, err := agent.Continue(ctx, g, "chat", "I am Ada")
+	require.NoError(t, err)
+	assert.Equal(t, "hello Ada", agent.FinalText(out.Messages))
+	out, err = agent.Continue(ctx, g, "chat", "what is my name?")
+	require.NoError(t, err)
+	assert.Len(t, out.Messages, 4)
+	assert.Equal(t, "you said: what is my name? after I am Ada", agent.FinalText(out.Messages))
+}
