@@ -762,9 +762,18 @@ func TestFieldsOfEmbeddedStructsAreFieldsOfTheState(t *testing.T) {
 	// Two parallel nodes write two different promoted fields: no conflict.
 	// A reducer can name a promoted field.
 	b := graph.New[withEmbedded](graph.WithReducer(func(s *withEmbedded) *[]string { return &s.Left }, state.Append[string]())).
-		AddNode("l1", func(_ context.Context, s withEmbedded) (withEmbedded, error) { s.Left = append(s.Left, "l1"); return s, nil }).
-		AddNode("l2", func(_ context.Context, s withEmbedded) (withEmbedded, error) { s.Left = append(s.Left, "l2"); return s, nil }).
-		AddNode("r", func(_ context.Context, s withEmbedded) (withEmbedded, error) { s.Right = append(s.Right, "r"); return s, nil }).
+		AddNode("l1", func(_ context.Context, s withEmbedded) (withEmbedded, error) {
+			s.Left = append(s.Left, "l1")
+			return s, nil
+		}).
+		AddNode("l2", func(_ context.Context, s withEmbedded) (withEmbedded, error) {
+			s.Left = append(s.Left, "l2")
+			return s, nil
+		}).
+		AddNode("r", func(_ context.Context, s withEmbedded) (withEmbedded, error) {
+			s.Right = append(s.Right, "r")
+			return s, nil
+		}).
 		AddEdge(graph.START, "l1").AddEdge(graph.START, "l2").AddEdge(graph.START, "r")
 	g := mustCompile(t, b)
 	out, err := g.Invoke(context.Background(), withEmbedded{})
