@@ -240,6 +240,7 @@ type run[S any] struct {
 	cp         *checkpointer[S]
 	scope      taskScope // the task scope of sequential supersteps
 	skipBefore bool
+	nested     bool // the run is part of another run
 	tasks      []task[S]
 	next       []task[S]
 	prev       []task[S]
@@ -329,9 +330,9 @@ func (g *Graph[S]) stream(ctx context.Context, input *S, opts []RunOption) iter.
 }
 
 // execute runs the graph: from input when it is not nil, else from a
-// checkpoint. em is nil when no one listens; parent is the metadata of the
-// node that runs this graph as a subgraph, nil at the top level.
-func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *emitter, parent *runMeta) (out S, err error) {
+// checkpoint. em is nil when no one listens; nest says where a nested run
+// sits in the run that contains it, nil at the top level.
+func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *emitter, nest *nesting) (out S, err error) {
 	r := &run[S]{g: g, limit: g.maxSteps}
 	r.tasks, r.next, r.prev = r.bufs[0][:0], r.bufs[1][:0], r.bufs[2][:0]
 	if cfg.stepLimit > 0 {
@@ -341,13 +342,14 @@ func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *em
 	m := &r.ctx.meta
 	*m = runMeta{graph: g.name, emit: em, step: -1, task: &r.scope,
 		saver: g.saver, ser: g.ser, durability: g.durability, thread: cfg.thread}
-	if parent != nil {
-		m.path = append(slices.Clip(parent.path), parent.node)
+	if nest != nil {
+		r.nested = true
+		parent := nest.parent
+		m.path = nest.path
 		m.resume = parent.resume
-		if parent.saver != nil {
-			m.saver, m.ser, m.durability, m.thread = parent.saver, parent.ser, parent.durability, parent.thread
-			m.ns = parent.ns + "/" + parent.node + ":" + parent.task.taskID()
-		}
+		// A nested run checkpoints when, and where, its parent does.
+		m.saver, m.ser, m.durability, m.thread = parent.saver, parent.ser, parent.durability, parent.thread
+		m.ns = nest.ns
 	}
 	if cfg.durability != nil {
 		m.durability = *cfg.durability
@@ -391,7 +393,7 @@ func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *em
 	switch {
 	case input == nil:
 		st, err = r.restore(cfg, false)
-	case parent != nil && r.cp != nil:
+	case nest != nil && r.cp != nil:
 		// A subgraph run resumes where a previous attempt of its task stopped.
 		var resumed bool
 		if st, resumed, err = r.restoreNested(); err == nil && !resumed {
@@ -404,6 +406,13 @@ func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *em
 		return st, err
 	}
 	return r.loop(st)
+}
+
+// nesting places a run inside the run of its parent node.
+type nesting struct {
+	parent *runMeta
+	path   []string
+	ns     string
 }
 
 // Errors about how a run was asked for.
@@ -676,7 +685,7 @@ func (rec *taskRecord[S]) command() *Command[S] {
 
 // interrupted ends the run for the given interrupts.
 func (r *run[S]) interrupted(ins []PendingInterrupt) error {
-	if em := r.ctx.meta.emit; em != nil {
+	if em := r.ctx.meta.emit; em != nil && !r.nested {
 		em.send(Event{Kind: KindInterrupt, Graph: r.g.name, Path: r.ctx.meta.path, Step: r.ctx.meta.step, Payload: ins})
 	}
 	return &InterruptError{Thread: r.ctx.meta.thread, Interrupts: ins}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 )
 
 // SubgraphNode is a compiled graph prepared to run as a node of a parent
@@ -84,13 +85,16 @@ func Subgraph[P, C any](child *Graph[C], opts ...SubgraphOption[P, C]) *Subgraph
 	}
 	in, out := o.in, o.out
 	s.run = func(ctx context.Context, p P) (P, error) {
-		var em *emitter
-		m := metaFrom(ctx)
-		if m != nil {
+		var (
+			em   *emitter
+			nest *nesting
+		)
+		if m := metaFrom(ctx); m != nil {
 			em = m.emit
+			nest = &nesting{parent: m, path: append(slices.Clip(m.path), m.node), ns: m.ns + "/" + m.node + ":" + m.task.taskID()}
 		}
 		c := in(p)
-		res, err := child.execute(ctx, &c, &runConfig{}, em, m)
+		res, err := child.execute(ctx, &c, &runConfig{}, em, nest)
 		if err != nil {
 			return p, err
 		}
@@ -119,4 +123,41 @@ func (b *Builder[S]) AddSubgraph(name string, sub *SubgraphNode[S], opts ...Node
 // final state as its output. It is Subgraph[S, S](g).
 func (g *Graph[S]) AsSubgraph() *SubgraphNode[S] {
 	return Subgraph[S, S](g)
+}
+
+// Nested runs g to the end as part of the run behind ctx, from inside one of
+// its nodes or from a tool such a node runs (which is how handoff tools run
+// agents). The nested run
+//   - sends its events to the parent's stream, with name appended to their
+//     Path (restrict them with WithModes, or drop them with WithModes(0));
+//   - checkpoints through the parent's saver, in a namespace of its own made
+//     of the parent task, name and key, so that when the parent task runs
+//     again after an interrupt or a crash, the nested run resumes from its
+//     checkpoints instead of starting over;
+//   - stops the parent with its interrupts (their Path starts with the
+//     parent's path and name), and receives the values the parent is
+//     resumed with.
+//
+// key tells apart several nested runs of one name within one task (a tool
+// call's ID, say); it may be empty when there is only one. Outside a run,
+// Nested is Invoke.
+func (g *Graph[S]) Nested(ctx context.Context, input S, name, key string, opts ...RunOption) (S, error) {
+	cfg := runConfig{modes: ModeAll}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	m := metaFrom(ctx)
+	if m == nil {
+		return g.execute(ctx, &input, &cfg, nil, nil)
+	}
+	var em *emitter
+	if m.emit != nil && cfg.modes&m.emit.modes != 0 {
+		em = &emitter{modes: cfg.modes & m.emit.modes, ch: m.emit.ch, stop: m.emit.stop}
+	}
+	ns := m.ns + "/" + m.node + ":" + m.task.taskID() + "/" + name
+	if key != "" {
+		ns += ":" + key
+	}
+	cfg.thread = ""
+	return g.execute(ctx, &input, &cfg, em, &nesting{parent: m, path: append(slices.Clip(m.path), name), ns: ns})
 }

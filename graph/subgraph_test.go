@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/state"
+	"github.com/trellis-go/trellis/state/memory"
 )
 
 type inner struct {
@@ -131,4 +133,74 @@ func TestSubgraphsRunInParallelBranches(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"in", "x", "y", "x", "y"}, out.Log)
 	_ = state.Append[string]
+}
+
+func TestNestedRunsInsideANode(t *testing.T) {
+	saver := memory.New()
+	var asks atomic.Int32
+	child := mustCompile(t, graph.New[doc](graph.WithName("helper")).
+		AddNode("work", func(ctx context.Context, s doc) (doc, error) {
+			graph.EmitCustom(ctx, "working", s.Answer)
+			s.Log = append(s.Log, "helper:"+s.Answer)
+			return s, nil
+		}).
+		AddNode("ask", func(ctx context.Context, s doc) (doc, error) {
+			asks.Add(1)
+			v, err := graph.Interrupt[string](ctx, "ok for "+s.Answer+"?")
+			if err != nil {
+				return s, err
+			}
+			s.Log = append(s.Log, "confirmed:"+v)
+			return s, nil
+		}).
+		AddEdge(graph.START, "work").AddEdge("work", "ask"))
+	// The parent's node runs the child twice, under two keys.
+	parent := mustCompile(t, graph.New[doc](logReducer()).
+		AddNode("delegate", func(ctx context.Context, s doc) (doc, error) {
+			for _, task := range []string{"a", "b"} {
+				out, err := child.Nested(ctx, doc{Answer: task}, "helper", task)
+				if err != nil {
+					return s, err
+				}
+				s.Log = append(s.Log, out.Log...)
+			}
+			return s, nil
+		}).
+		AddEdge(graph.START, "delegate"),
+		graph.WithCheckpointer(saver))
+	ctx := context.Background()
+
+	var custom []graph.Event
+	var interrupted *graph.InterruptError
+	for ev, err := range parent.Stream(ctx, doc{}, graph.WithThread("t"), graph.WithModes(graph.ModeCustom)) {
+		if err != nil {
+			require.ErrorAs(t, err, &interrupted)
+			break
+		}
+		if ev.Kind == graph.KindCustom {
+			custom = append(custom, ev)
+		}
+	}
+	require.NotNil(t, interrupted)
+	require.Len(t, custom, 1)
+	assert.Equal(t, []string{"helper"}, custom[0].Path)
+	assert.Equal(t, "a", custom[0].Payload)
+	in := interrupted.Interrupts[0]
+	assert.Equal(t, []string{"helper"}, in.Path)
+	assert.Equal(t, "ok for a?", in.Payload)
+
+	_, err := parent.Resume(ctx, "t", graph.WithResumeValue("yes-a"))
+	require.ErrorAs(t, err, &interrupted)
+	assert.Equal(t, "ok for b?", interrupted.Interrupts[0].Payload, "the first nested run finished; the second asks")
+
+	out, err := parent.Resume(ctx, "t", graph.WithResumeValue("yes-b"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"helper:a", "confirmed:yes-a", "helper:b", "confirmed:yes-b"}, out.Log)
+	// a asked twice (first run, resume), b twice: the finished nested run for
+	// a was not run again when b was answered.
+	assert.Equal(t, int32(4), asks.Load())
+
+	// Outside a run, Nested is Invoke.
+	_, err = child.Nested(ctx, doc{Answer: "x"}, "helper", "")
+	require.ErrorIs(t, err, graph.ErrInterrupted)
 }
