@@ -164,7 +164,7 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 		if len(calls) == 0 {
 			return s, toNext, nil
 		}
-		ctx = tool.WithRunState(ctx, s)
+		ctx = tool.WithConversation(tool.WithRunState(ctx, s), slices.Clip(*PS(&s).ChatMessages()))
 		list, err := tool.Resolve(ctx, cfg.toolsets, cfg.resolve...)
 		if err != nil {
 			return s, graph.Command[S]{}, err

@@ -13,6 +13,8 @@ type runStateKey struct{}
 
 type reporterKey struct{}
 
+type conversationKey struct{}
+
 // callContext carries a call's ID and progress reporter in one context
 // value, so that Invoke allocates once per call for both.
 type callContext struct {
@@ -62,6 +64,21 @@ func WithRunState(ctx context.Context, state any) context.Context {
 func RunState[S any](ctx context.Context) (S, bool) {
 	s, ok := ctx.Value(runStateKey{}).(S)
 	return s, ok
+}
+
+// WithConversation returns a context that carries the conversation of the
+// run that makes the calls; the ToolsNode sets it. The slice must not be
+// modified afterwards.
+func WithConversation(ctx context.Context, msgs []model.Message) context.Context {
+	return context.WithValue(ctx, conversationKey{}, msgs)
+}
+
+// Conversation returns the conversation carried by ctx (see
+// WithConversation), nil if there is none. Tools such as handoffs read it
+// to share the caller's history; they must not modify it.
+func Conversation(ctx context.Context) []model.Message {
+	msgs, _ := ctx.Value(conversationKey{}).([]model.Message)
+	return msgs
 }
 
 // Update is progress reported by a running call. The executor turns updates
