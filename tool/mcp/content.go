@@ -1,0 +1,188 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// resourceLink is the JSON part a resource link becomes.
+type resourceLink struct {
+	Type        string `json:"type"`
+	URI         string `json:"uri"`
+	Name        string `json:"name,omitempty"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	MIMEType    string `json:"mime_type,omitempty"`
+	Size        *int64 `json:"size,omitempty"`
+}
+
+// binaryContent is the JSON part audio and binary resources become.
+type binaryContent struct {
+	Type     string `json:"type"`
+	URI      string `json:"uri,omitempty"`
+	MIMEType string `json:"mime_type,omitempty"`
+	Data     []byte `json:"data"`
+}
+
+// Parts converts MCP content into Trellis content parts, in order:
+//
+//   - text becomes a text part;
+//   - an image becomes an image part with its MIME type;
+//   - a resource link becomes a JSON part
+//     {"type":"resource_link","uri":...,"name":...,"mime_type":...};
+//   - an embedded resource becomes a text part (text resources), an image
+//     part (image blobs) or a JSON part {"type":"resource","uri":...,
+//     "mime_type":...,"data":<base64>} (other blobs);
+//   - audio becomes a JSON part {"type":"audio","mime_type":...,
+//     "data":<base64>}, since models take no audio from tool results;
+//   - anything else becomes a JSON part holding its MCP form.
+func Parts(contents []sdk.Content) []model.Part {
+	parts := make([]model.Part, 0, len(contents))
+	for _, c := range contents {
+		if p, ok := part(c); ok {
+			parts = append(parts, p)
+		}
+	}
+	return parts
+}
+
+func part(c sdk.Content) (model.Part, bool) {
+	switch c := c.(type) {
+	case nil:
+		return model.Part{}, false
+	case *sdk.TextContent:
+		return model.TextPart(c.Text), true
+	case *sdk.ImageContent:
+		return model.ImagePart(c.MIMEType, c.Data), true
+	case *sdk.ResourceLink:
+		return jsonPart(resourceLink{Type: "resource_link", URI: c.URI, Name: c.Name, Title: c.Title,
+			Description: c.Description, MIMEType: c.MIMEType, Size: c.Size}), true
+	case *sdk.EmbeddedResource:
+		r := c.Resource
+		switch {
+		case r == nil:
+			return model.Part{}, false
+		case r.Blob == nil:
+			return model.TextPart(r.Text), true
+		case strings.HasPrefix(r.MIMEType, "image/"):
+			return model.ImagePart(r.MIMEType, r.Blob), true
+		default:
+			return jsonPart(binaryContent{Type: "resource", URI: r.URI, MIMEType: r.MIMEType, Data: r.Blob}), true
+		}
+	case *sdk.AudioContent:
+		return jsonPart(binaryContent{Type: "audio", MIMEType: c.MIMEType, Data: c.Data}), true
+	default:
+		raw, err := c.MarshalJSON()
+		if err != nil {
+			return model.Part{}, false
+		}
+		return model.JSONPart(raw), true
+	}
+}
+
+func jsonPart(v any) model.Part {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return model.TextPart(err.Error())
+	}
+	return model.JSONPart(raw)
+}
+
+// Result converts an MCP tool result into a Trellis result. The content
+// becomes parts as Parts describes. Structured content becomes a JSON part:
+// it takes the place of the text block that carries the same JSON (servers
+// send one for older clients), or is appended when there is none, so the
+// model sees the value once. A result with isError becomes an error result
+// (status failed, code tool.CodeToolError) whose Err is a *ToolError holding
+// the tool's text; server and toolName name the tool in it.
+func Result(server, toolName string, res *sdk.CallToolResult) tool.Result {
+	if res == nil {
+		return tool.Result{Status: tool.StatusSuccess}
+	}
+	parts := Parts(res.Content)
+	if res.StructuredContent != nil {
+		if raw, err := json.Marshal(res.StructuredContent); err == nil && !bytes.Equal(raw, []byte("null")) {
+			parts = placeStructured(parts, raw)
+		}
+	}
+	r := tool.Result{Content: parts, Status: tool.StatusSuccess}
+	if res.IsError {
+		msg := tool.Result{Content: parts}.Text()
+		if msg == "" {
+			msg = "the tool reported an error"
+			r.Content = append(r.Content, model.TextPart(msg))
+		}
+		r.IsError = true
+		r.Status = tool.StatusFailed
+		r.ErrorCode = tool.CodeToolError
+		r.Err = &ToolError{Server: server, Tool: toolName, Message: msg}
+	}
+	return r
+}
+
+// placeStructured puts the structured value raw into parts: in place of the
+// first text part holding the same JSON value, or at the end.
+func placeStructured(parts []model.Part, raw json.RawMessage) []model.Part {
+	want, err := tool.CanonicalJSON(raw)
+	if err != nil {
+		return append(parts, model.JSONPart(raw))
+	}
+	for i, p := range parts {
+		if p.Type != model.PartText {
+			continue
+		}
+		got, err := tool.CanonicalJSON(json.RawMessage(strings.TrimSpace(p.Text)))
+		if err == nil && bytes.Equal(got, want) {
+			parts[i] = model.JSONPart(raw)
+			return parts
+		}
+	}
+	return append(parts, model.JSONPart(raw))
+}
+
+// Content converts Trellis content parts into MCP content: text parts become
+// text, inline images become images, images by URL become resource links,
+// and JSON parts become text holding the JSON.
+func Content(parts []model.Part) []sdk.Content {
+	out := make([]sdk.Content, 0, len(parts))
+	for _, p := range parts {
+		switch p.Type {
+		case model.PartImage:
+			if len(p.Data) > 0 {
+				out = append(out, &sdk.ImageContent{Data: p.Data, MIMEType: p.MIMEType})
+			} else if p.URL != "" {
+				out = append(out, &sdk.ResourceLink{URI: p.URL, Name: "image", MIMEType: p.MIMEType})
+			}
+		case model.PartJSON:
+			out = append(out, &sdk.TextContent{Text: string(p.JSON)})
+		default:
+			out = append(out, &sdk.TextContent{Text: p.Text})
+		}
+	}
+	return out
+}
+
+// CallToolResult converts a Trellis result into an MCP tool result: the
+// content as Content describes, the only JSON part (when there is exactly
+// one) also as structured content, and IsError from the result's error flag.
+func CallToolResult(r tool.Result) *sdk.CallToolResult {
+	res := &sdk.CallToolResult{Content: Content(r.Content), IsError: r.IsError}
+	var structured json.RawMessage
+	n := 0
+	for _, p := range r.Content {
+		if p.Type == model.PartJSON {
+			n++
+			structured = p.JSON
+		}
+	}
+	if n == 1 && json.Valid(structured) {
+		res.StructuredContent = structured
+	}
+	return res
+}

@@ -1,0 +1,141 @@
+package mcp
+
+import (
+	"io"
+	"net/http"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults of the toolset's options.
+const (
+	// DefaultReconnectAttempts is how many new sessions a request may open
+	// after its session was lost (see WithReconnect).
+	DefaultReconnectAttempts = 3
+	// DefaultReconnectDelay is the wait before the first reconnection; it
+	// doubles for each further one, up to maxReconnectDelay.
+	DefaultReconnectDelay = 200 * time.Millisecond
+
+	maxReconnectDelay = 5 * time.Second
+)
+
+// Option configures a Toolset.
+type Option func(*options)
+
+type options struct {
+	include, exclude map[string]bool
+	filter           func(*sdk.Tool) bool
+	headerFunc       HeaderFunc
+	httpClient       *http.Client
+	reconnect        int
+	reconnectDelay   time.Duration
+	stderr           io.Writer
+	transportFunc    TransportFunc
+	clientName       string
+	clientVersion    string
+	onToolsChanged   func()
+}
+
+func defaultOptions() options {
+	return options{
+		reconnect:      DefaultReconnectAttempts,
+		reconnectDelay: DefaultReconnectDelay,
+		clientName:     "trellis",
+		clientVersion:  "v0",
+	}
+}
+
+// WithInclude keeps only the server's tools with the given names. Tools left
+// out never become Trellis tools. It may be combined with WithExclude and
+// WithFilter; a tool must pass all of them.
+func WithInclude(names ...string) Option {
+	return func(o *options) {
+		if o.include == nil {
+			o.include = map[string]bool{}
+		}
+		for _, n := range names {
+			o.include[n] = true
+		}
+	}
+}
+
+// WithExclude leaves out the server's tools with the given names.
+func WithExclude(names ...string) Option {
+	return func(o *options) {
+		if o.exclude == nil {
+			o.exclude = map[string]bool{}
+		}
+		for _, n := range names {
+			o.exclude[n] = true
+		}
+	}
+}
+
+// WithFilter keeps only the server's tools for which keep returns true. keep
+// sees the tool as the server listed it (name, description, schemas,
+// annotations).
+func WithFilter(keep func(t *sdk.Tool) bool) Option {
+	return func(o *options) { o.filter = keep }
+}
+
+// WithHeaderFunc sets a function that runs on every HTTP request of the
+// streamable HTTP and SSE transports, after the static Config.Headers, and
+// may add headers from the request's context (a user's token, a trace ID).
+func WithHeaderFunc(fn HeaderFunc) Option {
+	return func(o *options) { o.headerFunc = fn }
+}
+
+// WithHTTPClient sets the HTTP client of the streamable HTTP and SSE
+// transports. Its Transport is wrapped to add headers. Without it the
+// toolset uses a transport of its own, whose idle connections Close closes.
+func WithHTTPClient(c *http.Client) Option {
+	return func(o *options) { o.httpClient = c }
+}
+
+// WithReconnect sets how many new sessions one request (a tool call or a
+// listing of tools) may open after its session was lost: the server
+// restarted, the stdio process died, the server forgot the session, or the
+// connection was refused or reset. Each request has its own budget; the
+// waits between attempts grow from the reconnect delay. Zero turns
+// reconnection off: once its session is lost the toolset fails every request
+// until it is closed. The default is DefaultReconnectAttempts.
+//
+// A call whose connection broke while the server was running it is sent
+// again on the new session, so it may run twice.
+func WithReconnect(attempts int) Option {
+	return func(o *options) { o.reconnect = max(attempts, 0) }
+}
+
+// WithReconnectDelay sets the wait before the first reconnection of a
+// request; it doubles for each further one, up to five seconds.
+func WithReconnectDelay(d time.Duration) Option {
+	return func(o *options) { o.reconnectDelay = max(d, 0) }
+}
+
+// WithStderr copies what a stdio server writes to its standard error to w.
+// The end of it is kept either way and quoted in connection errors.
+func WithStderr(w io.Writer) Option {
+	return func(o *options) { o.stderr = w }
+}
+
+// WithTransportFunc makes the toolset open its sessions over the transports
+// fn returns instead of building them from the Config. The Config then only
+// names the server (Transport, Command and URL may be empty).
+func WithTransportFunc(fn TransportFunc) Option {
+	return func(o *options) { o.transportFunc = fn }
+}
+
+// WithClientInfo sets the name and version the toolset gives the server in
+// the handshake (default "trellis").
+func WithClientInfo(name, version string) Option {
+	return func(o *options) { o.clientName, o.clientVersion = name, version }
+}
+
+// WithToolsChanged sets a function called, on a goroutine of its own, each
+// time the server says its tool list changed (notifications/tools/list_changed).
+// The toolset already re-lists the tools on the next call of Tools; fn lets
+// an application react at once (rebuild a cached tool list, log).
+func WithToolsChanged(fn func()) Option {
+	return func(o *options) { o.onToolsChanged = fn }
+}

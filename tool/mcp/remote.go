@@ -1,0 +1,154 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// remoteTool is one of a server's tools as a Trellis tool.
+type remoteTool struct {
+	ts     *Toolset
+	def    model.ToolDefinition
+	meta   tool.Metadata
+	mcp    *sdk.Tool
+	schema *tool.Schema
+}
+
+// anyObject is the schema used to validate the arguments of a tool whose own
+// schema does not compile here: the server still validates them.
+var anyObject = sync.OnceValue(func() *tool.Schema {
+	return tool.MustCompileSchema(json.RawMessage(`{"type":"object"}`))
+})
+
+// newRemoteTool builds the Trellis tool for t.
+func newRemoteTool(ts *Toolset, t *sdk.Tool) (*remoteTool, error) {
+	in, err := marshalSchema(t.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: server %q: tool %q: input schema: %w", ts.name, t.Name, err)
+	}
+	if in == nil {
+		in = json.RawMessage(`{"type":"object"}`)
+	}
+	out, err := marshalSchema(t.OutputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: server %q: tool %q: output schema: %w", ts.name, t.Name, err)
+	}
+	description := t.Description
+	if description == "" {
+		description = t.Title
+	}
+	if description == "" && t.Annotations != nil {
+		description = t.Annotations.Title
+	}
+	schema, err := tool.CompileSchema(in)
+	if err != nil {
+		schema = anyObject()
+	}
+	return &remoteTool{
+		ts:     ts,
+		def:    model.ToolDefinition{Name: t.Name, Description: description, InputSchema: in, OutputSchema: out},
+		meta:   Metadata(t.Annotations),
+		mcp:    t,
+		schema: schema,
+	}, nil
+}
+
+// marshalSchema returns a schema the client decoded as JSON text, or nil for
+// none.
+func marshalSchema(v any) (json.RawMessage, error) {
+	if v == nil {
+		return nil, nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	return raw, nil
+}
+
+// Metadata maps the hints a server gives about a tool onto Trellis metadata.
+// Only explicit hints count: readOnlyHint true sets ReadOnly,
+// destructiveHint true sets Destructive, openWorldHint true sets OpenWorld.
+// A hint the server left out stays false, although MCP reads a missing
+// destructiveHint or openWorldHint as true; a policy that must follow MCP's
+// defaults should treat tools that are not read-only with care.
+// idempotentHint has no Trellis counterpart, and no hint makes a tool
+// concurrency-safe.
+func Metadata(a *sdk.ToolAnnotations) tool.Metadata {
+	if a == nil {
+		return tool.Metadata{}
+	}
+	return tool.Metadata{
+		ReadOnly:    a.ReadOnlyHint,
+		Destructive: a.DestructiveHint != nil && *a.DestructiveHint,
+		OpenWorld:   a.OpenWorldHint != nil && *a.OpenWorldHint,
+	}
+}
+
+// Definition returns the tool's name, description and the server's schemas.
+func (t *remoteTool) Definition() model.ToolDefinition { return t.def }
+
+// Metadata returns the metadata mapped from the server's hints.
+func (t *remoteTool) Metadata() tool.Metadata { return t.meta }
+
+// CompiledSchema returns the server's input schema, compiled when the tool
+// was listed; a schema that does not compile here is replaced by "any
+// object", leaving validation to the server.
+func (t *remoteTool) CompiledSchema() *tool.Schema { return t.schema }
+
+// MCPTool returns the tool as the server listed it.
+func (t *remoteTool) MCPTool() *sdk.Tool { return t.mcp }
+
+// Server returns the name of the server the tool belongs to.
+func (t *remoteTool) Server() string { return t.ts.name }
+
+// Call forwards the call to the server. The server's answer becomes the
+// result (see Result); a tool that reports an error gives an error result.
+// A request that got no answer gives an error result with code
+// CodeUnavailable whose Err is a *CallError, a request the server refused
+// one with code CodeProtocol; the end of ctx is returned as an error, which
+// Invoke turns into a timeout or cancelled result.
+func (t *remoteTool) Call(ctx context.Context, _ string, args json.RawMessage) (tool.Result, error) {
+	name := t.def.Name
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
+		args = json.RawMessage(`{}`)
+	}
+	if !json.Valid(args) {
+		return tool.ErrorResult(tool.CodeInvalidArguments,
+			fmt.Errorf("%w: tool %q: the arguments are not valid JSON", tool.ErrInvalidArguments, name)), nil
+	}
+	if d := t.ts.cfg.CallTimeout; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	var res *sdk.CallToolResult
+	err := t.ts.do(ctx, "call "+name, func(ctx context.Context, s *session) error {
+		r, err := s.cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		res = r
+		return err
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return tool.Result{}, err
+		}
+		if _, ok := errors.AsType[*CallError](err); ok || errors.Is(err, ErrClosed) || errors.Is(err, ErrConnect) {
+			return tool.ErrorResult(CodeUnavailable, err), nil
+		}
+		return tool.ErrorResult(CodeProtocol, fmt.Errorf("mcp: server %q: tool %q: %w", t.ts.name, name, err)), nil
+	}
+	return Result(t.ts.name, name, res), nil
+}

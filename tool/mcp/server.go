@@ -1,0 +1,337 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// ErrServe: a tool cannot be served over MCP (an empty or duplicate name, an
+// input schema that is not an object schema).
+var ErrServe = errors.New("mcp: tool cannot be served")
+
+// Server exposes a Trellis toolset as an MCP server, so that any MCP client
+// can list and call its tools. Each tool keeps its name, description and
+// schemas; its metadata becomes MCP annotations; its results are converted
+// back (see CallToolResult); calls run through a tool.Invoker, so arguments
+// are coerced and validated and failures and panics become error results.
+//
+// The Server does not own the toolset: whoever created the toolset closes it.
+type Server struct {
+	set     tool.Toolset
+	mcp     *sdk.Server
+	invoker *tool.Invoker
+	policy  tool.Policy
+
+	refresh sync.Mutex // one Refresh at a time
+	mu      sync.RWMutex
+	tools   map[string]tool.Tool
+	prints  map[string]string // name → the JSON of the MCP tool last added
+}
+
+// ServerOption configures a Server.
+type ServerOption func(*serverConfig)
+
+type serverConfig struct {
+	name, version string
+	instructions  *string
+	invoke        []tool.InvokeOption
+	policy        tool.Policy
+	base          sdk.ServerOptions
+}
+
+// WithImplementation sets the name and version the server gives clients in
+// the handshake (default: the toolset's name and "v0").
+func WithImplementation(name, version string) ServerOption {
+	return func(c *serverConfig) { c.name, c.version = name, version }
+}
+
+// WithInstructions sets the instructions the server gives clients. By
+// default they are the tools' own instructions (tool.CollectInstructions).
+func WithInstructions(text string) ServerOption {
+	return func(c *serverConfig) { c.instructions = &text }
+}
+
+// WithInvokeOptions sets options of the tool.Invoker that runs the calls,
+// for example tool.WithJSONRepair(true).
+func WithInvokeOptions(opts ...tool.InvokeOption) ServerOption {
+	return func(c *serverConfig) { c.invoke = append(c.invoke, opts...) }
+}
+
+// WithPolicy sets a permission policy consulted (after each tool's own
+// checker, see tool.Authorize) before every call; a call it does not allow
+// gets the structured denied result instead of running.
+func WithPolicy(p tool.Policy) ServerOption {
+	return func(c *serverConfig) { c.policy = p }
+}
+
+// WithServerOptions sets the go-sdk server options the server starts from
+// (logger, page size, keep-alive, ...). The tools capability is always
+// advertised, with list-changed notifications.
+func WithServerOptions(o sdk.ServerOptions) ServerOption {
+	return func(c *serverConfig) { c.base = o }
+}
+
+// NewServer returns an MCP server for the tools set resolves to with ctx.
+// A tool that cannot be served is an error wrapping ErrServe and no server
+// is returned. Call Refresh when the set's tools change.
+func NewServer(ctx context.Context, set tool.Toolset, opts ...ServerOption) (*Server, error) {
+	if set == nil {
+		return nil, fmt.Errorf("%w: no toolset", ErrServe)
+	}
+	c := serverConfig{name: set.Name(), version: "v0"}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.name == "" {
+		c.name = "trellis"
+	}
+	tools, err := set.Tools(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: listing the tools of %q: %w", set.Name(), err)
+	}
+	prepared, err := prepareTools(tools)
+	if err != nil {
+		return nil, err
+	}
+	so := c.base
+	if c.instructions != nil {
+		so.Instructions = *c.instructions
+	} else if so.Instructions == "" {
+		so.Instructions = tool.CollectInstructions(tools)
+	}
+	caps := &sdk.ServerCapabilities{}
+	if so.Capabilities != nil {
+		*caps = *so.Capabilities
+	}
+	caps.Tools = &sdk.ToolCapabilities{ListChanged: true}
+	so.Capabilities = caps
+	s := &Server{
+		set:     set,
+		invoker: tool.NewInvoker(c.invoke...),
+		policy:  c.policy,
+		tools:   map[string]tool.Tool{},
+		prints:  map[string]string{},
+	}
+	s.mcp = sdk.NewServer(&sdk.Implementation{Name: c.name, Version: c.version}, &so)
+	s.apply(prepared)
+	return s, nil
+}
+
+// MCP returns the go-sdk server, to connect it over any transport
+// (Server.Connect, sdk.NewStreamableHTTPHandler, ...).
+func (s *Server) MCP() *sdk.Server { return s.mcp }
+
+// Run serves one session over t until the client leaves or ctx ends; with
+// &sdk.StdioTransport{} it makes the program an MCP server on its standard
+// input and output.
+func (s *Server) Run(ctx context.Context, t sdk.Transport) error { return s.mcp.Run(ctx, t) }
+
+// Handler returns an http.Handler serving the streamable HTTP transport;
+// opts may be nil.
+func (s *Server) Handler(opts *sdk.StreamableHTTPOptions) http.Handler {
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, opts)
+}
+
+// SSEHandler returns an http.Handler serving the older HTTP+SSE transport;
+// opts may be nil.
+func (s *Server) SSEHandler(opts *sdk.SSEOptions) http.Handler {
+	return sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s.mcp }, opts)
+}
+
+// Refresh resolves the toolset again with ctx and brings the server's tools
+// up to date: new tools are added, changed ones replaced, missing ones
+// removed. Connected clients are told that the list changed. If a tool
+// cannot be served nothing changes and the error wraps ErrServe.
+func (s *Server) Refresh(ctx context.Context) error {
+	s.refresh.Lock()
+	defer s.refresh.Unlock()
+	tools, err := s.set.Tools(ctx)
+	if err != nil {
+		return fmt.Errorf("mcp: listing the tools of %q: %w", s.set.Name(), err)
+	}
+	prepared, err := prepareTools(tools)
+	if err != nil {
+		return err
+	}
+	s.apply(prepared)
+	return nil
+}
+
+// Tools returns the names of the tools served, sorted.
+func (s *Server) Tools() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Sorted(maps.Keys(s.tools))
+}
+
+// servedTool is a tool ready to be added to the go-sdk server.
+type servedTool struct {
+	t     tool.Tool
+	mcp   *sdk.Tool
+	print string
+}
+
+// prepareTools converts tools into MCP tools, or says which cannot be.
+func prepareTools(tools []tool.Tool) ([]servedTool, error) {
+	var problems []string
+	seen := map[string]bool{}
+	out := make([]servedTool, 0, len(tools))
+	for i, t := range tools {
+		if t == nil {
+			problems = append(problems, fmt.Sprintf("tool %d is nil", i))
+			continue
+		}
+		def := t.Definition()
+		switch {
+		case def.Name == "":
+			problems = append(problems, fmt.Sprintf("tool %d has no name", i))
+			continue
+		case seen[def.Name]:
+			problems = append(problems, fmt.Sprintf("two tools are named %q", def.Name))
+			continue
+		}
+		seen[def.Name] = true
+		mt, err := MCPTool(def, tool.MetadataOf(t))
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		print, err := json.Marshal(mt)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("tool %q: %v", def.Name, err))
+			continue
+		}
+		out = append(out, servedTool{t: t, mcp: mt, print: string(print)})
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrServe, strings.Join(problems, "; "))
+	}
+	return out, nil
+}
+
+// MCPTool converts a Trellis tool definition and its metadata into an MCP
+// tool. The input schema must be an object schema (one without a "type" is
+// taken as an object schema; an empty one is an object with any
+// properties). Metadata becomes annotations, explicit hints only: ReadOnly
+// sets readOnlyHint, Destructive sets destructiveHint true, OpenWorld sets
+// openWorldHint true; a false field leaves the hint out, as Trellis cannot
+// tell "no" from "unknown".
+func MCPTool(def model.ToolDefinition, m tool.Metadata) (*sdk.Tool, error) {
+	in := map[string]any{}
+	if len(def.InputSchema) > 0 {
+		if err := json.Unmarshal(def.InputSchema, &in); err != nil {
+			return nil, fmt.Errorf("%w: tool %q: the input schema is not a JSON object: %v", ErrServe, def.Name, err)
+		}
+	}
+	switch typ, ok := in["type"]; {
+	case !ok:
+		in["type"] = "object"
+	case typ != "object":
+		return nil, fmt.Errorf("%w: tool %q: the input schema's type is %v, want \"object\"", ErrServe, def.Name, typ)
+	}
+	mt := &sdk.Tool{Name: def.Name, Description: def.Description, InputSchema: in}
+	if len(def.OutputSchema) > 0 {
+		if !json.Valid(def.OutputSchema) {
+			return nil, fmt.Errorf("%w: tool %q: the output schema is not valid JSON", ErrServe, def.Name)
+		}
+		mt.OutputSchema = def.OutputSchema
+	}
+	if m.ReadOnly || m.Destructive || m.OpenWorld {
+		a := &sdk.ToolAnnotations{ReadOnlyHint: m.ReadOnly}
+		if m.Destructive {
+			a.DestructiveHint = new(true)
+		}
+		if m.OpenWorld {
+			a.OpenWorldHint = new(true)
+		}
+		mt.Annotations = a
+	}
+	return mt, nil
+}
+
+// apply makes the go-sdk server serve exactly tools.
+func (s *Server) apply(tools []servedTool) {
+	s.mu.Lock()
+	keep := map[string]bool{}
+	var add []servedTool
+	for _, st := range tools {
+		name := st.mcp.Name
+		keep[name] = true
+		s.tools[name] = st.t
+		if s.prints[name] != st.print {
+			s.prints[name] = st.print
+			add = append(add, st)
+		}
+	}
+	var remove []string
+	for name := range s.tools {
+		if !keep[name] {
+			remove = append(remove, name)
+			delete(s.tools, name)
+			delete(s.prints, name)
+		}
+	}
+	s.mu.Unlock()
+	if len(remove) > 0 {
+		s.mcp.RemoveTools(remove...)
+	}
+	for _, st := range add {
+		s.mcp.AddTool(st.mcp, s.handler(st.mcp.Name))
+	}
+}
+
+// handler returns the go-sdk handler of the named tool. It looks the tool up
+// at call time, so a refreshed tool is called in its newest form.
+func (s *Server) handler(name string) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		s.mu.RLock()
+		t, ok := s.tools[name]
+		s.mu.RUnlock()
+		if !ok {
+			return CallToolResult(tool.UnknownTool(name, s.Tools())), nil
+		}
+		call := model.ToolCall{ID: "mcp_" + uuid.NewString(), Name: name, Arguments: req.Params.Arguments}
+		if len(call.Arguments) == 0 {
+			call.Arguments = json.RawMessage(`{}`)
+		}
+		if s.policy != nil || hasChecker(t) {
+			if denied, ok := tool.Authorize(ctx, t, call, s.policy); !ok {
+				return CallToolResult(denied), nil
+			}
+		}
+		var opts []tool.InvokeOption
+		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
+			n := 0
+			opts = append(opts, tool.WithProgress(func(u tool.Update) {
+				n++
+				msg := u.Message
+				if msg == "" && len(u.Content) > 0 {
+					msg = tool.Result{Content: u.Content}.Text()
+				}
+				_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
+					ProgressToken: token, Progress: float64(n), Message: msg,
+				})
+			}))
+		}
+		return CallToolResult(s.invoker.Invoke(ctx, t, call, opts...)), nil
+	}
+}
+
+// hasChecker reports whether t enforces its own permission rule.
+func hasChecker(t tool.Tool) bool {
+	_, ok := tool.As[tool.PermissionChecker](t)
+	return ok
+}

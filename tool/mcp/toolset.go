@@ -1,0 +1,505 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/trellis-go/trellis/tool"
+)
+
+// Toolset is a tool.Toolset over one MCP server: the server's tools become
+// Trellis tools. It opens a session on Init or on first use, re-lists the
+// tools after the server says they changed, and opens a new session when the
+// old one is lost (see WithReconnect).
+//
+// Whoever creates a Toolset closes it; Close ends the session and, for stdio,
+// the server's process. A Toolset is safe for concurrent use.
+type Toolset struct {
+	cfg    Config
+	name   string
+	o      options
+	client *sdk.Client
+	http   *http.Client
+	owned  *http.Transport // closed by Close, when the toolset made it
+
+	connecting chan struct{} // one slot: one connection attempt at a time
+
+	mu      sync.Mutex
+	sess    *session
+	opened  int // sessions opened so far
+	closed  bool
+	tools   []tool.Tool
+	changes uint64 // bumped by list_changed and by new sessions
+	listed  uint64 // value of changes when tools was listed
+
+	wg sync.WaitGroup // session watchers and change hooks
+}
+
+// session is one MCP session and what belongs to it.
+type session struct {
+	cs     *sdk.ClientSession
+	proc   *process // stdio only
+	cancel context.CancelFunc
+	dead   chan struct{} // closed when the session ended
+	once   sync.Once
+}
+
+// isDead reports whether the session has ended.
+func (s *session) isDead() bool {
+	select {
+	case <-s.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// close ends the session and, for stdio, reaps its process and whatever it
+// left in its process group.
+func (s *session) close() error {
+	var err error
+	s.once.Do(func() {
+		err = s.cs.Close()
+		if _, ok := errors.AsType[*exec.ExitError](err); ok {
+			// The server exited with a status or was signalled to end: that
+			// is how a stdio session ends, not a failure to close it.
+			err = nil
+		}
+		s.cancel()
+		if s.proc != nil {
+			if kerr := killGroup(s.proc.pid()); kerr != nil && err == nil {
+				err = kerr
+			}
+		}
+	})
+	return err
+}
+
+// New returns a toolset over the server cfg describes. It checks cfg
+// (ErrInvalidConfig) but does not connect: call Init to connect now and fail
+// fast, or let the first Tools or call connect.
+func New(cfg Config, opts ...Option) (*Toolset, error) {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.transportFunc == nil {
+		if err := cfg.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	ts := &Toolset{
+		cfg:        cfg,
+		name:       cfg.serverName(),
+		o:          o,
+		connecting: make(chan struct{}, 1),
+	}
+	ts.client = sdk.NewClient(&sdk.Implementation{Name: o.clientName, Version: o.clientVersion}, &sdk.ClientOptions{
+		ToolListChangedHandler: ts.toolsChanged,
+	})
+	if t := cfg.transport(); t == TransportStreamableHTTP || t == TransportSSE {
+		ts.http, ts.owned = newHTTPClient(cfg, &o)
+	}
+	return ts, nil
+}
+
+// Name returns the server's name (Config.Name, or one derived from the
+// command or URL).
+func (ts *Toolset) Name() string { return ts.name }
+
+// Init connects to the server, performs the handshake and lists the tools,
+// and reports the first failure: a command that cannot be started, a refused
+// connection, a failed handshake (a *ConnectError matching ErrConnect). It
+// does not retry. Calling Init on a connected toolset only lists the tools
+// again.
+func (ts *Toolset) Init(ctx context.Context) error {
+	ts.mu.Lock()
+	s, closed := ts.sess, ts.closed
+	ts.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	if s == nil || s.isDead() {
+		var err error
+		if s, err = ts.connect(ctx); err != nil {
+			return err
+		}
+	}
+	if err := ts.list(ctx, s); err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		return &ConnectError{Server: ts.name, Transport: ts.transportName(), Stage: "list tools", Err: err}
+	}
+	return nil
+}
+
+// Tools returns the server's tools (after the toolset's filters) as Trellis
+// tools. The list is fetched when the toolset connects and again after the
+// server says it changed or a new session was opened; otherwise the last list
+// is returned. Each tool forwards its calls to the server.
+func (ts *Toolset) Tools(ctx context.Context) ([]tool.Tool, error) {
+	ts.mu.Lock()
+	if ts.closed {
+		ts.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if s := ts.sess; s != nil && !s.isDead() && ts.listed == ts.changes && ts.tools != nil {
+		tools := slices.Clone(ts.tools)
+		ts.mu.Unlock()
+		return tools, nil
+	}
+	ts.mu.Unlock()
+	err := ts.do(ctx, "list tools", func(ctx context.Context, s *session) error {
+		return ts.list(ctx, s)
+	})
+	if err != nil {
+		return nil, err
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return slices.Clone(ts.tools), nil
+}
+
+// Close ends the session (for stdio: closes the server's input, waits for it
+// to exit, signals it if it does not, and ends what it left in its process
+// group) and releases the toolset's connections. Calls in progress fail;
+// later calls fail with ErrClosed. Close is idempotent.
+func (ts *Toolset) Close() error {
+	ts.mu.Lock()
+	if ts.closed {
+		ts.mu.Unlock()
+		return nil
+	}
+	ts.closed = true
+	s := ts.sess
+	ts.sess = nil
+	ts.mu.Unlock()
+	var err error
+	if s != nil {
+		err = s.close()
+	}
+	// Wait for a connection attempt in progress to give up its session.
+	ts.connecting <- struct{}{}
+	ts.wg.Wait()
+	if ts.owned != nil {
+		ts.owned.CloseIdleConnections()
+	}
+	if err != nil {
+		return fmt.Errorf("mcp: closing server %q: %w", ts.name, err)
+	}
+	return nil
+}
+
+// transportName returns the transport shown in errors.
+func (ts *Toolset) transportName() Transport {
+	if ts.o.transportFunc != nil && ts.cfg.transport() == "" {
+		return "custom"
+	}
+	return ts.cfg.transport()
+}
+
+// toolsChanged handles notifications/tools/list_changed.
+func (ts *Toolset) toolsChanged(context.Context, *sdk.ToolListChangedRequest) {
+	ts.mu.Lock()
+	if ts.closed {
+		ts.mu.Unlock()
+		return
+	}
+	ts.changes++
+	hook := ts.o.onToolsChanged
+	if hook != nil {
+		ts.wg.Add(1)
+	}
+	ts.mu.Unlock()
+	if hook != nil {
+		go func() {
+			defer ts.wg.Done()
+			hook()
+		}()
+	}
+}
+
+// connect opens a new session, unless another caller opened a live one
+// while this one waited for its turn.
+func (ts *Toolset) connect(ctx context.Context) (*session, error) {
+	select {
+	case ts.connecting <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-ts.connecting }()
+
+	ts.mu.Lock()
+	if ts.closed {
+		ts.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if s := ts.sess; s != nil && !s.isDead() {
+		ts.mu.Unlock()
+		return s, nil
+	}
+	old := ts.sess
+	ts.sess = nil
+	ts.mu.Unlock()
+	if old != nil {
+		_ = old.close()
+	}
+
+	cerr := func(stage string, p *process, err error) error {
+		ce := &ConnectError{Server: ts.name, Transport: ts.transportName(), Stage: stage, Err: err}
+		if p != nil {
+			ce.Stderr = p.stderr.String()
+		}
+		return ce
+	}
+
+	// The session outlives this call: its context keeps ctx's values (for
+	// header functions) but not its cancellation, except while connecting.
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	timer := time.AfterFunc(ts.cfg.connectTimeout(), cancel)
+	var (
+		t    sdk.Transport
+		proc *process
+		err  error
+	)
+	if ts.o.transportFunc != nil {
+		t, err = ts.o.transportFunc(sctx)
+	} else {
+		t, proc, err = newTransport(ts.cfg, &ts.o, ts.http)
+	}
+	if err != nil {
+		stop()
+		timer.Stop()
+		cancel()
+		return nil, cerr("start", nil, err)
+	}
+	cs, err := ts.client.Connect(sctx, t, nil)
+	stopped := stop()
+	timerStopped := timer.Stop()
+	if err != nil {
+		cancel()
+		if proc != nil {
+			// Connect closed what it started; reap the rest of the group.
+			_ = killGroup(proc.pid())
+		}
+		switch {
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("mcp: connecting to server %q: %w", ts.name, ctx.Err())
+		case !timerStopped:
+			err = fmt.Errorf("no answer within %v: %w", ts.cfg.connectTimeout(), err)
+		}
+		stage := "connect"
+		if proc != nil && proc.pid() == 0 {
+			stage = "start"
+		}
+		return nil, cerr(stage, proc, err)
+	}
+	if !stopped || !timerStopped {
+		// ctx ended or the time ran out just as the handshake finished.
+		_ = cs.Close()
+		cancel()
+		if proc != nil {
+			_ = killGroup(proc.pid())
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("mcp: connecting to server %q: %w", ts.name, ctx.Err())
+		}
+		return nil, cerr("connect", proc, fmt.Errorf("no answer within %v", ts.cfg.connectTimeout()))
+	}
+
+	s := &session{cs: cs, proc: proc, cancel: cancel, dead: make(chan struct{})}
+	ts.mu.Lock()
+	if ts.closed {
+		ts.mu.Unlock()
+		_ = s.close()
+		return nil, ErrClosed
+	}
+	ts.sess = s
+	ts.opened++
+	ts.changes++
+	ts.wg.Add(1)
+	ts.mu.Unlock()
+	go func() {
+		defer ts.wg.Done()
+		_ = cs.Wait()
+		close(s.dead)
+	}()
+	return s, nil
+}
+
+// drop forgets s as the current session and closes it.
+func (ts *Toolset) drop(s *session) {
+	ts.mu.Lock()
+	if ts.sess == s {
+		ts.sess = nil
+	}
+	ts.mu.Unlock()
+	_ = s.close()
+}
+
+// list fetches the server's tools, every page of them, over s.
+func (ts *Toolset) list(ctx context.Context, s *session) error {
+	ts.mu.Lock()
+	seen := ts.changes
+	ts.mu.Unlock()
+	var tools []tool.Tool
+	for t, err := range s.cs.Tools(ctx, nil) {
+		if err != nil {
+			return err
+		}
+		if !ts.keep(t) {
+			continue
+		}
+		rt, err := newRemoteTool(ts, t)
+		if err != nil {
+			return err
+		}
+		tools = append(tools, rt)
+	}
+	if tools == nil {
+		tools = []tool.Tool{}
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.sess == s {
+		ts.tools = tools
+		ts.listed = seen
+	}
+	return nil
+}
+
+// keep reports whether the toolset's filters keep t.
+func (ts *Toolset) keep(t *sdk.Tool) bool {
+	if t == nil || t.Name == "" {
+		return false
+	}
+	if ts.o.include != nil && !ts.o.include[t.Name] {
+		return false
+	}
+	if ts.o.exclude[t.Name] {
+		return false
+	}
+	return ts.o.filter == nil || ts.o.filter(t)
+}
+
+// do runs fn on the current session, opening one when there is none or the
+// current one is lost, within the reconnection budget. An error that means
+// the session or connection was lost is returned as a *CallError.
+func (ts *Toolset) do(ctx context.Context, method string, fn func(context.Context, *session) error) error {
+	reconnects := 0
+	var last error
+	for {
+		ts.mu.Lock()
+		closed, s, opened := ts.closed, ts.sess, ts.opened
+		ts.mu.Unlock()
+		if closed {
+			return ErrClosed
+		}
+		if s == nil || s.isDead() {
+			if opened > 0 {
+				// A reconnection: within the budget, after a wait.
+				if reconnects >= ts.o.reconnect {
+					if last == nil {
+						last = errors.New("the session was lost")
+					}
+					return &CallError{Server: ts.name, Method: method, Attempts: reconnects + 1, Err: last,
+						lost: true, exhausted: true}
+				}
+				reconnects++
+				if err := sleep(ctx, ts.backoff(reconnects)); err != nil {
+					return err
+				}
+			}
+			var err error
+			if s, err = ts.connect(ctx); err != nil {
+				if ctx.Err() != nil || errors.Is(err, ErrClosed) || opened == 0 {
+					return err
+				}
+				last = err
+				continue
+			}
+		}
+		err := fn(ctx, s)
+		if err == nil {
+			return nil
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return fmt.Errorf("mcp: server %q: %s: %w", ts.name, method, cerr)
+		}
+		if !lost(err, s) {
+			return err
+		}
+		last = err
+		ts.drop(s)
+		ts.mu.Lock()
+		closed = ts.closed
+		ts.mu.Unlock()
+		if closed {
+			return ErrClosed
+		}
+		if ts.o.reconnect == 0 {
+			return &CallError{Server: ts.name, Method: method, Attempts: 1, Err: err, lost: true}
+		}
+	}
+}
+
+// backoff returns the wait before the n-th reconnection (1-based).
+func (ts *Toolset) backoff(n int) time.Duration {
+	d := ts.o.reconnectDelay
+	for i := 1; i < n && d < maxReconnectDelay; i++ {
+		d *= 2
+	}
+	return min(d, maxReconnectDelay)
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// errRejected matches the go-sdk's "rejected by transport" error: the request
+// never reached the server, or the server's HTTP layer refused it.
+var errRejected = &jsonrpc.Error{Code: -32005}
+
+// lost reports whether err means that the session or its connection is gone,
+// so that a new session may succeed where s failed. An answer from the server
+// (a JSON-RPC error such as an unknown tool) is not, unless it says that the
+// server does not know the session.
+func lost(err error, s *session) bool {
+	if errors.Is(err, ErrConnect) || errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing) {
+		return true
+	}
+	if s != nil && s.isDead() {
+		return true
+	}
+	we, ok := errors.AsType[*jsonrpc.Error](err)
+	if !ok {
+		return true // no answer from the server: the transport failed
+	}
+	if errors.Is(err, errRejected) {
+		return true
+	}
+	return strings.Contains(strings.ToLower(we.Message), "session")
+}
