@@ -75,7 +75,8 @@ type ToolCall struct {
 // Message is one turn of a conversation.
 type Message struct {
 	// ID identifies the message so that state reducers can replace or remove
-	// it. Empty IDs are assigned when a message enters a graph's state.
+	// it. The nodes that write messages give them IDs; a message without one
+	// can only be appended.
 	ID string `json:"id,omitempty"`
 	// Role says who wrote the message.
 	Role Role `json:"role"`
@@ -98,24 +99,27 @@ type Message struct {
 // upsert and remove messages.
 func (m Message) Key() string { return m.ID }
 
-// Text returns the concatenated text parts of the message.
+// Text returns the message's text: its text parts, and its JSON parts as
+// raw JSON, concatenated in order. Images are left out.
 func (m Message) Text() string {
-	switch len(m.Content) {
-	case 0:
-		return ""
-	case 1:
-		if m.Content[0].Type == PartText {
-			return m.Content[0].Text
-		}
-		return ""
+	if len(m.Content) == 1 {
+		return m.Content[0].text()
 	}
 	var b strings.Builder
 	for _, p := range m.Content {
-		if p.Type == PartText {
-			b.WriteString(p.Text)
-		}
+		b.WriteString(p.text())
 	}
 	return b.String()
+}
+
+func (p Part) text() string {
+	switch p.Type {
+	case PartText:
+		return p.Text
+	case PartJSON:
+		return string(p.JSON)
+	}
+	return ""
 }
 
 // HasToolCalls reports whether the message asks for at least one tool call.
