@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/agent"
-	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/examples/internal/provider"
+	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/scripted"
