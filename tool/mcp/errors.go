@@ -22,6 +22,9 @@ var (
 	// ErrReconnectExhausted: a request failed on every session the toolset
 	// was allowed to open for it. See CallError.
 	ErrReconnectExhausted = errors.New("mcp: reconnection attempts exhausted")
+	// ErrHeaderRefused: the header function (WithHeaderFunc) returned an
+	// error, so the request was not sent.
+	ErrHeaderRefused = errors.New("mcp: header function refused the request")
 	// ErrToolFailed: the server ran the tool and the tool reported an error
 	// (isError). See ToolError.
 	ErrToolFailed = errors.New("mcp: tool reported an error")
@@ -36,6 +39,9 @@ const (
 	// CodeProtocol: the server refused the request with a JSON-RPC error
 	// (an unknown tool, invalid parameters, ...).
 	CodeProtocol = "mcp_protocol_error"
+	// CodeRefused: the header function refused the request, which was not
+	// sent; Result.Err matches ErrHeaderRefused.
+	CodeRefused = "mcp_refused"
 )
 
 // ConnectError reports a failed attempt to open a session with a server.

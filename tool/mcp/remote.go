@@ -118,7 +118,8 @@ func (t *remoteTool) Server() string { return t.ts.name }
 // result (see Result); a tool that reports an error gives an error result.
 // A request that got no answer gives an error result with code
 // CodeUnavailable whose Err is a *CallError, a request the server refused
-// one with code CodeProtocol; the end of ctx is returned as an error, which
+// one with code CodeProtocol, a request the header function refused one with
+// code CodeRefused; the end of ctx is returned as an error, which
 // Invoke turns into a timeout or cancelled result.
 func (t *remoteTool) Call(ctx context.Context, _ string, args json.RawMessage) (tool.Result, error) {
 	name := t.def.Name
@@ -144,6 +145,9 @@ func (t *remoteTool) Call(ctx context.Context, _ string, args json.RawMessage) (
 	if err != nil {
 		if ctx.Err() != nil {
 			return tool.Result{}, err
+		}
+		if errors.Is(err, ErrHeaderRefused) {
+			return tool.ErrorResult(CodeRefused, err), nil
 		}
 		if _, ok := errors.AsType[*CallError](err); ok || errors.Is(err, ErrClosed) || errors.Is(err, ErrConnect) {
 			return tool.ErrorResult(CodeUnavailable, err), nil

@@ -488,6 +488,9 @@ var errRejected = &jsonrpc.Error{Code: -32005}
 // (a JSON-RPC error such as an unknown tool) is not, unless it says that the
 // server does not know the session.
 func lost(err error, s *session) bool {
+	if errors.Is(err, ErrHeaderRefused) {
+		return false
+	}
 	if errors.Is(err, ErrConnect) || errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing) {
 		return true
 	}

@@ -50,7 +50,7 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if req.Body != nil {
 				req.Body.Close()
 			}
-			return nil, fmt.Errorf("mcp: header function: %w", err)
+			return nil, fmt.Errorf("%w: %w", ErrHeaderRefused, err)
 		}
 	}
 	return t.base.RoundTrip(r)
