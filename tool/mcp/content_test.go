@@ -1,0 +1,166 @@
+package mcp
+
+import (
+	"encoding/json"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool"
+)
+
+func TestParts(t *testing.T) {
+	size := int64(12)
+	tests := []struct {
+		name string
+		in   sdk.Content
+		want model.Part
+	}{
+		{"text", &sdk.TextContent{Text: "hi"}, model.TextPart("hi")},
+		{"image", &sdk.ImageContent{Data: pixel, MIMEType: "image/png"}, model.ImagePart("image/png", pixel)},
+		{"resource link", &sdk.ResourceLink{URI: "file:///a.txt", Name: "a", MIMEType: "text/plain", Size: &size},
+			model.JSONPart(json.RawMessage(`{"type":"resource_link","uri":"file:///a.txt","name":"a","mime_type":"text/plain","size":12}`))},
+		{"text resource", &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "mem://n", Text: "note"}}, model.TextPart("note")},
+		{"image resource", &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "mem://i", MIMEType: "image/gif", Blob: []byte("GIF")}},
+			model.ImagePart("image/gif", []byte("GIF"))},
+		{"binary resource", &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "mem://z", MIMEType: "application/zip", Blob: []byte("PK")}},
+			model.JSONPart(json.RawMessage(`{"type":"resource","uri":"mem://z","mime_type":"application/zip","data":"UEs="}`))},
+		{"audio", &sdk.AudioContent{Data: []byte("RIFF"), MIMEType: "audio/wav"},
+			model.JSONPart(json.RawMessage(`{"type":"audio","mime_type":"audio/wav","data":"UklGRg=="}`))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Parts([]sdk.Content{tt.in})
+			require.Len(t, got, 1)
+			if tt.want.Type == model.PartJSON {
+				assert.Equal(t, model.PartJSON, got[0].Type)
+				assert.JSONEq(t, string(tt.want.JSON), string(got[0].JSON))
+				return
+			}
+			assert.Equal(t, tt.want, got[0])
+		})
+	}
+	assert.Empty(t, Parts([]sdk.Content{nil, &sdk.EmbeddedResource{}}), "empty content is dropped")
+}
+
+func TestResult(t *testing.T) {
+	weather := map[string]any{"temperature": 20, "sky": "clear"}
+	tests := []struct {
+		name   string
+		in     *sdk.CallToolResult
+		want   []model.Part
+		failed bool
+	}{
+		{"nil", nil, nil, false},
+		{"text", &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}},
+			[]model.Part{model.TextPart("ok")}, false},
+		{"structured replaces its text copy", &sdk.CallToolResult{
+			Content:           []sdk.Content{&sdk.TextContent{Text: "intro"}, &sdk.TextContent{Text: `{"sky": "clear", "temperature": 20}`}},
+			StructuredContent: weather,
+		}, []model.Part{model.TextPart("intro"), model.JSONPart(json.RawMessage(`{"sky":"clear","temperature":20}`))}, false},
+		{"structured without a copy is appended", &sdk.CallToolResult{
+			Content:           []sdk.Content{&sdk.TextContent{Text: "see data"}},
+			StructuredContent: []int{1, 2},
+		}, []model.Part{model.TextPart("see data"), model.JSONPart(json.RawMessage(`[1,2]`))}, false},
+		{"tool error", &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "no such city"}}, IsError: true},
+			[]model.Part{model.TextPart("no such city")}, true},
+		{"tool error without text", &sdk.CallToolResult{IsError: true},
+			[]model.Part{model.TextPart("the tool reported an error")}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Result("srv", "weather", tt.in)
+			assert.Equal(t, tt.want, r.Content)
+			assert.Equal(t, tt.failed, r.IsError)
+			if tt.failed {
+				assert.Equal(t, tool.StatusFailed, r.Status)
+				assert.Equal(t, tool.CodeToolError, r.ErrorCode)
+				assert.ErrorIs(t, r.Err, ErrToolFailed)
+				assert.ErrorContains(t, r.Err, `server "srv": tool "weather"`)
+			} else {
+				assert.Equal(t, tool.StatusSuccess, r.Status)
+				assert.NoError(t, r.Err)
+			}
+		})
+	}
+}
+
+func TestCallToolResult(t *testing.T) {
+	r := tool.Result{Content: []model.Part{
+		model.TextPart("here"),
+		model.JSONPart(json.RawMessage(`{"n":1}`)),
+		model.ImagePart("image/png", pixel),
+		model.ImageURLPart("image/jpeg", "https://example.test/cat.jpg"),
+	}}
+	res := CallToolResult(r)
+	require.Len(t, res.Content, 4)
+	assert.Equal(t, &sdk.TextContent{Text: "here"}, res.Content[0])
+	assert.Equal(t, &sdk.TextContent{Text: `{"n":1}`}, res.Content[1])
+	assert.Equal(t, &sdk.ImageContent{Data: pixel, MIMEType: "image/png"}, res.Content[2])
+	assert.Equal(t, &sdk.ResourceLink{URI: "https://example.test/cat.jpg", Name: "image", MIMEType: "image/jpeg"}, res.Content[3])
+	assert.Equal(t, json.RawMessage(`{"n":1}`), res.StructuredContent)
+	assert.False(t, res.IsError)
+
+	two := CallToolResult(tool.Result{Content: []model.Part{model.JSONPart(json.RawMessage(`1`)), model.JSONPart(json.RawMessage(`2`))}})
+	assert.Nil(t, two.StructuredContent, "no single structured value")
+	assert.True(t, CallToolResult(tool.Errorf("bad")).IsError)
+}
+
+func TestRoundTrip(t *testing.T) {
+	// Trellis result → MCP → Trellis result keeps what the model sees.
+	in := tool.Result{Content: []model.Part{
+		model.TextPart("a"),
+		model.ImagePart("image/png", pixel),
+		model.JSONPart(json.RawMessage(`{"k":"v"}`)),
+	}}
+	raw, err := json.Marshal(CallToolResult(in))
+	require.NoError(t, err)
+	var back sdk.CallToolResult
+	require.NoError(t, json.Unmarshal(raw, &back))
+	out := Result("s", "t", &back)
+	assert.Equal(t, in.Content, out.Content)
+}
+
+func TestMetadata(t *testing.T) {
+	yes, no := true, false
+	tests := []struct {
+		name string
+		in   *sdk.ToolAnnotations
+		want tool.Metadata
+	}{
+		{"none", nil, tool.Metadata{}},
+		{"read only", &sdk.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &no, OpenWorldHint: &no}, tool.Metadata{ReadOnly: true}},
+		{"destructive", &sdk.ToolAnnotations{DestructiveHint: &yes}, tool.Metadata{Destructive: true}},
+		{"open world", &sdk.ToolAnnotations{OpenWorldHint: &yes}, tool.Metadata{OpenWorld: true}},
+		{"missing hints stay false", &sdk.ToolAnnotations{IdempotentHint: true, Title: "T"}, tool.Metadata{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, Metadata(tt.in))
+		})
+	}
+}
+
+func TestMCPTool(t *testing.T) {
+	mt, err := MCPTool(model.ToolDefinition{Name: "n", Description: "d"}, tool.Metadata{})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"type": "object"}, mt.InputSchema, "an empty schema is any object")
+	assert.Nil(t, mt.Annotations)
+
+	mt, err = MCPTool(model.ToolDefinition{Name: "n", InputSchema: json.RawMessage(`{"properties":{"x":{"type":"string"}}}`)},
+		tool.Metadata{ReadOnly: true, ConcurrencySafe: true})
+	require.NoError(t, err)
+	assert.Equal(t, "object", mt.InputSchema.(map[string]any)["type"])
+	require.NotNil(t, mt.Annotations)
+	assert.True(t, mt.Annotations.ReadOnlyHint)
+	assert.Nil(t, mt.Annotations.DestructiveHint)
+	assert.Nil(t, mt.Annotations.OpenWorldHint)
+
+	_, err = MCPTool(model.ToolDefinition{Name: "n", InputSchema: json.RawMessage(`[1]`)}, tool.Metadata{})
+	assert.ErrorIs(t, err, ErrServe)
+	_, err = MCPTool(model.ToolDefinition{Name: "n", OutputSchema: json.RawMessage(`{`)}, tool.Metadata{})
+	assert.ErrorIs(t, err, ErrServe)
+}
