@@ -5,6 +5,9 @@ import (
 	"slices"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/trellis-go/trellis/state"
 )
 
@@ -24,6 +27,8 @@ type Graph[S any] struct {
 	durability Durability
 	before     map[int]bool // static interrupts
 	after      map[int]bool
+	tp         trace.TracerProvider
+	mp         metric.MeterProvider
 }
 
 type node[S any] struct {
@@ -64,6 +69,8 @@ type compileOptions struct {
 	durability Durability
 	before     []string
 	after      []string
+	tp         trace.TracerProvider
+	mp         metric.MeterProvider
 }
 
 // WithCheckpointer makes every run of the graph write a checkpoint after
@@ -122,7 +129,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	}
 
 	g := &Graph[S]{name: b.name, byName: make(map[string]int, len(b.nodes)), maxSteps: o.maxSteps,
-		saver: o.saver, ser: o.ser, durability: o.durability}
+		saver: o.saver, ser: o.ser, durability: o.durability, tp: o.tp, mp: o.mp}
 	if o.durability < DurabilitySync || o.durability > DurabilityExit {
 		addf("unknown durability mode %v", o.durability)
 	}

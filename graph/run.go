@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/trellis-go/trellis/state"
 )
 
@@ -22,6 +24,7 @@ type runMeta struct {
 	node   string
 	step   int
 	emit   *emitter
+	tel    *telemetry
 	task   *taskScope
 	resume *resumeSet
 	// Checkpointing, inherited by subgraphs.
@@ -241,6 +244,7 @@ type run[S any] struct {
 	scope      taskScope // the task scope of sequential supersteps
 	skipBefore bool
 	nested     bool // the run is part of another run
+	tel        *telemetry
 	tasks      []task[S]
 	next       []task[S]
 	prev       []task[S]
@@ -369,6 +373,17 @@ func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *em
 	}()
 	if err := ctx.Err(); err != nil {
 		return st, err
+	}
+	r.tel = g.newTelemetry()
+	if r.tel == nil && nest != nil {
+		r.tel = nest.parent.tel // nested runs report where their parent does
+	}
+	m.tel = r.tel
+	if r.tel != nil {
+		start := time.Now()
+		var span trace.Span
+		r.ctx.Context, span = r.tel.startRun(ctx, m)
+		defer func() { r.tel.endRun(ctx, m, span, start, err) }()
 	}
 	if m.saver != nil {
 		if m.thread == "" {
@@ -582,12 +597,7 @@ func (r *run[S]) loop(st S) (S, error) {
 			em.send(Event{Kind: KindStepStart, Graph: r.g.name, Path: r.ctx.meta.path, Step: step, Nodes: r.names(r.tasks)})
 		}
 		var err error
-		if len(r.tasks) == 1 && r.tasks[0].in == nil {
-			st, err = r.single(st)
-		} else {
-			st, err = r.parallel(st)
-		}
-		if err != nil {
+		if st, err = r.superstep(st); err != nil {
 			return st, r.fail(err)
 		}
 		if em != nil {
@@ -609,6 +619,36 @@ func (r *run[S]) loop(st S) (S, error) {
 	return st, nil
 }
 
+// superstep runs the current tasks, in a span of its own when tracing.
+func (r *run[S]) superstep(st S) (out S, err error) {
+	if r.tel != nil && r.tel.tracer != nil {
+		parent := r.ctx.Context
+		var span trace.Span
+		r.ctx.Context, span = r.tel.startStep(parent, &r.ctx.meta, r.names(r.tasks))
+		defer func() {
+			r.ctx.Context = parent
+			endSpan(span, err)
+		}()
+	}
+	if len(r.tasks) == 1 && r.tasks[0].in == nil {
+		return r.single(st)
+	}
+	return r.parallel(st)
+}
+
+// traced runs exec within a node span, swapping the span's context into
+// *holder (the embedded context of the node's runCtx or taskCtx) meanwhile.
+func (r *run[S]) traced(holder *context.Context, ctx context.Context, meta *runMeta, n *node[S], in *S, clip bool) (S, *Command[S], error) {
+	parent := *holder
+	start := time.Now()
+	sctx, span := r.tel.startNode(parent, meta, n.name)
+	*holder = sctx
+	out, cmd, err := r.exec(ctx, meta, n, in, clip)
+	*holder = parent
+	r.tel.endNode(parent, meta, n.name, span, start, err)
+	return out, cmd, err
+}
+
 // single runs a superstep of one task on the run's goroutine.
 func (r *run[S]) single(st S) (S, error) {
 	t := &r.tasks[0]
@@ -624,7 +664,11 @@ func (r *run[S]) single(st S) (S, error) {
 		m := &r.ctx.meta
 		m.node = n.name
 		r.scope.id, r.scope.step, r.scope.idx, r.scope.calls = r.taskID(0), m.step, 0, 0
-		res, cmd, err = r.exec(&r.ctx, m, n, &st, false)
+		if r.tel != nil {
+			res, cmd, err = r.traced(&r.ctx.Context, &r.ctx, m, n, &st, false)
+		} else {
+			res, cmd, err = r.exec(&r.ctx, m, n, &st, false)
+		}
 		m.node = ""
 		if r.cp != nil && (err == nil || isInterrupt(err)) {
 			if werr := r.record(0, n, res, cmd, err); werr != nil {
@@ -940,7 +984,11 @@ func (p *superstep[S]) runTask(i int) {
 	if t.in != nil {
 		in = t.in
 	}
-	sl.out, sl.cmd, sl.err = r.exec(&sl.ctx, &sl.ctx.meta, nd, in, true)
+	if r.tel != nil {
+		sl.out, sl.cmd, sl.err = r.traced(&sl.ctx.Context, &sl.ctx, &sl.ctx.meta, nd, in, true)
+	} else {
+		sl.out, sl.cmd, sl.err = r.exec(&sl.ctx, &sl.ctx.meta, nd, in, true)
+	}
 	if r.cp != nil && (sl.err == nil || isInterrupt(sl.err)) {
 		if err := r.record(i, nd, sl.out, sl.cmd, sl.err); err != nil {
 			sl.err = err
