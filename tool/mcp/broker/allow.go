@@ -1,0 +1,127 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"path"
+	"strings"
+)
+
+// ErrNotAllowed: an ad-hoc URL is not on the broker's allow-list.
+var ErrNotAllowed = errors.New("broker: URL not allowed")
+
+// pattern is one entry of the allow-list.
+type pattern struct {
+	raw    string
+	scheme string
+	host   string // lower case, with the port if any
+	path   string
+	query  string
+	prefix bool // the entry ended with "*": path is a prefix
+}
+
+// parsePattern reads an allow-list entry: an http or https URL, matched
+// exactly, or ending with "*" to match every path that starts with what
+// precedes the star on the same scheme and host.
+func parsePattern(s string) (pattern, error) {
+	raw := strings.TrimSpace(s)
+	body, prefix := strings.CutSuffix(raw, "*")
+	if strings.Contains(body, "*") {
+		return pattern{}, fmt.Errorf("allow-list entry %q: only a final * is supported", s)
+	}
+	u, err := url.Parse(body)
+	if err != nil {
+		return pattern{}, fmt.Errorf("allow-list entry %q: %v", s, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return pattern{}, fmt.Errorf("allow-list entry %q: the scheme must be http or https", s)
+	}
+	if u.Host == "" || u.User != nil || u.Fragment != "" {
+		return pattern{}, fmt.Errorf("allow-list entry %q: want scheme://host[:port]/path, without user or fragment", s)
+	}
+	if prefix && u.RawQuery != "" {
+		return pattern{}, fmt.Errorf("allow-list entry %q: a prefix entry takes no query", s)
+	}
+	p := u.Path
+	if p == "" {
+		p = "/"
+	}
+	return pattern{raw: raw, scheme: u.Scheme, host: strings.ToLower(u.Host), path: p, query: u.RawQuery, prefix: prefix}, nil
+}
+
+// match reports whether u (checked by checkURL) is allowed by p.
+func (p pattern) match(u *url.URL) bool {
+	if u.Scheme != p.scheme || strings.ToLower(u.Host) != p.host {
+		return false
+	}
+	up := u.Path
+	if up == "" {
+		up = "/"
+	}
+	if p.prefix {
+		return strings.HasPrefix(up, p.path)
+	}
+	return up == p.path && u.RawQuery == p.query
+}
+
+// checkURL parses an ad-hoc URL and refuses the forms that could make an
+// allow-list entry match a URL it was not meant for: user information
+// (http://allowed@evil/), dot segments (/mcp/../admin), fragments, and
+// anything that is not an absolute http or https URL.
+func checkURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q is not a URL: %v", ErrNotAllowed, raw, err)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("%w: %q: only http and https URLs can be used", ErrNotAllowed, raw)
+	case u.Host == "" || u.Opaque != "":
+		return nil, fmt.Errorf("%w: %q has no host", ErrNotAllowed, raw)
+	case u.User != nil:
+		return nil, fmt.Errorf("%w: %q carries user information", ErrNotAllowed, raw)
+	case u.Fragment != "" || strings.Contains(raw, "#"):
+		return nil, fmt.Errorf("%w: %q has a fragment", ErrNotAllowed, raw)
+	}
+	if u.Path != "" {
+		clean := path.Clean(u.Path)
+		if strings.HasSuffix(u.Path, "/") && clean != "/" {
+			clean += "/"
+		}
+		if clean != u.Path {
+			return nil, fmt.Errorf("%w: %q has a path that is not in canonical form", ErrNotAllowed, raw)
+		}
+	}
+	return u, nil
+}
+
+// allowList is the broker's list of ad-hoc URLs it may connect to.
+type allowList []pattern
+
+// check returns the parsed URL when raw is allowed, or an error wrapping
+// ErrNotAllowed that says why not.
+func (l allowList) check(raw string) (*url.URL, error) {
+	if len(l) == 0 {
+		return nil, fmt.Errorf("%w: %q: this broker connects to its named servers only", ErrNotAllowed, raw)
+	}
+	u, err := checkURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range l {
+		if p.match(u) {
+			return u, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: %q matches no entry of the allow-list", ErrNotAllowed, raw)
+}
+
+// entries returns the allow-list as written.
+func (l allowList) entries() []string {
+	out := make([]string, len(l))
+	for i, p := range l {
+		out[i] = p.raw
+	}
+	return out
+}

@@ -1,0 +1,513 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool"
+	"github.com/trellis-go/trellis/tool/mcp"
+)
+
+// The names of the broker's tools.
+const (
+	ListServersTool   = "mcp_list_servers"
+	ListToolsTool     = "mcp_list_tools"
+	DescribeToolsTool = "mcp_describe_tools"
+	CallToolTool      = "mcp_call_tool"
+)
+
+// DefaultMaxAdHoc is how many ad-hoc servers a broker keeps connections to
+// at most (see WithMaxAdHoc).
+const DefaultMaxAdHoc = 8
+
+// Error codes of the broker's error results.
+const (
+	// CodeUnknownServer: the server named is neither a named server nor an
+	// allowed URL.
+	CodeUnknownServer = "mcp_unknown_server"
+	// CodeNotAllowed: an ad-hoc URL is not on the allow-list.
+	CodeNotAllowed = "mcp_url_not_allowed"
+)
+
+// ErrInvalidBroker: a broker cannot be built as asked (a server config that
+// does not validate, two servers with one name, a bad allow-list entry).
+var ErrInvalidBroker = errors.New("broker: invalid configuration")
+
+// Broker is a toolset of four tools through which a model discovers and
+// calls the tools of MCP servers on demand:
+//
+//   - mcp_list_servers lists the named servers with their descriptions;
+//   - mcp_list_tools lists one server's tools, with short descriptions;
+//   - mcp_describe_tools gives the full schemas of selected tools;
+//   - mcp_call_tool calls one tool with its arguments.
+//
+// A server is named in the broker's configuration, or given by an ad-hoc
+// http(s) URL that the allow-list (WithAllowedURLs) permits. Connections are
+// opened on first use and kept until Close. A Broker is safe for concurrent
+// use; whoever creates it closes it.
+type Broker struct {
+	name     string
+	order    []string
+	named    map[string]*mcp.Toolset
+	configs  map[string]mcp.Config
+	allow    allowList
+	tsOpts   []mcp.Option
+	policy   tool.Policy
+	maxAdHoc int
+	tools    []tool.Tool
+
+	mu     sync.Mutex
+	adHoc  map[string]*mcp.Toolset
+	closed bool
+}
+
+// Option configures a Broker.
+type Option func(*config)
+
+type config struct {
+	name     string
+	servers  []mcp.Config
+	allow    []string
+	tsOpts   []mcp.Option
+	policy   tool.Policy
+	maxAdHoc int
+}
+
+// WithServers adds named servers. Each config's Name (or the name derived
+// from its command or URL) is what the model uses; its Description is shown
+// by mcp_list_servers.
+func WithServers(cfgs ...mcp.Config) Option {
+	return func(c *config) { c.servers = append(c.servers, cfgs...) }
+}
+
+// WithAllowedURLs lets the model name servers that are not configured by
+// their streamable HTTP URL, when the URL matches an entry: an http or https
+// URL matched exactly, or one ending with "*" that matches any path starting
+// with what precedes the star, on the same scheme and host (for example
+// "https://mcp.example.com/tools/*"). URLs with user information, dot
+// segments or fragments never match. Without entries, only named servers
+// can be used.
+func WithAllowedURLs(entries ...string) Option {
+	return func(c *config) { c.allow = append(c.allow, entries...) }
+}
+
+// WithToolsetOptions sets options of every toolset the broker opens (header
+// functions, reconnection, filters).
+func WithToolsetOptions(opts ...mcp.Option) Option {
+	return func(c *config) { c.tsOpts = append(c.tsOpts, opts...) }
+}
+
+// WithPolicy sets a permission policy that mcp_call_tool consults for the
+// remote tool it is about to call: the policy sees the remote tool, a call
+// with the remote tool's name and arguments, and the remote tool's metadata
+// (mapped from its MCP hints), so a rule such as "ask before destructive
+// tools" holds for brokered tools too.
+func WithPolicy(p tool.Policy) Option {
+	return func(c *config) { c.policy = p }
+}
+
+// WithMaxAdHoc caps how many ad-hoc servers the broker connects to
+// (DefaultMaxAdHoc). Beyond it, a new ad-hoc URL gets an error result.
+func WithMaxAdHoc(n int) Option {
+	return func(c *config) { c.maxAdHoc = n }
+}
+
+// WithName sets the toolset's name (default "mcp_broker").
+func WithName(name string) Option {
+	return func(c *config) { c.name = name }
+}
+
+// New returns a broker. It checks every server config and allow-list entry
+// (an error wraps ErrInvalidBroker) but connects to nothing.
+func New(opts ...Option) (*Broker, error) {
+	c := config{name: "mcp_broker", maxAdHoc: DefaultMaxAdHoc}
+	for _, o := range opts {
+		o(&c)
+	}
+	b := &Broker{
+		name:     c.name,
+		named:    map[string]*mcp.Toolset{},
+		configs:  map[string]mcp.Config{},
+		tsOpts:   c.tsOpts,
+		policy:   c.policy,
+		maxAdHoc: c.maxAdHoc,
+		adHoc:    map[string]*mcp.Toolset{},
+	}
+	var problems []string
+	for _, p := range c.allow {
+		pat, err := parsePattern(p)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		b.allow = append(b.allow, pat)
+	}
+	for _, cfg := range c.servers {
+		ts, err := mcp.New(cfg, c.tsOpts...)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		name := ts.Name()
+		if _, dup := b.named[name]; dup {
+			problems = append(problems, fmt.Sprintf("two servers are named %q", name))
+			_ = ts.Close()
+			continue
+		}
+		b.order = append(b.order, name)
+		b.named[name] = ts
+		b.configs[name] = cfg
+	}
+	if len(problems) > 0 {
+		_ = b.Close()
+		return nil, fmt.Errorf("%w: %s", ErrInvalidBroker, strings.Join(problems, "; "))
+	}
+	b.tools = b.buildTools()
+	return b, nil
+}
+
+// Name returns the toolset's name.
+func (b *Broker) Name() string { return b.name }
+
+// Tools returns the four broker tools.
+func (b *Broker) Tools(context.Context) ([]tool.Tool, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, mcp.ErrClosed
+	}
+	return slices.Clone(b.tools), nil
+}
+
+// Close closes every toolset the broker opened. It is idempotent.
+func (b *Broker) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	sets := slices.Collect(maps.Values(b.named))
+	sets = append(sets, slices.Collect(maps.Values(b.adHoc))...)
+	b.adHoc = nil
+	b.mu.Unlock()
+	var errs []error
+	for _, ts := range sets {
+		errs = append(errs, ts.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// resolve returns the toolset for a server name or an allowed URL.
+func (b *Broker) resolve(server string) (*mcp.Toolset, *tool.Result) {
+	server = strings.TrimSpace(server)
+	if ts, ok := b.named[server]; ok {
+		return ts, nil
+	}
+	if !strings.Contains(server, "://") {
+		r := tool.ErrorResult(CodeUnknownServer, b.unknownServer(server))
+		return nil, &r
+	}
+	u, err := b.allow.check(server)
+	if err != nil {
+		r := tool.ErrorResult(CodeNotAllowed, err)
+		return nil, &r
+	}
+	key := u.String()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		r := tool.ErrorResult(mcp.CodeUnavailable, mcp.ErrClosed)
+		return nil, &r
+	}
+	if ts, ok := b.adHoc[key]; ok {
+		return ts, nil
+	}
+	if len(b.adHoc) >= b.maxAdHoc {
+		r := tool.Errorf("broker: already connected to %d ad-hoc servers, the most allowed; use one of them or a named server", len(b.adHoc))
+		return nil, &r
+	}
+	ts, err := mcp.New(mcp.Config{Name: key, URL: key}, b.tsOpts...)
+	if err != nil {
+		r := tool.ErrorResult(CodeNotAllowed, err)
+		return nil, &r
+	}
+	b.adHoc[key] = ts
+	return ts, nil
+}
+
+// unknownServer is the error for a name that is no named server.
+func (b *Broker) unknownServer(name string) error {
+	var msg strings.Builder
+	fmt.Fprintf(&msg, "broker: no server named %q", name)
+	if s := tool.Suggest(name, b.order, 3); len(s) > 0 {
+		fmt.Fprintf(&msg, "; did you mean %s?", quoteAll(s))
+	}
+	if len(b.order) > 0 {
+		fmt.Fprintf(&msg, " Named servers: %s.", quoteAll(b.order))
+	}
+	if len(b.allow) > 0 {
+		fmt.Fprintf(&msg, " Ad-hoc URLs matching %s may be used too.", quoteAll(b.allow.entries()))
+	}
+	return errors.New(msg.String())
+}
+
+func quoteAll(s []string) string {
+	q := make([]string, len(s))
+	for i, x := range s {
+		q[i] = fmt.Sprintf("%q", x)
+	}
+	return strings.Join(q, ", ")
+}
+
+// remoteTools lists a server's tools.
+func (b *Broker) remoteTools(ctx context.Context, server string) ([]tool.Tool, *tool.Result) {
+	ts, fail := b.resolve(server)
+	if fail != nil {
+		return nil, fail
+	}
+	tools, err := ts.Tools(ctx)
+	if err != nil {
+		r := tool.ErrorResult(mcp.CodeUnavailable, err)
+		return nil, &r
+	}
+	return tools, nil
+}
+
+// lookup finds the named tool among tools, or explains which exist.
+func lookup(tools []tool.Tool, server, name string) (tool.Tool, *tool.Result) {
+	all := make([]string, len(tools))
+	for i, t := range tools {
+		all[i] = tool.Name(t)
+		if all[i] == name {
+			return t, nil
+		}
+	}
+	r := tool.UnknownTool(name, all)
+	r.Content = append([]model.Part{model.TextPart(fmt.Sprintf("Server %q has no tool %q.", server, name))}, r.Content...)
+	return nil, &r
+}
+
+// --- the four tools ---
+
+type noArgs struct{}
+
+type serverArgs struct {
+	Server string `json:"server" jsonschema:"description=A server name from mcp_list_servers or an allowed MCP URL,minLength=1"`
+}
+
+type describeArgs struct {
+	Server string   `json:"server" jsonschema:"description=A server name from mcp_list_servers or an allowed MCP URL,minLength=1"`
+	Tools  []string `json:"tools" jsonschema:"description=Names of the tools to describe (from mcp_list_tools),minItems=1"`
+}
+
+type callArgs struct {
+	Server    string          `json:"server" jsonschema:"description=A server name from mcp_list_servers or an allowed MCP URL,minLength=1"`
+	Tool      string          `json:"tool" jsonschema:"description=The tool's name on that server,minLength=1"`
+	Arguments json.RawMessage `json:"arguments,omitempty" jsonschema:"description=The tool's arguments: an object matching its input schema (see mcp_describe_tools)"`
+}
+
+// ServerInfo is one entry of mcp_list_servers.
+type ServerInfo struct {
+	Name        string        `json:"name"`
+	Transport   mcp.Transport `json:"transport"`
+	Description string        `json:"description,omitempty"`
+}
+
+// ServerList is the answer of mcp_list_servers.
+type ServerList struct {
+	Servers []ServerInfo `json:"servers"`
+	// AllowedURLs are the allow-list entries for ad-hoc servers.
+	AllowedURLs []string `json:"allowed_urls,omitempty"`
+}
+
+// ToolSummary is one entry of mcp_list_tools.
+type ToolSummary struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	ReadOnly    bool   `json:"read_only,omitempty"`
+	Destructive bool   `json:"destructive,omitempty"`
+}
+
+// ToolList is the answer of mcp_list_tools.
+type ToolList struct {
+	Server string        `json:"server"`
+	Tools  []ToolSummary `json:"tools"`
+}
+
+// ToolDescription is one entry of mcp_describe_tools.
+type ToolDescription struct {
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	Metadata     tool.Metadata   `json:"metadata,omitzero"`
+}
+
+// UnknownTool is a requested tool the server does not have.
+type UnknownTool struct {
+	Name        string   `json:"name"`
+	Suggestions []string `json:"suggestions,omitempty"`
+}
+
+// ToolDescriptions is the answer of mcp_describe_tools.
+type ToolDescriptions struct {
+	Server  string            `json:"server"`
+	Tools   []ToolDescription `json:"tools"`
+	Unknown []UnknownTool     `json:"unknown,omitempty"`
+}
+
+// summaryLength caps the descriptions mcp_list_tools shows.
+const summaryLength = 200
+
+// summary shortens a description to its first line, at most summaryLength
+// bytes (cut at a rune boundary).
+func summary(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	if len(s) <= summaryLength {
+		return s
+	}
+	cut := summaryLength
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func (b *Broker) buildTools() []tool.Tool {
+	readOnly := tool.WithMetadata(tool.Metadata{ReadOnly: true, SearchOrRead: true, ConcurrencySafe: true, OpenWorld: len(b.allow) > 0})
+	listServers := tool.MustFunc(ListServersTool,
+		"List the MCP servers whose tools can be used, with what each offers. Start here.",
+		func(context.Context, noArgs) (ServerList, error) {
+			out := ServerList{Servers: []ServerInfo{}, AllowedURLs: b.allow.entries()}
+			for _, name := range b.order {
+				cfg := b.configs[name]
+				t := cfg.Transport
+				if t == "" {
+					if cfg.Command != "" {
+						t = mcp.TransportStdio
+					} else {
+						t = mcp.TransportStreamableHTTP
+					}
+				}
+				out.Servers = append(out.Servers, ServerInfo{Name: name, Transport: t, Description: cfg.Description})
+			}
+			return out, nil
+		}, readOnly)
+
+	listTools := tool.MustFunc(ListToolsTool,
+		"List the tools of one MCP server with short descriptions. Then use mcp_describe_tools for the schemas of the tools you need.",
+		func(ctx context.Context, in serverArgs) (tool.Result, error) {
+			tools, fail := b.remoteTools(ctx, in.Server)
+			if fail != nil {
+				return *fail, nil
+			}
+			out := ToolList{Server: in.Server, Tools: make([]ToolSummary, 0, len(tools))}
+			for _, t := range tools {
+				m := tool.MetadataOf(t)
+				out.Tools = append(out.Tools, ToolSummary{Name: tool.Name(t), Description: summary(t.Definition().Description),
+					ReadOnly: m.ReadOnly, Destructive: m.Destructive})
+			}
+			return tool.JSON(out), nil
+		}, readOnly)
+
+	describe := tool.MustFunc(DescribeToolsTool,
+		"Show the full description and input schema of selected tools of one MCP server, to prepare a call with mcp_call_tool.",
+		func(ctx context.Context, in describeArgs) (tool.Result, error) {
+			tools, fail := b.remoteTools(ctx, in.Server)
+			if fail != nil {
+				return *fail, nil
+			}
+			byName := map[string]tool.Tool{}
+			all := make([]string, len(tools))
+			for i, t := range tools {
+				all[i] = tool.Name(t)
+				byName[all[i]] = t
+			}
+			out := ToolDescriptions{Server: in.Server, Tools: []ToolDescription{}}
+			for _, name := range in.Tools {
+				t, ok := byName[name]
+				if !ok {
+					out.Unknown = append(out.Unknown, UnknownTool{Name: name, Suggestions: tool.Suggest(name, all, 3)})
+					continue
+				}
+				def := t.Definition()
+				out.Tools = append(out.Tools, ToolDescription{Name: def.Name, Description: def.Description,
+					InputSchema: def.InputSchema, OutputSchema: def.OutputSchema, Metadata: tool.MetadataOf(t)})
+			}
+			return tool.JSON(out), nil
+		}, readOnly)
+
+	call := tool.MustFunc(CallToolTool,
+		"Call one tool of an MCP server. Put the tool's own arguments in \"arguments\", as described by mcp_describe_tools.",
+		func(ctx context.Context, in callArgs) (tool.Result, error) {
+			tools, fail := b.remoteTools(ctx, in.Server)
+			if fail != nil {
+				return *fail, nil
+			}
+			t, fail := lookup(tools, in.Server, in.Tool)
+			if fail != nil {
+				return *fail, nil
+			}
+			return tool.Invoke(ctx, t, model.ToolCall{ID: tool.CallID(ctx), Name: in.Tool, Arguments: innerArguments(in.Arguments)}), nil
+		},
+		tool.WithMetadata(tool.Metadata{OpenWorld: true}),
+		tool.WithPermission(tool.PermissionCheckerFunc(b.checkCall)))
+	return []tool.Tool{listServers, listTools, describe, call}
+}
+
+// checkCall applies the broker's policy to the remote tool a call of
+// mcp_call_tool targets. A call whose target cannot be resolved is allowed
+// here and fails when it runs, with the reason.
+func (b *Broker) checkCall(ctx context.Context, req tool.PermissionRequest) (tool.Decision, error) {
+	if b.policy == nil {
+		return tool.Allow(), nil
+	}
+	var in callArgs
+	if err := json.Unmarshal(req.Call.Arguments, &in); err != nil {
+		return tool.Allow(), nil
+	}
+	tools, fail := b.remoteTools(ctx, in.Server)
+	if fail != nil {
+		return tool.Allow(), nil
+	}
+	t, fail := lookup(tools, in.Server, in.Tool)
+	if fail != nil {
+		return tool.Allow(), nil
+	}
+	args := innerArguments(in.Arguments)
+	return b.policy.Decide(ctx, tool.PermissionRequest{
+		Tool:     t,
+		Call:     model.ToolCall{ID: req.Call.ID, Name: in.Tool, Arguments: args},
+		Metadata: tool.MetadataOf(t),
+	})
+}
+
+// innerArguments returns the remote tool's arguments: {} when the model left
+// them out, and the object a JSON string holds when the model sent the
+// object as a string.
+func innerArguments(raw json.RawMessage) json.RawMessage {
+	raw = json.RawMessage(strings.TrimSpace(string(raw)))
+	if len(raw) == 0 || string(raw) == "null" {
+		return json.RawMessage(`{}`)
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil && json.Valid([]byte(s)) {
+			return json.RawMessage(s)
+		}
+	}
+	return raw
+}
