@@ -1,0 +1,59 @@
+// Package handoff makes tools that run a compiled graph as an agent.
+//
+// A model delegates to the agent by calling its handoff tool with a task and,
+// optionally, context the agent needs. The agent's graph runs inside the
+// caller's run (see graph.Graph.Nested) and its answer comes back as the tool
+// result:
+//
+//	research, err := handoff.New("researcher", "Finds facts and cites sources.", researcherGraph)
+//
+// Give the tool to a model-driven graph (an LLM node and a ToolsNode, or a
+// prebuilt agent) like any other tool. Package agent builds supervisors from
+// handoffs.
+//
+// # History
+//
+// By default the agent runs isolated: its conversation holds one user message
+// with the context and the task, and it sees its own system prompt, nothing of
+// the caller's conversation. WithSharedHistory gives it the caller's
+// conversation first (tool.Conversation), without the pending tool calls.
+//
+// # Result
+//
+// The tool's result is the text of the agent's last assistant message;
+// WithAllMessages returns every message the agent added instead, as JSON.
+// Either way the result's Details hold an Output with the messages, for logs
+// and user interfaces. An agent whose run fails (an error, a panic, its
+// step limit) gives an error result that the calling model reads; the
+// caller's run goes on.
+//
+// # Options
+//
+// WithRetries runs the agent again, after a growing wait, when its run fails or
+// its answer is rejected by the validator set with WithValidator; interrupts
+// and cancellation are never retried. WithMaxDepth limits how many handoffs
+// may run inside one another (a *DepthError past it). WithEvents chooses which
+// of the agent's events reach the caller's stream, where they carry the
+// agent's name in their Path.
+//
+// # Interrupts
+//
+// An interrupt raised inside the agent (graph.Interrupt in one of its nodes or
+// tools) stops the caller's run: the ToolsNode that ran the handoff keeps the
+// answers of the batch's other calls and surfaces the interrupt, with the
+// agent's name in its Path. When the caller's thread is resumed, the handoff
+// runs again and the agent resumes from its checkpoints (in the caller's
+// saver, under a namespace made of the tool call's ID) with the resume
+// value, instead of starting over.
+//
+// # Dynamic agents
+//
+// NewDynamic makes a tool whose agent the model shapes per call: it gives the
+// request, an optional instruction and the tools the agent may use, chosen
+// from a set fixed in code; a Template turns them into the graph to run.
+//
+// # State
+//
+// A handoff runs graphs over any state whose pointer has the method
+// ChatMessages() *[]model.Message, as every state embedding nodes.Chat does.
+package handoff

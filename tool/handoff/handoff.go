@@ -1,0 +1,246 @@
+package handoff
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// State constrains the state types a handoff runs: S whose pointer holds a
+// conversation, as every state embedding nodes.Chat does.
+type State[S any] interface {
+	*S
+	ChatMessages() *[]model.Message
+}
+
+// Args are the arguments a model passes to a handoff tool.
+type Args struct {
+	// Task is what the agent is asked to do.
+	Task string `json:"task" jsonschema:"minLength=1" jsonschema_description:"The task for the agent, stated so that it can be done without asking back."`
+	// Context is what the agent needs to know for the task: facts, data,
+	// earlier results.
+	Context string `json:"context,omitempty" jsonschema_description:"Facts, data or earlier results the agent needs for the task (optional)."`
+}
+
+// Output is what one run of a handoff's agent produced. A handoff's result
+// carries it in Details; validators receive it.
+type Output struct {
+	// Agent is the handoff's name.
+	Agent string `json:"agent"`
+	// Answer is the text of the agent's last assistant message (or, when
+	// that has none, of the last message it added that has text).
+	Answer string `json:"answer"`
+	// Messages are the messages the agent added to its input, in order.
+	Messages []model.Message `json:"messages"`
+	// Attempts is the number of the attempt that produced the output
+	// (from 1).
+	Attempts int `json:"attempts"`
+}
+
+// EventRetry names the custom event (graph.ModeCustom) a handoff emits
+// before it runs its agent again. Its payload is a Retry.
+const EventRetry = "handoff_retry"
+
+// Retry is the payload of an EventRetry event.
+type Retry struct {
+	// Agent is the handoff's name.
+	Agent string `json:"agent"`
+	// Attempt is the number of the attempt that failed (from 1).
+	Attempt int `json:"attempt"`
+	// Err is the attempt's error message.
+	Err string `json:"error"`
+	// Wait is the pause before the next attempt.
+	Wait time.Duration `json:"wait"`
+}
+
+// New returns a tool named name that runs agent, a compiled graph, on the task
+// the model gives it, and returns its answer. description tells the calling
+// model what the agent does and when to use it. name also names the agent in
+// the Path of its events and interrupts; it must be a valid tool name
+// (letters, digits, '_' and '-', at most 64 characters).
+//
+// The graph is run with graph.Graph.Nested, keyed by the tool call's ID, so
+// that several calls of one handoff in a batch run side by side and each
+// resumes its own run after an interrupt.
+func New[S any, PS State[S]](name, description string, agent *graph.Graph[S], opts ...Option) (tool.Tool, error) {
+	if agent == nil {
+		return nil, fmt.Errorf("%w: handoff %q: the agent's graph is nil", tool.ErrInvalidTool, name)
+	}
+	c := newConfig(opts)
+	if err := c.check(name); err != nil {
+		return nil, err
+	}
+	r := &runner[S, PS]{name: name, cfg: c}
+	return tool.NewFunc(name, description, func(ctx context.Context, in Args) (tool.Result, error) {
+		return r.run(ctx, agent, TaskMessage(in.Task, in.Context))
+	}, c.tool()...)
+}
+
+func (c *config) check(name string) error {
+	if len(c.problems) > 0 {
+		return fmt.Errorf("%w: handoff %q: %s", tool.ErrInvalidTool, name, strings.Join(c.problems, "; "))
+	}
+	return nil
+}
+
+// TaskMessage returns the user message an isolated agent receives: the task
+// alone, or the context and the task under headings.
+func TaskMessage(task, context string) model.Message {
+	if strings.TrimSpace(context) == "" {
+		return model.User(task)
+	}
+	return model.User("Context:\n" + context + "\n\nTask:\n" + task)
+}
+
+type depthKey struct{}
+
+// Depth returns how many handoffs are running, one inside the other, where
+// ctx belongs: 0 in a top-level run, 1 inside an agent a handoff runs, and so
+// on.
+func Depth(ctx context.Context) int {
+	d, _ := ctx.Value(depthKey{}).(int)
+	return d
+}
+
+// runner runs the agents of one handoff tool.
+type runner[S any, PS State[S]] struct {
+	name string
+	cfg  config
+}
+
+// run runs g on the task, with retries, and turns its output into the
+// tool's result.
+func (r *runner[S, PS]) run(ctx context.Context, g *graph.Graph[S], task model.Message) (tool.Result, error) {
+	depth := Depth(ctx)
+	if depth >= r.cfg.maxDepth {
+		return tool.Result{}, &DepthError{Agent: r.name, Depth: depth, Limit: r.cfg.maxDepth}
+	}
+	input := r.input(ctx, task)
+	key := tool.CallID(ctx)
+	ctx = context.WithValue(ctx, depthKey{}, depth+1)
+	for attempt := 1; ; attempt++ {
+		k := key
+		if attempt > 1 {
+			// Each attempt is a run of its own, with checkpoints of its own.
+			k = key + "~" + strconv.Itoa(attempt)
+		}
+		out, err := r.attempt(ctx, g, input, k, attempt)
+		if err == nil {
+			return r.result(out), nil
+		}
+		if !r.retryable(ctx, err, attempt) {
+			if errors.Is(err, graph.ErrInterrupted) {
+				return tool.Result{}, err
+			}
+			if attempt > 1 {
+				return tool.Result{}, fmt.Errorf("agent %q failed %d times, last: %w", r.name, attempt, err)
+			}
+			return tool.Result{}, fmt.Errorf("agent %q: %w", r.name, err)
+		}
+		wait := r.cfg.wait(attempt)
+		graph.EmitCustom(ctx, EventRetry, Retry{Agent: r.name, Attempt: attempt, Err: err.Error(), Wait: wait})
+		if err := sleep(ctx, wait); err != nil {
+			return tool.Result{}, fmt.Errorf("agent %q: waiting to retry: %w", r.name, err)
+		}
+	}
+}
+
+func (r *runner[S, PS]) retryable(ctx context.Context, err error, attempt int) bool {
+	switch {
+	case attempt > r.cfg.retries, ctx.Err() != nil,
+		errors.Is(err, graph.ErrInterrupted), errors.Is(err, graph.ErrNodePanic),
+		errors.Is(err, context.Canceled):
+		return false
+	case r.cfg.retryIf != nil:
+		return r.cfg.retryIf(err)
+	}
+	return true
+}
+
+// attempt runs g once and checks its output.
+func (r *runner[S, PS]) attempt(ctx context.Context, g *graph.Graph[S], input []model.Message, key string, attempt int) (Output, error) {
+	var s S
+	*PS(&s).ChatMessages() = slices.Clone(input)
+	final, err := g.Nested(ctx, s, r.name, key, graph.WithModes(r.cfg.modes))
+	if err != nil {
+		return Output{}, err
+	}
+	msgs := *PS(&final).ChatMessages()
+	added := slices.Clone(msgs[min(len(input), len(msgs)):])
+	out := Output{Agent: r.name, Messages: added, Attempts: attempt}
+	text, ok := answer(added)
+	if !ok {
+		return out, fmt.Errorf("%w (it added %d messages)", ErrNoAnswer, len(added))
+	}
+	out.Answer = text
+	if r.cfg.validate != nil {
+		if err := r.cfg.validate(ctx, out); err != nil {
+			return out, fmt.Errorf("%w: %w", ErrInvalidResult, err)
+		}
+	}
+	return out, nil
+}
+
+func (r *runner[S, PS]) result(out Output) tool.Result {
+	var res tool.Result
+	if r.cfg.all {
+		res = tool.JSON(out.Messages)
+	} else {
+		res = tool.Text(out.Answer)
+	}
+	res.Details = out
+	return res
+}
+
+// input is the agent's conversation: the task, after the caller's history
+// when it is shared.
+func (r *runner[S, PS]) input(ctx context.Context, task model.Message) []model.Message {
+	if !r.cfg.shared {
+		return []model.Message{task}
+	}
+	return append(history(tool.Conversation(ctx)), task)
+}
+
+// history returns the caller's conversation without the assistant message
+// whose tool calls are being run and the answers that follow it: a
+// transcript with unanswered calls is invalid for most providers.
+func history(msgs []model.Message) []model.Message {
+	cut := len(msgs)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if m.Role == model.RoleTool {
+			continue
+		}
+		if m.Role == model.RoleAssistant && m.HasToolCalls() {
+			cut = i
+		}
+		break
+	}
+	out := make([]model.Message, cut, cut+1)
+	copy(out, msgs[:cut])
+	return out
+}
+
+// answer returns the text an agent answered with: its last assistant
+// message's, or else the last text it added.
+func answer(added []model.Message) (string, bool) {
+	if m, ok := model.LastAssistant(added); ok {
+		if t := m.Text(); t != "" {
+			return t, true
+		}
+	}
+	for i := len(added) - 1; i >= 0; i-- {
+		if t := added[i].Text(); t != "" {
+			return t, true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,151 @@
+package handoff
+
+import (
+	"context"
+	"time"
+
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// DefaultMaxDepth is how many handoffs may run inside one another unless
+// WithMaxDepth says otherwise.
+const DefaultMaxDepth = 3
+
+// Option configures a handoff tool.
+type Option func(*config)
+
+type config struct {
+	shared   bool
+	all      bool
+	retries  int
+	backoff  time.Duration
+	retryIf  func(error) bool
+	validate func(ctx context.Context, out Output) error
+	maxDepth int
+	modes    graph.Mode
+	toolOpts []tool.Option
+	problems []string
+	hasMeta  bool
+	metadata tool.Metadata
+	maxWait  time.Duration
+}
+
+func newConfig(opts []Option) config {
+	c := config{maxDepth: DefaultMaxDepth, modes: graph.ModeAll, maxWait: 30 * time.Second}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// WithSharedHistory gives the agent the caller's conversation before the
+// task, instead of the task alone: the messages the ToolsNode put in the
+// call's context (tool.Conversation), without the assistant message that
+// made the call and the answers to its calls. The agent still sees its own
+// system prompt, not the caller's.
+func WithSharedHistory() Option { return func(c *config) { c.shared = true } }
+
+// WithAllMessages makes the tool's result every message the agent added
+// (assistant messages, tool calls and tool results), as a JSON array of
+// model.Message, instead of the text of its last assistant message.
+func WithAllMessages() Option { return func(c *config) { c.all = true } }
+
+// WithRetries runs the agent up to n more times when a run fails or its
+// answer is rejected (see WithValidator), waiting backoff before the first
+// retry and twice as long before each next one (at most 30s). Every attempt
+// starts the agent afresh. Interrupts, cancellation of the caller's run and
+// errors that WithRetryIf rejects are not retried.
+func WithRetries(n int, backoff time.Duration) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.problems = append(c.problems, "WithRetries: negative number of retries")
+		}
+		if backoff < 0 {
+			c.problems = append(c.problems, "WithRetries: negative backoff")
+		}
+		c.retries, c.backoff = n, backoff
+	}
+}
+
+// WithRetryIf sets which failures are retried (all of them unless set,
+// within the limits WithRetries gives). A rejected answer arrives as an
+// error matching ErrInvalidResult.
+func WithRetryIf(retry func(err error) bool) Option {
+	return func(c *config) { c.retryIf = retry }
+}
+
+// WithValidator checks every answer of the agent before it becomes the
+// tool's result. An error rejects the answer: the attempt counts as failed
+// (it is retried under WithRetries), and when no attempt is left the tool
+// fails with an error matching ErrInvalidResult that carries the validator's
+// message.
+func WithValidator(validate func(ctx context.Context, out Output) error) Option {
+	return func(c *config) { c.validate = validate }
+}
+
+// WithMaxDepth sets how many handoffs may be running, one inside the other,
+// when this tool is called: with the default (DefaultMaxDepth, 3), a
+// supervisor's worker may hand off to a sub-worker, which may hand off once
+// more, and a handoff below that fails with a *DepthError. n must be at
+// least 1.
+func WithMaxDepth(n int) Option {
+	return func(c *config) {
+		if n < 1 {
+			c.problems = append(c.problems, "WithMaxDepth: the depth limit must be at least 1")
+		}
+		c.maxDepth = n
+	}
+}
+
+// WithEvents selects which of the agent's events reach the caller's stream
+// (every mode the caller streams, unless set). The events carry the tool's
+// name appended to their Path. WithEvents(0) keeps them all out.
+func WithEvents(modes graph.Mode) Option { return func(c *config) { c.modes = modes } }
+
+// WithMetadata replaces the tool's metadata. A handoff is ConcurrencySafe by
+// default, so that a parallel executor runs several handoffs of one batch at
+// once; set Sequential to prevent that.
+func WithMetadata(m tool.Metadata) Option {
+	return func(c *config) { c.metadata, c.hasMeta = m, true }
+}
+
+// WithToolOptions passes options to the underlying tool (an instruction
+// for the system prompt, a permission checker, ...).
+func WithToolOptions(opts ...tool.Option) Option {
+	return func(c *config) { c.toolOpts = append(c.toolOpts, opts...) }
+}
+
+func (c *config) tool() []tool.Option {
+	meta := tool.Metadata{ConcurrencySafe: true}
+	if c.hasMeta {
+		meta = c.metadata
+	}
+	return append([]tool.Option{tool.WithMetadata(meta)}, c.toolOpts...)
+}
+
+// wait returns the pause before retry number n (from 1).
+func (c *config) wait(n int) time.Duration {
+	d := c.backoff
+	for i := 1; i < n && d < c.maxWait; i++ {
+		d *= 2
+	}
+	return min(d, c.maxWait)
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
