@@ -1,0 +1,207 @@
+// Command mcp shows Trellis and the Model Context Protocol working both ways:
+//
+//  1. a Trellis toolset is served as an MCP server over streamable HTTP on
+//     127.0.0.1, and an mcp.Toolset uses it as any MCP client would;
+//  2. the MCP reference server (@modelcontextprotocol/server-everything) is
+//     run over stdio and its tools are called as Trellis tools, when it is
+//     installed (cd .ci && npm ci, or -everything PATH); otherwise the step
+//     is skipped with a message;
+//  3. a broker gives on-demand access to both servers through four tools.
+//
+// It needs no network beyond 127.0.0.1 and no model: the calls a model would
+// make are made directly.
+//
+//	go run ./examples/mcp [-everything path/to/mcp-server-everything]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool"
+	"github.com/trellis-go/trellis/tool/mcp"
+	"github.com/trellis-go/trellis/tool/mcp/broker"
+)
+
+func main() {
+	everything := flag.String("everything", "", "path of the mcp-server-everything executable (default: found under .ci/node_modules or in PATH)")
+	flag.Parse()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := run(ctx, os.Stdout, *everything); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+type convertArgs struct {
+	Celsius float64 `json:"celsius" jsonschema:"description=Temperature in degrees Celsius"`
+}
+
+type conversion struct {
+	Celsius    float64 `json:"celsius"`
+	Fahrenheit float64 `json:"fahrenheit"`
+}
+
+// weatherTools is the Trellis toolset the example serves.
+func weatherTools() tool.Toolset {
+	convert := tool.MustFunc("to_fahrenheit", "Converts Celsius to Fahrenheit",
+		func(_ context.Context, in convertArgs) (conversion, error) {
+			return conversion{Celsius: in.Celsius, Fahrenheit: in.Celsius*9/5 + 32}, nil
+		}, tool.WithMetadata(tool.Metadata{ReadOnly: true}))
+	return tool.NewStatic("weather", convert)
+}
+
+func run(ctx context.Context, out io.Writer, everything string) error {
+	// 1. Serve a Trellis toolset over streamable HTTP on 127.0.0.1.
+	srv, err := mcp.NewServer(ctx, weatherTools())
+	if err != nil {
+		return err
+	}
+	url, stop, err := serve(srv)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	fmt.Fprintln(out, "== a Trellis toolset served over MCP")
+	weather, err := mcp.New(mcp.Config{Name: "weather", URL: url})
+	if err != nil {
+		return err
+	}
+	defer weather.Close() // the creator closes the toolset
+	if err := weather.Init(ctx); err != nil {
+		return err
+	}
+	if err := show(ctx, out, weather, "to_fahrenheit", `{"celsius": 21}`); err != nil {
+		return err
+	}
+
+	// 2. The reference server over stdio, when it is installed.
+	servers := []mcp.Config{{Name: "weather", URL: url, Description: "Temperature conversions"}}
+	fmt.Fprintln(out, "== the MCP reference server over stdio")
+	bin, err := findEverything(everything)
+	if err != nil {
+		fmt.Fprintln(out, "skipped:", err)
+	} else {
+		cfg := mcp.Config{Name: "everything", Command: bin, Args: []string{"stdio"},
+			Description: "The MCP reference server", TerminateWait: 500 * time.Millisecond}
+		ref, err := mcp.New(cfg, mcp.WithInclude("echo", "get-sum"))
+		if err != nil {
+			return err
+		}
+		defer ref.Close()
+		if err := ref.Init(ctx); err != nil {
+			return err
+		}
+		if err := show(ctx, out, ref, "get-sum", `{"a": 19, "b": 23}`); err != nil {
+			return err
+		}
+		if err := show(ctx, out, ref, "echo", `{"message": "hello from Trellis"}`); err != nil {
+			return err
+		}
+		servers = append(servers, cfg)
+	}
+
+	// 3. A broker: four tools instead of every remote tool.
+	fmt.Fprintln(out, "== a broker over the servers")
+	b, err := broker.New(broker.WithServers(servers...))
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	tools, err := b.Tools(ctx)
+	if err != nil {
+		return err
+	}
+	byName := map[string]tool.Tool{}
+	for _, t := range tools {
+		byName[tool.Name(t)] = t
+	}
+	for _, step := range []struct{ tool, args string }{
+		{broker.ListServersTool, `{}`},
+		{broker.ListToolsTool, `{"server": "weather"}`},
+		{broker.CallToolTool, `{"server": "weather", "tool": "to_fahrenheit", "arguments": {"celsius": -40}}`},
+	} {
+		r := tool.Invoke(ctx, byName[step.tool], model.ToolCall{ID: "call", Name: step.tool, Arguments: json.RawMessage(step.args)})
+		fmt.Fprintf(out, "%s -> %s\n", step.tool, r.Text())
+	}
+	return nil
+}
+
+// show calls one tool of ts and prints the result.
+func show(ctx context.Context, out io.Writer, ts *mcp.Toolset, name, args string) error {
+	tools, err := ts.Tools(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range tools {
+		if tool.Name(t) == name {
+			r := tool.Invoke(ctx, t, model.ToolCall{ID: "call", Name: name, Arguments: json.RawMessage(args)})
+			fmt.Fprintf(out, "%s %s -> %s (%s)\n", name, args, r.Text(), r.Status)
+			return nil
+		}
+	}
+	return fmt.Errorf("server %q has no tool %q", ts.Name(), name)
+}
+
+// serve runs srv's streamable HTTP handler on a free port of 127.0.0.1.
+func serve(srv *mcp.Server) (string, func(), error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	hs := &http.Server{Handler: srv.Handler(nil), ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = hs.Serve(l)
+	}()
+	stop := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if hs.Shutdown(ctx) != nil {
+			_ = hs.Close()
+		}
+		<-done
+	}
+	return "http://" + l.Addr().String() + "/mcp", stop, nil
+}
+
+// findEverything locates the reference server: the path given, else
+// .ci/node_modules/.bin under the current directory or a parent, else PATH.
+func findEverything(given string) (string, error) {
+	if _, err := exec.LookPath("node"); err != nil {
+		return "", errors.New("Node.js is not installed (the reference server runs on it)")
+	}
+	if given != "" {
+		return given, nil
+	}
+	if dir, err := os.Getwd(); err == nil {
+		for {
+			bin := filepath.Join(dir, ".ci", "node_modules", ".bin", "mcp-server-everything")
+			if _, err := os.Stat(bin); err == nil {
+				return bin, nil
+			}
+			parent := filepath.Dir(dir)
+			if parent == dir {
+				break
+			}
+			dir = parent
+		}
+	}
+	if bin, err := exec.LookPath("mcp-server-everything"); err == nil {
+		return bin, nil
+	}
+	return "", errors.New("mcp-server-everything not found; install it with `cd .ci && npm ci` in the repository or pass -everything")
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestExampleRuns(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	require.NoError(t, run(ctx, &out, ""))
+	s := out.String()
+	t.Log(s)
+	assert.Contains(t, s, `to_fahrenheit {"celsius": 21} -> {"celsius":21,"fahrenheit":69.8} (success)`)
+	assert.Contains(t, s, `"name":"weather"`)
+	assert.Contains(t, s, `mcp_call_tool -> {"celsius":-40,"fahrenheit":-40}`)
+
+	if _, err := findEverything(""); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the reference server must be installed in CI: %v", err)
+		}
+		assert.Contains(t, s, "skipped: ")
+		t.Skipf("reference server part not checked: %v", err)
+	}
+	assert.Contains(t, s, `get-sum {"a": 19, "b": 23} -> The sum of 19 and 23 is 42. (success)`)
+	assert.Contains(t, s, `echo {"message": "hello from Trellis"} -> Echo: hello from Trellis (success)`)
+	assert.Contains(t, s, `"name":"everything"`)
+}
+
+func TestMissingReferenceServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	t.Setenv("PATH", "") // no node: the reference server part is skipped with a message
+	var out bytes.Buffer
+	require.NoError(t, run(ctx, &out, ""))
+	assert.Contains(t, out.String(), "skipped: Node.js is not installed")
+	assert.Contains(t, out.String(), `mcp_call_tool -> {"celsius":-40,"fahrenheit":-40}`)
+}
