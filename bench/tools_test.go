@@ -99,7 +99,7 @@ func BenchmarkToolsNode(b *testing.B) {
 	for _, size := range toolsSizes {
 		b.Run(size.name, func(b *testing.B) {
 			n := size.calls
-			last := echoText(n - 1)
+			lastID, last := callID(n-1), echoText(n-1)
 			b.Run("trellis", func(b *testing.B) {
 				opts := []nodes.ToolsOption{nodes.WithTools(trellisEcho())}
 				if size.sequential {
@@ -119,8 +119,8 @@ func BenchmarkToolsNode(b *testing.B) {
 					if len(msgs) != 2+n || len(cmd.Goto) != 1 || cmd.Goto[0] != "llm" {
 						b.Fatalf("got %d messages and %v, want %d and [llm]", len(msgs), cmd.Goto, 2+n)
 					}
-					if m := msgs[len(msgs)-1]; m.Role != model.RoleTool || m.IsError || m.ToolCallID != callID(n-1) || m.Text() != last {
-						b.Fatalf("last message: %+v, want the answer %q to %s", m, last, callID(n-1))
+					if m := msgs[len(msgs)-1]; m.Role != model.RoleTool || m.IsError || m.ToolCallID != lastID || m.Text() != last {
+						b.Fatalf("last message: %+v, want the answer %q to %s", m, last, lastID)
 					}
 				}
 			})
@@ -142,8 +142,8 @@ func BenchmarkToolsNode(b *testing.B) {
 					if len(out) != n {
 						b.Fatalf("got %d messages, want %d", len(out), n)
 					}
-					if m := out[n-1]; m.Role != schema.Tool || m.ToolCallID != callID(n-1) || m.Content != last {
-						b.Fatalf("last message: %+v, want the answer %q to %s", m, last, callID(n-1))
+					if m := out[n-1]; m.Role != schema.Tool || m.ToolCallID != lastID || m.Content != last {
+						b.Fatalf("last message: %+v, want the answer %q to %s", m, last, lastID)
 					}
 				}
 			})
