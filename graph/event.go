@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"log/slog"
 	"time"
 )
 
@@ -86,21 +87,43 @@ type Event struct {
 }
 
 // emitter delivers events from a run, and from the goroutines of its nodes,
-// to the stream's consumer.
+// to the stream's consumer and to the run's logger.
 type emitter struct {
-	modes Mode
-	ch    chan Event
-	stop  chan struct{} // closed when the consumer stops reading
+	modes    Mode // what anyone listens to: chModes | logModes
+	chModes  Mode
+	ch       chan Event
+	stop     chan struct{} // closed when the consumer stops reading
+	log      *slog.Logger
+	logModes Mode
 }
 
-func (e *emitter) send(ev Event) {
+// send delivers ev, an event of mode m, to whoever listens to m.
+func (e *emitter) send(m Mode, ev Event) {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
-	select {
-	case e.ch <- ev:
-	case <-e.stop:
+	if e.log != nil && e.logModes&m != 0 {
+		logEvent(e.log, ev)
 	}
+	if e.ch != nil && e.chModes&m != 0 {
+		select {
+		case e.ch <- ev:
+		case <-e.stop:
+		}
+	}
+}
+
+// restrict returns an emitter that passes on only the modes in m, or nil
+// when none is left.
+func (e *emitter) restrict(m Mode) *emitter {
+	if e == nil || e.modes&m == 0 {
+		return nil
+	}
+	r := *e
+	r.chModes &= m
+	r.logModes &= m
+	r.modes = r.chModes | r.logModes
+	return &r
 }
 
 // Emitting reports whether the run behind ctx streams events of mode m.
@@ -129,7 +152,7 @@ func Emit(ctx context.Context, m Mode, ev Event) {
 		ev.Node = meta.node
 		ev.Step = meta.step
 	}
-	meta.emit.send(ev)
+	meta.emit.send(m, ev)
 }
 
 // EmitCustom sends a custom event (ModeCustom) named name with payload from

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -162,7 +163,19 @@ type runConfig struct {
 	resumeOne  any
 	hasOne     bool
 	durability *Durability
+	logger     *slog.Logger
 }
+
+// WithLogger logs the run's lifecycle to l with log/slog: nodes starting
+// (Debug) and ending (Info, Error on failure), the lifecycle events of tools
+// and models the nodes run, custom events, interrupts and the run's end.
+// Works with Invoke, Stream and Resume alike.
+func WithLogger(l *slog.Logger) RunOption {
+	return func(c *runConfig) { c.logger = l }
+}
+
+// LogModes are the modes of the events WithLogger logs.
+const LogModes = ModeEvents | ModeCustom
 
 // WithModes selects the events Stream delivers (every mode but ModeDebug
 // unless set). Invoke ignores it.
@@ -265,7 +278,11 @@ func (g *Graph[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, e
 	for _, o := range opts {
 		o(&cfg)
 	}
-	return g.execute(ctx, &input, &cfg, nil, nil)
+	var em *emitter
+	if cfg.logger != nil {
+		em = &emitter{modes: LogModes, log: cfg.logger, logModes: LogModes}
+	}
+	return g.execute(ctx, &input, &cfg, em, nil)
 }
 
 // Stream runs the graph and yields its events as they happen. The last
@@ -286,7 +303,11 @@ func (g *Graph[S]) Resume(ctx context.Context, thread string, opts ...RunOption)
 		o(&cfg)
 	}
 	cfg.thread = thread
-	return g.execute(ctx, nil, &cfg, nil, nil)
+	var em *emitter
+	if cfg.logger != nil {
+		em = &emitter{modes: LogModes, log: cfg.logger, logModes: LogModes}
+	}
+	return g.execute(ctx, nil, &cfg, em, nil)
 }
 
 // ResumeStream is Resume with the events of Stream.
@@ -302,7 +323,11 @@ func (g *Graph[S]) stream(ctx context.Context, input *S, opts []RunOption) iter.
 	return func(yield func(Event, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		em := &emitter{modes: cfg.modes, ch: make(chan Event, 64), stop: make(chan struct{})}
+		em := &emitter{modes: cfg.modes, chModes: cfg.modes, ch: make(chan Event, 64), stop: make(chan struct{})}
+		if cfg.logger != nil {
+			em.log, em.logModes = cfg.logger, LogModes
+			em.modes |= LogModes
+		}
 		var (
 			final S
 			err   error
@@ -373,6 +398,10 @@ func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *em
 	}()
 	if err := ctx.Err(); err != nil {
 		return st, err
+	}
+	if em != nil && em.log != nil && nest == nil {
+		start := time.Now()
+		defer func() { logRunEnd(em.log, g.name, cfg.thread, time.Since(start), err) }()
 	}
 	r.tel = g.newTelemetry()
 	if r.tel == nil && nest != nil {
@@ -594,7 +623,7 @@ func (r *run[S]) loop(st S) (S, error) {
 		step := r.ctx.meta.step + 1
 		r.ctx.meta.step = step
 		if em != nil && em.modes&ModeDebug != 0 {
-			em.send(Event{Kind: KindStepStart, Graph: r.g.name, Path: r.ctx.meta.path, Step: step, Nodes: r.names(r.tasks)})
+			em.send(ModeDebug, Event{Kind: KindStepStart, Graph: r.g.name, Path: r.ctx.meta.path, Step: step, Nodes: r.names(r.tasks)})
 		}
 		var err error
 		if st, err = r.superstep(st); err != nil {
@@ -730,7 +759,7 @@ func (rec *taskRecord[S]) command() *Command[S] {
 // interrupted ends the run for the given interrupts.
 func (r *run[S]) interrupted(ins []PendingInterrupt) error {
 	if em := r.ctx.meta.emit; em != nil && !r.nested {
-		em.send(Event{Kind: KindInterrupt, Graph: r.g.name, Path: r.ctx.meta.path, Step: r.ctx.meta.step, Payload: ins})
+		em.send(ModeAll, Event{Kind: KindInterrupt, Graph: r.g.name, Path: r.ctx.meta.path, Step: r.ctx.meta.step, Payload: ins})
 	}
 	return &InterruptError{Thread: r.ctx.meta.thread, Interrupts: ins}
 }
@@ -770,7 +799,7 @@ func (r *run[S]) checkpoint(step int, source string, st *S, ran []task[S]) error
 		return err
 	}
 	if em := r.ctx.meta.emit; em != nil && em.modes&ModeDebug != 0 {
-		em.send(Event{Kind: KindCheckpoint, Graph: r.g.name, Path: r.ctx.meta.path, Step: step, Name: id, Nodes: r.names(r.tasks)})
+		em.send(ModeDebug, Event{Kind: KindCheckpoint, Graph: r.g.name, Path: r.ctx.meta.path, Step: step, Name: id, Nodes: r.names(r.tasks)})
 	}
 	return nil
 }
@@ -786,10 +815,10 @@ func (r *run[S]) fail(err error) error {
 func (r *run[S]) emitStepEnd(em *emitter, step int, st *S) {
 	if em.modes&ModeValues != 0 {
 		snap := r.g.fields.isolated(*st, true)
-		em.send(Event{Kind: KindValues, Graph: r.g.name, Path: r.ctx.meta.path, Step: step, State: snap})
+		em.send(ModeValues, Event{Kind: KindValues, Graph: r.g.name, Path: r.ctx.meta.path, Step: step, State: snap})
 	}
 	if em.modes&ModeDebug != 0 {
-		em.send(Event{Kind: KindStepEnd, Graph: r.g.name, Path: r.ctx.meta.path, Step: step, Nodes: r.names(r.tasks)})
+		em.send(ModeDebug, Event{Kind: KindStepEnd, Graph: r.g.name, Path: r.ctx.meta.path, Step: step, Nodes: r.names(r.tasks)})
 	}
 }
 
@@ -826,7 +855,7 @@ func (r *run[S]) exec(ctx context.Context, meta *runMeta, n *node[S], in *S, cli
 	var start time.Time
 	if em != nil && em.modes&ModeEvents != 0 {
 		start = time.Now()
-		em.send(Event{Kind: KindNodeStart, Graph: meta.graph, Path: meta.path, Step: meta.step, Node: n.name, Time: start})
+		em.send(ModeEvents, Event{Kind: KindNodeStart, Graph: meta.graph, Path: meta.path, Step: meta.step, Node: n.name, Time: start})
 	}
 	attempts := n.retry.attempts()
 	var (
@@ -856,10 +885,10 @@ func (r *run[S]) exec(ctx context.Context, meta *runMeta, n *node[S], in *S, cli
 	}
 	if em != nil {
 		if em.modes&ModeEvents != 0 {
-			em.send(Event{Kind: KindNodeEnd, Graph: meta.graph, Path: meta.path, Step: meta.step, Node: n.name, Duration: time.Since(start), Err: err})
+			em.send(ModeEvents, Event{Kind: KindNodeEnd, Graph: meta.graph, Path: meta.path, Step: meta.step, Node: n.name, Duration: time.Since(start), Err: err})
 		}
 		if err == nil && em.modes&ModeUpdates != 0 {
-			em.send(Event{Kind: KindUpdate, Graph: meta.graph, Path: meta.path, Step: meta.step, Node: n.name, State: out, Fields: r.g.fields.written(*in, out)})
+			em.send(ModeUpdates, Event{Kind: KindUpdate, Graph: meta.graph, Path: meta.path, Step: meta.step, Node: n.name, State: out, Fields: r.g.fields.written(*in, out)})
 		}
 	}
 	return out, cmd, err

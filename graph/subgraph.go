@@ -150,10 +150,7 @@ func (g *Graph[S]) Nested(ctx context.Context, input S, name, key string, opts .
 	if m == nil {
 		return g.execute(ctx, &input, &cfg, nil, nil)
 	}
-	var em *emitter
-	if m.emit != nil && cfg.modes&m.emit.modes != 0 {
-		em = &emitter{modes: cfg.modes & m.emit.modes, ch: m.emit.ch, stop: m.emit.stop}
-	}
+	em := m.emit.restrict(cfg.modes)
 	ns := m.ns + "/" + m.node + ":" + m.task.taskID() + "/" + name
 	if key != "" {
 		ns += ":" + key

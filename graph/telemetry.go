@@ -50,6 +50,8 @@ func WithMeterProvider(mp metric.MeterProvider) CompileOption {
 
 // telemetry is a run's tracer and instruments; nil when both are off.
 type telemetry struct {
+	tp       trace.TracerProvider // nil when tracing is off
+	mp       metric.MeterProvider // nil when metrics are off
 	tracer   trace.Tracer
 	runDur   metric.Float64Histogram
 	nodeDur  metric.Float64Histogram
@@ -93,9 +95,10 @@ func (g *Graph[S]) newTelemetry() *telemetry {
 	}
 	t := &telemetry{}
 	if traceOn {
-		t.tracer = tp.Tracer(scope)
+		t.tp, t.tracer = tp, tp.Tracer(scope)
 	}
 	if metricOn {
+		t.mp = mp
 		m := mp.Meter(scope)
 		t.runDur, _ = m.Float64Histogram("trellis.graph.run.duration", metric.WithUnit("s"),
 			metric.WithDescription("Duration of graph runs."))
@@ -186,4 +189,24 @@ func (t *telemetry) endNode(ctx context.Context, m *runMeta, node string, span t
 		t.nodeDur.Record(ctx, time.Since(start).Seconds(), attrs)
 		t.nodeRuns.Add(ctx, 1, attrs)
 	}
+}
+
+// TracerProvider returns the tracer provider of the run behind ctx, or nil
+// when the run is not traced. Code that runs inside nodes (model calls, tool
+// calls) uses it to report its own spans under the node's span, at no cost
+// when tracing is off.
+func TracerProvider(ctx context.Context) trace.TracerProvider {
+	if m := metaFrom(ctx); m != nil && m.tel != nil && m.tel.tp != nil {
+		return m.tel.tp
+	}
+	return nil
+}
+
+// MeterProvider returns the meter provider of the run behind ctx, or nil
+// when the run records no metrics.
+func MeterProvider(ctx context.Context) metric.MeterProvider {
+	if m := metaFrom(ctx); m != nil && m.tel != nil && m.tel.mp != nil {
+		return m.tel.mp
+	}
+	return nil
 }

@@ -132,3 +132,24 @@ func BenchmarkChain3NoopTracer(b *testing.B) {
 		}
 	}
 }
+
+func TestProvidersReachNodes(t *testing.T) {
+	tp := sdktrace.NewTracerProvider()
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	var got, gotOff any
+	traced := mustCompile(t, graph.New[doc]().AddNode("n", func(ctx context.Context, s doc) (doc, error) {
+		got = graph.TracerProvider(ctx)
+		return s, nil
+	}).AddEdge(graph.START, "n"), graph.WithTracerProvider(tp))
+	plain := mustCompile(t, graph.New[doc]().AddNode("n", func(ctx context.Context, s doc) (doc, error) {
+		gotOff = graph.TracerProvider(ctx)
+		return s, nil
+	}).AddEdge(graph.START, "n"))
+	_, err := traced.Invoke(context.Background(), doc{})
+	require.NoError(t, err)
+	_, err = plain.Invoke(context.Background(), doc{})
+	require.NoError(t, err)
+	assert.Same(t, tp, got)
+	assert.Nil(t, gotOff)
+	assert.Nil(t, graph.MeterProvider(context.Background()))
+}
