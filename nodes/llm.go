@@ -158,7 +158,9 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 		}
 		graph.Emit(ctx, graph.ModeEvents, graph.Event{Kind: KindModelStart, Payload: call})
 		start := time.Now()
-		resp, err := generate(ctx, m, req, cfg.stream)
+		sctx, span := startModelSpan(ctx, call, req)
+		resp, err := generate(sctx, m, req, cfg.stream)
+		span.end(ctx, resp, err)
 		if err != nil {
 			graph.Emit(ctx, graph.ModeEvents, graph.Event{Kind: KindModelEnd, Payload: call, Err: err, Duration: time.Since(start)})
 			return s, err
