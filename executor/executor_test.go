@@ -357,12 +357,19 @@ func TestCancelledContextAnswersEveryCall(t *testing.T) {
 	}
 }
 
-// TestParallelDoesNotWaitForToolsIgnoringCancellation checks that a tool
-// that ignores its context does not hold Execute once the context ends.
-func TestParallelDoesNotWaitForToolsIgnoringCancellation(t *testing.T) {
+// TestParallelDoesNotWaitForHelpersIgnoringCancellation checks that a
+// tool that ignores its context does not hold Execute once the context
+// ends, when a helper goroutine runs it. (The goroutine that calls Execute
+// runs the first call itself; here that one honours its context.)
+func TestParallelDoesNotWaitForHelpersIgnoringCancellation(t *testing.T) {
 	release := make(chan struct{})
-	defer close(release) // lets the abandoned goroutines end before goleak checks
+	defer close(release) // lets the abandoned goroutine end before goleak checks
 	started := make(chan struct{}, 2)
+	polite := newTool(t, "polite", safe, func(ctx context.Context, _ string, _ json.RawMessage) (tool.Result, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return tool.Result{}, ctx.Err()
+	})
 	stubborn := newTool(t, "stubborn", safe, func(context.Context, string, json.RawMessage) (tool.Result, error) {
 		started <- struct{}{}
 		<-release
@@ -370,23 +377,34 @@ func TestParallelDoesNotWaitForToolsIgnoringCancellation(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; <-started; cancel() }()
-	res, err := executor.Parallel().Execute(ctx, executor.Batch{Calls: calls(2, "stubborn"), Tools: executor.Tools(stubborn)})
+	res, err := executor.Parallel().Execute(ctx, executor.Batch{
+		Calls: []model.ToolCall{call("a", "polite", ""), call("b", "stubborn", "")},
+		Tools: executor.Tools(polite, stubborn),
+	})
 	require.NoError(t, err)
 	for _, r := range res {
 		assert.Equal(t, tool.StatusCancelled, r.Status)
+		assert.ErrorIs(t, r.Err, context.Canceled)
 	}
 }
 
 func TestDeadlineAnswersRunningCallsWithTimeout(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
+	polite := newTool(t, "polite", safe, func(ctx context.Context, _ string, _ json.RawMessage) (tool.Result, error) {
+		<-ctx.Done()
+		return tool.Result{}, ctx.Err()
+	})
 	stubborn := newTool(t, "stubborn", safe, func(context.Context, string, json.RawMessage) (tool.Result, error) {
 		<-release
 		return tool.Text("too late"), nil
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	res, err := executor.Parallel().Execute(ctx, executor.Batch{Calls: calls(2, "stubborn"), Tools: executor.Tools(stubborn)})
+	res, err := executor.Parallel().Execute(ctx, executor.Batch{
+		Calls: []model.ToolCall{call("a", "polite", ""), call("b", "stubborn", "")},
+		Tools: executor.Tools(polite, stubborn),
+	})
 	require.NoError(t, err)
 	for _, r := range res {
 		assert.Equal(t, tool.StatusTimeout, r.Status)

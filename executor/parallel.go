@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/trellis-go/trellis/tool"
@@ -14,11 +15,11 @@ import (
 //
 // Only the bodies (the middleware chain and the tool) run concurrently.
 // The BeforeCall hooks and the ToolStart events run first, serially and in
-// call order, on the goroutine that calls Execute, and each call is handed
-// to a goroutine as soon as its hooks let it through; the AfterCall hooks
-// and the ToolEnd events then run serially in call order as the results
-// come in, so results land in call order whichever call finishes first.
-// ToolUpdate events come as the tools report them.
+// call order, on the goroutine that calls Execute; then the calls the hooks
+// let through run concurrently; the AfterCall hooks and the ToolEnd events
+// run serially in call order as the results come in, so results land in
+// call order whichever call finishes first. ToolUpdate events come as the
+// tools report them.
 //
 // A batch runs sequentially, as Sequential runs it, when it has a single
 // call, or when one of its tools' metadata says Sequential or, unless
@@ -28,12 +29,22 @@ import (
 // wait for capacity in call order, and a call whose group is full does not
 // hold back the calls of other groups.
 //
+// Calls are run by helper goroutines, each of which starts the next helper
+// before it runs a call, as long as calls are waiting: a call that blocks
+// never holds back the others, so every call can run concurrently, while
+// calls that finish at once run back to back and cost no more goroutines.
+// When there are neither AfterCall hooks nor an observer, the goroutine
+// that calls Execute runs calls too.
+//
 // When the batch's context ends, or the batch is stopped (a hook's error,
-// WithFailFast), Execute does not wait for calls still running: they are
-// answered with cancelled results (timeout when the context's deadline
-// passed) and their goroutines are left to return on their own, which a
-// tool that honours its context does at once. Their results are dropped,
-// and so are progress updates they report afterwards.
+// WithFailFast), Execute does not wait for calls that helpers still run:
+// they are answered with cancelled results (timeout when the context's
+// deadline passed) and their goroutines are left to return on their own,
+// which a tool that honours its context does at once; their results are
+// dropped, and so are progress updates they report afterwards. A call that
+// Execute's own goroutine runs is waited for, as in Sequential. A Timeout
+// middleware (package middleware) bounds every call, whichever goroutine
+// runs it.
 func Parallel(opts ...ParallelOption) Executor {
 	c := parallelConfig{checkSafe: true}
 	for _, o := range opts {
@@ -91,28 +102,43 @@ const (
 	stDispatched        // handed to the chain
 )
 
-// slot is one call's share of a parallel batch. state and res of a call
-// that is not dispatched belong to the goroutine that runs Execute; res and
-// dur of a dispatched call belong to its worker until it reports done.
+// slot is one call's share of a parallel batch. state belongs to the
+// goroutine that runs Execute, and so does res of a call that is not
+// dispatched; res and dur of a dispatched call belong to its worker until
+// it sets finished.
 type slot struct {
-	state uint8
-	res   tool.Result
-	dur   time.Duration
+	state    uint8
+	finished atomic.Bool
+	res      tool.Result
+	dur      time.Duration
 }
 
 // pbatch is one run of a parallel batch.
+//
+// Without caps, the dispatched calls are claimed from a shared counter by
+// helpers (and by the goroutine that runs Execute when no results stream to
+// hooks or an observer), each of which starts the next helper before it
+// runs a call it claimed, unless one is already on its way. With caps, a
+// scheduler admits calls in call order as capacity frees up, and each
+// admitted call gets a goroutine that goes on with the queued calls its end
+// makes room for.
 type pbatch struct {
-	c         *core
-	parent    context.Context
-	ctx       context.Context // the batch's context, cancelled when it stops
-	cancel    context.CancelCauseFunc
-	reqs      []Request
-	slots     []slot
-	done      chan int // indices of finished calls; buffered for all
-	completed []bool
-	em        *emitter
-	progs     []progress
-	sched     *scheduler
+	c      *core
+	parent context.Context
+	ctx    context.Context // the batch's context, cancelled when it stops
+	cancel context.CancelCauseFunc
+	reqs   []Request
+	slots  []slot
+	em     *emitter
+	progs  []progress
+	sched  *scheduler
+
+	todo     []int // the dispatched calls, in call order
+	claimed  atomic.Int32
+	starting atomic.Bool // a helper was started and has not begun
+	pending  atomic.Int32
+	allDone  chan struct{} // closed when the last dispatched call finishes
+	wake     chan struct{} // one token per finished call, when results stream
 
 	mu   sync.Mutex
 	stop *StopError
@@ -124,16 +150,19 @@ func (c *core) runParallel(parent context.Context, reqs []Request, sched *schedu
 	defer cancel(nil)
 	pb := &pbatch{
 		c: c, parent: parent, ctx: ctx, cancel: cancel,
-		reqs: reqs, slots: make([]slot, n), done: make(chan int, n), completed: make([]bool, n),
-		sched: sched,
+		reqs: reqs, slots: make([]slot, n), sched: sched,
+		todo: make([]int, 0, n), allDone: make(chan struct{}),
 	}
 	if c.observer != nil {
 		pb.em = &emitter{ctx: parent, obs: c.observer}
 		pb.progs = make([]progress, n)
 	}
+	if c.observer != nil || len(c.after) > 0 {
+		// Results are handed to the hooks and the observer as they come in.
+		pb.wake = make(chan struct{}, n)
+	}
 
-	// Before the bodies: hooks and ToolStart in call order; each call goes
-	// to a worker as soon as its hooks let it through.
+	// Before the bodies: hooks and ToolStart, in call order.
 	for i := range reqs {
 		req, s := &reqs[i], &pb.slots[i]
 		if ctx.Err() != nil {
@@ -158,12 +187,39 @@ func (c *core) runParallel(parent context.Context, reqs []Request, sched *schedu
 			continue
 		}
 		s.state = stDispatched
-		if sched == nil || sched.admit(i) {
-			go pb.work(i)
+		pb.todo = append(pb.todo, i)
+	}
+
+	// The bodies, concurrently.
+	pb.pending.Store(int32(len(pb.todo)))
+	if len(pb.todo) == 0 {
+		close(pb.allDone)
+	}
+	switch {
+	case sched == nil && pb.wake == nil:
+		pb.work()
+	case sched == nil:
+		// Results stream to hooks and the observer: this goroutine stays
+		// free to hand them over in call order while helpers run the calls.
+		if len(pb.todo) > 0 {
+			pb.starting.Store(true)
+			go pb.help()
+		}
+	default:
+		for _, i := range pb.todo {
+			if sched.admit(i) {
+				go pb.runAdmitted(i)
+			}
 		}
 	}
 
-	// After the bodies: AfterCall hooks and ToolEnd in call order.
+	// After the bodies: AfterCall hooks and ToolEnd, in call order.
+	if pb.wake == nil {
+		select {
+		case <-pb.allDone:
+		case <-ctx.Done():
+		}
+	}
 	results := make([]tool.Result, n)
 	for i := range reqs {
 		req, s := &reqs[i], &pb.slots[i]
@@ -196,56 +252,77 @@ func (c *core) runParallel(parent context.Context, reqs []Request, sched *schedu
 	return c.finish(results, stop)
 }
 
-// work runs call i and then, with a scheduler, the queued calls it frees
-// capacity for.
-func (pb *pbatch) work(i int) {
-	for i >= 0 {
-		pb.runBody(i)
-		pb.done <- i
-		if pb.sched == nil {
+// help is a helper goroutine's body.
+func (pb *pbatch) help() {
+	pb.starting.Store(false)
+	pb.work()
+}
+
+// work runs unclaimed calls until none is left. Before it runs a call,
+// it starts a helper if other calls are unclaimed and no helper is on its
+// way, so that a call that blocks never holds back the others.
+func (pb *pbatch) work() {
+	n := int32(len(pb.todo))
+	for {
+		k := pb.claimed.Add(1) - 1
+		if k >= n {
 			return
 		}
+		if k+1 < n && pb.starting.CompareAndSwap(false, true) {
+			go pb.help()
+		}
+		pb.runBody(pb.todo[k])
+	}
+}
+
+// runAdmitted runs call i and then the queued calls the scheduler admits
+// as it frees capacity.
+func (pb *pbatch) runAdmitted(i int) {
+	for i >= 0 {
+		pb.runBody(i)
 		i = pb.sched.release(i, pb.ctx.Err() != nil)
 	}
 }
 
+// runBody runs call i through the chain and reports it finished.
 func (pb *pbatch) runBody(i int) {
 	req, s := &pb.reqs[i], &pb.slots[i]
-	if err := pb.ctx.Err(); err != nil {
+	if pb.ctx.Err() != nil {
 		s.res = abandoned(pb.ctx, req.Call)
-		return
+	} else {
+		var t0 time.Time
+		if pb.em != nil {
+			t0 = time.Now()
+		}
+		s.res = pb.c.handle(pb.ctx, req)
+		if pb.em != nil {
+			s.dur = time.Since(t0)
+			pb.progs[i].close()
+		}
+		if pb.c.failFast && s.res.IsError && pb.ctx.Err() == nil {
+			pb.stopWith(&StopError{Index: i, Call: req.Call, FailFast: true, Err: failure(s.res)})
+		}
 	}
-	var t0 time.Time
-	if pb.em != nil {
-		t0 = time.Now()
+	s.finished.Store(true)
+	if pb.wake != nil {
+		pb.wake <- struct{}{}
 	}
-	r := pb.c.handle(pb.ctx, req)
-	if pb.em != nil {
-		s.dur = time.Since(t0)
-		pb.progs[i].close()
-	}
-	s.res = r
-	if pb.c.failFast && r.IsError && pb.ctx.Err() == nil {
-		pb.stopWith(&StopError{Index: i, Call: req.Call, FailFast: true, Err: failure(r)})
+	if pb.pending.Add(-1) == 0 {
+		close(pb.allDone)
 	}
 }
 
-// wait waits for call i to finish and reports whether it did; it returns
-// false when the batch's context ended first.
+// wait reports whether call i has finished, waiting for it while the
+// batch's context lasts.
 func (pb *pbatch) wait(i int) bool {
-	for !pb.completed[i] {
+	s := &pb.slots[i]
+	for !s.finished.Load() {
+		if pb.wake == nil || pb.ctx.Err() != nil {
+			return s.finished.Load()
+		}
 		select {
-		case j := <-pb.done:
-			pb.completed[j] = true
+		case <-pb.wake:
 		case <-pb.ctx.Done():
-			for {
-				select {
-				case j := <-pb.done:
-					pb.completed[j] = true
-				default:
-					return pb.completed[i]
-				}
-			}
 		}
 	}
 	return true
