@@ -13,9 +13,10 @@
 //
 //	b := graph.New[State](nodes.MessagesReducer[State]()).
 //		AddNode("llm", nodes.LLM[State](m, nodes.WithTools(search))).
-//		AddCommandNode("tools", nodes.Tools[State](exec, nodes.WithToolsOf(search)), nodes.ToolsDestinations("llm")).
 //		AddEdge(graph.START, "llm").
 //		AddConditionalEdges("llm", nodes.ToolsCondition[State]("tools"), "tools", graph.END)
+//	nodes.AddTools[State](b, "tools", "llm", nodes.WithTools(search))
+//	g, err := b.Compile()
 //
 // Package agent assembles these into prebuilt agents.
 package nodes

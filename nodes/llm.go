@@ -129,7 +129,7 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 		}
 		var instructions string
 		if len(sets) > 0 {
-			list, err := tool.Resolve(ctx, sets, cfg.resolve...)
+			list, err := resolveFor(ctx, &cfg, sets, useTool)
 			if err != nil {
 				return s, err
 			}
@@ -259,4 +259,13 @@ func roundTrips(msgs []model.Message) int {
 		}
 	}
 	return n
+}
+
+// resolveFor resolves the LLM node's tools: the configured ones, plus the
+// set-model-response tool when structured output needs it.
+func resolveFor(ctx context.Context, cfg *llmConfig, sets []tool.Toolset, withResponseTool bool) (*tool.ToolList, error) {
+	if !withResponseTool {
+		return cfg.resolveTools(ctx)
+	}
+	return tool.Resolve(ctx, sets, cfg.resolve...)
 }

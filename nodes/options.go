@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
@@ -38,6 +39,29 @@ func (o toolsOption) applyTools(c *toolsConfig) { o(c) }
 type toolSource struct {
 	toolsets []tool.Toolset
 	resolve  []tool.ResolveOption
+
+	once   sync.Once
+	static *tool.ToolList // the resolved list, when every set is static
+	serr   error
+}
+
+// resolveTools returns the run's tool list. Static toolsets without resolve
+// options give the same list every time: it is resolved once.
+func (c *toolSource) resolveTools(ctx context.Context) (*tool.ToolList, error) {
+	if len(c.resolve) == 0 && allStatic(c.toolsets) {
+		c.once.Do(func() { c.static, c.serr = tool.Resolve(context.Background(), c.toolsets) })
+		return c.static, c.serr
+	}
+	return tool.Resolve(ctx, c.toolsets, c.resolve...)
+}
+
+func allStatic(sets []tool.Toolset) bool {
+	for _, s := range sets {
+		if _, ok := s.(*tool.Static); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 type sharedOption func(*toolSource)

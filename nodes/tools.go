@@ -104,6 +104,9 @@ type PendingToolCalls struct {
 // event kinds KindToolStart, KindToolUpdate and KindToolEnd and the
 // executor.Event as payload.
 func ToolEvents(ctx context.Context, ev executor.Event) {
+	if !graph.Emitting(ctx, graph.ModeEvents) {
+		return
+	}
 	graph.Emit(ctx, graph.ModeEvents, graph.Event{Kind: graph.EventKind(ev.Kind), Name: ev.Call.Name, Payload: ev, Duration: ev.Duration})
 }
 
@@ -165,7 +168,7 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 			return s, toNext, nil
 		}
 		ctx = tool.WithConversation(tool.WithRunState(ctx, s), slices.Clip(*PS(&s).ChatMessages()))
-		list, err := tool.Resolve(ctx, cfg.toolsets, cfg.resolve...)
+		list, err := cfg.resolveTools(ctx)
 		if err != nil {
 			return s, graph.Command[S]{}, err
 		}
@@ -188,10 +191,11 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 				return s, graph.Command[S]{}, err
 			}
 			for i, r := range results {
-				var ie *graph.InterruptError
-				if errors.As(r.Err, &ie) {
-					interrupts = append(interrupts, ie.Interrupts...)
-					continue
+				if r.Err != nil {
+					if ins := interruptsIn(r.Err); ins != nil {
+						interrupts = append(interrupts, ins...)
+						continue
+					}
 				}
 				if r.Pending && cfg.pending != nil {
 					if final, err := cfg.pending.Wait(ctx, run[i].ID); err == nil {
@@ -227,17 +231,27 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 				out = append(out, answer{call: c, result: r})
 			}
 		}
-		// Answers in call order.
-		order := make(map[string]int, len(calls))
-		for i, c := range calls {
-			order[c.ID] = i
+		if len(external) > 0 {
+			// Answers in call order.
+			order := make(map[string]int, len(calls))
+			for i, c := range calls {
+				order[c.ID] = i
+			}
+			slices.SortFunc(out, func(a, b answer) int { return order[a.call.ID] - order[b.call.ID] })
 		}
-		slices.SortFunc(out, func(a, b answer) int { return order[a.call.ID] - order[b.call.ID] })
 		if err := apply[S, PS](&cfg, &s, out); err != nil {
 			return s, graph.Command[S]{}, err
 		}
 		return s, route(out, toNext), nil
 	}
+}
+
+func interruptsIn(err error) []graph.PendingInterrupt {
+	var ie *graph.InterruptError
+	if errors.As(err, &ie) {
+		return ie.Interrupts
+	}
+	return nil
 }
 
 type answer struct {
@@ -321,6 +335,9 @@ func unanswered(msgs []model.Message) []model.ToolCall {
 		}
 		if !m.HasToolCalls() {
 			return nil
+		}
+		if i == len(msgs)-1 {
+			return m.ToolCalls // nothing answers them yet
 		}
 		answered := make(map[string]bool)
 		for _, later := range msgs[i+1:] {
