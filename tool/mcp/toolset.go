@@ -32,7 +32,9 @@ type Toolset struct {
 	http   *http.Client
 	owned  *http.Transport // closed by Close, when the toolset made it
 
-	connecting chan struct{} // one slot: one connection attempt at a time
+	connecting chan struct{}      // one slot: one connection attempt at a time
+	done       chan struct{}      // closed by Close
+	abort      context.CancelFunc // ends the connection attempt in progress
 
 	mu      sync.Mutex
 	sess    *session
@@ -103,6 +105,7 @@ func New(cfg Config, opts ...Option) (*Toolset, error) {
 		name:       cfg.serverName(),
 		o:          o,
 		connecting: make(chan struct{}, 1),
+		done:       make(chan struct{}),
 	}
 	ts.client = sdk.NewClient(&sdk.Implementation{Name: o.clientName, Version: o.clientVersion}, &sdk.ClientOptions{
 		ToolListChangedHandler: ts.toolsChanged,
@@ -182,8 +185,12 @@ func (ts *Toolset) Close() error {
 		return nil
 	}
 	ts.closed = true
+	close(ts.done)
 	s := ts.sess
 	ts.sess = nil
+	if ts.abort != nil {
+		ts.abort()
+	}
 	ts.mu.Unlock()
 	var err error
 	if s != nil {
@@ -235,6 +242,8 @@ func (ts *Toolset) toolsChanged(context.Context, *sdk.ToolListChangedRequest) {
 func (ts *Toolset) connect(ctx context.Context) (*session, error) {
 	select {
 	case ts.connecting <- struct{}{}:
+	case <-ts.done:
+		return nil, ErrClosed
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -267,6 +276,14 @@ func (ts *Toolset) connect(ctx context.Context) (*session, error) {
 	// The session outlives this call: its context keeps ctx's values (for
 	// header functions) but not its cancellation, except while connecting.
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	ts.mu.Lock()
+	ts.abort = cancel
+	ts.mu.Unlock()
+	defer func() {
+		ts.mu.Lock()
+		ts.abort = nil
+		ts.mu.Unlock()
+	}()
 	stop := context.AfterFunc(ctx, cancel)
 	timer := time.AfterFunc(ts.cfg.connectTimeout(), cancel)
 	var (

@@ -450,3 +450,33 @@ func TestBackoff(t *testing.T) {
 	assert.Equal(t, 400*time.Millisecond, ts.backoff(3))
 	assert.Equal(t, maxReconnectDelay, ts.backoff(30))
 }
+
+func TestToolsetCloseDuringConnect(t *testing.T) {
+	started := make(chan struct{})
+	release := make(chan struct{})
+	ts, err := New(Config{Name: "slow"}, WithTransportFunc(func(ctx context.Context) (sdk.Transport, error) {
+		close(started)
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, errors.New("gave up")
+	}))
+	require.NoError(t, err)
+	errs := make(chan error, 2)
+	go func() { errs <- ts.Init(context.Background()) }()
+	<-started
+	// A second caller waits for the first attempt; Close must free both.
+	go func() { _, err := ts.Tools(context.Background()); errs <- err }()
+	// Close ends the attempt in progress: release is never closed.
+	defer close(release)
+	require.NoError(t, ts.Close())
+	for range 2 {
+		select {
+		case err := <-errs:
+			assert.Error(t, err)
+		case <-time.After(5 * time.Second):
+			t.Fatal("a caller was left waiting after Close")
+		}
+	}
+}
