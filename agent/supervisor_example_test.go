@@ -72,7 +72,7 @@ func ExampleNewSupervisor() {
 	// supervisor ✓ writer: A skiff skims the bay.
 	// supervisor ◆ model scripted
 	// supervisor » A skiff skims the bay.
-	// supervisor ■ done
+	// supervisor ■ done: 6 model calls · 3 tool calls
 }
 
 func ExampleRoutingPrompt() {

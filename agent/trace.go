@@ -47,6 +47,10 @@ type Tracer struct {
 	root   string
 	spoken map[string]string // ID of the last message printed, by label
 	agents map[string]string // the agent whose model ran last, by label
+	models int               // model calls seen
+	tools  int               // tool calls seen
+	usage  model.Usage       // tokens of all model calls
+	start  time.Time         // time of the first event
 	err    error
 }
 
@@ -63,7 +67,7 @@ func TraceDurations(round time.Duration) TraceOption {
 func TraceNodes() TraceOption { return func(t *Tracer) { t.nodes = true } }
 
 // TraceWidth cuts texts (arguments, results, messages) to n characters,
-// followed by "…" (96 unless set; zero or less does not cut). The final
+// followed by "…" (80 unless set; zero or less does not cut). The final
 // answer is never cut.
 func TraceWidth(n int) TraceOption { return func(t *Tracer) { t.width = n } }
 
@@ -73,7 +77,7 @@ func TraceRoot(name string) TraceOption { return func(t *Tracer) { t.root = name
 
 // NewTracer returns a Tracer that writes to w.
 func NewTracer(w io.Writer, opts ...TraceOption) *Tracer {
-	t := &Tracer{w: w, round: time.Millisecond, width: 96, spoken: map[string]string{}, agents: map[string]string{}}
+	t := &Tracer{w: w, round: time.Millisecond, width: 80, spoken: map[string]string{}, agents: map[string]string{}}
 	for _, o := range opts {
 		o(t)
 	}
@@ -124,6 +128,9 @@ func (t *Tracer) Print(ev graph.Event) {
 	if len(ev.Path) == 0 && t.root == "" {
 		t.root = ev.Graph
 	}
+	if t.start.IsZero() {
+		t.start = ev.Time
+	}
 	depth, base := len(ev.Path), t.label(ev.Path)
 	if ev.Kind == nodes.KindModelStart {
 		if call, ok := ev.Payload.(nodes.ModelCall); ok {
@@ -153,6 +160,8 @@ func (t *Tracer) Print(ev graph.Event) {
 		}
 	case nodes.KindModelEnd:
 		call, _ := ev.Payload.(nodes.ModelCall)
+		t.models++
+		t.usage = t.usage.Add(call.Usage)
 		name := call.Model
 		if name == "" {
 			name = call.Provider
@@ -182,6 +191,7 @@ func (t *Tracer) Print(ev graph.Event) {
 		}
 	case nodes.KindToolEnd:
 		if e, ok := ev.Payload.(executor.Event); ok {
+			t.tools++
 			if errors.Is(e.Result.Err, graph.ErrInterrupted) {
 				t.line(depth, who, "⏸", e.Call.Name+" waits for input")
 				return
@@ -210,12 +220,40 @@ func (t *Tracer) Print(ev graph.Event) {
 		}
 		if msgs, ok := chatOf(ev.State); ok {
 			if last, ok := model.LastAssistant(msgs); ok && last.Text() != "" && !t.spoke(who, last) {
-				t.text(0, who, "■", "answer: "+last.Text())
-				return
+				t.text(0, who, "»", last.Text())
 			}
 		}
-		t.line(0, who, "■", "done")
+		t.line(0, who, "■", "done"+t.summary(ev.Time))
 	}
+}
+
+// summary counts the calls of the run and, with durations, its time.
+func (t *Tracer) summary(end time.Time) string {
+	var parts []string
+	if t.models > 0 {
+		calls := plural(t.models, "model call")
+		if u := t.usage; u.InputTokens != 0 || u.OutputTokens != 0 {
+			calls += fmt.Sprintf(" (%d in / %d out tokens)", u.InputTokens, u.OutputTokens)
+		}
+		parts = append(parts, calls)
+	}
+	if t.tools > 0 {
+		parts = append(parts, plural(t.tools, "tool call"))
+	}
+	if t.round > 0 && !t.start.IsZero() && !end.IsZero() {
+		parts = append(parts, t.duration(end.Sub(t.start)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, " · ")
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // say writes what an agent's model node said, once per message: in full
@@ -284,7 +322,15 @@ func (t *Tracer) took(d time.Duration) string {
 	if t.round <= 0 {
 		return ""
 	}
-	return " · " + d.Round(t.round).String()
+	return " · " + t.duration(d)
+}
+
+// duration rounds d; one shorter than the rounding reads "<1ms".
+func (t *Tracer) duration(d time.Duration) string {
+	if d > 0 && d < t.round {
+		return "<" + t.round.String()
+	}
+	return d.Round(t.round).String()
 }
 
 // after formats a wait as " in 10ms", or nothing.
@@ -292,7 +338,7 @@ func (t *Tracer) after(d time.Duration) string {
 	if t.round <= 0 || d <= 0 {
 		return ""
 	}
-	return " in " + d.Round(t.round).String()
+	return " in " + t.duration(d)
 }
 
 // cut puts text on one line and shortens it to the tracer's width.

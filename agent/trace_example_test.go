@@ -34,5 +34,5 @@ func ExamplePrintTrace() {
 	// assistant ✓ clock: 09:30
 	// assistant ◆ model scripted · 31 in / 7 out tokens
 	// assistant » It is half past nine.
-	// assistant ■ done
+	// assistant ■ done: 2 model calls (51 in / 12 out tokens) · 1 tool call
 }

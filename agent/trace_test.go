@@ -113,13 +113,13 @@ func TestTracerAnswersAndSwarmAgents(t *testing.T) {
 	assert.Equal(t, "swarm › alice ◆ model m\n"+
 		"swarm › alice » Passing you to Bob.\n"+
 		"swarm › bob » Hello,\n\n  Bob here.\n"+
-		"swarm › bob ■ done\n", b.String())
+		"swarm › bob ■ done: 1 model call\n", b.String())
 
 	// A final answer not printed before is printed in full.
 	b.Reset()
 	tr = agent.NewTracer(&b)
 	tr.Print(graph.Event{Kind: graph.KindDone, Graph: "g", State: state(b1)})
-	assert.Equal(t, "g ■ answer: Hello,\n\n  Bob here.\n", b.String())
+	assert.Equal(t, "g » Hello,\n\n  Bob here.\ng ■ done\n", b.String())
 }
 
 // script plays a fixed sequence of events and errors.
@@ -228,6 +228,6 @@ supervisor → writer {"task":"Write it up."}
 supervisor ✓ writer: Draft approved by editor: yes
 supervisor ◆ model scripted
 supervisor » Final: Draft approved by editor: yes
-supervisor ■ done
+supervisor ■ done: 2 model calls · 2 tool calls
 `, "\n"), b.String())
 }
