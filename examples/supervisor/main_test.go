@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/trellis-go/trellis/agent"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// offline is an environment without provider keys.
+func offline(string) string { return "" }
+
+func TestSupervisorRunsOffline(t *testing.T) {
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), &out, offline, "ignored offline", agent.TraceDurations(0), agent.TraceWidth(0)))
+	s := out.String()
+	lines := strings.Split(s, "\n")
+
+	assert.Contains(t, s, "models: scripted (offline")
+	assert.Contains(t, s, "question: "+question)
+
+	// The first turn starts both handoffs before any worker has done
+	// anything: they run side by side.
+	first := indexOf(lines, "supervisor → researcher ")
+	second := indexOf(lines, "supervisor → writer ")
+	firstWorkerLine := indexOf(lines, "  supervisor › ")
+	require.True(t, first >= 0 && second >= 0 && firstWorkerLine >= 0, s)
+	assert.Less(t, first, firstWorkerLine)
+	assert.Less(t, second, firstWorkerLine)
+
+	// Each worker uses its own tools, under its own label.
+	assert.Contains(t, s, `  supervisor › researcher → search {"query":"goroutine"}`)
+	assert.Contains(t, s, `  supervisor › researcher → search {"query":"scheduler"}`)
+	assert.Equal(t, 2, strings.Count(s, "  supervisor › writer → style_guide {}"), "the writer ran twice")
+	assert.NotContains(t, s, "supervisor › researcher → style_guide")
+	assert.Contains(t, s, "  supervisor › writer » Meet the goroutine\n")
+	assert.Contains(t, s, "supervisor ✓ writer: Meet the goroutine\n")
+
+	// The second turn hands the facts and the title to the writer.
+	assert.Equal(t, 2, strings.Count(s, "supervisor → writer "))
+	assert.Contains(t, s, `"context":"Title: Meet the goroutine\n\nFacts:\n- A goroutine is a function`)
+
+	// The answer is the writer's paragraph, printed in full, and nothing failed.
+	assert.Contains(t, s, "supervisor » Meet the goroutine\n\n  A goroutine is a function running concurrently with other goroutines in the same address space; a go statement starts one: go f(x). A goroutine starts with a small stack")
+	assert.Contains(t, s, "when one goroutine blocks, the others keep running.\nsupervisor ■ done: 9 model calls · 7 tool calls\n")
+	assert.NotContains(t, s, "✗")
+}
+
+func TestChooseModels(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"offline", nil, "scripted"},
+		{"openai", map[string]string{"OPENAI_API_KEY": "k"}, "openai gpt-4o-mini"},
+		{"openai-compatible server", map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:11434/v1", "OPENAI_MODEL": "llama3.2"}, "openai llama3.2"},
+		{"anthropic", map[string]string{"ANTHROPIC_API_KEY": "k"}, "anthropic claude-haiku-4-5"},
+		{"anthropic model", map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_MODEL": "claude-sonnet-4-5"}, "anthropic claude-sonnet-4-5"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			team, err := chooseModels(func(k string) string { return tc.env[k] })
+			require.NoError(t, err)
+			assert.True(t, strings.HasPrefix(team.describe, tc.want), team.describe)
+			assert.Equal(t, tc.env == nil, team.offline)
+			require.NotNil(t, team.supervisor)
+			_, err = build(team)
+			require.NoError(t, err, "the system builds on every provider")
+		})
+	}
+}
+
+func indexOf(lines []string, prefix string) int {
+	for i, l := range lines {
+		if strings.HasPrefix(l, prefix) {
+			return i
+		}
+	}
+	return -1
+}

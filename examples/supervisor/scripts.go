@@ -1,0 +1,107 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/scripted"
+	"github.com/trellis-go/trellis/tool/handoff"
+)
+
+// The offline models. Each plays the part of its agent by reading the
+// conversation it is given, the way a real model would, so that the same
+// script works whatever order the parallel workers finish in.
+
+// policy returns a scripted model that answers every request with fn.
+func policy(name string, fn func(req *model.Request) model.Message) *scripted.Model {
+	step := scripted.Func(func(req *model.Request) (*model.Response, error) {
+		return &model.Response{Message: fn(req)}, nil
+	})
+	m := scripted.New()
+	m.Name = name
+	m.Fallback = &step
+	return m
+}
+
+// toolResults returns the tool messages after the last user message.
+func toolResults(msgs []model.Message) []model.Message {
+	var out []model.Message
+	for i := len(msgs) - 1; i >= 0 && msgs[i].Role != model.RoleUser; i-- {
+		if msgs[i].Role == model.RoleTool {
+			out = append([]model.Message{msgs[i]}, out...)
+		}
+	}
+	return out
+}
+
+// task returns the text of the last user message.
+func task(msgs []model.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == model.RoleUser {
+			return msgs[i].Text()
+		}
+	}
+	return ""
+}
+
+func scriptedSupervisor() *scripted.Model {
+	return policy("scripted-supervisor", func(req *model.Request) model.Message {
+		results := toolResults(req.Messages)
+		switch len(results) {
+		case 0:
+			return model.Assistant("The research and the title do not depend on each other: I ask for both at once.",
+				scripted.Call("researcher", `{"task":"Find the key facts about goroutines: what they are, what they cost, how they are scheduled."}`),
+				scripted.Call("writer", `{"task":"Propose a title for a short explainer of goroutines for Go newcomers. Reply with the title only."}`))
+		case 2:
+			facts, title := results[0].Text(), results[1].Text()
+			args, _ := json.Marshal(handoff.Args{
+				Task:    "Write one paragraph explaining goroutines to Go newcomers, using only these facts. Put the title on the first line.",
+				Context: "Title: " + title + "\n\nFacts:\n" + facts,
+			})
+			return model.Assistant("", scripted.Call("writer", string(args)))
+		}
+		return model.Assistant(results[len(results)-1].Text())
+	})
+}
+
+func scriptedResearcher() *scripted.Model {
+	return policy("scripted-researcher", func(req *model.Request) model.Message {
+		results := toolResults(req.Messages)
+		if len(results) == 0 {
+			return model.Assistant("",
+				scripted.Call("search", `{"query":"goroutine"}`),
+				scripted.Call("search", `{"query":"scheduler"}`))
+		}
+		var facts []string
+		for _, r := range results {
+			for _, line := range strings.Split(r.Text(), "\n") {
+				facts = append(facts, "- "+line)
+			}
+		}
+		return model.Assistant(strings.Join(facts, "\n"))
+	})
+}
+
+func scriptedWriter() *scripted.Model {
+	return policy("scripted-writer", func(req *model.Request) model.Message {
+		if len(toolResults(req.Messages)) == 0 {
+			return model.Assistant("", scripted.Call("style_guide", `{}`))
+		}
+		t := task(req.Messages)
+		if strings.Contains(t, "Propose a title") {
+			return model.Assistant("Meet the goroutine")
+		}
+		var title string
+		var sentences []string
+		for _, line := range strings.Split(t, "\n") {
+			switch {
+			case strings.HasPrefix(line, "Title: "):
+				title = strings.TrimPrefix(line, "Title: ")
+			case strings.HasPrefix(line, "- "):
+				sentences = append(sentences, strings.TrimPrefix(line, "- "))
+			}
+		}
+		return model.Assistant(title + "\n\n" + strings.Join(sentences, " "))
+	})
+}
