@@ -133,7 +133,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread, asNode string, updat
 	r := &run[S]{g: g, cp: c}
 	r.tasks, r.next, r.prev = r.bufs[0][:0], r.bufs[1][:0], r.bufs[2][:0]
 	r.ctx.Context = ctx
-	r.ctx.meta = runMeta{graph: g.name, thread: thread, step: tup.Checkpoint.Step}
+	r.ctx.meta = runMeta{graph: g.name, step: tup.Checkpoint.Step, p: &persistence{saver: c.saver, ser: c.ser, thread: thread}}
 	r.joinDone = snap.Joins
 	c.last = tup.Checkpoint.ID
 	if asNode != END {

@@ -113,7 +113,7 @@ func Interrupt[T any](ctx context.Context, payload any) (T, error) {
 	idx := ts.calls
 	ts.calls++
 	ts.mu.Unlock()
-	id := interruptID(m.ns, ts.taskID(), idx)
+	id := interruptID(m.ns(), ts.taskID(), idx)
 	if v, ok := m.resume.get(id); ok {
 		var out T
 		if err := convertValue(v, &out); err != nil {
@@ -121,7 +121,7 @@ func Interrupt[T any](ctx context.Context, payload any) (T, error) {
 		}
 		return out, nil
 	}
-	return zero, &InterruptError{Thread: m.thread, Interrupts: []PendingInterrupt{{ID: id, When: During, Node: m.node, Path: m.path, Payload: payload}}}
+	return zero, &InterruptError{Thread: m.thread(), Interrupts: []PendingInterrupt{{ID: id, When: During, Node: m.node, Path: m.path, Payload: payload}}}
 }
 
 // convertValue stores v into out, directly if it has out's type, else

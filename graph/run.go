@@ -28,12 +28,31 @@ type runMeta struct {
 	tel    *telemetry
 	task   *taskScope
 	resume *resumeSet
-	// Checkpointing, inherited by subgraphs.
+	p      *persistence // nil when the run is not checkpointed
+}
+
+// persistence is how and where a run checkpoints; nested runs inherit it
+// with a namespace of their own.
+type persistence struct {
 	saver      state.Saver
 	ser        state.Serializer
 	durability Durability
 	thread     string
 	ns         string
+}
+
+func (m *runMeta) thread() string {
+	if m.p == nil {
+		return ""
+	}
+	return m.p.thread
+}
+
+func (m *runMeta) ns() string {
+	if m.p == nil {
+		return ""
+	}
+	return m.p.ns
 }
 
 type metaKey struct{}
@@ -146,7 +165,7 @@ func Path(ctx context.Context) []string {
 // ThreadID returns the thread of the run behind ctx, or "".
 func ThreadID(ctx context.Context) string {
 	if m := metaFrom(ctx); m != nil {
-		return m.thread
+		return m.thread()
 	}
 	return ""
 }
@@ -265,7 +284,7 @@ type run[S any] struct {
 	seen       []bool // triggered nodes, for graphs of more than 64 nodes
 	seenBits   uint64 // triggered nodes, for graphs of up to 64 nodes
 	joinDone   [][]bool
-	bufs       [3][8]task[S]
+	bufs       [3][2]task[S]
 }
 
 // Invoke runs the graph from input to the end and returns the final state.
@@ -274,6 +293,9 @@ type run[S any] struct {
 // When the run is interrupted, Invoke returns the state of the last
 // completed superstep and an *InterruptError listing what it waits for.
 func (g *Graph[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, error) {
+	if len(opts) == 0 {
+		return g.execute(ctx, &input, &noOptions, nil, nil)
+	}
 	var cfg runConfig
 	for _, o := range opts {
 		o(&cfg)
@@ -284,6 +306,10 @@ func (g *Graph[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, e
 	}
 	return g.execute(ctx, &input, &cfg, em, nil)
 }
+
+// noOptions is the configuration of runs given no options. execute never
+// writes to its configuration, so runs share it.
+var noOptions runConfig
 
 // Stream runs the graph and yields its events as they happen. The last
 // element is an event of kind KindDone carrying the final state, or a
@@ -369,22 +395,25 @@ func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *em
 	}
 	r.ctx.Context = ctx
 	m := &r.ctx.meta
-	*m = runMeta{graph: g.name, emit: em, step: -1, task: &r.scope,
-		saver: g.saver, ser: g.ser, durability: g.durability, thread: cfg.thread}
-	if nest != nil {
+	*m = runMeta{graph: g.name, emit: em, step: -1, task: &r.scope}
+	switch {
+	case nest != nil:
 		r.nested = true
 		parent := nest.parent
 		m.path = nest.path
 		m.resume = parent.resume
 		// A nested run checkpoints when, and where, its parent does.
-		m.saver, m.ser, m.durability, m.thread = parent.saver, parent.ser, parent.durability, parent.thread
-		m.ns = nest.ns
+		if pp := parent.p; pp != nil {
+			m.p = &persistence{saver: pp.saver, ser: pp.ser, durability: pp.durability, thread: pp.thread, ns: nest.ns}
+		}
+	case g.saver != nil:
+		m.p = &persistence{saver: g.saver, ser: g.ser, durability: g.durability, thread: cfg.thread}
+		if m.p.ser == nil {
+			m.p.ser = state.JSON()
+		}
 	}
-	if cfg.durability != nil {
-		m.durability = *cfg.durability
-	}
-	if m.ser == nil {
-		m.ser = state.JSON()
+	if cfg.durability != nil && m.p != nil {
+		m.p.durability = *cfg.durability
 	}
 	var st S
 	if input != nil {
@@ -414,11 +443,11 @@ func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *em
 		r.ctx.Context, span = r.tel.startRun(ctx, m)
 		defer func() { r.tel.endRun(ctx, m, span, start, err) }()
 	}
-	if m.saver != nil {
-		if m.thread == "" {
+	if p := m.p; p != nil {
+		if p.thread == "" {
 			return st, fmt.Errorf("graph %q: %w", g.name, ErrNoThread)
 		}
-		r.cp = &checkpointer[S]{saver: m.saver, ser: m.ser, thread: m.thread, ns: m.ns, durability: m.durability}
+		r.cp = &checkpointer[S]{saver: p.saver, ser: p.ser, thread: p.thread, ns: p.ns, durability: p.durability}
 		if r.cp.durability == DurabilityAsync {
 			r.cp.startAsync()
 		}
@@ -761,7 +790,7 @@ func (r *run[S]) interrupted(ins []PendingInterrupt) error {
 	if em := r.ctx.meta.emit; em != nil && !r.nested {
 		em.send(ModeAll, Event{Kind: KindInterrupt, Graph: r.g.name, Path: r.ctx.meta.path, Step: r.ctx.meta.step, Payload: ins})
 	}
-	return &InterruptError{Thread: r.ctx.meta.thread, Interrupts: ins}
+	return &InterruptError{Thread: r.ctx.meta.thread(), Interrupts: ins}
 }
 
 // staticHits lists the tasks whose node is in set, as interrupts. base is
@@ -775,7 +804,7 @@ func (r *run[S]) staticHits(set map[int]bool, tasks []task[S], when When, base s
 			if base != "" {
 				id = base + "/" + strconv.Itoa(i)
 			}
-			hits = append(hits, PendingInterrupt{ID: staticInterruptID(r.ctx.meta.ns, id, when), When: when, Node: r.g.nodes[t.node].name, Path: r.ctx.meta.path})
+			hits = append(hits, PendingInterrupt{ID: staticInterruptID(r.ctx.meta.ns(), id, when), When: when, Node: r.g.nodes[t.node].name, Path: r.ctx.meta.path})
 		}
 	}
 	return hits

@@ -91,7 +91,7 @@ func Subgraph[P, C any](child *Graph[C], opts ...SubgraphOption[P, C]) *Subgraph
 		)
 		if m := metaFrom(ctx); m != nil {
 			em = m.emit
-			nest = &nesting{parent: m, path: append(slices.Clip(m.path), m.node), ns: m.ns + "/" + m.node + ":" + m.task.taskID()}
+			nest = &nesting{parent: m, path: append(slices.Clip(m.path), m.node), ns: m.ns() + "/" + m.node + ":" + m.task.taskID()}
 		}
 		c := in(p)
 		res, err := child.execute(ctx, &c, &runConfig{}, em, nest)
@@ -151,7 +151,7 @@ func (g *Graph[S]) Nested(ctx context.Context, input S, name, key string, opts .
 		return g.execute(ctx, &input, &cfg, nil, nil)
 	}
 	em := m.emit.restrict(cfg.modes)
-	ns := m.ns + "/" + m.node + ":" + m.task.taskID() + "/" + name
+	ns := m.ns() + "/" + m.node + ":" + m.task.taskID() + "/" + name
 	if key != "" {
 		ns += ":" + key
 	}

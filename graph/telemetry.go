@@ -143,8 +143,8 @@ func (t *telemetry) startRun(ctx context.Context, m *runMeta) (context.Context, 
 		return ctx, nil
 	}
 	attrs := []attribute.KeyValue{AttrGraph.String(m.graph)}
-	if m.thread != "" {
-		attrs = append(attrs, AttrThread.String(m.thread))
+	if t := m.thread(); t != "" {
+		attrs = append(attrs, AttrThread.String(t))
 	}
 	if len(m.path) > 0 {
 		attrs = append(attrs, AttrPath.StringSlice(m.path))
@@ -176,8 +176,8 @@ func (t *telemetry) startNode(ctx context.Context, m *runMeta, node string) (con
 		return ctx, nil
 	}
 	attrs := []attribute.KeyValue{AttrGraph.String(m.graph), AttrNode.String(node), AttrSuperstep.Int(m.step)}
-	if m.thread != "" {
-		attrs = append(attrs, AttrThread.String(m.thread))
+	if t := m.thread(); t != "" {
+		attrs = append(attrs, AttrThread.String(t))
 	}
 	return t.tracer.Start(ctx, "node "+node, trace.WithAttributes(attrs...))
 }
