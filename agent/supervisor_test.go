@@ -327,3 +327,43 @@ func TestNewSupervisorRejectsBadWorkers(t *testing.T) {
 	_, err = agent.NewSupervisor(nil, []agent.Worker{{Name: "w", Description: "d", Agent: g}})
 	require.Error(t, err, "a supervisor needs a model")
 }
+
+func TestSupervisorParallelWorkersBothInterruptAndResumeTogether(t *testing.T) {
+	ask := tool.MustFunc("ask", "asks a human", func(ctx context.Context, in struct {
+		Q string `json:"q"`
+	}) (string, error) {
+		a, err := graph.Interrupt[string](ctx, in.Q)
+		return in.Q + " " + a, err
+	}, tool.WithMetadata(tool.Metadata{ConcurrencySafe: true}))
+	newAsker := func(name, q string) (agent.Worker, *scripted.Model) {
+		m := scripted.New(scripted.CallTools(scripted.Call("ask", fmt.Sprintf(`{"q":%q}`, q))), echoLastTool(name+": "))
+		return agent.Worker{Name: name, Description: "asks", Agent: newWorker(t, name, m, agent.WithTools(ask))}, m
+	}
+	left, lm := newAsker("left", "tea?")
+	right, rm := newAsker("right", "milk?")
+	sup := scripted.New(
+		scripted.CallTools(scripted.CallWithID("l", "left", `{"task":"t"}`), scripted.CallWithID("r", "right", `{"task":"t"}`)),
+		echoLastTool(""),
+	)
+	g, err := agent.NewSupervisor(sup, []agent.Worker{left, right}, agent.WithCheckpointer(memory.New()))
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	_, err = g.Invoke(ctx, agent.Ask("go"), graph.WithThread("both"))
+	var ie *graph.InterruptError
+	require.ErrorAs(t, err, &ie)
+	require.Len(t, ie.Interrupts, 2)
+	answers := map[string]string{"tea?": "yes", "milk?": "no"}
+	var opts []graph.RunOption
+	for _, in := range ie.Interrupts {
+		require.Len(t, in.Path, 1)
+		opts = append(opts, graph.WithResume(in.ID, answers[in.Payload.(string)]))
+	}
+	assert.ElementsMatch(t, []string{"left", "right"}, []string{ie.Interrupts[0].Path[0], ie.Interrupts[1].Path[0]})
+
+	out, err := g.Resume(ctx, "both", opts...)
+	require.NoError(t, err)
+	assert.Equal(t, "left: tea? yes | right: milk? no", agent.FinalText(out.Messages))
+	assert.Equal(t, 2, lm.Calls(), "each worker resumed where it stopped")
+	assert.Equal(t, 2, rm.Calls())
+}
