@@ -1,0 +1,202 @@
+package middleware_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/trellis-go/trellis/executor"
+	"github.com/trellis-go/trellis/middleware"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool"
+)
+
+type otelFixture struct {
+	spans  *tracetest.SpanRecorder
+	tp     *sdktrace.TracerProvider
+	reader *sdkmetric.ManualReader
+	mp     *sdkmetric.MeterProvider
+}
+
+func newOtel(t *testing.T) *otelFixture {
+	f := &otelFixture{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
+	f.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(f.spans))
+	f.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(f.reader))
+	t.Cleanup(func() {
+		_ = f.tp.Shutdown(context.Background())
+		_ = f.mp.Shutdown(context.Background())
+	})
+	return f
+}
+
+func (f *otelFixture) mw() executor.Middleware {
+	return middleware.OpenTelemetry(middleware.WithTracerProvider(f.tp), middleware.WithMeterProvider(f.mp))
+}
+
+func attrs(kvs []attribute.KeyValue) map[string]string {
+	m := map[string]string{}
+	for _, kv := range kvs {
+		m[string(kv.Key)] = kv.Value.Emit()
+	}
+	return m
+}
+
+func (f *otelFixture) metrics(t *testing.T) map[string]metricdata.Aggregation {
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, f.reader.Collect(context.Background(), &rm))
+	out := map[string]metricdata.Aggregation{}
+	for _, sm := range rm.ScopeMetrics {
+		assert.Equal(t, "github.com/trellis-go/trellis/middleware", sm.Scope.Name)
+		for _, m := range sm.Metrics {
+			out[m.Name] = m.Data
+		}
+	}
+	return out
+}
+
+func TestOpenTelemetrySpans(t *testing.T) {
+	f := newOtel(t)
+	var inner trace.SpanContext
+	good := newCounted(t, "search", readOnly, func(ctx context.Context, _ string, _ json.RawMessage) (tool.Result, error) {
+		inner = trace.SpanContextFromContext(ctx)
+		return tool.Text("hits"), nil
+	})
+	bad := newCounted(t, "fetch", readOnly, failWith(errors.New("404")))
+	ex := executor.Sequential(executor.WithMiddleware(f.mw()))
+	_, err := ex.Execute(context.Background(), executor.Batch{
+		Calls: []model.ToolCall{{ID: "c1", Name: "search"}, {ID: "c2", Name: "fetch"}, {ID: "c3", Name: "nope"}},
+		Tools: executor.Tools(good, bad),
+	})
+	require.NoError(t, err)
+	spans := f.spans.Ended()
+	require.Len(t, spans, 3)
+
+	s := spans[0]
+	assert.Equal(t, "execute_tool search", s.Name())
+	assert.Equal(t, trace.SpanKindInternal, s.SpanKind())
+	a := attrs(s.Attributes())
+	assert.Equal(t, "execute_tool", a["gen_ai.operation.name"])
+	assert.Equal(t, "search", a["gen_ai.tool.name"])
+	assert.Equal(t, "c1", a["gen_ai.tool.call.id"])
+	assert.Equal(t, "function", a["gen_ai.tool.type"])
+	assert.Equal(t, "test tool search", a["gen_ai.tool.description"])
+	assert.NotContains(t, a, "error.type")
+	assert.Equal(t, codes.Unset, s.Status().Code)
+	assert.Equal(t, s.SpanContext().SpanID(), inner.SpanID(), "the tool runs inside the span")
+
+	e := spans[1]
+	assert.Equal(t, "execute_tool fetch", e.Name())
+	assert.Equal(t, tool.CodeToolError, attrs(e.Attributes())["error.type"])
+	assert.Equal(t, codes.Error, e.Status().Code)
+	assert.Contains(t, e.Status().Description, "404")
+
+	u := spans[2]
+	assert.Equal(t, "execute_tool nope", u.Name())
+	assert.Equal(t, tool.CodeUnknownTool, attrs(u.Attributes())["error.type"])
+}
+
+func TestOpenTelemetryMetrics(t *testing.T) {
+	f := newOtel(t)
+	good := newCounted(t, "search", readOnly, ok("hits"))
+	bad := newCounted(t, "fetch", readOnly, failWith(errors.New("secret detail 12345")))
+	h := handler(f.mw())
+	for _, r := range []*executor.Request{req(good, "1", ""), req(good, "2", ""), req(bad, "3", ""), req(nil, "4", "")} {
+		h.Handle(context.Background(), r)
+	}
+	m := f.metrics(t)
+
+	calls, ok := m[middleware.MetricToolCalls].(metricdata.Sum[int64])
+	require.True(t, ok)
+	byTool := map[string]int64{}
+	for _, dp := range calls.DataPoints {
+		a := attrs(dp.Attributes.ToSlice())
+		byTool[a["gen_ai.tool.name"]+"/"+a["trellis.tool.status"]+"/"+a["error.type"]] += dp.Value
+		assert.Equal(t, "execute_tool", a["gen_ai.operation.name"])
+		for k, v := range a {
+			assert.NotContains(t, v, "secret", "no error messages in metric attribute %s", k)
+			assert.NotEqual(t, "gen_ai.tool.call.id", k, "no call IDs in metrics")
+		}
+	}
+	assert.Equal(t, map[string]int64{
+		"search/success/":                                   2,
+		"fetch/failed/tool_error":                           1,
+		middleware.UnknownToolName + "/failed/unknown_tool": 1,
+	}, byTool)
+
+	errs, ok := m[middleware.MetricToolErrors].(metricdata.Sum[int64])
+	require.True(t, ok)
+	var nerr int64
+	for _, dp := range errs.DataPoints {
+		nerr += dp.Value
+	}
+	assert.EqualValues(t, 2, nerr)
+
+	dur, ok := m[middleware.MetricToolDuration].(metricdata.Histogram[float64])
+	require.True(t, ok)
+	var count uint64
+	for _, dp := range dur.DataPoints {
+		count += dp.Count
+	}
+	assert.EqualValues(t, 4, count)
+}
+
+func TestOpenTelemetryRecordsRetries(t *testing.T) {
+	f := newOtel(t)
+	clock := newFakeClock()
+	flaky := newCounted(t, "api", readOnly, failTimes(2, errFlaky))
+	h := handler(f.mw(), middleware.Retry(middleware.WithClock(clock), middleware.WithJitter(0)))
+	r := h.Handle(context.Background(), req(flaky, "1", ""))
+	require.Equal(t, tool.StatusSuccess, r.Status)
+	spans := f.spans.Ended()
+	require.Len(t, spans, 1, "one span for the call")
+	var retries int
+	for _, ev := range spans[0].Events() {
+		if ev.Name == "retry" {
+			retries++
+		}
+	}
+	assert.Equal(t, 2, retries)
+}
+
+func TestOpenTelemetryPanicEndsTheSpan(t *testing.T) {
+	f := newOtel(t)
+	boom := executor.Intercept(func(context.Context, *executor.Request, executor.Handler) tool.Result { panic("bug") })
+	res, err := executor.Sequential(executor.WithMiddleware(f.mw(), boom)).Execute(context.Background(), executor.Batch{
+		Calls: []model.ToolCall{{ID: "1", Name: "x"}},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, tool.CodePanic, res[0].ErrorCode)
+	spans := f.spans.Ended()
+	require.Len(t, spans, 1)
+	assert.Equal(t, codes.Error, spans[0].Status().Code)
+	assert.Equal(t, tool.CodePanic, attrs(spans[0].Attributes())["error.type"])
+}
+
+func TestOpenTelemetryDefaultsToGlobalProviders(t *testing.T) {
+	f := newOtel(t)
+	prevTP, prevMP := otel.GetTracerProvider(), otel.GetMeterProvider()
+	otel.SetTracerProvider(f.tp)
+	otel.SetMeterProvider(f.mp)
+	defer func() {
+		otel.SetTracerProvider(prevTP)
+		otel.SetMeterProvider(prevMP)
+	}()
+	h := handler(middleware.OpenTelemetry())
+	r := h.Handle(context.Background(), req(newCounted(t, "t", readOnly, ok("fine")), "1", ""))
+	assert.Equal(t, "fine", r.Text())
+	require.Len(t, f.spans.Ended(), 1)
+	assert.Equal(t, "execute_tool t", f.spans.Ended()[0].Name())
+	assert.Contains(t, f.metrics(t), middleware.MetricToolCalls)
+}

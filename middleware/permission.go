@@ -1,0 +1,32 @@
+package middleware
+
+import (
+	"context"
+
+	"github.com/trellis-go/trellis/executor"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// Permission checks every call before it runs: the tool's own permission
+// checker first (tool.PermissionChecker), then policy (which may be nil),
+// as tool.Authorize does. A call that is not allowed does not run: it is
+// answered with the structured result the model reads (Status denied,
+// ErrorCode tool.CodePermissionDenied, or tool.CodeApprovalRequired for an
+// ask). A check that fails refuses the call.
+//
+// The check sees the call's final arguments (after the executor's
+// BeforeCall hooks and the middleware outside this one). Calls of unknown
+// tools pass through: there is nothing to run.
+func Permission(policy tool.Policy) executor.Middleware {
+	return func(next executor.Handler) executor.Handler {
+		return executor.HandlerFunc(func(ctx context.Context, req *executor.Request) tool.Result {
+			if req.Tool == nil {
+				return next.Handle(ctx, req)
+			}
+			if r, ok := tool.Authorize(ctx, req.Tool, req.Call, policy); !ok {
+				return r
+			}
+			return next.Handle(ctx, req)
+		})
+	}
+}

@@ -1,0 +1,218 @@
+package middleware
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/trellis-go/trellis/executor"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// The defaults of Retry.
+const (
+	DefaultMaxAttempts     = 3
+	DefaultInitialInterval = 200 * time.Millisecond
+	DefaultBackoffFactor   = 2.0
+	DefaultMaxInterval     = 10 * time.Second
+	DefaultJitter          = 0.2
+)
+
+// RetryInfo is what a retry predicate sees of a failed attempt.
+type RetryInfo struct {
+	// Request is the call.
+	Request *executor.Request
+	// Attempt is the number of the attempt that failed, from 1.
+	Attempt int
+	// Result is that attempt's result.
+	Result tool.Result
+	// Elapsed is the time since the first attempt started.
+	Elapsed time.Duration
+}
+
+type retryConfig struct {
+	attempts       int
+	initial        time.Duration
+	factor         float64
+	maxInterval    time.Duration
+	jitter         float64
+	maxElapsed     time.Duration
+	attemptTimeout time.Duration
+	retryOn        func(context.Context, RetryInfo) bool
+	clock          Clock
+}
+
+// RetryOption configures Retry. WithClock is one too.
+type RetryOption interface{ applyRetry(*retryConfig) }
+
+type retryOption func(*retryConfig)
+
+func (o retryOption) applyRetry(c *retryConfig) { o(c) }
+
+// WithMaxAttempts sets how many attempts a call gets in all, the first
+// included (default DefaultMaxAttempts). n < 1 is read as 1: no retries.
+func WithMaxAttempts(n int) RetryOption {
+	return retryOption(func(c *retryConfig) { c.attempts = max(n, 1) })
+}
+
+// WithInitialInterval sets the wait before the second attempt (default
+// DefaultInitialInterval).
+func WithInitialInterval(d time.Duration) RetryOption {
+	return retryOption(func(c *retryConfig) { c.initial = max(d, 0) })
+}
+
+// WithBackoffFactor sets what each wait is multiplied by for the next one
+// (default DefaultBackoffFactor). Factors below 1 are read as 1.
+func WithBackoffFactor(f float64) RetryOption {
+	return retryOption(func(c *retryConfig) {
+		if math.IsNaN(f) || f < 1 {
+			f = 1
+		}
+		c.factor = f
+	})
+}
+
+// WithMaxInterval caps each wait (default DefaultMaxInterval).
+func WithMaxInterval(d time.Duration) RetryOption {
+	return retryOption(func(c *retryConfig) { c.maxInterval = max(d, 0) })
+}
+
+// WithJitter sets how much of each wait is random (default DefaultJitter):
+// a wait w becomes a duration drawn uniformly from [w·(1−j), w], which
+// spreads out the retries of calls that failed together. j is clamped to
+// [0, 1]; 0 makes waits exact.
+func WithJitter(j float64) RetryOption {
+	return retryOption(func(c *retryConfig) {
+		if math.IsNaN(j) {
+			j = 0
+		}
+		c.jitter = min(max(j, 0), 1)
+	})
+}
+
+// WithMaxElapsedTime stops retrying once the next attempt would start more
+// than d after the first one did (default: no limit but the attempts).
+func WithMaxElapsedTime(d time.Duration) RetryOption {
+	return retryOption(func(c *retryConfig) { c.maxElapsed = max(d, 0) })
+}
+
+// WithAttemptTimeout bounds each attempt as Timeout bounds a call: an
+// attempt that runs out of time is answered as timed out, and may be
+// retried, while the caller's context is still live.
+func WithAttemptTimeout(d time.Duration) RetryOption {
+	return retryOption(func(c *retryConfig) { c.attemptTimeout = max(d, 0) })
+}
+
+// WithRetryOn sets the predicate that decides whether a failed attempt is
+// retried, instead of DefaultRetryOn. Whatever it says, Retry never
+// retries a result that did not fail, a cancelled call or one whose
+// caller's context ended, a denied call, invalid arguments, an unknown
+// tool, or a permanent error (Permanent, IsPermanent).
+func WithRetryOn(f func(ctx context.Context, info RetryInfo) bool) RetryOption {
+	return retryOption(func(c *retryConfig) {
+		if f != nil {
+			c.retryOn = f
+		}
+	})
+}
+
+// DefaultRetryOn retries only transient failures: an attempt that timed
+// out while the caller's context was still live, and a failure whose error
+// IsTransient (network errors, a provider's 429 or 5xx, a refused rate
+// limit, errors marked with Transient). It does not retry tool errors in
+// general, panics, results that report failure without an error, or an
+// open circuit breaker.
+func DefaultRetryOn(ctx context.Context, info RetryInfo) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if info.Result.Status == tool.StatusTimeout {
+		return true
+	}
+	return IsTransient(info.Result.Err)
+}
+
+// Retry runs a call again when an attempt fails with an error worth
+// retrying (see WithRetryOn and DefaultRetryOn), waiting between attempts
+// with exponential backoff: the first wait is the initial interval, each
+// next one is multiplied by the backoff factor and capped at the maximum
+// interval, with jitter. It gives up after the maximum attempts, when the
+// next attempt would start after the maximum elapsed time, or when the
+// caller's context ends while it waits (the call is then answered as
+// cancelled). The result of the last attempt answers the call.
+//
+// Retry never retries cancellation, denials, validation errors, unknown
+// tools or permanent errors (interrupts among them), whatever the
+// predicate says. Each retry is recorded as a "retry" event on the span in
+// ctx, if there is one (see OpenTelemetry).
+func Retry(opts ...RetryOption) executor.Middleware {
+	c := retryConfig{
+		attempts: DefaultMaxAttempts, initial: DefaultInitialInterval, factor: DefaultBackoffFactor,
+		maxInterval: DefaultMaxInterval, jitter: DefaultJitter, retryOn: DefaultRetryOn, clock: SystemClock(),
+	}
+	for _, o := range opts {
+		if o != nil {
+			o.applyRetry(&c)
+		}
+	}
+	return func(next executor.Handler) executor.Handler {
+		attempt := next
+		if c.attemptTimeout > 0 {
+			safe := executor.Recover(next)
+			attempt = executor.HandlerFunc(func(ctx context.Context, req *executor.Request) tool.Result {
+				return runWithTimeout(ctx, safe, req, c.attemptTimeout)
+			})
+		}
+		return executor.HandlerFunc(func(ctx context.Context, req *executor.Request) tool.Result {
+			return c.run(ctx, attempt, req)
+		})
+	}
+}
+
+func (c *retryConfig) run(ctx context.Context, next executor.Handler, req *executor.Request) tool.Result {
+	start := c.clock.Now()
+	wait := c.initial
+	for n := 1; ; n++ {
+		r := next.Handle(ctx, req)
+		if n >= c.attempts || neverRetried(ctx, r) {
+			return r
+		}
+		elapsed := c.clock.Now().Sub(start)
+		if !c.retryOn(ctx, RetryInfo{Request: req, Attempt: n, Result: r, Elapsed: elapsed}) {
+			return r
+		}
+		d := c.jittered(min(wait, c.maxInterval))
+		if c.maxElapsed > 0 && elapsed+d > c.maxElapsed {
+			return r
+		}
+		if span := trace.SpanFromContext(ctx); span.IsRecording() {
+			span.AddEvent("retry", trace.WithAttributes(
+				attribute.Int("retry.attempt", n+1),
+				attribute.String("retry.delay", d.String()),
+				attribute.String("error.type", errorType(r)),
+			))
+		}
+		if err := c.clock.Sleep(ctx, d); err != nil {
+			gone := callerGone(ctx, req.Call.Name)
+			if r.Err != nil {
+				gone.Err = fmt.Errorf("%w (while waiting to retry after attempt %d failed: %w)", gone.Err, n, r.Err)
+			}
+			return gone
+		}
+		wait = time.Duration(min(float64(wait)*c.factor, float64(c.maxInterval)))
+	}
+}
+
+// jittered draws a wait from [d·(1−jitter), d].
+func (c *retryConfig) jittered(d time.Duration) time.Duration {
+	if c.jitter == 0 || d <= 0 {
+		return d
+	}
+	low := float64(d) * (1 - c.jitter)
+	return time.Duration(low + rand.Float64()*(float64(d)-low))
+}
