@@ -109,11 +109,11 @@ func TestCacheOnlySuccesses(t *testing.T) {
 
 func TestCacheEligibility(t *testing.T) {
 	cases := []struct {
-		name  string
-		meta  tool.Metadata
-		opts  []middleware.CacheOption
-		args  string
-		runs  int64
+		name string
+		meta tool.Metadata
+		opts []middleware.CacheOption
+		args string
+		runs int64
 	}{
 		{"read-only", readOnly, nil, `{}`, 1},
 		{"not read-only", tool.Metadata{}, nil, `{}`, 3},
