@@ -15,12 +15,22 @@ type reporterKey struct{}
 
 type conversationKey struct{}
 
-// callContext carries a call's ID and progress reporter in one context
-// value, so that Invoke allocates once per call for both.
+// callContext carries a call's ID, its progress reporter (when a sink is
+// set) and the call's configuration in one context value, so that Invoke
+// allocates once per call for all of them.
 type callContext struct {
 	context.Context
-	id  string
-	rep *reporter
+	id string
+
+	// The progress reporter: updates go to sink until the call returns.
+	sink     func(Update)
+	toolName string
+	mu       sync.Mutex
+	done     bool
+
+	// cfg is the Invoker's configuration with the call's own options, when
+	// it has some.
+	cfg invokeConfig
 }
 
 // Value answers the call's own keys and defers the rest to the parent.
@@ -29,8 +39,8 @@ func (c *callContext) Value(key any) any {
 	case callIDKey:
 		return c
 	case reporterKey:
-		if c.rep != nil {
-			return c.rep
+		if c.sink != nil {
+			return c
 		}
 	}
 	return c.Context.Value(key)
@@ -95,31 +105,24 @@ type Update struct {
 	Details any `json:"details,omitempty"`
 }
 
-// reporter delivers a call's updates to the sink until the call returns.
-type reporter struct {
-	mu       sync.Mutex
-	done     bool
-	sink     func(Update)
-	callID   string
-	toolName string
-}
-
-func (r *reporter) report(u Update) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.done {
+// report delivers an update to the call's sink, unless the call returned.
+func (c *callContext) report(u Update) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
 		return false
 	}
-	u.CallID, u.ToolName = r.callID, r.toolName
-	r.sink(u)
+	u.CallID, u.ToolName = c.id, c.toolName
+	c.sink(u)
 	return true
 }
 
-// close drops every later update. It waits for an update being delivered.
-func (r *reporter) close() {
-	r.mu.Lock()
-	r.done = true
-	r.mu.Unlock()
+// closeProgress drops every later update. It waits for an update being
+// delivered.
+func (c *callContext) closeProgress() {
+	c.mu.Lock()
+	c.done = true
+	c.mu.Unlock()
 }
 
 // ReportProgress sends an update for the call that ctx belongs to and
@@ -128,7 +131,7 @@ func (r *reporter) close() {
 // behind, say) is dropped, and so is one sent when nothing listens.
 // Updates from one call are delivered one at a time, in the order sent.
 func ReportProgress(ctx context.Context, u Update) bool {
-	r, ok := ctx.Value(reporterKey{}).(*reporter)
+	r, ok := ctx.Value(reporterKey{}).(*callContext)
 	if !ok {
 		return false
 	}

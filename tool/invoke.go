@@ -120,10 +120,7 @@ func NewInvoker(opts ...InvokeOption) *Invoker {
 // which compiles each schema once rather than on every call.
 func Invoke(ctx context.Context, t Tool, call model.ToolCall, opts ...InvokeOption) Result {
 	var iv Invoker
-	for _, o := range opts {
-		o(&iv.cfg)
-	}
-	return iv.Invoke(ctx, t, call)
+	return iv.Invoke(ctx, t, call, opts...)
 }
 
 // Invoke runs one call of t and returns its result; it never returns an
@@ -150,10 +147,6 @@ func Invoke(ctx context.Context, t Tool, call model.ToolCall, opts ...InvokeOpti
 // tool gives the unknown-tool result. The result does not carry the call's
 // ID; the caller pairs it with the call (Result.Message).
 func (iv *Invoker) Invoke(ctx context.Context, t Tool, call model.ToolCall, opts ...InvokeOption) (res Result) {
-	cfg := iv.cfg
-	for _, o := range opts {
-		o(&cfg)
-	}
 	if t == nil {
 		return UnknownTool(call.Name, nil)
 	}
@@ -166,13 +159,23 @@ func (iv *Invoker) Invoke(ctx context.Context, t Tool, call model.ToolCall, opts
 	if name == "" {
 		name = t.Definition().Name
 	}
+	// One allocation per call: the context carries the call's ID, its
+	// progress reporter and, when the call has options of its own, its
+	// configuration.
 	cc := &callContext{Context: ctx, id: call.ID}
-	if cfg.sink != nil {
-		cc.rep = &reporter{sink: cfg.sink, callID: call.ID, toolName: name}
-		defer cc.rep.close()
+	cfg := &iv.cfg
+	if len(opts) > 0 {
+		cc.cfg = iv.cfg
+		for _, o := range opts {
+			o(&cc.cfg)
+		}
+		cfg = &cc.cfg
 	}
-	ctx = cc
-	res = iv.run(ctx, t, name, call, &cfg)
+	if cfg.sink != nil {
+		cc.sink, cc.toolName = cfg.sink, name
+		defer cc.closeProgress()
+	}
+	res = iv.run(cc, t, name, call, cfg)
 	res.normalize()
 	if res.Pending && cfg.pending != nil {
 		if err := cfg.pending.Add(model.ToolCall{ID: call.ID, Name: name, Arguments: call.Arguments}); err != nil {
