@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/trellis-go/trellis/model"
 )
@@ -41,7 +42,25 @@ type arguments struct {
 // enabled), parsing, the PrepareArguments hook, coercion toward the schema,
 // and validation. It parses only when something needs the decoded value;
 // raw is re-encoded only when a step changed the arguments.
+//
+// When only the text is needed and there is no hook, the schema's fast plan
+// checks the text first: arguments it accepts are valid JSON (so repair
+// would leave them as they are) that coercion would not change and the
+// validator accepts, so they are returned as they came.
 func runArguments(toolName string, received json.RawMessage, sch *Schema, prepare prepareFunc, repair, needValue bool) (arguments, *ArgumentError) {
+	if sch != nil && prepare == nil && !needValue {
+		if plan := sch.validatePlan(); plan != nil && fastDecode(plan, received, reflect.Value{}) {
+			if len(bytes.TrimSpace(received)) == 0 {
+				return arguments{raw: json.RawMessage("{}")}, nil
+			}
+			return arguments{raw: received}, nil
+		}
+	}
+	return fullArguments(toolName, received, sch, prepare, repair, needValue)
+}
+
+// fullArguments is runArguments without the fast path.
+func fullArguments(toolName string, received json.RawMessage, sch *Schema, prepare prepareFunc, repair, needValue bool) (arguments, *ArgumentError) {
 	raw := received
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")

@@ -142,6 +142,31 @@ func (c *core) CheckPermission(ctx context.Context, req PermissionRequest) (Deci
 
 func (c *core) argumentPreparer() prepareFunc { return c.cfg.prepare }
 
+// fastSchema returns the schema the tool's fast plan checks.
+func (c *core) fastSchema() *Schema { return c.schema }
+
+// typedPlan builds the fast plan of a typed tool whose arguments decode
+// into a t, or returns nil when the tool's calls always take the full
+// pipeline (it has a PrepareArguments hook, or its schema leaves nothing to
+// the fast path).
+func (c *core) typedPlan(t reflect.Type) *fastNode {
+	if c.cfg.prepare != nil {
+		return nil
+	}
+	return newTypedPlan(c.schema, t)
+}
+
+// fastArguments decodes args into an In in one pass (see fastDecode), or
+// reports false when plan is nil or declines them.
+func fastArguments[In any](plan *fastNode, args json.RawMessage) (In, bool) {
+	var in In
+	if plan == nil || !fastDecode(plan, args, reflect.ValueOf(&in).Elem()) {
+		var zero In
+		return zero, false
+	}
+	return in, true
+}
+
 // FuncTool is a typed tool built from a Go function. Its input schema is
 // derived from In (or given by hand), so the schema and the decoding never
 // drift; the arguments are coerced, validated and decoded into In before
@@ -149,6 +174,7 @@ func (c *core) argumentPreparer() prepareFunc { return c.cfg.prepare }
 type FuncTool[In, Out any] struct {
 	core
 	decode decodeFunc
+	fast   *fastNode // nil when every call takes the full pipeline
 	fn     func(context.Context, In) (Out, error)
 }
 
@@ -195,7 +221,7 @@ func newFuncTool[In, Out any](name, description string, schema json.RawMessage, 
 	if err != nil {
 		return nil, err
 	}
-	return &FuncTool[In, Out]{core: c, decode: newDecoder(reflect.TypeFor[In]()), fn: fn}, nil
+	return &FuncTool[In, Out]{core: c, decode: newDecoder(reflect.TypeFor[In]()), fast: c.typedPlan(reflect.TypeFor[In]()), fn: fn}, nil
 }
 
 // Call runs the tool: it coerces, validates and decodes args and calls the
@@ -203,6 +229,9 @@ func newFuncTool[In, Out any](name, description string, schema json.RawMessage, 
 // the function does not run. Executors use Invoke instead, which runs the
 // same pipeline once and adds error, panic and progress handling.
 func (t *FuncTool[In, Out]) Call(ctx context.Context, callID string, args json.RawMessage) (Result, error) {
+	if in, ok := fastArguments[In](t.fast, args); ok {
+		return t.callDecoded(ctx, callID, in)
+	}
 	a, aerr := runArguments(t.def.Name, args, t.schema, t.cfg.prepare, false, true)
 	if aerr != nil {
 		return argumentResult(aerr), nil
@@ -210,11 +239,25 @@ func (t *FuncTool[In, Out]) Call(ctx context.Context, callID string, args json.R
 	return t.callParsed(ctx, callID, a.value, args)
 }
 
+func (t *FuncTool[In, Out]) callFast(ctx context.Context, callID string, args json.RawMessage) (Result, bool, error) {
+	in, ok := fastArguments[In](t.fast, args)
+	if !ok {
+		return Result{}, false, nil
+	}
+	r, err := t.callDecoded(ctx, callID, in)
+	return r, true, err
+}
+
 func (t *FuncTool[In, Out]) callParsed(ctx context.Context, callID string, args any, received json.RawMessage) (Result, error) {
 	in, errs := decodeValue[In](t.decode, args)
 	if len(errs) > 0 {
 		return argumentResult(&ArgumentError{Tool: t.def.Name, Fields: errs, Received: receivedText(received)}), nil
 	}
+	return t.callDecoded(ctx, callID, in)
+}
+
+// callDecoded runs the function with arguments that passed the pipeline.
+func (t *FuncTool[In, Out]) callDecoded(ctx context.Context, callID string, in In) (Result, error) {
 	if CallID(ctx) != callID {
 		ctx = WithCallID(ctx, callID)
 	}

@@ -24,6 +24,22 @@ type parsedStreamer interface {
 	streamParsed(ctx context.Context, callID string, args any, received json.RawMessage) iter.Seq2[Result, error]
 }
 
+// fastCaller is implemented by the typed tools of this package: callFast
+// decodes the arguments in one pass against the tool's fast plan (see
+// fastDecode) and, when the plan accepts them, runs the tool; ok is false,
+// and nothing ran, when the plan declined. fastSchema is the schema the
+// plan checks.
+type fastCaller interface {
+	callFast(ctx context.Context, callID string, args json.RawMessage) (r Result, ok bool, err error)
+	fastSchema() *Schema
+}
+
+// fastStreamer is the streaming counterpart of fastCaller.
+type fastStreamer interface {
+	streamFast(ctx context.Context, callID string, args json.RawMessage) (iter.Seq2[Result, error], bool)
+	fastSchema() *Schema
+}
+
 // innerTool returns the tool a rename wraps, or nil.
 func innerTool(t Tool) Tool {
 	switch r := t.(type) {
@@ -132,7 +148,10 @@ func Invoke(ctx context.Context, t Tool, call model.ToolCall, opts ...InvokeOpti
 //     PrepareArguments hook, coercion toward the input schema and
 //     validation against it: a failure at any step is an error result
 //     (ErrorCode CodeInvalidArguments) that lists every bad field by JSON
-//     path and the arguments received, and the tool's body does not run;
+//     path and the arguments received, and the tool's body does not run.
+//     Arguments that need no repair and no coercion and that the schema
+//     accepts are usually checked (and, for a typed tool, decoded) in one
+//     pass over their text; the outcome is the pipeline's;
 //  3. calls the tool (a Streamer's pieces become progress updates and are
 //     merged into the result);
 //  4. turns an error into an error result: status timeout when the deadline
@@ -200,16 +219,32 @@ func (iv *Invoker) run(ctx context.Context, t Tool, name string, call model.Tool
 	if err != nil {
 		return schemaErrorResult(name, err)
 	}
+	prepare := preparerOf(t)
 	ps, isParsedStream := parsedStreamerOf(t)
 	pc, isParsed := parsedCallerOf(t)
-	args, aerr := runArguments(name, call.Arguments, sch, preparerOf(t), cfg.repair, isParsedStream || isParsed)
-	if aerr != nil {
-		return argumentResult(aerr)
-	}
 	var (
 		r    Result
 		cerr error
 	)
+	// The fast path, when the tool has one for the schema in force and no
+	// hook rewrites the arguments. Arguments it accepts are valid JSON, so
+	// repair would leave them as they are.
+	if prepare == nil {
+		if fs, ok := ps.(fastStreamer); ok && isParsedStream && fs.fastSchema() == sch {
+			if seq, ok := fs.streamFast(ctx, call.ID, call.Arguments); ok {
+				return drain(ctx, name, seq)
+			}
+		} else if fc, ok := pc.(fastCaller); ok && isParsed && !isParsedStream && fc.fastSchema() == sch {
+			var accepted bool
+			if r, accepted, cerr = fc.callFast(ctx, call.ID, call.Arguments); accepted {
+				return callOutcome(ctx, name, r, cerr)
+			}
+		}
+	}
+	args, aerr := runArguments(name, call.Arguments, sch, prepare, cfg.repair, isParsedStream || isParsed)
+	if aerr != nil {
+		return argumentResult(aerr)
+	}
 	switch {
 	case isParsedStream:
 		return drain(ctx, name, ps.streamParsed(ctx, call.ID, args.value, call.Arguments))
@@ -221,8 +256,13 @@ func (iv *Invoker) run(ctx context.Context, t Tool, name string, call model.Tool
 		}
 		r, cerr = t.Call(ctx, call.ID, args.raw)
 	}
-	if cerr != nil {
-		er := callErrorResult(ctx, name, cerr)
+	return callOutcome(ctx, name, r, cerr)
+}
+
+// callOutcome is the result of a call that returned r and err.
+func callOutcome(ctx context.Context, name string, r Result, err error) Result {
+	if err != nil {
+		er := callErrorResult(ctx, name, err)
 		if r.Details != nil {
 			er.Details = r.Details
 		}

@@ -186,6 +186,15 @@ func (p *parser) array(depth int) (any, error) {
 }
 
 func (p *parser) number() (any, error) {
+	lit, err := p.numberText()
+	if err != nil {
+		return nil, err
+	}
+	return json.Number(lit), nil
+}
+
+// numberText scans a number at p.i and returns its text.
+func (p *parser) numberText() (string, error) {
 	start := p.i
 	if p.s[p.i] == '-' {
 		p.i++
@@ -198,12 +207,12 @@ func (p *parser) number() (any, error) {
 			p.i++
 		}
 	default:
-		return nil, p.unexpected()
+		return "", p.unexpected()
 	}
 	if p.i < len(p.s) && p.s[p.i] == '.' {
 		p.i++
 		if p.i >= len(p.s) || p.s[p.i] < '0' || p.s[p.i] > '9' {
-			return nil, p.unexpected()
+			return "", p.unexpected()
 		}
 		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
 			p.i++
@@ -215,13 +224,13 @@ func (p *parser) number() (any, error) {
 			p.i++
 		}
 		if p.i >= len(p.s) || p.s[p.i] < '0' || p.s[p.i] > '9' {
-			return nil, p.unexpected()
+			return "", p.unexpected()
 		}
 		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
 			p.i++
 		}
 	}
-	return json.Number(p.s[start:p.i]), nil
+	return p.s[start:p.i], nil
 }
 
 // str parses a string at p.i (which holds the opening quote).
@@ -331,4 +340,114 @@ func (p *parser) hex4(at int) (rune, bool) {
 		r = r*16 + rune(c)
 	}
 	return r, true
+}
+
+// skip scans past the value at p.i without building it. It accepts and
+// rejects exactly what value does, at the same depth.
+func (p *parser) skip(depth int) error {
+	if p.i >= len(p.s) {
+		return p.unexpected()
+	}
+	switch c := p.s[p.i]; {
+	case c == '{', c == '[':
+		return p.skipContainer(depth + 1)
+	case c == '"':
+		return p.skipStr()
+	case c == '-' || c >= '0' && c <= '9':
+		_, err := p.numberText()
+		return err
+	case c == 't':
+		return p.literal("true")
+	case c == 'f':
+		return p.literal("false")
+	case c == 'n':
+		return p.literal("null")
+	}
+	return p.unexpected()
+}
+
+// skipContainer skips the object or array at p.i.
+func (p *parser) skipContainer(depth int) error {
+	if depth > maxParseDepth {
+		return p.fail("exceeded max nesting depth")
+	}
+	object := p.s[p.i] == '{'
+	end := byte(']')
+	if object {
+		end = '}'
+	}
+	p.i++
+	p.space()
+	if p.i < len(p.s) && p.s[p.i] == end {
+		p.i++
+		return nil
+	}
+	for {
+		if object {
+			if p.i >= len(p.s) || p.s[p.i] != '"' {
+				return p.unexpected()
+			}
+			if err := p.skipStr(); err != nil {
+				return err
+			}
+			p.space()
+			if p.i >= len(p.s) || p.s[p.i] != ':' {
+				return p.unexpected()
+			}
+			p.i++
+			p.space()
+		}
+		if err := p.skip(depth); err != nil {
+			return err
+		}
+		p.space()
+		if p.i >= len(p.s) {
+			return p.unexpected()
+		}
+		switch p.s[p.i] {
+		case ',':
+			p.i++
+			p.space()
+		case end:
+			p.i++
+			return nil
+		default:
+			return p.unexpected()
+		}
+	}
+}
+
+// skipStr skips the string at p.i, checking what str checks: no raw
+// control characters and only valid escapes.
+func (p *parser) skipStr() error {
+	p.i++ // "
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return nil
+		case c < 0x20:
+			return p.fail(fmt.Sprintf("invalid character %q in string literal", c))
+		case c == '\\':
+			p.i++
+			if p.i >= len(p.s) {
+				return p.fail("unexpected end of JSON input")
+			}
+			switch p.s[p.i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				p.i++
+			case 'u':
+				if _, ok := p.hex4(p.i + 1); !ok {
+					return p.fail("invalid escape in string literal")
+				}
+				p.i += 5
+			default:
+				return p.fail(fmt.Sprintf("invalid character %q in string escape code", p.s[p.i]))
+			}
+		default:
+			p.i++
+		}
+	}
+	return p.fail("unexpected end of JSON input")
 }

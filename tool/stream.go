@@ -15,6 +15,7 @@ import (
 type StreamFuncTool[In, Out any] struct {
 	core
 	decode decodeFunc
+	fast   *fastNode // nil when every call takes the full pipeline
 	fn     func(context.Context, In) iter.Seq2[Out, error]
 }
 
@@ -32,7 +33,7 @@ func NewStreamFunc[In, Out any](name, description string, fn func(context.Contex
 	if err != nil {
 		return nil, err
 	}
-	return &StreamFuncTool[In, Out]{core: c, decode: newDecoder(reflect.TypeFor[In]()), fn: fn}, nil
+	return &StreamFuncTool[In, Out]{core: c, decode: newDecoder(reflect.TypeFor[In]()), fast: c.typedPlan(reflect.TypeFor[In]()), fn: fn}, nil
 }
 
 // MustStreamFunc is like NewStreamFunc but panics on error.
@@ -48,11 +49,22 @@ func MustStreamFunc[In, Out any](name, description string, fn func(context.Conte
 // results. Invalid arguments yield one error result and the function does
 // not run.
 func (t *StreamFuncTool[In, Out]) Stream(ctx context.Context, callID string, args json.RawMessage) iter.Seq2[Result, error] {
+	if in, ok := fastArguments[In](t.fast, args); ok {
+		return t.streamDecoded(ctx, callID, in)
+	}
 	a, aerr := runArguments(t.def.Name, args, t.schema, t.cfg.prepare, false, true)
 	if aerr != nil {
 		return func(yield func(Result, error) bool) { yield(argumentResult(aerr), nil) }
 	}
 	return t.streamParsed(ctx, callID, a.value, args)
+}
+
+func (t *StreamFuncTool[In, Out]) streamFast(ctx context.Context, callID string, args json.RawMessage) (iter.Seq2[Result, error], bool) {
+	in, ok := fastArguments[In](t.fast, args)
+	if !ok {
+		return nil, false
+	}
+	return t.streamDecoded(ctx, callID, in), true
 }
 
 func (t *StreamFuncTool[In, Out]) streamParsed(ctx context.Context, callID string, args any, received json.RawMessage) iter.Seq2[Result, error] {
@@ -62,17 +74,27 @@ func (t *StreamFuncTool[In, Out]) streamParsed(ctx context.Context, callID strin
 			yield(argumentResult(&ArgumentError{Tool: t.def.Name, Fields: errs, Received: receivedText(received)}), nil)
 			return
 		}
-		if CallID(ctx) != callID {
-			ctx = WithCallID(ctx, callID)
+		t.run(ctx, callID, in, yield)
+	}
+}
+
+// streamDecoded runs the function with arguments that passed the pipeline.
+func (t *StreamFuncTool[In, Out]) streamDecoded(ctx context.Context, callID string, in In) iter.Seq2[Result, error] {
+	return func(yield func(Result, error) bool) { t.run(ctx, callID, in, yield) }
+}
+
+// run yields the function's pieces as results.
+func (t *StreamFuncTool[In, Out]) run(ctx context.Context, callID string, in In, yield func(Result, error) bool) {
+	if CallID(ctx) != callID {
+		ctx = WithCallID(ctx, callID)
+	}
+	for out, err := range t.fn(ctx, in) {
+		if err != nil {
+			yield(Result{}, err)
+			return
 		}
-		for out, err := range t.fn(ctx, in) {
-			if err != nil {
-				yield(Result{}, err)
-				return
-			}
-			if !yield(toResult(out), nil) {
-				return
-			}
+		if !yield(toResult(out), nil) {
+			return
 		}
 	}
 }

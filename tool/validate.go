@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -28,6 +29,20 @@ type Schema struct {
 	raw       json.RawMessage
 	validator *jsonschema.Schema
 	coercion  *coerceNode
+
+	planOnce sync.Once
+	plan     *fastNode // the validate-only fast plan; nil when it would always decline
+}
+
+// validatePlan returns the schema's validate-only fast plan, built on first
+// use, or nil.
+func (s *Schema) validatePlan() *fastNode {
+	s.planOnce.Do(func() {
+		if p := newValidatePlan(s); !p.unsupported {
+			s.plan = p
+		}
+	})
+	return s.plan
 }
 
 const schemaURL = "mem://trellis/tool-input.json"
