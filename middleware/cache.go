@@ -5,7 +5,9 @@ import (
 	"container/list"
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -205,21 +207,61 @@ func copyResult(r tool.Result) tool.Result {
 	return r
 }
 
-// cacheKey is the tool's name and the arguments in canonical form. It
-// reports false for arguments that are not valid JSON.
+// cacheKey is the tool's name and the arguments in canonical form: object
+// members sorted by name, no insignificant space, strings quoted one way.
+// It reports false for arguments that are not valid JSON.
 func cacheKey(name string, args json.RawMessage) (string, bool) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		return name + "\x00{}", true
 	}
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil || dec.More() {
-		return "", false
-	}
-	canon, err := json.Marshal(v)
+	v, err := tool.Parse(args)
 	if err != nil {
 		return "", false
 	}
-	return name + "\x00" + string(canon), true
+	b := make([]byte, 0, len(name)+1+len(args))
+	b = append(b, name...)
+	b = append(b, 0)
+	return string(appendCanonical(b, v)), true
+}
+
+// appendCanonical appends the canonical form of a value decoded by
+// tool.Parse.
+func appendCanonical(b []byte, v any) []byte {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendQuote(b, k)
+			b = append(b, ':')
+			b = appendCanonical(b, x[k])
+		}
+		return append(b, '}')
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendCanonical(b, e)
+		}
+		return append(b, ']')
+	case string:
+		return strconv.AppendQuote(b, x)
+	case json.Number:
+		return append(b, x...)
+	case bool:
+		return strconv.AppendBool(b, x)
+	case nil:
+		return append(b, "null"...)
+	default: // not produced by tool.Parse; keep the key unique anyway
+		return fmt.Appendf(b, "%T:%v", x, x)
+	}
 }

@@ -88,7 +88,10 @@ func OpenTelemetry(opts ...TelemetryOption) executor.Middleware {
 	if c.mp == nil {
 		c.mp = otel.GetMeterProvider()
 	}
-	t := &telemetry{tracer: c.tp.Tracer(instrumentationName)}
+	t := &telemetry{
+		tracer:    c.tp.Tracer(instrumentationName),
+		startOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal)},
+	}
 	meter := c.mp.Meter(instrumentationName)
 	// The instruments of a well-formed name and unit cannot fail; an SDK
 	// that refuses one anyway returns a working no-op instrument.
@@ -105,18 +108,26 @@ func OpenTelemetry(opts ...TelemetryOption) executor.Middleware {
 }
 
 type telemetry struct {
-	tracer   trace.Tracer
-	duration metric.Float64Histogram
-	calls    metric.Int64Counter
-	errors   metric.Int64Counter
-	sets     sync.Map // metricKey -> attribute.Set
+	tracer    trace.Tracer
+	duration  metric.Float64Histogram
+	calls     metric.Int64Counter
+	errors    metric.Int64Counter
+	names     sync.Map // tool name -> span name
+	sets      sync.Map // metricKey -> measurementOptions
+	startOpts []trace.SpanStartOption
+}
+
+// measurementOptions carry one attribute set, ready to pass.
+type measurementOptions struct {
+	record []metric.RecordOption
+	add    []metric.AddOption
 }
 
 type metricKey struct{ tool, status, errType string }
 
 func (t *telemetry) handle(ctx context.Context, next executor.Handler, req *executor.Request) tool.Result {
 	name := req.Call.Name
-	ctx, span := t.tracer.Start(ctx, "execute_tool "+name, trace.WithSpanKind(trace.SpanKindInternal))
+	ctx, span := t.tracer.Start(ctx, t.spanName(name, req.Tool != nil), t.startOpts...)
 	if span.IsRecording() {
 		span.SetAttributes(
 			semconv.GenAIOperationNameExecuteTool,
@@ -156,20 +167,33 @@ func (t *telemetry) handle(ctx context.Context, next executor.Handler, req *exec
 	if req.Tool == nil {
 		metricName = UnknownToolName
 	}
-	set := t.attributes(metricKey{tool: metricName, status: string(r.Status), errType: et})
-	opt := metric.WithAttributeSet(set)
-	t.duration.Record(ctx, time.Since(start).Seconds(), opt)
-	t.calls.Add(ctx, 1, opt)
+	opts := t.attributes(metricKey{tool: metricName, status: string(r.Status), errType: et})
+	t.duration.Record(ctx, time.Since(start).Seconds(), opts.record...)
+	t.calls.Add(ctx, 1, opts.add...)
 	if et != "" {
-		t.errors.Add(ctx, 1, opt)
+		t.errors.Add(ctx, 1, opts.add...)
 	}
 	return r
 }
 
-// attributes returns the metric attributes of k, built once.
-func (t *telemetry) attributes(k metricKey) attribute.Set {
+// spanName is "execute_tool {name}", built once per known tool.
+func (t *telemetry) spanName(name string, known bool) string {
+	if !known { // a made-up name: do not keep it
+		return "execute_tool " + name
+	}
+	if s, ok := t.names.Load(name); ok {
+		return s.(string)
+	}
+	s := "execute_tool " + name
+	t.names.Store(name, s)
+	return s
+}
+
+// attributes returns the metric options carrying the attributes of k,
+// built once.
+func (t *telemetry) attributes(k metricKey) measurementOptions {
 	if s, ok := t.sets.Load(k); ok {
-		return s.(attribute.Set)
+		return s.(measurementOptions)
 	}
 	kvs := []attribute.KeyValue{
 		semconv.GenAIOperationNameExecuteTool,
@@ -179,9 +203,10 @@ func (t *telemetry) attributes(k metricKey) attribute.Set {
 	if k.errType != "" {
 		kvs = append(kvs, semconv.ErrorTypeKey.String(k.errType))
 	}
-	s := attribute.NewSet(kvs...)
-	t.sets.Store(k, s)
-	return s
+	o := metric.WithAttributeSet(attribute.NewSet(kvs...))
+	opts := measurementOptions{record: []metric.RecordOption{o}, add: []metric.AddOption{o}}
+	t.sets.Store(k, opts)
+	return opts
 }
 
 // errorType is the error.type of a result: its ErrorCode, else its
