@@ -19,15 +19,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/middleware"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/anthropic"
 	"github.com/trellis-go/trellis/model/openai"
@@ -44,41 +47,46 @@ func main() {
 	if len(os.Args) > 1 {
 		q = strings.Join(os.Args[1:], " ")
 	}
-	if err := run(context.Background(), os.Stdout, os.Getenv, q, agent.TraceDurations(time.Millisecond)); err != nil {
+	if _, err := run(context.Background(), os.Stdout, os.Getenv, q, agent.TraceDurations(time.Millisecond)); err != nil {
 		fmt.Fprintln(os.Stderr, "supervisor:", err)
 		os.Exit(1)
 	}
 }
 
+// stats counts what the tools' bodies did in a run.
+type stats struct {
+	searches    atomic.Int32 // search calls that reached the notes service
+	guideReads  atomic.Int32 // style guide calls that reached the wiki
+	failedFirst atomic.Bool  // the notes service has failed its first call
+}
+
 // run builds the system on the models the environment selects, runs it on
-// the question and prints the trace to w.
-func run(ctx context.Context, w io.Writer, getenv func(string) string, q string, trace ...agent.TraceOption) error {
+// the question and prints the trace to w. It returns what the tools did.
+func run(ctx context.Context, w io.Writer, getenv func(string) string, q string, trace ...agent.TraceOption) (*stats, error) {
 	team, err := chooseModels(getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if team.offline {
 		q = question // the scripts answer this question only
 	}
-	sup, err := build(team)
+	st := &stats{}
+	sup, err := build(team, st)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(w, "models: %s\nquestion: %s\n\n", team.describe, q)
-	start := time.Now()
 	events := sup.Stream(ctx, agent.Ask(q), graph.WithModes(graph.ModeEvents|graph.ModeUpdates|graph.ModeCustom))
 	if _, err := agent.PrintTrace(w, events, trace...); err != nil {
-		return err
+		return st, err
 	}
-	if !team.offline {
-		fmt.Fprintf(w, "\nfinished in %s\n", time.Since(start).Round(time.Millisecond))
-	}
-	return nil
+	return st, nil
 }
 
-// build assembles the supervisor and its two workers, all of whose tool calls
-// run through one executor.
-func build(team models) (*graph.Graph[agent.State], error) {
+// build assembles the supervisor and its two workers. Every tool call of the
+// three agents — searches, style guide, handoffs — runs through one parallel
+// executor and its middleware.
+func build(team models, st *stats) (*graph.Graph[agent.State], error) {
 	exec := executor.Parallel(
 		executor.WithObserver(nodes.ToolEvents),
 		executor.WithMiddleware(toolMiddleware()...),
@@ -86,7 +94,7 @@ func build(team models) (*graph.Graph[agent.State], error) {
 	researcher, err := agent.NewReAct(team.researcher,
 		agent.WithName("researcher"),
 		agent.WithSystemPrompt("You are a careful researcher. Search the notes (several searches at once when it helps), then reply with a short list of facts, one per line, each starting with \"- \". Use only what the notes say."),
-		agent.WithTools(searchTool()),
+		agent.WithTools(searchTool(st)),
 		agent.WithExecutor(exec))
 	if err != nil {
 		return nil, err
@@ -94,7 +102,7 @@ func build(team models) (*graph.Graph[agent.State], error) {
 	writer, err := agent.NewReAct(team.writer,
 		agent.WithName("writer"),
 		agent.WithSystemPrompt("You are a technical writer. Read the house style guide first, follow it, and reply with the requested text only."),
-		agent.WithTools(styleGuideTool()),
+		agent.WithTools(styleGuideTool(st)),
 		agent.WithExecutor(exec))
 	if err != nil {
 		return nil, err
@@ -104,23 +112,45 @@ func build(team models) (*graph.Graph[agent.State], error) {
 			Name:        "researcher",
 			Description: "Searches the team's notes and returns the relevant facts as a list.",
 			Agent:       researcher,
-			Handoff:     []handoff.Option{handoff.WithRetries(1, 200*time.Millisecond)},
 		},
 		{
 			Name:        "writer",
 			Description: "Writes titles and short texts for newcomers in the house style. Give it the facts to use as context.",
 			Agent:       writer,
-			Handoff:     []handoff.Option{handoff.WithRetries(1, 200*time.Millisecond)},
+			// The writer's answer must not be empty; one more try if it is.
+			Handoff: []handoff.Option{handoff.WithRetries(1, 100*time.Millisecond), handoff.WithValidator(nonEmpty)},
 		},
 	}, agent.WithExecutor(exec))
 }
 
-// toolMiddleware wraps every tool call, handoffs included.
+func nonEmpty(_ context.Context, out handoff.Output) error {
+	if strings.TrimSpace(out.Answer) == "" {
+		return errors.New("the answer is empty")
+	}
+	return nil
+}
+
+// toolMiddleware wraps every tool call, outermost first: read-only results
+// (searches, the style guide) are cached; transient failures are retried,
+// with a line in the trace; a tool that keeps failing is cut off by its
+// circuit breaker; every call is bounded in time, the workers more loosely.
 func toolMiddleware() []executor.Middleware {
 	return []executor.Middleware{
-		executor.Intercept(func(ctx context.Context, req *executor.Request, next executor.Handler) tool.Result {
-			return next.Handle(ctx, req)
-		}),
+		middleware.Cache(middleware.WithTTL(10 * time.Minute)),
+		middleware.Retry(
+			middleware.WithMaxAttempts(3),
+			middleware.WithInitialInterval(50*time.Millisecond),
+			middleware.WithRetryOn(func(ctx context.Context, info middleware.RetryInfo) bool {
+				retry := middleware.DefaultRetryOn(ctx, info)
+				if retry {
+					graph.EmitCustom(ctx, "retry", fmt.Sprintf("%s attempt %d failed, trying again: %s", info.Request.ToolName(), info.Attempt, info.Result.Text()))
+				}
+				return retry
+			})),
+		middleware.CircuitBreaker(middleware.WithConsecutiveFailures(3), middleware.WithOpenTimeout(30*time.Second)),
+		middleware.Timeout(10*time.Second,
+			middleware.WithToolTimeout("researcher", 3*time.Minute),
+			middleware.WithToolTimeout("writer", 3*time.Minute)),
 	}
 }
 
@@ -137,15 +167,19 @@ type searchArgs struct {
 	Query string `json:"query" jsonschema:"minLength=1" jsonschema_description:"A word or two to look for, such as goroutine or scheduler."`
 }
 
-// searchTool searches the notes; it is read-only, so the cache serves
-// repeated searches.
-func searchTool() tool.Tool {
+// searchTool searches the notes. The notes service takes a moment and, to
+// show the retry middleware at work, fails its first call of a run with a
+// transient error. The tool is read-only, so the cache serves repeated
+// searches.
+func searchTool(st *stats) tool.Tool {
 	return tool.MustFunc("search", "Searches the team's notes on Go and returns the matching notes.",
 		func(ctx context.Context, in searchArgs) (string, error) {
-			select { // a search takes a moment
-			case <-time.After(30 * time.Millisecond):
-			case <-ctx.Done():
-				return "", ctx.Err()
+			st.searches.Add(1)
+			if st.failedFirst.CompareAndSwap(false, true) {
+				return "", middleware.Transient(errors.New("notes service: 503 Service Unavailable"))
+			}
+			if err := pause(ctx, 30*time.Millisecond); err != nil {
+				return "", err
 			}
 			var found []string
 			for _, n := range notes {
@@ -174,11 +208,28 @@ func matches(topic, query string) bool {
 	return false
 }
 
-// styleGuideTool returns the house style guide; it is read-only, so the
-// writer's second call is served by the cache.
-func styleGuideTool() tool.Tool {
+// pause waits d, or until ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// styleGuideTool returns the house style guide from the wiki, which takes a
+// moment; the tool is read-only, so the writer's second call is served by
+// the cache at once.
+func styleGuideTool(st *stats) tool.Tool {
 	return tool.MustFunc("style_guide", "Returns the house style guide for texts for newcomers.",
-		func(context.Context, struct{}) (string, error) {
+		func(ctx context.Context, _ struct{}) (string, error) {
+			st.guideReads.Add(1)
+			if err := pause(ctx, 20*time.Millisecond); err != nil {
+				return "", err
+			}
 			return "Titles: at most six words, no colon. Texts: one paragraph, short sentences, present tense, no jargon without an explanation.", nil
 		},
 		tool.WithMetadata(tool.Metadata{ReadOnly: true, ConcurrencySafe: true}))

@@ -20,7 +20,8 @@ func offline(string) string { return "" }
 
 func TestSupervisorRunsOffline(t *testing.T) {
 	var out bytes.Buffer
-	require.NoError(t, run(context.Background(), &out, offline, "ignored offline", agent.TraceDurations(0), agent.TraceWidth(0)))
+	st, err := run(context.Background(), &out, offline, "ignored offline", agent.TraceDurations(0), agent.TraceWidth(0))
+	require.NoError(t, err)
 	s := out.String()
 	lines := strings.Split(s, "\n")
 
@@ -48,6 +49,15 @@ func TestSupervisorRunsOffline(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(s, "supervisor → writer "))
 	assert.Contains(t, s, `"context":"Title: Meet the goroutine\n\nFacts:\n- A goroutine is a function`)
 
+	// The middleware at work: the first search failed with a transient
+	// error and was retried (a line in the trace, three searches for two
+	// calls); the writer's second read of the style guide came from the
+	// cache.
+	assert.Contains(t, s, `  supervisor › researcher • retry: search attempt 1 failed, trying again: tool "search" failed: notes service: 503 Service Unavailable`)
+	assert.Equal(t, 2, strings.Count(s, "  supervisor › researcher ✓ search: "))
+	assert.Equal(t, int32(3), st.searches.Load())
+	assert.Equal(t, int32(1), st.guideReads.Load())
+
 	// The answer is the writer's paragraph, printed in full, and nothing failed.
 	assert.Contains(t, s, "supervisor » Meet the goroutine\n\n  A goroutine is a function running concurrently with other goroutines in the same address space; a go statement starts one: go f(x). A goroutine starts with a small stack")
 	assert.Contains(t, s, "when one goroutine blocks, the others keep running.\nsupervisor ■ done: 9 model calls · 7 tool calls\n")
@@ -73,7 +83,7 @@ func TestChooseModels(t *testing.T) {
 			assert.True(t, strings.HasPrefix(team.describe, tc.want), team.describe)
 			assert.Equal(t, tc.env == nil, team.offline)
 			require.NotNil(t, team.supervisor)
-			_, err = build(team)
+			_, err = build(team, &stats{})
 			require.NoError(t, err, "the system builds on every provider")
 		})
 	}
