@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,9 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/middleware"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/scripted"
+	"github.com/trellis-go/trellis/nodes"
 	"github.com/trellis-go/trellis/state/memory"
 	"github.com/trellis-go/trellis/tool"
 	"github.com/trellis-go/trellis/tool/handoff"
@@ -366,4 +370,37 @@ func TestSupervisorParallelWorkersBothInterruptAndResumeTogether(t *testing.T) {
 	assert.Equal(t, "left: tea? yes | right: milk? no", agent.FinalText(out.Messages))
 	assert.Equal(t, 2, lm.Calls(), "each worker resumed where it stopped")
 	assert.Equal(t, 2, rm.Calls())
+}
+
+func TestSupervisorInterruptThroughTheStandardMiddleware(t *testing.T) {
+	var asked atomic.Int32
+	confirm := tool.MustFunc("confirm", "asks a human", func(ctx context.Context, _ struct{}) (string, error) {
+		asked.Add(1)
+		ok, err := graph.Interrupt[string](ctx, "ship it?")
+		return "human: " + ok, err
+	})
+	exec := executor.Parallel(executor.WithObserver(nodes.ToolEvents), executor.WithMiddleware(
+		middleware.Cache(),
+		middleware.Retry(middleware.WithInitialInterval(time.Millisecond)),
+		// A call that waits for a person has not failed: it must not count
+		// against the tool's breaker.
+		middleware.CircuitBreaker(middleware.WithConsecutiveFailures(1), middleware.WithFailureCheck(func(r tool.Result) bool {
+			return !errors.Is(r.Err, graph.ErrInterrupted) && middleware.BreakerFailure(r)
+		})),
+		middleware.Timeout(5*time.Second),
+	))
+	shipper := scripted.New(scripted.CallTools(scripted.Call("confirm", `{}`)), echoLastTool("shipper: "))
+	sup := scripted.New(scripted.CallTools(scripted.Call("shipper", `{"task":"ship"}`)), echoLastTool(""))
+	g, err := agent.NewSupervisor(sup, []agent.Worker{
+		{Name: "shipper", Description: "ships", Agent: newWorker(t, "shipper", shipper, agent.WithTools(confirm), agent.WithExecutor(exec))},
+	}, agent.WithExecutor(exec), agent.WithCheckpointer(memory.New()))
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = g.Invoke(ctx, agent.Ask("ship"), graph.WithThread("s"))
+	var ie *graph.InterruptError
+	require.ErrorAs(t, err, &ie)
+	assert.Equal(t, int32(1), asked.Load(), "the interrupt was not retried")
+	out, err := g.Resume(ctx, "s", graph.WithResumeValue("yes"))
+	require.NoError(t, err)
+	assert.Equal(t, "shipper: human: yes", agent.FinalText(out.Messages))
 }
