@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/middleware"
@@ -379,4 +380,134 @@ func TestRecommendedChain(t *testing.T) {
 	assert.EqualValues(t, 3, flaky.Runs(), "the second call is served from the cache")
 	assert.Len(t, f.spans.Ended(), 2, "one span per call, cache hits included")
 	assert.Equal(t, 2, strings.Count(logs.String(), `"msg":"tool call"`))
+}
+
+func TestOrderCacheAndRateLimit(t *testing.T) {
+	limit := func() executor.Middleware {
+		return middleware.RateLimit(1, 1, middleware.WithReject(), middleware.WithClock(newFakeClock()))
+	}
+	for _, tc := range []struct {
+		name  string
+		order func() []executor.Middleware
+		hit   tool.Status
+	}{
+		{"cache outside rate limit: hits take no token", func() []executor.Middleware {
+			return []executor.Middleware{middleware.Cache(), limit()}
+		}, tool.StatusSuccess},
+		{"rate limit outside cache: hits take tokens too", func() []executor.Middleware {
+			return []executor.Middleware{limit(), middleware.Cache()}
+		}, tool.StatusFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lookup := newCounted(t, "lookup", readOnly, ok("v"))
+			h := handler(tc.order()...)
+			require.Equal(t, tool.StatusSuccess, h.Handle(context.Background(), req(lookup, "1", "")).Status)
+			assert.Equal(t, tc.hit, h.Handle(context.Background(), req(lookup, "2", "")).Status)
+			assert.EqualValues(t, 1, lookup.Runs())
+		})
+	}
+}
+
+func TestOrderCircuitBreakerAndRateLimit(t *testing.T) {
+	limit := func() executor.Middleware {
+		return middleware.RateLimit(1, 2, middleware.WithReject(), middleware.WithClock(newFakeClock()))
+	}
+	breaker := func() executor.Middleware {
+		return middleware.CircuitBreaker(middleware.WithConsecutiveFailures(1), middleware.WithOpenTimeout(time.Hour))
+	}
+	for _, tc := range []struct {
+		name   string
+		order  func() []executor.Middleware
+		tokens bool // whether the refused call used a token
+	}{
+		{"breaker outside rate limit: refused calls take no token", func() []executor.Middleware {
+			return []executor.Middleware{breaker(), limit()}
+		}, false},
+		{"rate limit outside breaker: refused calls use up tokens", func() []executor.Middleware {
+			return []executor.Middleware{limit(), breaker()}
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			down := newCounted(t, "down", readOnly, failWith(errDown))
+			up := newCounted(t, "up", readOnly, ok("fine"))
+			h := handler(tc.order()...)
+			h.Handle(context.Background(), req(down, "1", "")) // a token; trips the breaker
+			require.Equal(t, middleware.CodeCircuitOpen, h.Handle(context.Background(), req(down, "2", "")).ErrorCode)
+			// "down" had two tokens: the refused call used the second or not.
+			r := h.Handle(context.Background(), req(down, "3", ""))
+			if tc.tokens {
+				assert.Equal(t, middleware.CodeRateLimited, r.ErrorCode)
+			} else {
+				assert.Equal(t, middleware.CodeCircuitOpen, r.ErrorCode)
+			}
+			assert.Equal(t, tool.StatusSuccess, h.Handle(context.Background(), req(up, "4", "")).Status, "other tools keep their budget")
+		})
+	}
+}
+
+// spanSeer is a slog handler that records whether records carry a span.
+type spanSeer struct{ withSpan, without int }
+
+func (s *spanSeer) Enabled(context.Context, slog.Level) bool { return true }
+func (s *spanSeer) Handle(ctx context.Context, _ slog.Record) error {
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		s.withSpan++
+	} else {
+		s.without++
+	}
+	return nil
+}
+func (s *spanSeer) WithAttrs([]slog.Attr) slog.Handler { return s }
+func (s *spanSeer) WithGroup(string) slog.Handler      { return s }
+
+func TestOrderLoggingAndTelemetry(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		logInside bool
+	}{
+		{"logging inside telemetry: records carry the span", true},
+		{"logging outside telemetry: they do not", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newOtel(t)
+			seer := &spanSeer{}
+			logging := middleware.Logging(slog.New(seer))
+			order := []executor.Middleware{logging, f.mw()}
+			if tc.logInside {
+				order = []executor.Middleware{f.mw(), logging}
+			}
+			handler(order...).Handle(context.Background(), req(newCounted(t, "t", readOnly, ok("x")), "1", ""))
+			if tc.logInside {
+				assert.Equal(t, 2, seer.withSpan)
+				assert.Zero(t, seer.without)
+			} else {
+				assert.Zero(t, seer.withSpan)
+				assert.Equal(t, 2, seer.without)
+			}
+		})
+	}
+}
+
+func TestOrderLoggingAndRefusals(t *testing.T) {
+	denyAll := tool.PolicyFunc(func(context.Context, tool.PermissionRequest) (tool.Decision, error) { return tool.Deny("no"), nil })
+	for _, tc := range []struct {
+		name   string
+		outer  bool
+		logged bool
+	}{
+		{"logging outside permission: denials are logged", true, true},
+		{"permission outside logging: denials leave no record", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			logging := middleware.Logging(slog.New(slog.NewJSONHandler(&buf, nil)))
+			order := []executor.Middleware{middleware.Permission(denyAll), logging}
+			if tc.outer {
+				order = []executor.Middleware{logging, middleware.Permission(denyAll)}
+			}
+			r := handler(order...).Handle(context.Background(), req(newCounted(t, "t", readOnly, ok("x")), "1", ""))
+			require.Equal(t, tool.StatusDenied, r.Status)
+			assert.Equal(t, tc.logged, strings.Contains(buf.String(), `"status":"denied"`))
+		})
+	}
 }
