@@ -468,7 +468,8 @@ func (d *fastDecoder) array(n *fastNode, dst reflect.Value, depth int) bool {
 			}
 			arr = deref(n, dst)
 			if count > 0 { // an empty array leaves the slice nil, as the decoder does
-				arr.Set(reflect.MakeSlice(n.typ, count, count))
+				arr.Grow(count)
+				arr.SetLen(count)
 			}
 		case bindArray:
 			arr = deref(n, dst)

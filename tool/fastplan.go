@@ -197,9 +197,8 @@ type numBounds struct {
 
 // numBound is one of minimum, maximum, exclusiveMinimum, exclusiveMaximum.
 type numBound struct {
-	r     *big.Rat
-	f     float64 // r rounded to the nearest float64
-	exact bool    // whether a comparison needs exact arithmetic when floats tie
+	r *big.Rat
+	f float64 // r rounded to the nearest float64
 	// pass reports whether the comparison of value to bound (-1, 0, 1)
 	// satisfies the keyword.
 	pass func(cmp int) bool
@@ -303,27 +302,27 @@ func newTypedPlan(s *Schema, t reflect.Type) *fastNode {
 	return root
 }
 
-// unsupportedNode is a position where every value declines.
-var unsupportedNode = &fastNode{unsupported: true}
+// unsupportedNode returns a position where every value declines.
+func unsupportedNode() *fastNode { return &fastNode{unsupported: true} }
 
 // node builds the position of the compiled schema s, where coercion uses cn
 // and (in a typed plan) values go into a t.
 func (b *planBuilder) node(s *jsonschema.Schema, cn *coerceNode, t reflect.Type, depth int) *fastNode {
 	if s == nil || depth > maxFastDepth {
-		return unsupportedNode
+		return unsupportedNode()
 	}
 	n := &fastNode{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}
 	if s.Bool != nil {
 		// true accepts everything, and coercion must have nothing to do
 		// here; false refuses everything.
 		if !*s.Bool || cn != nil {
-			return unsupportedNode
+			return unsupportedNode()
 		}
 		n.anyValue = true
 		return b.bindType(n, t)
 	}
 	if !fastKeywordsOnly(s) {
-		return unsupportedNode
+		return unsupportedNode()
 	}
 	if s.Types != nil && !s.Types.IsEmpty() {
 		for _, name := range s.Types.ToStrings() {
@@ -331,19 +330,19 @@ func (b *planBuilder) node(s *jsonschema.Schema, cn *coerceNode, t reflect.Type,
 		}
 	}
 	if cn != nil && (cn.types != n.types || len(cn.prefix) > 0) {
-		return unsupportedNode // coercion sees this position differently
+		return unsupportedNode() // coercion sees this position differently
 	}
 	if s.Enum != nil {
 		e, ok := newFastEnum(s.Enum.Values)
 		if !ok {
-			return unsupportedNode
+			return unsupportedNode()
 		}
 		n.enum = e
 	}
 	if s.Const != nil {
 		e, ok := newFastEnum([]any{*s.Const})
 		if !ok {
-			return unsupportedNode
+			return unsupportedNode()
 		}
 		n.konst = e
 	}
@@ -371,14 +370,14 @@ func (b *planBuilder) node(s *jsonschema.Schema, cn *coerceNode, t reflect.Type,
 	} else if s.Items != nil {
 		is, ok := s.Items.(*jsonschema.Schema)
 		if !ok {
-			return unsupportedNode // the tuple form
+			return unsupportedNode() // the tuple form
 		}
 		itemSchema = is
 	}
 
 	// Objects.
 	if len(s.Properties) > maxFastProps {
-		return unsupportedNode
+		return unsupportedNode()
 	}
 	switch ap := s.AdditionalProperties.(type) {
 	case nil:
@@ -402,11 +401,11 @@ func (b *planBuilder) node(s *jsonschema.Schema, cn *coerceNode, t reflect.Type,
 			n.extra = extraSchema
 		}
 	default:
-		return unsupportedNode
+		return unsupportedNode()
 	}
 
 	if cn != nil && !sameChildren(s, cn, itemSchema, n.extra) {
-		return unsupportedNode
+		return unsupportedNode()
 	}
 	n.anyValue = n.types == 0 && n.enum == nil && n.konst == nil && n.format == nil &&
 		n.minLen < 0 && n.maxLen < 0 && n.pattern == nil && n.num == nil &&
@@ -489,10 +488,10 @@ func (b *planBuilder) node(s *jsonschema.Schema, cn *coerceNode, t reflect.Type,
 	for _, r := range s.Required {
 		i := n.lookup(r)
 		if i < 0 {
-			return unsupportedNode // required but not declared
+			return unsupportedNode() // required but not declared
 		}
 		if p := n.props[i]; p.node.unsupported || n.bind == bindStruct && !p.field {
-			return unsupportedNode // every object here would decline
+			return unsupportedNode() // every object here would decline
 		}
 		n.required |= 1 << i
 	}
