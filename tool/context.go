@@ -80,15 +80,32 @@ func RunState[S any](ctx context.Context) (S, bool) {
 // run that makes the calls; the ToolsNode sets it. The slice must not be
 // modified afterwards.
 func WithConversation(ctx context.Context, msgs []model.Message) context.Context {
-	return context.WithValue(ctx, conversationKey{}, msgs)
+	return &conversationContext{Context: ctx, msgs: msgs}
+}
+
+// conversationContext carries a conversation without boxing the slice, so
+// that setting it costs one allocation.
+type conversationContext struct {
+	context.Context
+	msgs []model.Message
+}
+
+// Value answers the conversation key and defers the rest to the parent.
+func (c *conversationContext) Value(key any) any {
+	if _, ok := key.(conversationKey); ok {
+		return c
+	}
+	return c.Context.Value(key)
 }
 
 // Conversation returns the conversation carried by ctx (see
 // WithConversation), nil if there is none. Tools such as handoffs read it
 // to share the caller's history; they must not modify it.
 func Conversation(ctx context.Context) []model.Message {
-	msgs, _ := ctx.Value(conversationKey{}).([]model.Message)
-	return msgs
+	if c, ok := ctx.Value(conversationKey{}).(*conversationContext); ok {
+		return c.msgs
+	}
+	return nil
 }
 
 // Update is progress reported by a running call. The executor turns updates
