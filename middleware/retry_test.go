@@ -98,7 +98,7 @@ func TestRetryJitterBounds(t *testing.T) {
 	clock := newFakeClock()
 	c := newCounted(t, "api", readOnly, failTimes(100, errFlaky))
 	h := handler(middleware.Retry(middleware.WithClock(clock), middleware.WithMaxAttempts(6),
-		middleware.WithInitialInterval(time.Second), middleware.WithBackoffFactor(2), middleware.WithJitter(0.5)))
+		middleware.WithInitialInterval(time.Second), middleware.WithBackoffFactor(2), middleware.WithMaxInterval(time.Minute), middleware.WithJitter(0.5)))
 	h.Handle(context.Background(), req(c, "1", ""))
 	sleeps := clock.Sleeps()
 	require.Len(t, sleeps, 5)
