@@ -211,8 +211,8 @@ func TestSupervisorInterruptInsideAWorkerResumes(t *testing.T) {
 	// The payer's model reacts to its conversation: it asks for approval
 	// until it has the answer. (The lookup finishes in the same batch, so the
 	// ToolsNode keeps its answer and waits for the payer in a new superstep,
-	// where the payer's handoff runs again under a new task: the payer
-	// starts over once before its interrupt stops the run.)
+	// where the payer's handoff resumes from its own checkpoints: the payer's
+	// model is not asked again before the interrupt stops the run.)
 	payStep := scripted.Func(func(req *model.Request) (*model.Response, error) {
 		if last := req.Messages[len(req.Messages)-1]; last.Role == model.RoleTool {
 			return &model.Response{Message: model.Assistant("payer: " + last.Text())}, nil
@@ -256,6 +256,7 @@ func TestSupervisorInterruptInsideAWorkerResumes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "done: invoice 7 is due | payer: paid 40", agent.FinalText(out.Messages))
 	assert.Equal(t, 1, lookup.Calls(), "the finished worker did not run again")
+	assert.Equal(t, 2, payer.Calls(), "the paused worker resumed where it stopped: one call to ask, one after the answer")
 	assert.Equal(t, 2, sup.Calls())
 }
 

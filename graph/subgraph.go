@@ -138,9 +138,10 @@ func (g *Graph[S]) AsSubgraph() *SubgraphNode[S] {
 //     parent's path and name), and receives the values the parent is
 //     resumed with.
 //
-// key tells apart several nested runs of one name within one task (a tool
-// call's ID, say); it may be empty when there is only one. Outside a run,
-// Nested is Invoke.
+// key tells apart several nested runs of one name (a tool call's ID, say).
+// With a key, the nested run's checkpoints belong to the key rather than to
+// the task, so keys must be unique within the thread; without one, they
+// belong to the task. Outside a run, Nested is Invoke.
 func (g *Graph[S]) Nested(ctx context.Context, input S, name, key string, opts ...RunOption) (S, error) {
 	cfg := runConfig{modes: ModeAll}
 	for _, o := range opts {
@@ -151,9 +152,13 @@ func (g *Graph[S]) Nested(ctx context.Context, input S, name, key string, opts .
 		return g.execute(ctx, &input, &cfg, nil, nil)
 	}
 	em := m.emit.restrict(cfg.modes)
-	ns := m.ns() + "/" + m.node + ":" + m.task.taskID() + "/" + name
-	if key != "" {
-		ns += ":" + key
+	// With a key (unique within the thread, such as a tool call's ID) the
+	// namespace does not depend on the task: a node that finishes part of its
+	// work, continues in a new superstep and runs the same nested graph again
+	// finds its checkpoints.
+	ns := m.ns() + "/" + m.node + "/" + name + ":" + key
+	if key == "" {
+		ns = m.ns() + "/" + m.node + ":" + m.task.taskID() + "/" + name
 	}
 	cfg.thread = ""
 	return g.execute(ctx, &input, &cfg, em, &nesting{parent: m, path: append(slices.Clip(m.path), name), ns: ns})
