@@ -76,6 +76,11 @@ func (e *InterruptError) Error() string {
 // Is reports whether target is ErrInterrupted.
 func (e *InterruptError) Is(target error) bool { return target == ErrInterrupted }
 
+// Permanent reports true: a pause is not a failure to retry. Retry and
+// circuit-breaker middleware recognise the method and leave paused calls
+// alone.
+func (e *InterruptError) Permanent() bool { return true }
+
 func isInterrupt(err error) bool {
 	var ie *InterruptError
 	return errors.As(err, &ie)
