@@ -13,7 +13,7 @@ import (
 )
 
 // trivialTool answers at once; it measures the executor, not the tool.
-func trivialTool(b *testing.B) tool.Tool {
+func trivialTool(b testing.TB) tool.Tool {
 	return newTool(b, "noop", safe, func(context.Context, string, json.RawMessage) (tool.Result, error) {
 		return tool.Text("ok"), nil
 	})

@@ -75,8 +75,9 @@ func WithFailFast() Option {
 }
 
 // WithErrorPrefix puts prefix (for example an agent's name) in front of the
-// message of the error Execute returns and of the Err of every error
-// result, as "prefix: message", so that logs say which executor failed.
+// message of the error Execute returns and of the Err of every error result
+// that has one, as "prefix: message", so that logs say which executor
+// failed.
 // errors.Is and errors.As see through it. The content the model reads is
 // not changed.
 func WithErrorPrefix(prefix string) Option {
