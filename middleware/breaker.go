@@ -96,8 +96,10 @@ func WithStateChange(f func(toolName string, from, to gobreaker.State)) BreakerO
 // BreakerFailure is the default failure check of CircuitBreaker: a result
 // counts as a failure of the tool when the tool failed (an error, a panic,
 // a timeout), not when the call was the caller's mistake (invalid
-// arguments, an unknown tool), was refused (denied, rate limited), or
-// did not finish (cancelled, pending).
+// arguments, an unknown tool), was refused (denied, rate limited), did not
+// finish (cancelled, pending), or ended with a permanent error (IsPermanent:
+// an answer that no retry can change, such as a run pausing to wait for a
+// person, says nothing of the tool's health).
 func BreakerFailure(r tool.Result) bool {
 	switch r.Status {
 	case tool.StatusTimeout:
@@ -111,7 +113,7 @@ func BreakerFailure(r tool.Result) bool {
 		tool.CodePermissionDenied, tool.CodeApprovalRequired, CodeRateLimited, CodeCircuitOpen:
 		return false
 	}
-	return true
+	return !IsPermanent(r.Err)
 }
 
 // CircuitBreaker keeps one circuit breaker per tool

@@ -227,6 +227,8 @@ func TestBreakerCountsOnlyFailuresOfTheTool(t *testing.T) {
 			cancel()
 			return ctx
 		}, false},
+		{"permanent error (a pause, say)", failWith(interruptErr{}), "", context.Background, false},
+		{"marked permanent", failWith(middleware.Permanent(errDown)), "", context.Background, false},
 		{"error result without error", func(context.Context, string, json.RawMessage) (tool.Result, error) {
 			return tool.Result{IsError: true, ErrorCode: "quota"}, nil
 		}, "", context.Background, true},
