@@ -31,12 +31,19 @@ type constrainedArgs struct {
 
 var benchRaw = json.RawMessage(`{"query":"weather in Berlin","limit":10,"exact":true,"weight":0.75,"tags":["news","weather","europe"]}`)
 
-func benchInvoke[In any](b *testing.B) {
+// benchCoercedRaw is benchRaw as a model that quotes numbers and booleans
+// sends it: coercion has to fix three values, so the call takes the full
+// pipeline.
+var benchCoercedRaw = json.RawMessage(`{"query":"weather in Berlin","limit":"10","exact":"true","weight":"0.75","tags":["news","weather","europe"]}`)
+
+func benchInvoke[In any](b *testing.B) { benchInvokeWith[In](b, benchRaw) }
+
+func benchInvokeWith[In any](b *testing.B, raw json.RawMessage) {
 	ft := MustFunc("search", "Search", func(_ context.Context, in In) (string, error) {
 		return "ok", nil
 	})
 	iv := NewInvoker()
-	call := model.ToolCall{ID: "call_1", Name: "search", Arguments: benchRaw}
+	call := model.ToolCall{ID: "call_1", Name: "search", Arguments: raw}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -56,6 +63,11 @@ func BenchmarkTypedToolCall(b *testing.B) { benchInvoke[benchArgs](b) }
 // constraints on four of the five fields.
 func BenchmarkTypedToolCallConstrained(b *testing.B) { benchInvoke[constrainedArgs](b) }
 
+// BenchmarkTypedToolCallCoerced is BenchmarkTypedToolCall with arguments
+// that need coercion: the fast path declines them and the full pipeline
+// (parse, coerce, validate, decode) runs.
+func BenchmarkTypedToolCallCoerced(b *testing.B) { benchInvokeWith[benchArgs](b, benchCoercedRaw) }
+
 // BenchmarkPlainUnmarshal decodes the same arguments with json.Unmarshal,
 // the baseline the pipeline is measured against.
 func BenchmarkPlainUnmarshal(b *testing.B) {
@@ -69,7 +81,8 @@ func BenchmarkPlainUnmarshal(b *testing.B) {
 }
 
 // BenchmarkArgumentStages measures each step of the typed pipeline alone,
-// on the arguments of BenchmarkTypedToolCall.
+// on the arguments of BenchmarkTypedToolCall, and the fast path that
+// replaces all four for such arguments.
 func BenchmarkArgumentStages(b *testing.B) {
 	ft := MustFunc("search", "Search", func(_ context.Context, in benchArgs) (string, error) { return in.Query, nil })
 	sch := ft.CompiledSchema()
@@ -104,6 +117,14 @@ func BenchmarkArgumentStages(b *testing.B) {
 		for b.Loop() {
 			if _, errs := decodeValue[benchArgs](ft.decode, parsed); errs != nil {
 				b.Fatal(errs)
+			}
+		}
+	})
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, ok := fastArguments[benchArgs](ft.fast, benchRaw); !ok {
+				b.Fatal("the fast path declined")
 			}
 		}
 	})

@@ -69,6 +69,19 @@
 // cancellation and panics become error results too, so a run never aborts
 // on a tool's failure.
 //
+// Most calls carry arguments that are already right, and for those the
+// pipeline has a fast path: a plan built once per tool from the compiled
+// schema (and a typed tool's argument type) reads the JSON text in one pass,
+// checks each value against its schema and stores it straight into In. It
+// is an optimization, not a second set of rules: it accepts only arguments
+// that the steps above would accept without changing them, and then gives
+// exactly what they give. Anything it does not check itself (arguments that
+// need repair or coercion, a missing or unknown property, a broken
+// constraint, a duplicate key, keywords such as anyOf, oneOf, $ref or
+// patternProperties, a PrepareArguments hook) sends the call through the
+// full pipeline, which remains the validator of record and produces the
+// error results.
+//
 // # Results
 //
 // A Result carries content the model sees (text, images, JSON), details it

@@ -170,7 +170,9 @@ func fastArguments[In any](plan *fastNode, args json.RawMessage) (In, bool) {
 // FuncTool is a typed tool built from a Go function. Its input schema is
 // derived from In (or given by hand), so the schema and the decoding never
 // drift; the arguments are coerced, validated and decoded into In before
-// the function runs.
+// the function runs. Arguments that need no coercion are usually checked
+// and decoded in one pass (see "The argument pipeline" in the package
+// documentation), with the same outcome.
 type FuncTool[In, Out any] struct {
 	core
 	decode decodeFunc

@@ -81,6 +81,14 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		want, wantErr := stdParse(raw)
 		got, err := Parse(raw)
+		// skip, which the fast path uses, accepts exactly what Parse does.
+		sp := parser{s: string(raw)}
+		sp.space()
+		skipErr := sp.skip(0)
+		sp.space()
+		if skipOK := len(raw) > 0 && skipErr == nil && sp.i == len(sp.s); skipOK != (err == nil) {
+			t.Fatalf("skip accepts %q: %v, Parse: %v", raw, skipOK, err)
+		}
 		if wantErr != nil {
 			if err == nil {
 				t.Fatalf("Parse accepted %q, encoding/json: %v", raw, wantErr)
