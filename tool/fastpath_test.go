@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -631,4 +632,39 @@ func FuzzFastValidateMatchesPipeline(f *testing.F) {
 			t.Fatalf("the fast path accepted %q for %s, which coercion changes to %s", value, schema, a.raw)
 		}
 	})
+}
+
+// TestFastPlanKnowsEveryKeyword guards the plan builder against a new
+// version of the validator: every exported field of its compiled schema
+// must be one the builder checks, refuses or knows to be harmless. A field
+// missing from this list means a keyword the fast path might overlook.
+func TestFastPlanKnowsEveryKeyword(t *testing.T) {
+	known := map[string]string{
+		"DraftVersion": "items form", "Location": "harmless", "Bool": "checked",
+		"ID": "harmless", "Ref": "refused", "Anchor": "harmless", "RecursiveRef": "refused",
+		"RecursiveAnchor": "harmless", "DynamicRef": "refused", "DynamicAnchor": "harmless",
+		"Types": "checked", "Enum": "checked", "Const": "checked", "Not": "refused",
+		"AllOf": "refused", "AnyOf": "refused", "OneOf": "refused", "If": "refused",
+		"Then": "refused", "Else": "refused", "Format": "checked",
+		"MaxProperties": "refused", "MinProperties": "refused", "Required": "checked",
+		"PropertyNames": "refused", "Properties": "checked", "PatternProperties": "refused",
+		"AdditionalProperties": "checked", "Dependencies": "refused", "DependentRequired": "refused",
+		"DependentSchemas": "refused", "UnevaluatedProperties": "refused",
+		"MinItems": "checked", "MaxItems": "checked", "UniqueItems": "checked", "Contains": "refused",
+		"MinContains": "refused", "MaxContains": "refused", "Items": "checked", "AdditionalItems": "refused",
+		"PrefixItems": "refused", "Items2020": "checked", "UnevaluatedItems": "refused",
+		"MinLength": "checked", "MaxLength": "checked", "Pattern": "checked",
+		"ContentEncoding": "refused", "ContentMediaType": "refused", "ContentSchema": "refused",
+		"Maximum": "checked", "Minimum": "checked", "ExclusiveMaximum": "checked",
+		"ExclusiveMinimum": "checked", "MultipleOf": "checked", "Extensions": "refused",
+		"Title": "annotation", "Description": "annotation", "Default": "annotation",
+		"Comment": "annotation", "ReadOnly": "annotation", "WriteOnly": "annotation",
+		"Examples": "annotation", "Deprecated": "annotation",
+	}
+	st := reflect.TypeFor[jsonschema.Schema]()
+	for i := range st.NumField() {
+		if f := st.Field(i); f.IsExported() {
+			assert.Contains(t, known, f.Name, "the validator has a schema field the fast path does not know")
+		}
+	}
 }
