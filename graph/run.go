@@ -405,12 +405,17 @@ func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *em
 		// A nested run checkpoints when, and where, its parent does.
 		if pp := parent.p; pp != nil {
 			m.p = &persistence{saver: pp.saver, ser: pp.ser, durability: pp.durability, thread: pp.thread, ns: nest.ns}
+			if pp.saver == nil {
+				m.p.ns = ""
+			}
 		}
 	case g.saver != nil:
 		m.p = &persistence{saver: g.saver, ser: g.ser, durability: g.durability, thread: cfg.thread}
 		if m.p.ser == nil {
 			m.p.ser = state.JSON()
 		}
+	case cfg.thread != "":
+		m.p = &persistence{thread: cfg.thread} // named, not checkpointed
 	}
 	if cfg.durability != nil && m.p != nil {
 		m.p.durability = *cfg.durability
@@ -443,7 +448,7 @@ func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *em
 		r.ctx.Context, span = r.tel.startRun(ctx, m)
 		defer func() { r.tel.endRun(ctx, m, span, start, err) }()
 	}
-	if p := m.p; p != nil {
+	if p := m.p; p != nil && p.saver != nil {
 		if p.thread == "" {
 			return st, fmt.Errorf("graph %q: %w", g.name, ErrNoThread)
 		}
