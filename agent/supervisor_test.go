@@ -383,11 +383,10 @@ func TestSupervisorInterruptThroughTheStandardMiddleware(t *testing.T) {
 	exec := executor.Parallel(executor.WithObserver(nodes.ToolEvents), executor.WithMiddleware(
 		middleware.Cache(),
 		middleware.Retry(middleware.WithInitialInterval(time.Millisecond)),
-		// A call that waits for a person has not failed: it must not count
-		// against the tool's breaker.
-		middleware.CircuitBreaker(middleware.WithConsecutiveFailures(1), middleware.WithFailureCheck(func(r tool.Result) bool {
-			return !errors.Is(r.Err, graph.ErrInterrupted) && middleware.BreakerFailure(r)
-		})),
+		// A call that waits for a person has not failed: with one failure
+		// tripping the breaker, a pause counted as one would open it and the
+		// resumed call would be refused.
+		middleware.CircuitBreaker(middleware.WithConsecutiveFailures(1)),
 		middleware.Timeout(5*time.Second),
 	))
 	shipper := scripted.New(scripted.CallTools(scripted.Call("confirm", `{}`)), echoLastTool("shipper: "))
