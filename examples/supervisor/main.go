@@ -15,6 +15,11 @@
 // argument replaces the question:
 //
 //	OPENAI_API_KEY=... go run ./examples/supervisor "Explain Go channels to a newcomer."
+//
+// With TRELLIS_OTEL_STDOUT=1 it also prints the run's OpenTelemetry spans and
+// metrics, as JSON, to standard error:
+//
+//	TRELLIS_OTEL_STDOUT=1 go run ./examples/supervisor 2>spans.json
 package main
 
 import (
@@ -47,7 +52,16 @@ func main() {
 	if len(os.Args) > 1 {
 		q = strings.Join(os.Args[1:], " ")
 	}
-	if _, err := run(context.Background(), os.Stdout, os.Getenv, q, agent.TraceDurations(time.Millisecond)); err != nil {
+	stop, err := setupTelemetry(os.Getenv, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "supervisor:", err)
+		os.Exit(1)
+	}
+	_, err = run(context.Background(), os.Stdout, os.Getenv, q, agent.TraceDurations(time.Millisecond))
+	if serr := stop(context.Background()); err == nil {
+		err = serr
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "supervisor:", err)
 		os.Exit(1)
 	}
@@ -136,6 +150,7 @@ func nonEmpty(_ context.Context, out handoff.Output) error {
 // circuit breaker; every call is bounded in time, the workers more loosely.
 func toolMiddleware() []executor.Middleware {
 	return []executor.Middleware{
+		middleware.OpenTelemetry(), // spans and metrics when a provider is set up
 		middleware.Cache(middleware.WithTTL(10 * time.Minute)),
 		middleware.Retry(
 			middleware.WithMaxAttempts(3),

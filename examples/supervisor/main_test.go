@@ -8,6 +8,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/goleak"
 
 	"github.com/trellis-go/trellis/agent"
@@ -96,4 +99,27 @@ func indexOf(lines []string, prefix string) int {
 		}
 	}
 	return -1
+}
+
+func TestTelemetryToStdout(t *testing.T) {
+	var spans bytes.Buffer
+	stop, err := setupTelemetry(func(k string) string {
+		if k == "TRELLIS_OTEL_STDOUT" {
+			return "1"
+		}
+		return ""
+	}, &spans)
+	require.NoError(t, err)
+	defer func() {
+		otel.SetTracerProvider(tracenoop.NewTracerProvider())
+		otel.SetMeterProvider(metricnoop.NewMeterProvider())
+	}()
+	var out bytes.Buffer
+	_, err = run(context.Background(), &out, func(string) string { return "" }, question)
+	require.NoError(t, err)
+	require.NoError(t, stop(context.Background()))
+	s := spans.String()
+	for _, want := range []string{`"Name": "run supervisor"`, `"Name": "execute_tool researcher"`, `"Name": "run researcher"`, `"Name": "chat scripted-researcher"`, `"Name": "execute_tool search"`, `"trellis.graph.runs"`, `"gen_ai.client.operation.duration"`} {
+		assert.Contains(t, s, want)
+	}
 }
