@@ -13,12 +13,13 @@ import (
 // fieldInfo locates one top-level (or promoted) field of the state. The engine uses it to
 // see which fields a task wrote and to merge writes at the barrier.
 type fieldInfo[S any] struct {
-	name   string
-	offset uintptr
-	size   uintptr
-	typ    reflect.Type
-	kind   reflect.Kind
-	merge  fieldBinder[S] // nil: one write per superstep
+	name     string
+	offset   uintptr
+	size     uintptr
+	typ      reflect.Type
+	kind     reflect.Kind
+	pointers bool           // values of the field hold pointers
+	merge    fieldBinder[S] // nil: one write per superstep
 }
 
 // fieldTable describes the fields of S.
@@ -86,7 +87,7 @@ func newFieldTable[S any](binders []fieldBinder[S]) (*fieldTable[S], []string) {
 	if t.Kind() == reflect.Struct {
 		ft.addFields(t, 0, "")
 	} else if t.Size() > 0 {
-		ft.fields = append(ft.fields, fieldInfo[S]{name: "(state)", size: t.Size(), typ: t, kind: t.Kind()})
+		ft.fields = append(ft.fields, fieldInfo[S]{name: "(state)", size: t.Size(), typ: t, kind: t.Kind(), pointers: hasPointers(t)})
 	}
 	for _, b := range binders {
 		off, typ := b.locate()
@@ -131,7 +132,7 @@ func (ft *fieldTable[S]) addFields(t reflect.Type, base uintptr, prefix string) 
 			ft.addFields(f.Type, base+f.Offset, prefix+f.Name+".")
 			continue
 		}
-		ft.fields = append(ft.fields, fieldInfo[S]{name: prefix + f.Name, offset: base + f.Offset, size: f.Type.Size(), typ: f.Type, kind: f.Type.Kind()})
+		ft.fields = append(ft.fields, fieldInfo[S]{name: prefix + f.Name, offset: base + f.Offset, size: f.Type.Size(), typ: f.Type, kind: f.Type.Kind(), pointers: hasPointers(f.Type)})
 	}
 }
 
@@ -160,9 +161,35 @@ func (ft *fieldTable[S]) changed(f *fieldInfo[S], in, out *S) bool {
 	return !bytes.Equal(unsafe.Slice((*byte)(a), f.size), unsafe.Slice((*byte)(b), f.size))
 }
 
-// copyField sets dst's field to src's, with the write barriers Go requires.
+// copyField sets dst's field to src's: a plain copy for fields without
+// pointers, else through reflect, with the write barriers Go requires.
 func (ft *fieldTable[S]) copyField(f *fieldInfo[S], dst, src *S) {
+	if !f.pointers {
+		copy(unsafe.Slice((*byte)(fieldPtr(dst, f)), f.size), unsafe.Slice((*byte)(fieldPtr(src, f)), f.size))
+		return
+	}
 	reflect.NewAt(f.typ, fieldPtr(dst, f)).Elem().Set(reflect.NewAt(f.typ, fieldPtr(src, f)).Elem())
+}
+
+// hasPointers reports whether values of t hold pointers the garbage
+// collector must see.
+func hasPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return false
+	case reflect.Array:
+		return t.Len() > 0 && hasPointers(t.Elem())
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if hasPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
 }
 
 // written returns the names of the fields out changed relative to in.

@@ -790,3 +790,30 @@ func TestFieldsOfEmbeddedStructsAreFieldsOfTheState(t *testing.T) {
 	}
 	assert.Equal(t, []string{"embedded.Right"}, fields)
 }
+
+func TestParallelTasksRunConcurrently(t *testing.T) {
+	// Each node waits until all five have started: the superstep completes
+	// only if the five run at the same time.
+	const n = 5
+	var started atomic.Int32
+	all := make(chan struct{})
+	b := graph.New[doc](logReducer())
+	for i := range n {
+		name := fmt.Sprint("n", i)
+		b.AddNode(name, func(ctx context.Context, s doc) (doc, error) {
+			if started.Add(1) == n {
+				close(all)
+			}
+			select {
+			case <-all:
+			case <-time.After(5 * time.Second):
+				return s, errors.New("the other tasks never started")
+			}
+			s.Log = append(s.Log, name)
+			return s, nil
+		}).AddEdge(graph.START, name)
+	}
+	out, err := mustCompile(t, b).Invoke(context.Background(), doc{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"n0", "n1", "n2", "n3", "n4"}, out.Log)
+}

@@ -997,17 +997,21 @@ type slot[S any] struct {
 }
 
 // superstep runs the tasks of one parallel superstep. Tasks are claimed from
-// a shared counter by the run's goroutine and by one helper goroutine per
-// other task: every task can run concurrently with the others, yet tasks
-// that finish at once cost no goroutine hand-off, because the run's
-// goroutine claims what the helpers have not reached yet.
+// a shared counter by the run's goroutine and by helper goroutines. Before a
+// goroutine runs a task it makes sure a helper is on its way to claim the
+// tasks after it, so every task can run concurrently with the others and a
+// task that blocks never holds up the rest; yet tasks that finish at once
+// cost no goroutine hand-off, because the run's goroutine claims them before
+// the one pending helper is even scheduled.
 type superstep[S any] struct {
 	r       *run[S]
 	st      *S
 	slots   []slot[S]
 	cancel  context.CancelFunc
 	claimed atomic.Int32
-	pending atomic.Int32
+	pending atomic.Int32  // tasks not finished
+	helpers atomic.Int32  // helper goroutines started
+	idle    atomic.Int32  // helpers started that have not begun claiming
 	done    chan struct{} // closed by the helper that finishes the last task
 }
 
@@ -1020,6 +1024,9 @@ func (p *superstep[S]) work() (last bool) {
 		if i >= n {
 			return false
 		}
+		if i+1 < n {
+			p.ensureHelper()
+		}
 		p.runTask(int(i))
 		if p.pending.Add(-1) == 0 {
 			return true
@@ -1027,7 +1034,22 @@ func (p *superstep[S]) work() (last bool) {
 	}
 }
 
+// ensureHelper starts a helper unless one is already on its way; there are
+// never more helpers than tasks besides the first.
+func (p *superstep[S]) ensureHelper() {
+	if p.idle.Load() > 0 {
+		return
+	}
+	if p.helpers.Add(1) > int32(len(p.slots)-1) {
+		p.helpers.Add(-1)
+		return
+	}
+	p.idle.Add(1)
+	go p.help()
+}
+
 func (p *superstep[S]) help() {
+	p.idle.Add(-1)
 	if p.work() {
 		close(p.done)
 	}
@@ -1073,9 +1095,6 @@ func (r *run[S]) parallel(st S) (S, error) {
 	p.pending.Store(int32(n))
 	for i := range p.slots {
 		p.slots[i].ctx = taskCtx{Context: pctx, meta: r.ctx.meta}
-	}
-	for range n - 1 {
-		go p.help()
 	}
 	if !p.work() {
 		<-p.done
