@@ -31,6 +31,7 @@ type StopError struct {
 	Err error
 }
 
+// Error returns the error's message.
 func (e *StopError) Error() string {
 	if e.FailFast {
 		return fmt.Sprintf("executor: call %d (%s, tool %q) failed, batch stopped: %v", e.Index, e.Call.ID, e.Call.Name, e.Err)
@@ -53,6 +54,7 @@ type prefixed struct {
 	err    error
 }
 
+// Error returns the error's message.
 func (e *prefixed) Error() string { return e.prefix + ": " + e.err.Error() }
 func (e *prefixed) Unwrap() error { return e.err }
 

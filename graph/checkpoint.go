@@ -29,6 +29,7 @@ const (
 	DurabilityExit
 )
 
+// String returns the name of the mode.
 func (d Durability) String() string {
 	switch d {
 	case DurabilitySync:

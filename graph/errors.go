@@ -29,6 +29,7 @@ type CompileError struct {
 	Problems []string
 }
 
+// Error returns the error's message.
 func (e *CompileError) Error() string {
 	name := e.Graph
 	if name == "" {
@@ -52,6 +53,7 @@ type StepLimitError struct {
 	Nodes []string
 }
 
+// Error returns the error's message.
 func (e *StepLimitError) Error() string {
 	return fmt.Sprintf("graph: superstep limit of %d reached; last superstep ran %s", e.Limit, strings.Join(quote(e.Nodes), ", "))
 }
@@ -79,6 +81,7 @@ type NodeError struct {
 	Stack []byte
 }
 
+// Error returns the error's message.
 func (e *NodeError) Error() string {
 	var b strings.Builder
 	b.WriteString("graph: node ")
@@ -113,6 +116,7 @@ type RouteError struct {
 	Err error
 }
 
+// Error returns the error's message.
 func (e *RouteError) Error() string {
 	if e.Err != nil {
 		return fmt.Sprintf("graph: route after %q: %v", e.From, e.Err)

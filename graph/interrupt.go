@@ -53,6 +53,7 @@ type InterruptError struct {
 	Interrupts []PendingInterrupt
 }
 
+// Error returns the error's message.
 func (e *InterruptError) Error() string {
 	var b strings.Builder
 	b.WriteString("graph: run interrupted")

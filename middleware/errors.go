@@ -37,6 +37,7 @@ type CircuitOpenError struct {
 	RetryAt time.Time
 }
 
+// Error returns the error's message.
 func (e *CircuitOpenError) Error() string {
 	if e.HalfOpen {
 		return fmt.Sprintf("tool %q is recovering from repeated failures and is already being tried; call it again shortly", e.Tool)
@@ -56,6 +57,7 @@ type RateLimitError struct {
 	RetryAfter time.Duration
 }
 
+// Error returns the error's message.
 func (e *RateLimitError) Error() string {
 	return fmt.Sprintf("tool %q is rate limited; try again in %s", e.Tool, e.RetryAfter.Round(time.Millisecond))
 }

@@ -28,6 +28,7 @@ type HopLimitError struct {
 	LastReply model.Message
 }
 
+// Error returns the error's message.
 func (e *HopLimitError) Error() string {
 	names := make([]string, len(e.LastReply.ToolCalls))
 	for i, c := range e.LastReply.ToolCalls {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
@@ -81,6 +82,7 @@ type ToolError struct {
 	Result tool.Result
 }
 
+// Error returns the error's message.
 func (e *ToolError) Error() string {
 	return fmt.Sprintf("nodes: tool %q (call %s) failed: %s", e.Call.Name, e.Call.ID, e.Result.Text())
 }
@@ -120,7 +122,10 @@ const (
 // ToolMessageID is the ID of the tool message that answers the call callID.
 // It is derived from the call so that the answer can be replaced later (see
 // CompleteToolCall).
-func ToolMessageID(callID string) string { return "tool:" + callID }
+func ToolMessageID(callID string) string { return toolMessagePrefix + callID }
+
+// toolMessagePrefix starts the ID of every tool message a ToolsNode writes.
+const toolMessagePrefix = "tool:"
 
 // AddTools adds a ToolsNode named name that returns to next, declaring its
 // destinations: next, itself (it continues in a new superstep when part of a
@@ -163,34 +168,49 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 	}
 	toNext := graph.Command[S]{Goto: []string{next}}
 	return func(ctx context.Context, s S) (S, graph.Command[S], error) {
-		calls := unanswered(*PS(&s).ChatMessages())
+		msgs := *PS(&s).ChatMessages()
+		calls := unanswered(msgs)
 		if len(calls) == 0 {
 			return s, toNext, nil
 		}
-		ctx = tool.WithConversation(tool.WithRunState(ctx, s), slices.Clip(*PS(&s).ChatMessages()))
+		ctx = tool.WithConversation(tool.WithRunState(ctx, s), slices.Clip(msgs))
 		list, err := cfg.resolveTools(ctx)
 		if err != nil {
 			return s, graph.Command[S]{}, err
 		}
-		var run, external []model.ToolCall
+		nExternal := 0
 		for _, c := range calls {
-			if t, ok := list.Lookup(c.Name); ok && (tool.IsDeclarationOnly(t) || !list.Executable(c.Name)) {
-				external = append(external, c)
-			} else {
-				run = append(run, c)
+			if external(list, c) {
+				nExternal++
+			}
+		}
+		// The batch gets calls of its own: an executor may change them.
+		run := make([]model.ToolCall, 0, len(calls)-nExternal)
+		var ext []model.ToolCall
+		if nExternal == 0 {
+			run = append(run, calls...)
+		} else {
+			ext = make([]model.ToolCall, 0, nExternal)
+			for _, c := range calls {
+				if external(list, c) {
+					ext = append(ext, c)
+				} else {
+					run = append(run, c)
+				}
 			}
 		}
 
 		var (
-			out        = make([]answer, 0, len(calls))
+			results    []tool.Result
 			interrupts []graph.PendingInterrupt
 		)
 		if len(run) > 0 {
-			results, err := cfg.exec.Execute(ctx, executor.Batch{Calls: run, Tools: list})
+			results, err = cfg.exec.Execute(ctx, executor.Batch{Calls: run, Tools: list})
 			if err != nil {
 				return s, graph.Command[S]{}, err
 			}
-			for i, r := range results {
+			for i := range results {
+				r := &results[i]
 				if r.Err != nil {
 					if ins := interruptsIn(r.Err); ins != nil {
 						interrupts = append(interrupts, ins...)
@@ -198,52 +218,71 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 					}
 				}
 				if r.Pending && cfg.pending != nil {
-					if final, err := cfg.pending.Wait(ctx, run[i].ID); err == nil {
-						r = final
-					} else {
+					final, err := cfg.pending.Wait(ctx, run[i].ID)
+					if err != nil {
 						return s, graph.Command[S]{}, fmt.Errorf("nodes: waiting for long-running call %s (%s): %w", run[i].ID, run[i].Name, err)
 					}
+					*r = final
 				}
-				out = append(out, answer{call: run[i], result: r})
 			}
 		}
-		if len(interrupts) > 0 || len(external) > 0 {
-			if len(out) > 0 {
-				// Keep what finished, then wait for the rest in a new
-				// superstep, so that a resume never runs these calls again.
-				if err := apply[S, PS](&cfg, &s, out); err != nil {
-					return s, graph.Command[S]{}, err
-				}
-				return s, graph.Command[S]{Goto: []string{graph.NodeName(ctx)}}, nil
-			}
-			if len(interrupts) > 0 {
-				return s, graph.Command[S]{}, &graph.InterruptError{Thread: graph.ThreadID(ctx), Interrupts: interrupts}
-			}
-			answers, err := graph.Interrupt[map[string]tool.Result](ctx, PendingToolCalls{Calls: external})
-			if err != nil {
+		if len(interrupts) == 0 && len(ext) == 0 {
+			// Every call is answered, in call order.
+			if err := apply[S, PS](&cfg, &s, run, results); err != nil {
 				return s, graph.Command[S]{}, err
 			}
-			for _, c := range external {
-				r, ok := answers[c.ID]
-				if !ok {
-					return s, graph.Command[S]{}, fmt.Errorf("nodes: no result was supplied for call %s of tool %q (supplied: %v)", c.ID, c.Name, keys(answers))
-				}
-				out = append(out, answer{call: c, result: r})
-			}
+			return s, route(results, toNext), nil
 		}
-		if len(external) > 0 {
-			// Answers in call order.
-			order := make(map[string]int, len(calls))
-			for i, c := range calls {
-				order[c.ID] = i
+
+		out := make([]answer, 0, len(calls))
+		for i := range results {
+			if results[i].Err != nil && interruptsIn(results[i].Err) != nil {
+				continue
 			}
-			slices.SortFunc(out, func(a, b answer) int { return order[a.call.ID] - order[b.call.ID] })
+			out = append(out, answer{call: run[i], result: results[i]})
 		}
-		if err := apply[S, PS](&cfg, &s, out); err != nil {
+		if len(out) > 0 {
+			// Keep what finished, then wait for the rest in a new
+			// superstep, so that a resume never runs these calls again.
+			oc, or := split(out)
+			if err := apply[S, PS](&cfg, &s, oc, or); err != nil {
+				return s, graph.Command[S]{}, err
+			}
+			return s, graph.Command[S]{Goto: []string{graph.NodeName(ctx)}}, nil
+		}
+		if len(interrupts) > 0 {
+			return s, graph.Command[S]{}, &graph.InterruptError{Thread: graph.ThreadID(ctx), Interrupts: interrupts}
+		}
+		answers, err := graph.Interrupt[map[string]tool.Result](ctx, PendingToolCalls{Calls: ext})
+		if err != nil {
 			return s, graph.Command[S]{}, err
 		}
-		return s, route(out, toNext), nil
+		for _, c := range ext {
+			r, ok := answers[c.ID]
+			if !ok {
+				return s, graph.Command[S]{}, fmt.Errorf("nodes: no result was supplied for call %s of tool %q (supplied: %v)", c.ID, c.Name, keys(answers))
+			}
+			out = append(out, answer{call: c, result: r})
+		}
+		// Answers in call order.
+		order := make(map[string]int, len(calls))
+		for i, c := range calls {
+			order[c.ID] = i
+		}
+		slices.SortFunc(out, func(a, b answer) int { return order[a.call.ID] - order[b.call.ID] })
+		oc, or := split(out)
+		if err := apply[S, PS](&cfg, &s, oc, or); err != nil {
+			return s, graph.Command[S]{}, err
+		}
+		return s, route(or, toNext), nil
 	}
+}
+
+// external reports whether the caller executes c: its tool is
+// declaration-only or resolved as not executable.
+func external(list *tool.ToolList, c model.ToolCall) bool {
+	t, ok := list.Lookup(c.Name)
+	return ok && (tool.IsDeclarationOnly(t) || !list.Executable(c.Name))
 }
 
 func interruptsIn(err error) []graph.PendingInterrupt {
@@ -259,6 +298,16 @@ type answer struct {
 	result tool.Result
 }
 
+// split returns the calls and the results of out.
+func split(out []answer) ([]model.ToolCall, []tool.Result) {
+	calls := make([]model.ToolCall, len(out))
+	results := make([]tool.Result, len(out))
+	for i, a := range out {
+		calls[i], results[i] = a.call, a.result
+	}
+	return calls, results
+}
+
 func keys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -268,22 +317,25 @@ func keys[V any](m map[string]V) []string {
 	return out
 }
 
-// apply checks the error policies, appends the tool messages and applies
-// the results' state updates, in call order.
-func apply[S any, PS ChatState[S]](c *toolsConfig, s *S, out []answer) error {
-	for _, a := range out {
-		if a.result.IsError && c.policyOf(a.call.Name) == ReturnError {
-			return &ToolError{Call: a.call, Result: a.result}
+// apply checks the error policies, appends the tool messages that answer
+// calls with results (one result per call) and applies the results' state
+// updates, in call order.
+func apply[S any, PS ChatState[S]](c *toolsConfig, s *S, calls []model.ToolCall, results []tool.Result) error {
+	for i := range results {
+		if results[i].IsError && c.policyOf(calls[i].Name) == ReturnError {
+			return &ToolError{Call: calls[i], Result: results[i]}
 		}
 	}
 	msgs := PS(s).ChatMessages()
-	for _, a := range out {
-		m := a.result.Message(a.call.ID, a.call.Name)
-		m.ID = ToolMessageID(a.call.ID)
+	*msgs = slices.Grow(*msgs, len(results))
+	ids := toolMessageIDs(calls)
+	for i := range results {
+		m := results[i].Message(calls[i].ID, calls[i].Name)
+		m.ID, ids = ids[:len(toolMessagePrefix)+len(calls[i].ID)], ids[len(toolMessagePrefix)+len(calls[i].ID):]
 		*msgs = append(*msgs, m)
 	}
-	for _, a := range out {
-		switch u := a.result.Actions.Update.(type) {
+	for i := range results {
+		switch u := results[i].Actions.Update.(type) {
 		case nil:
 		case func(*S):
 			u(s)
@@ -291,10 +343,30 @@ func apply[S any, PS ChatState[S]](c *toolsConfig, s *S, out []answer) error {
 			*s = u(*s)
 		default:
 			return fmt.Errorf("nodes: tool %q (call %s) returned a state update of type %T; a ToolsNode applies func(*%T) or func(%T) %T",
-				a.call.Name, a.call.ID, u, *s, *s, *s)
+				calls[i].Name, calls[i].ID, u, *s, *s, *s)
 		}
 	}
 	return nil
+}
+
+// toolMessageIDs returns the IDs of the tool messages that answer calls
+// (ToolMessageID of each call's ID), one after the other in one string, so
+// that a batch allocates them once.
+func toolMessageIDs(calls []model.ToolCall) string {
+	if len(calls) == 1 {
+		return ToolMessageID(calls[0].ID)
+	}
+	n := 0
+	for i := range calls {
+		n += len(toolMessagePrefix) + len(calls[i].ID)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i := range calls {
+		b.WriteString(toolMessagePrefix)
+		b.WriteString(calls[i].ID)
+	}
+	return b.String()
 }
 
 func (c *toolsConfig) policyOf(name string) ErrorPolicy {
@@ -306,15 +378,15 @@ func (c *toolsConfig) policyOf(name string) ErrorPolicy {
 
 // route picks where the loop goes after a batch: END when a result escalates
 // or every result terminates, else the first transfer in call order, else next.
-func route[S any](out []answer, next graph.Command[S]) graph.Command[S] {
-	escalate, transfer, terminate := false, "", len(out) > 0
-	for _, a := range out {
-		acts := a.result.Actions
+func route[S any](results []tool.Result, next graph.Command[S]) graph.Command[S] {
+	escalate, transfer, terminate := false, "", len(results) > 0
+	for i := range results {
+		acts := &results[i].Actions
 		escalate = escalate || acts.Escalate
 		if transfer == "" {
 			transfer = acts.TransferTo
 		}
-		terminate = terminate && a.result.Terminate
+		terminate = terminate && results[i].Terminate
 	}
 	switch {
 	case escalate || terminate:

@@ -39,6 +39,7 @@ type ConflictError struct {
 	Nodes []string
 }
 
+// Error returns the error's message.
 func (e *ConflictError) Error() string {
 	field := e.Field
 	if field == "" {
