@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	"github.com/trellis-go/trellis/model"
@@ -21,6 +20,7 @@ type core struct {
 	observer Observer
 	failFast bool
 	prefix   string
+	epoch    time.Time // durations are measured from here (see clock)
 }
 
 func newCore(c *config) core {
@@ -30,6 +30,7 @@ func newCore(c *config) core {
 		observer: c.observer,
 		failFast: c.failFast,
 		prefix:   c.prefix,
+		epoch:    time.Now(),
 	}
 	for _, h := range c.hooks {
 		if h.BeforeCall != nil {
@@ -42,19 +43,23 @@ func newCore(c *config) core {
 	return k
 }
 
-// requests looks the batch's calls up.
-func requests(b Batch) []Request {
-	reqs := make([]Request, len(b.Calls))
+// lookup fills reqs (len(b.Calls) of them) with the batch's calls and
+// their tools.
+func lookup(b Batch, reqs []Request) {
 	for i, call := range b.Calls {
-		reqs[i] = Request{Call: call, Index: i, Tools: b.Tools}
+		r := &reqs[i]
+		r.Call, r.Index, r.Tools, r.slot = call, i, b.Tools, i
 		if b.Tools != nil {
 			if t, ok := b.Tools.Lookup(call.Name); ok {
-				reqs[i].Tool = t
+				r.Tool = t
 			}
 		}
 	}
-	return reqs
 }
+
+// clock reads the monotonic clock, as the time since c.epoch; it costs
+// less than time.Now, which reads the wall clock too.
+func (c *core) clock() time.Duration { return time.Since(c.epoch) }
 
 // handle runs the chain for one call; a panic becomes an error result.
 func (c *core) handle(ctx context.Context, req *Request) (res tool.Result) {
@@ -198,62 +203,4 @@ func normalize(r *tool.Result) {
 	case tool.StatusPending:
 		r.Pending = true
 	}
-}
-
-// emitter delivers a batch's events to the observer, one at a time.
-type emitter struct {
-	ctx context.Context
-	obs Observer
-	mu  sync.Mutex
-}
-
-func (e *emitter) emit(ev Event) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	defer func() { _ = recover() }()
-	e.obs(e.ctx, ev)
-}
-
-func (e *emitter) start(req *Request) {
-	if e != nil {
-		e.emit(Event{Kind: ToolStart, Index: req.Index, Call: req.Call})
-	}
-}
-
-func (e *emitter) end(req *Request, r tool.Result, d time.Duration) {
-	if e != nil {
-		e.emit(Event{Kind: ToolEnd, Index: req.Index, Call: req.Call, Result: r, Duration: d})
-	}
-}
-
-// progress forwards one call's updates to the observer until the call is
-// over for the executor (its handler returned or it was abandoned).
-type progress struct {
-	em     *emitter
-	call   model.ToolCall
-	index  int
-	mu     sync.Mutex
-	closed bool
-	option tool.InvokeOption
-}
-
-func (p *progress) attach(em *emitter, req *Request) {
-	p.em, p.call, p.index = em, req.Call, req.Index
-	p.option = tool.WithProgress(p.report)
-	req.progress = p
-}
-
-func (p *progress) report(u tool.Update) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return
-	}
-	p.em.emit(Event{Kind: ToolUpdate, Index: p.index, Call: p.call, Update: u})
-}
-
-func (p *progress) close() {
-	p.mu.Lock()
-	p.closed = true
-	p.mu.Unlock()
 }

@@ -57,6 +57,9 @@ type Event struct {
 // executor never calls its observer concurrently (progress updates from
 // running tools are serialized with the other events), so an observer that
 // serves one batch at a time needs no locking; batches that run at once on
-// one executor do call it concurrently. A slow observer slows the batch. A
-// panic in an observer is recovered and ignored.
+// one executor do call it concurrently. It is called on whichever goroutine
+// has the event: ToolUpdate events come from the running tools, and the
+// parallel executor emits a ToolEnd from the goroutine that answers the call
+// that makes it due. A slow observer slows the batch. A panic in an observer
+// is recovered and ignored.
 type Observer func(ctx context.Context, ev Event)

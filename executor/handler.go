@@ -29,9 +29,10 @@ type Request struct {
 	// when a call names an unknown tool. It may be nil.
 	Tools Lookup
 
-	// progress forwards the call's progress updates to the executor's
-	// observer; nil when nobody observes.
-	progress *progress
+	// watch forwards the progress updates of the call at position slot to
+	// the executor's observer; nil when nobody observes.
+	watch *watch
+	slot  int
 }
 
 // ToolName returns the name the call uses.
@@ -137,8 +138,8 @@ func (t terminal) Handle(ctx context.Context, req *Request) tool.Result {
 	if req.Tool == nil {
 		return unknownTool(req)
 	}
-	if req.progress != nil {
-		return t.iv.Invoke(ctx, req.Tool, req.Call, req.progress.option)
+	if w := req.watch; w != nil {
+		return t.iv.Invoke(ctx, req.Tool, req.Call, w.progressOption(req))
 	}
 	return t.iv.Invoke(ctx, req.Tool, req.Call)
 }

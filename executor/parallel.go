@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"maps"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,31 +69,49 @@ type parallel struct {
 }
 
 func (p *parallel) Execute(ctx context.Context, b Batch) ([]tool.Result, error) {
-	reqs := requests(b)
-	if len(reqs) <= 1 {
-		return p.core.runSequential(ctx, reqs)
+	n := len(b.Calls)
+	if n <= 1 {
+		return p.core.execSequential(ctx, b)
 	}
-	var groups []string
+	reqs := make([]Request, n)
+	lookup(b, reqs)
+	var (
+		groups []string
+		group  string // the capped group of the tool of the previous call
+	)
 	for i := range reqs {
 		if reqs[i].Tool == nil {
 			continue
 		}
-		m := tool.MetadataOf(reqs[i].Tool)
-		if m.Sequential || (p.checkSafe && !m.ConcurrencySafe) {
-			return p.core.runSequential(ctx, reqs)
-		}
-		if m.ConcurrencyGroup != "" && p.limits[m.ConcurrencyGroup] > 0 {
-			if groups == nil {
-				groups = make([]string, len(reqs))
+		// Calls of one tool usually come together: its metadata says the
+		// same for all of them.
+		if i == 0 || reqs[i-1].Tool == nil || reqs[i].Call.Name != reqs[i-1].Call.Name {
+			m := tool.MetadataOf(reqs[i].Tool)
+			if m.Sequential || (p.checkSafe && !m.ConcurrencySafe) {
+				var w *watch
+				if p.core.observer != nil {
+					w = new(watch)
+					w.init(ctx, p.core.observer, b.Calls, reqs)
+				}
+				return p.core.runSequential(ctx, reqs, w)
 			}
-			groups[i] = m.ConcurrencyGroup
+			group = ""
+			if m.ConcurrencyGroup != "" && p.limits[m.ConcurrencyGroup] > 0 {
+				group = m.ConcurrencyGroup
+			}
+		}
+		if group != "" {
+			if groups == nil {
+				groups = make([]string, n)
+			}
+			groups[i] = group
 		}
 	}
 	var sched *scheduler
 	if p.max > 0 || groups != nil {
 		sched = &scheduler{max: p.max, limits: p.limits, groups: groups}
 	}
-	return p.core.runParallel(ctx, reqs, sched)
+	return p.core.runParallel(ctx, b, reqs, sched)
 }
 
 // The states of a call in a parallel batch.
@@ -102,16 +121,42 @@ const (
 	stDispatched        // handed to the chain
 )
 
+// Who answers a dispatched call: its worker, which writes the result it
+// got, or the goroutine that runs Execute, which answers a call it stops
+// waiting for (the batch's context ended) with an abandoned result.
+// Whoever moves the call out of bodyRunning writes its result.
+const (
+	bodyRunning   = iota // the worker has not answered the call yet
+	bodyWriting          // the worker is writing the call's result
+	bodyDone             // the worker's result is in
+	bodyAbandoned        // Execute answered the call; the worker's result is dropped
+)
+
 // slot is one call's share of a parallel batch. state belongs to the
-// goroutine that runs Execute, and so does res of a call that is not
-// dispatched; res and dur of a dispatched call belong to its worker until
-// it sets finished.
+// goroutine that runs Execute; body says who answers a dispatched call
+// (see bodyRunning), and dur is written with the worker's result. todo is
+// the position of the k-th dispatched call, in the slot of index k.
 type slot struct {
-	state    uint8
-	finished atomic.Bool
-	res      tool.Result
-	dur      time.Duration
+	state uint8
+	todo  int32
+	body  atomic.Uint32
+	dur   time.Duration
 }
+
+// How the ends of a parallel batch's calls (AfterCall hooks, ToolEnd) are
+// handled.
+const (
+	// endsCollected: no hooks and no observer; Execute's goroutine runs
+	// calls too and collects the results when all are in.
+	endsCollected = iota
+	// endsByWorkers: an observer and no AfterCall hooks; whichever
+	// goroutine answers the first call not yet ended emits the ToolEnd
+	// events that are due, in call order, as results come in.
+	endsByWorkers
+	// endsStreamed: AfterCall hooks; Execute's goroutine hands the results
+	// to the hooks and the observer in call order as they come in.
+	endsStreamed
+)
 
 // pbatch is one run of a parallel batch.
 //
@@ -123,43 +168,53 @@ type slot struct {
 // admitted call gets a goroutine that goes on with the queued calls its end
 // makes room for.
 type pbatch struct {
-	c      *core
-	parent context.Context
-	ctx    context.Context // the batch's context, cancelled when it stops
-	cancel context.CancelCauseFunc
-	reqs   []Request
-	slots  []slot
-	em     *emitter
-	progs  []progress
-	sched  *scheduler
+	c       *core
+	parent  context.Context
+	ctx     context.Context // the batch's context, cancelled when it stops
+	cancel  context.CancelCauseFunc
+	reqs    []Request
+	slots   []slot
+	results []tool.Result
+	w       *watch // nil without an observer
+	sched   *scheduler
+	ends    int
 
-	todo     []int // the dispatched calls, in call order
+	ndisp    int32 // how many calls were dispatched
 	claimed  atomic.Int32
 	starting atomic.Bool // a helper was started and has not begun
 	pending  atomic.Int32
 	allDone  chan struct{} // closed when the last dispatched call finishes
-	wake     chan struct{} // one token per finished call, when results stream
+	wake     chan struct{} // one token per finished call (endsStreamed)
+	next     int           // the first call whose ToolEnd is not out; w.mu (endsByWorkers)
 
 	mu   sync.Mutex
 	stop *StopError
+
+	watch watch // w points here when there is an observer
 }
 
-func (c *core) runParallel(parent context.Context, reqs []Request, sched *scheduler) ([]tool.Result, error) {
+func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, sched *scheduler) ([]tool.Result, error) {
 	n := len(reqs)
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 	pb := &pbatch{
 		c: c, parent: parent, ctx: ctx, cancel: cancel,
-		reqs: reqs, slots: make([]slot, n), sched: sched,
-		todo: make([]int, 0, n), allDone: make(chan struct{}),
+		reqs: reqs, slots: make([]slot, n), results: make([]tool.Result, n), sched: sched,
 	}
 	if c.observer != nil {
-		pb.em = &emitter{ctx: parent, obs: c.observer}
-		pb.progs = make([]progress, n)
+		pb.w = &pb.watch
+		pb.w.init(parent, c.observer, b.Calls, reqs)
 	}
-	if c.observer != nil || len(c.after) > 0 {
-		// Results are handed to the hooks and the observer as they come in.
+	switch {
+	case len(c.after) > 0:
+		pb.ends = endsStreamed
 		pb.wake = make(chan struct{}, n)
+	case c.observer != nil:
+		pb.ends = endsByWorkers
+		pb.allDone = make(chan struct{})
+	default:
+		pb.ends = endsCollected
+		pb.allDone = make(chan struct{})
 	}
 
 	// Before the bodies: hooks and ToolStart, in call order.
@@ -167,7 +222,7 @@ func (c *core) runParallel(parent context.Context, reqs []Request, sched *schedu
 		req, s := &reqs[i], &pb.slots[i]
 		if ctx.Err() != nil {
 			s.state = stSkipped
-			pb.em.start(req)
+			pb.w.start(req)
 			continue
 		}
 		blocked, herr := c.runBefore(parent, req)
@@ -178,91 +233,164 @@ func (c *core) runParallel(parent context.Context, reqs []Request, sched *schedu
 				blocked = &r
 			}
 		}
-		if pb.progs != nil {
-			pb.progs[i].attach(pb.em, req)
-		}
-		pb.em.start(req)
+		pb.w.start(req)
 		if blocked != nil {
-			s.state, s.res = stAnswered, *blocked
+			s.state, pb.results[i] = stAnswered, *blocked
 			continue
 		}
 		s.state = stDispatched
-		pb.todo = append(pb.todo, i)
+		pb.slots[pb.ndisp].todo = int32(i)
+		pb.ndisp++
 	}
 
 	// The bodies, concurrently.
-	pb.pending.Store(int32(len(pb.todo)))
-	if len(pb.todo) == 0 {
+	pb.pending.Store(pb.ndisp)
+	if pb.ndisp == 0 && pb.allDone != nil {
 		close(pb.allDone)
 	}
+	if pb.ends == endsByWorkers {
+		// Calls answered before the chain may be due already.
+		pb.w.mu.Lock()
+		pb.advance()
+		pb.w.mu.Unlock()
+	}
 	switch {
-	case sched == nil && pb.wake == nil:
+	case sched == nil && pb.ends == endsCollected:
 		pb.work()
 	case sched == nil:
-		// Results stream to hooks and the observer: this goroutine stays
-		// free to hand them over in call order while helpers run the calls.
-		if len(pb.todo) > 0 {
+		// This goroutine stays free to hand results over as they come in
+		// while helpers run the calls.
+		if pb.ndisp > 0 {
 			pb.starting.Store(true)
 			go pb.help()
 		}
 	default:
-		for _, i := range pb.todo {
-			if sched.admit(i) {
+		for k := range pb.ndisp {
+			if i := int(pb.slots[k].todo); sched.admit(i) {
 				go pb.runAdmitted(i)
 			}
 		}
 	}
 
 	// After the bodies: AfterCall hooks and ToolEnd, in call order.
-	if pb.wake == nil {
-		select {
-		case <-pb.allDone:
-		case <-ctx.Done():
+	switch pb.ends {
+	case endsCollected:
+		pb.waitAll()
+		for i := range reqs {
+			pb.settle(i)
 		}
-	}
-	results := make([]tool.Result, n)
-	for i := range reqs {
-		req, s := &reqs[i], &pb.slots[i]
-		var d time.Duration
-		switch s.state {
-		case stSkipped:
-			results[i] = notRun(req.Call, pb.skipCause())
-		case stAnswered:
-			results[i] = s.res
-		case stDispatched:
-			var r tool.Result
-			if pb.wait(i) {
-				r, d = s.res, s.dur
-			} else {
-				if pb.progs != nil {
-					pb.progs[i].close()
+	case endsByWorkers:
+		pb.waitAll()
+		// Whatever is still out was abandoned: end it here.
+		pb.w.mu.Lock()
+		for ; pb.next < n; pb.next++ {
+			i := pb.next
+			pb.w.closeLocked(i)
+			d := pb.settle(i)
+			pb.w.endLocked(&reqs[i], pb.results[i], d)
+		}
+		pb.w.mu.Unlock()
+	case endsStreamed:
+		for i := range reqs {
+			req, res := &reqs[i], &pb.results[i]
+			var d time.Duration
+			if pb.slots[i].state == stDispatched {
+				pb.wait(i)
+				if d = pb.settle(i); pb.slots[i].body.Load() == bodyAbandoned && pb.w != nil {
+					pb.w.close(i)
 				}
-				r = abandoned(ctx, req.Call)
+				if err := c.runAfter(parent, req, res); err != nil {
+					pb.stopWith(&StopError{Index: i, Call: req.Call, Err: err})
+				}
+			} else {
+				pb.settle(i)
 			}
-			if err := c.runAfter(parent, req, &r); err != nil {
-				pb.stopWith(&StopError{Index: i, Call: req.Call, Err: err})
-			}
-			results[i] = r
+			pb.w.end(req, *res, d)
 		}
-		pb.em.end(req, results[i], d)
 	}
 	pb.mu.Lock()
 	stop := pb.stop
 	pb.mu.Unlock()
-	return c.finish(results, stop)
+	return c.finish(pb.results, stop)
+}
+
+// waitAll waits until every dispatched call finished or the batch's
+// context ends.
+func (pb *pbatch) waitAll() {
+	select {
+	case <-pb.allDone:
+	case <-pb.ctx.Done():
+	}
+}
+
+// settle makes sure call i is answered in pb.results, once this goroutine
+// waits no longer: a call that never ran gets its cancelled result, and a
+// call whose worker has not answered it is abandoned. It returns the
+// duration of the call's body, zero when it was not answered by its worker.
+func (pb *pbatch) settle(i int) time.Duration {
+	s := &pb.slots[i]
+	switch s.state {
+	case stSkipped:
+		pb.results[i] = notRun(pb.reqs[i].Call, pb.skipCause())
+		return 0
+	case stAnswered:
+		return 0
+	}
+	if s.body.CompareAndSwap(bodyRunning, bodyAbandoned) {
+		pb.results[i] = abandoned(pb.ctx, pb.reqs[i].Call)
+		return 0
+	}
+	for s.body.Load() == bodyWriting {
+		runtime.Gosched() // the worker is copying its result
+	}
+	if s.body.Load() == bodyAbandoned {
+		return 0
+	}
+	return s.dur
+}
+
+// answered reports whether call i's worker has answered it.
+func (pb *pbatch) answered(i int) bool {
+	return pb.slots[i].body.Load() == bodyDone
+}
+
+// advance emits the ToolEnd events that are due: those of the calls from
+// pb.next on that are answered, up to the first that is still running.
+// pb.w.mu is held.
+func (pb *pbatch) advance() {
+	for n := len(pb.reqs); pb.next < n; pb.next++ {
+		i := pb.next
+		if pb.slots[i].state == stDispatched && !pb.answered(i) {
+			return
+		}
+		d := pb.settle(i)
+		pb.w.endLocked(&pb.reqs[i], pb.results[i], d)
+	}
 }
 
 // help is a helper goroutine's body.
 func (pb *pbatch) help() {
 	pb.starting.Store(false)
+	growStack(0)
 	pb.work()
+}
+
+// growStack makes the stack of a helper goroutine as large as running a
+// call usually needs, at once and while the stack is shallow, so that the
+// call does not grow it step by step, copying its frames each time.
+//
+//go:noinline
+func growStack(i int) byte {
+	var pad [5 << 10]byte
+	pad[i] = 1
+	return pad[(i*7)%len(pad)]
 }
 
 // work runs unclaimed calls until none is left. Before it runs a call,
 // it starts a helper if other calls are unclaimed and no helper is on its
 // way, so that a call that blocks never holds back the others.
 func (pb *pbatch) work() {
-	n := int32(len(pb.todo))
+	n := pb.ndisp
 	for {
 		k := pb.claimed.Add(1) - 1
 		if k >= n {
@@ -271,61 +399,87 @@ func (pb *pbatch) work() {
 		if k+1 < n && pb.starting.CompareAndSwap(false, true) {
 			go pb.help()
 		}
-		pb.runBody(pb.todo[k])
+		pb.runBody(int(pb.slots[k].todo))
 	}
 }
 
 // runAdmitted runs call i and then the queued calls the scheduler admits
 // as it frees capacity.
 func (pb *pbatch) runAdmitted(i int) {
+	growStack(0)
 	for i >= 0 {
 		pb.runBody(i)
 		i = pb.sched.release(i, pb.ctx.Err() != nil)
 	}
 }
 
-// runBody runs call i through the chain and reports it finished.
+// runBody runs call i through the chain and answers it, unless Execute
+// has abandoned it meanwhile.
 func (pb *pbatch) runBody(i int) {
-	req, s := &pb.reqs[i], &pb.slots[i]
+	req := &pb.reqs[i]
+	var (
+		r tool.Result
+		d time.Duration
+	)
 	if pb.ctx.Err() != nil {
-		s.res = abandoned(pb.ctx, req.Call)
+		r = abandoned(pb.ctx, req.Call)
 	} else {
-		var t0 time.Time
-		if pb.em != nil {
-			t0 = time.Now()
+		var t0 time.Duration
+		if pb.w != nil {
+			t0 = pb.c.clock()
 		}
-		s.res = pb.c.handle(pb.ctx, req)
-		if pb.em != nil {
-			s.dur = time.Since(t0)
-			pb.progs[i].close()
+		r = pb.c.handle(pb.ctx, req)
+		if pb.w != nil {
+			d = pb.c.clock() - t0
 		}
-		if pb.c.failFast && s.res.IsError && pb.ctx.Err() == nil {
-			pb.stopWith(&StopError{Index: i, Call: req.Call, FailFast: true, Err: failure(s.res)})
+		if pb.c.failFast && r.IsError && pb.ctx.Err() == nil {
+			pb.stopWith(&StopError{Index: i, Call: req.Call, FailFast: true, Err: failure(r)})
 		}
 	}
-	s.finished.Store(true)
-	if pb.wake != nil {
+	// The call's updates end before its result is handed over, so that
+	// none follows its ToolEnd.
+	switch pb.ends {
+	case endsByWorkers:
+		pb.w.mu.Lock()
+		pb.w.closeLocked(i)
+		pb.answer(i, &r, d)
+		if i == pb.next {
+			pb.advance()
+		}
+		pb.w.mu.Unlock()
+	case endsStreamed:
+		if pb.w != nil {
+			pb.w.close(i)
+		}
+		pb.answer(i, &r, d)
 		pb.wake <- struct{}{}
+	default:
+		pb.answer(i, &r, d)
 	}
-	if pb.pending.Add(-1) == 0 {
+	if pb.pending.Add(-1) == 0 && pb.allDone != nil {
 		close(pb.allDone)
 	}
 }
 
-// wait reports whether call i has finished, waiting for it while the
-// batch's context lasts.
-func (pb *pbatch) wait(i int) bool {
+// answer writes the result the worker of call i got, unless Execute
+// answered the call already.
+func (pb *pbatch) answer(i int, r *tool.Result, d time.Duration) {
 	s := &pb.slots[i]
-	for !s.finished.Load() {
-		if pb.wake == nil || pb.ctx.Err() != nil {
-			return s.finished.Load()
-		}
+	if s.body.CompareAndSwap(bodyRunning, bodyWriting) {
+		pb.results[i], s.dur = *r, d
+		s.body.Store(bodyDone)
+	}
+}
+
+// wait waits until call i is answered by its worker or the batch's
+// context ends.
+func (pb *pbatch) wait(i int) {
+	for !pb.answered(i) && pb.ctx.Err() == nil {
 		select {
 		case <-pb.wake:
 		case <-pb.ctx.Done():
 		}
 	}
-	return true
 }
 
 // stopWith stops the batch with e unless it is already stopped.

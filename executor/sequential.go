@@ -28,31 +28,52 @@ func Sequential(opts ...Option) Executor {
 type sequential struct{ core core }
 
 func (s *sequential) Execute(ctx context.Context, b Batch) ([]tool.Result, error) {
-	return s.core.runSequential(ctx, requests(b))
+	return s.core.execSequential(ctx, b)
 }
 
-// runSequential runs reqs one after the other on this goroutine.
-func (c *core) runSequential(ctx context.Context, reqs []Request) ([]tool.Result, error) {
-	results := make([]tool.Result, len(reqs))
-	var (
-		em    *emitter
-		progs []progress
-	)
-	if c.observer != nil {
-		em = &emitter{ctx: ctx, obs: c.observer}
-		progs = make([]progress, len(reqs))
+// seqWatch is the observed side of a sequential batch with room for the
+// request of a single call, so that such a batch allocates it along.
+type seqWatch struct {
+	watch
+	one [1]Request
+}
+
+// execSequential looks the batch's calls up and runs them one after the
+// other on this goroutine.
+func (c *core) execSequential(ctx context.Context, b Batch) ([]tool.Result, error) {
+	n := len(b.Calls)
+	if c.observer == nil {
+		reqs := make([]Request, n)
+		lookup(b, reqs)
+		return c.runSequential(ctx, reqs, nil)
 	}
+	sw := &seqWatch{}
+	var reqs []Request
+	if n <= 1 {
+		reqs = sw.one[:n:n]
+	} else {
+		reqs = make([]Request, n)
+	}
+	lookup(b, reqs)
+	sw.init(ctx, c.observer, b.Calls, reqs)
+	return c.runSequential(ctx, reqs, &sw.watch)
+}
+
+// runSequential runs reqs one after the other on this goroutine; w, when
+// not nil, watches them.
+func (c *core) runSequential(ctx context.Context, reqs []Request, w *watch) ([]tool.Result, error) {
+	results := make([]tool.Result, len(reqs))
 	var stop *StopError
 	for i := range reqs {
-		req := &reqs[i]
+		req, res := &reqs[i], &results[i]
 		if stop != nil || ctx.Err() != nil {
 			cause := errBatchStopped
 			if stop == nil {
 				cause = context.Cause(ctx)
 			}
-			results[i] = notRun(req.Call, cause)
-			em.start(req)
-			em.end(req, results[i], 0)
+			*res = notRun(req.Call, cause)
+			w.startAlone(req)
+			w.endAlone(req, *res, 0)
 			continue
 		}
 		blocked, herr := c.runBefore(ctx, req)
@@ -63,33 +84,28 @@ func (c *core) runSequential(ctx context.Context, reqs []Request) ([]tool.Result
 				blocked = &r
 			}
 		}
-		if progs != nil {
-			progs[i].attach(em, req)
-		}
-		em.start(req)
+		w.startAlone(req)
 		if blocked != nil {
-			results[i] = *blocked
-			em.end(req, results[i], 0)
+			*res = *blocked
+			w.endAlone(req, *res, 0)
 			continue
 		}
-		var t0 time.Time
-		if em != nil {
-			t0 = time.Now()
+		var t0, d time.Duration
+		if w != nil {
+			t0 = c.clock()
 		}
-		r := c.handle(ctx, req)
-		var d time.Duration
-		if em != nil {
-			d = time.Since(t0)
-			progs[i].close()
+		*res = c.handle(ctx, req)
+		if w != nil {
+			d = c.clock() - t0
+			w.close(i)
 		}
-		if c.failFast && r.IsError && ctx.Err() == nil {
-			stop = &StopError{Index: i, Call: req.Call, FailFast: true, Err: failure(r)}
+		if c.failFast && res.IsError && ctx.Err() == nil {
+			stop = &StopError{Index: i, Call: req.Call, FailFast: true, Err: failure(*res)}
 		}
-		if err := c.runAfter(ctx, req, &r); err != nil && stop == nil {
+		if err := c.runAfter(ctx, req, res); err != nil && stop == nil {
 			stop = &StopError{Index: i, Call: req.Call, Err: err}
 		}
-		results[i] = r
-		em.end(req, r, d)
+		w.endAlone(req, *res, d)
 	}
 	return c.finish(results, stop)
 }
