@@ -44,12 +44,17 @@ func newCore(c *config) core {
 }
 
 // lookup fills reqs (len(b.Calls) of them) with the batch's calls and
-// their tools.
+// their tools. Calls of one tool usually come together: a call that names
+// the tool of the call before it gets that call's tool without a lookup.
 func lookup(b Batch, reqs []Request) {
 	for i, call := range b.Calls {
 		r := &reqs[i]
 		r.Call, r.Index, r.Tools, r.slot = call, i, b.Tools, i
-		if b.Tools != nil {
+		switch {
+		case b.Tools == nil:
+		case i > 0 && call.Name == b.Calls[i-1].Name:
+			r.Tool = reqs[i-1].Tool
+		default:
 			if t, ok := b.Tools.Lookup(call.Name); ok {
 				r.Tool = t
 			}

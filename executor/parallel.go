@@ -83,8 +83,8 @@ func (p *parallel) Execute(ctx context.Context, b Batch) ([]tool.Result, error) 
 		if reqs[i].Tool == nil {
 			continue
 		}
-		// Calls of one tool usually come together: its metadata says the
-		// same for all of them.
+		// Calls of one tool usually come together (see lookup): its
+		// metadata says the same for all of them.
 		if i == 0 || reqs[i-1].Tool == nil || reqs[i].Call.Name != reqs[i-1].Call.Name {
 			m := tool.MetadataOf(reqs[i].Tool)
 			if m.Sequential || (p.checkSafe && !m.ConcurrencySafe) {
@@ -222,7 +222,7 @@ func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, sche
 		req, s := &reqs[i], &pb.slots[i]
 		if ctx.Err() != nil {
 			s.state = stSkipped
-			pb.w.start(req)
+			pb.w.startAlone(req)
 			continue
 		}
 		blocked, herr := c.runBefore(parent, req)
@@ -233,7 +233,7 @@ func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, sche
 				blocked = &r
 			}
 		}
-		pb.w.start(req)
+		pb.w.startAlone(req) // no call runs yet
 		if blocked != nil {
 			s.state, pb.results[i] = stAnswered, *blocked
 			continue

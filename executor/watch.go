@@ -138,13 +138,6 @@ func (w *watch) emit(ev Event) {
 	w.emitLocked(ev)
 }
 
-// start emits req's ToolStart; a nil w emits nothing.
-func (w *watch) start(req *Request) {
-	if w != nil {
-		w.emit(Event{Kind: ToolStart, Index: req.Index, Call: req.Call})
-	}
-}
-
 // end emits req's ToolEnd; a nil w emits nothing.
 func (w *watch) end(req *Request, r tool.Result, d time.Duration) {
 	if w != nil {
@@ -152,18 +145,21 @@ func (w *watch) end(req *Request, r tool.Result, d time.Duration) {
 	}
 }
 
-// startAlone is start for the sequential executor, which needs no lock to
-// emit ToolStart and ToolEnd: it emits them on its own goroutine, and the
-// updates of a call, the only events emitted elsewhere, reach the observer
-// only between the call's ToolStart and the moment the executor closes the
-// call (see close), which it does before the call's ToolEnd.
+// startAlone is start for when no other goroutine can emit an event of the
+// batch: the sequential executor emits ToolStart and ToolEnd on its own
+// goroutine, and the updates of a call, the only events emitted elsewhere,
+// reach the observer only between the call's ToolStart and the moment the
+// executor closes the call (see close), which it does before the call's
+// ToolEnd; the parallel executor emits its ToolStart events before any call
+// runs.
 func (w *watch) startAlone(req *Request) {
 	if w != nil {
 		w.emitLocked(Event{Kind: ToolStart, Index: req.Index, Call: req.Call})
 	}
 }
 
-// endAlone is end for the sequential executor (see startAlone).
+// endAlone is end for when no other goroutine can emit an event of the
+// batch (see startAlone).
 func (w *watch) endAlone(req *Request, r tool.Result, d time.Duration) {
 	if w != nil {
 		w.emitLocked(Event{Kind: ToolEnd, Index: req.Index, Call: req.Call, Result: r, Duration: d})

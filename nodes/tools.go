@@ -178,9 +178,13 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 		if err != nil {
 			return s, graph.Command[S]{}, err
 		}
-		nExternal := 0
-		for _, c := range calls {
-			if external(list, c) {
+		nExternal, isExt := 0, false
+		for i, c := range calls {
+			// Calls of one tool usually come together.
+			if i == 0 || c.Name != calls[i-1].Name {
+				isExt = external(list, c)
+			}
+			if isExt {
 				nExternal++
 			}
 		}
