@@ -168,9 +168,14 @@ const (
 // admitted call gets a goroutine that goes on with the queued calls its end
 // makes room for.
 type pbatch struct {
-	c       *core
-	parent  context.Context
-	ctx     context.Context // the batch's context, cancelled when it stops
+	c      *core
+	parent context.Context
+	ctx    context.Context // the batch's context, cancelled when it stops
+	// until is the context Execute watches to stop waiting for calls: the
+	// batch's, or the parent's when nothing can stop the batch (only hooks
+	// and WithFailFast do), which then ends exactly when the parent does
+	// and spares the batch's context a channel.
+	until   context.Context
 	cancel  context.CancelCauseFunc
 	reqs    []Request
 	slots   []slot
@@ -186,6 +191,7 @@ type pbatch struct {
 	allDone  chan struct{} // closed when the last dispatched call finishes
 	wake     chan struct{} // one token per finished call (endsStreamed)
 	next     int           // the first call whose ToolEnd is not out; w.mu (endsByWorkers)
+	helper   func()        // pb.help, made once for all the helpers a batch starts
 
 	mu   sync.Mutex
 	stop *StopError
@@ -200,6 +206,11 @@ func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, sche
 	pb := &pbatch{
 		c: c, parent: parent, ctx: ctx, cancel: cancel,
 		reqs: reqs, slots: make([]slot, n), results: make([]tool.Result, n), sched: sched,
+	}
+	pb.helper = pb.help
+	pb.until = ctx
+	if !c.failFast && len(c.before) == 0 && len(c.after) == 0 {
+		pb.until = parent
 	}
 	if c.observer != nil {
 		pb.w = &pb.watch
@@ -256,13 +267,13 @@ func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, sche
 	}
 	switch {
 	case sched == nil && pb.ends == endsCollected:
-		pb.work()
+		pb.work(false)
 	case sched == nil:
 		// This goroutine stays free to hand results over as they come in
 		// while helpers run the calls.
 		if pb.ndisp > 0 {
 			pb.starting.Store(true)
-			go pb.help()
+			go pb.helper()
 		}
 	default:
 		for k := range pb.ndisp {
@@ -315,11 +326,11 @@ func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, sche
 }
 
 // waitAll waits until every dispatched call finished or the batch's
-// context ends.
+// context ends (see until).
 func (pb *pbatch) waitAll() {
 	select {
 	case <-pb.allDone:
-	case <-pb.ctx.Done():
+	case <-pb.until.Done():
 	}
 }
 
@@ -337,7 +348,7 @@ func (pb *pbatch) settle(i int) time.Duration {
 		return 0
 	}
 	if s.body.CompareAndSwap(bodyRunning, bodyAbandoned) {
-		pb.results[i] = abandoned(pb.ctx, pb.reqs[i].Call)
+		pb.results[i] = abandoned(pb.until, pb.reqs[i].Call)
 		return 0
 	}
 	for s.body.Load() == bodyWriting {
@@ -371,8 +382,7 @@ func (pb *pbatch) advance() {
 // help is a helper goroutine's body.
 func (pb *pbatch) help() {
 	pb.starting.Store(false)
-	growStack(0)
-	pb.work()
+	pb.work(true)
 }
 
 // growStack makes the stack of a helper goroutine as large as running a
@@ -388,8 +398,9 @@ func growStack(i int) byte {
 
 // work runs unclaimed calls until none is left. Before it runs a call,
 // it starts a helper if other calls are unclaimed and no helper is on its
-// way, so that a call that blocks never holds back the others.
-func (pb *pbatch) work() {
+// way, so that a call that blocks never holds back the others. A helper
+// (fresh) grows its stack before its first call.
+func (pb *pbatch) work(fresh bool) {
 	n := pb.ndisp
 	for {
 		k := pb.claimed.Add(1) - 1
@@ -397,7 +408,11 @@ func (pb *pbatch) work() {
 			return
 		}
 		if k+1 < n && pb.starting.CompareAndSwap(false, true) {
-			go pb.help()
+			go pb.helper()
+		}
+		if fresh {
+			growStack(0)
+			fresh = false
 		}
 		pb.runBody(int(pb.slots[k].todo))
 	}
