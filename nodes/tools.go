@@ -331,7 +331,13 @@ func apply[S any, PS ChatState[S]](c *toolsConfig, s *S, calls []model.ToolCall,
 		}
 	}
 	msgs := PS(s).ChatMessages()
-	*msgs = slices.Grow(*msgs, len(results))
+	if n := len(*msgs); cap(*msgs)-n < len(results) {
+		// One allocation of the exact size: the state's slice holds no
+		// spare room that a later append could share.
+		grown := make([]model.Message, n, n+len(results))
+		copy(grown, *msgs)
+		*msgs = grown
+	}
 	ids := toolMessageIDs(calls)
 	for i := range results {
 		m := results[i].Message(calls[i].ID, calls[i].Name)
