@@ -298,7 +298,7 @@ func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, sche
 			i := pb.next
 			pb.w.closeLocked(i)
 			d := pb.settle(i)
-			pb.w.endLocked(&reqs[i], pb.results[i], d)
+			pb.w.endLocked(&reqs[i], &pb.results[i], d)
 		}
 		pb.w.mu.Unlock()
 	case endsStreamed:
@@ -316,7 +316,7 @@ func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, sche
 			} else {
 				pb.settle(i)
 			}
-			pb.w.end(req, *res, d)
+			pb.w.end(req, res, d)
 		}
 	}
 	pb.mu.Lock()
@@ -375,7 +375,7 @@ func (pb *pbatch) advance() {
 			return
 		}
 		d := pb.settle(i)
-		pb.w.endLocked(&pb.reqs[i], pb.results[i], d)
+		pb.w.endLocked(&pb.reqs[i], &pb.results[i], d)
 	}
 }
 

@@ -73,7 +73,7 @@ func (c *core) runSequential(ctx context.Context, reqs []Request, w *watch) ([]t
 			}
 			*res = notRun(req.Call, cause)
 			w.startAlone(req)
-			w.endAlone(req, *res, 0)
+			w.endAlone(req, res, 0)
 			continue
 		}
 		blocked, herr := c.runBefore(ctx, req)
@@ -87,7 +87,7 @@ func (c *core) runSequential(ctx context.Context, reqs []Request, w *watch) ([]t
 		w.startAlone(req)
 		if blocked != nil {
 			*res = *blocked
-			w.endAlone(req, *res, 0)
+			w.endAlone(req, res, 0)
 			continue
 		}
 		var t0, d time.Duration
@@ -105,7 +105,7 @@ func (c *core) runSequential(ctx context.Context, reqs []Request, w *watch) ([]t
 		if err := c.runAfter(ctx, req, res); err != nil && stop == nil {
 			stop = &StopError{Index: i, Call: req.Call, Err: err}
 		}
-		w.endAlone(req, *res, d)
+		w.endAlone(req, res, d)
 	}
 	return c.finish(results, stop)
 }

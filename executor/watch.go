@@ -109,7 +109,7 @@ func (w *watch) update(i int, u tool.Update) {
 	if w.closed[i/64]&(1<<(i%64)) != 0 {
 		return
 	}
-	w.emitLocked(Event{Kind: ToolUpdate, Index: i, Call: w.reqs[i].Call, Update: u})
+	w.emitLocked(&Event{Kind: ToolUpdate, Index: i, Call: w.reqs[i].Call, Update: u})
 }
 
 // closeLocked drops call i's later updates. w.mu is held.
@@ -127,21 +127,21 @@ func (w *watch) close(i int) {
 
 // emitLocked calls the observer; w.mu is held. A panic in the observer is
 // ignored.
-func (w *watch) emitLocked(ev Event) {
+func (w *watch) emitLocked(ev *Event) {
 	defer func() { _ = recover() }()
-	w.obs(w.ctx, ev)
+	w.obs(w.ctx, *ev)
 }
 
-func (w *watch) emit(ev Event) {
+func (w *watch) emit(ev *Event) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.emitLocked(ev)
 }
 
 // end emits req's ToolEnd; a nil w emits nothing.
-func (w *watch) end(req *Request, r tool.Result, d time.Duration) {
+func (w *watch) end(req *Request, r *tool.Result, d time.Duration) {
 	if w != nil {
-		w.emit(Event{Kind: ToolEnd, Index: req.Index, Call: req.Call, Result: r, Duration: d})
+		w.emit(&Event{Kind: ToolEnd, Index: req.Index, Call: req.Call, Result: *r, Duration: d})
 	}
 }
 
@@ -154,19 +154,19 @@ func (w *watch) end(req *Request, r tool.Result, d time.Duration) {
 // runs.
 func (w *watch) startAlone(req *Request) {
 	if w != nil {
-		w.emitLocked(Event{Kind: ToolStart, Index: req.Index, Call: req.Call})
+		w.emitLocked(&Event{Kind: ToolStart, Index: req.Index, Call: req.Call})
 	}
 }
 
 // endAlone is end for when no other goroutine can emit an event of the
 // batch (see startAlone).
-func (w *watch) endAlone(req *Request, r tool.Result, d time.Duration) {
+func (w *watch) endAlone(req *Request, r *tool.Result, d time.Duration) {
 	if w != nil {
-		w.emitLocked(Event{Kind: ToolEnd, Index: req.Index, Call: req.Call, Result: r, Duration: d})
+		w.emitLocked(&Event{Kind: ToolEnd, Index: req.Index, Call: req.Call, Result: *r, Duration: d})
 	}
 }
 
 // endLocked is end with w.mu held.
-func (w *watch) endLocked(req *Request, r tool.Result, d time.Duration) {
-	w.emitLocked(Event{Kind: ToolEnd, Index: req.Index, Call: req.Call, Result: r, Duration: d})
+func (w *watch) endLocked(req *Request, r *tool.Result, d time.Duration) {
+	w.emitLocked(&Event{Kind: ToolEnd, Index: req.Index, Call: req.Call, Result: *r, Duration: d})
 }
