@@ -207,7 +207,9 @@ func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, sche
 		c: c, parent: parent, ctx: ctx, cancel: cancel,
 		reqs: reqs, slots: make([]slot, n), results: make([]tool.Result, n), sched: sched,
 	}
-	pb.helper = pb.help
+	if sched == nil {
+		pb.helper = pb.help
+	}
 	pb.until = ctx
 	if !c.failFast && len(c.before) == 0 && len(c.after) == 0 {
 		pb.until = parent

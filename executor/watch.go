@@ -19,10 +19,13 @@ import (
 // whose IDs repeat (some providers send empty IDs), or a call that reaches
 // the terminal handler under another ID, gets a sink of its own.
 type watch struct {
-	ctx   context.Context
-	obs   Observer
-	calls []model.ToolCall // the batch's calls as given, for routing by ID
-	reqs  []Request        // the calls as the executor runs them
+	ctx  context.Context
+	obs  Observer
+	reqs []Request // the calls as the executor runs them
+	// ids are the calls' IDs, for routing updates: a copy, since updates
+	// may come from goroutines that outlive Execute.
+	ids  []string
+	ids0 [linearIDs]string
 
 	mu      sync.Mutex // serializes events; guards closed
 	closed  []uint64   // one bit per call: its updates are dropped
@@ -38,7 +41,15 @@ const linearIDs = 16
 
 // init readies w to watch a batch of the calls reqs run.
 func (w *watch) init(ctx context.Context, obs Observer, calls []model.ToolCall, reqs []Request) {
-	w.ctx, w.obs, w.calls, w.reqs = ctx, obs, calls, reqs
+	w.ctx, w.obs, w.reqs = ctx, obs, reqs
+	if len(calls) <= linearIDs {
+		w.ids = w.ids0[:len(calls)]
+	} else {
+		w.ids = make([]string, len(calls))
+	}
+	for i := range calls {
+		w.ids[i] = calls[i].ID
+	}
 	if n := len(reqs); n <= 64 {
 		w.closed = w.closed0[:]
 	} else {
@@ -55,22 +66,22 @@ func (w *watch) init(ctx context.Context, obs Observer, calls []model.ToolCall, 
 // uniqueIDs reports whether no two calls share an ID, and indexes large
 // batches by ID.
 func (w *watch) uniqueIDs() bool {
-	if len(w.calls) <= linearIDs {
-		for i := 1; i < len(w.calls); i++ {
+	if len(w.ids) <= linearIDs {
+		for i := 1; i < len(w.ids); i++ {
 			for j := range i {
-				if w.calls[i].ID == w.calls[j].ID {
+				if w.ids[i] == w.ids[j] {
 					return false
 				}
 			}
 		}
 		return true
 	}
-	byID := make(map[string]int, len(w.calls))
-	for i, c := range w.calls {
-		if _, dup := byID[c.ID]; dup {
+	byID := make(map[string]int, len(w.ids))
+	for i, id := range w.ids {
+		if _, dup := byID[id]; dup {
 			return false
 		}
-		byID[c.ID] = i
+		byID[id] = i
 	}
 	w.byID = byID
 	return true
@@ -80,7 +91,7 @@ func (w *watch) uniqueIDs() bool {
 // req's call to the observer.
 func (w *watch) progressOption(req *Request) tool.InvokeOption {
 	i := req.slot
-	if w.sink != nil && req.Call.ID == w.calls[i].ID {
+	if w.sink != nil && req.Call.ID == w.ids[i] {
 		return w.sink
 	}
 	return tool.WithProgress(func(u tool.Update) { w.update(i, u) })
@@ -94,8 +105,8 @@ func (w *watch) report(u tool.Update) {
 		}
 		return
 	}
-	for i := range w.calls {
-		if w.calls[i].ID == u.CallID {
+	for i, id := range w.ids {
+		if id == u.CallID {
 			w.update(i, u)
 			return
 		}

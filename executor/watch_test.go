@@ -134,14 +134,17 @@ func TestUpdatesOfAbandonedCallsAreDropped(t *testing.T) {
 					second = "a"
 				}
 				rec := &recorder{}
+				batch := []model.ToolCall{call("a", "slow", ""), call(second, "index", `{"i":1}`)}
 				res, err := k.make(executor.WithObserver(rec.observe), executor.WithMiddleware(giveUp)).Execute(context.Background(), executor.Batch{
-					Calls: []model.ToolCall{call("a", "slow", ""), call(second, "index", `{"i":1}`)},
-					Tools: executor.Tools(slow, indexTool(t)),
+					Calls: batch, Tools: executor.Tools(slow, indexTool(t)),
 				})
 				require.NoError(t, err)
 				assert.Equal(t, "gave up", res[0].Text())
 				assert.Equal(t, "1", res[1].Text())
 				close(release)
+				// The batch's calls are the caller's again: the late update
+				// must not read them (the race detector would see it).
+				batch[0].ID, batch[1].ID = "reused", "reused"
 				assert.True(t, <-reported, "the abandoned body still runs; its reporter is open until it returns")
 				for _, ev := range rec.of(executor.ToolUpdate) {
 					assert.Equal(t, 1, ev.Index, "only call 1 reported while it ran")
