@@ -123,7 +123,7 @@ func (c *config) executor() executor.Executor {
 	if c.exec != nil {
 		return c.exec
 	}
-	opts := append([]executor.ParallelOption{executor.WithObserver(nodes.ToolEvents)}, c.parallel...)
+	opts := append([]executor.ParallelOption{nodes.StreamToolEvents()}, c.parallel...)
 	if len(c.middleware) > 0 {
 		opts = append(opts, executor.WithMiddleware(c.middleware...))
 	}

@@ -103,9 +103,9 @@ func BenchmarkToolsNode(b *testing.B) {
 			b.Run("trellis", func(b *testing.B) {
 				opts := []nodes.ToolsOption{nodes.WithTools(trellisEcho())}
 				if size.sequential {
-					opts = append(opts, nodes.WithExecutor(executor.Sequential(executor.WithObserver(nodes.ToolEvents))))
+					opts = append(opts, nodes.WithExecutor(executor.Sequential(nodes.StreamToolEvents())))
 				} else {
-					opts = append(opts, nodes.WithExecutor(executor.Parallel(executor.WithObserver(nodes.ToolEvents))))
+					opts = append(opts, nodes.WithExecutor(executor.Parallel(nodes.StreamToolEvents())))
 				}
 				node := nodes.Tools[chatState]("llm", opts...)
 				in := trellisBatch(n)

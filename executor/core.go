@@ -14,23 +14,26 @@ import (
 // core is what both executors share: the handler chain, the hooks, the
 // observer and the failure policy.
 type core struct {
-	handler  Handler
-	before   []func(ctx context.Context, req *Request) (*tool.Result, error)
-	after    []func(ctx context.Context, req *Request, res *tool.Result) error
-	observer Observer
-	failFast bool
-	prefix   string
-	epoch    time.Time // durations are measured from here (see clock)
+	handler   Handler
+	before    []func(ctx context.Context, req *Request) (*tool.Result, error)
+	after     []func(ctx context.Context, req *Request, res *tool.Result) error
+	observer  Observer
+	listening func(ctx context.Context) bool
+	quiet     *core // the same core without an observer, for batches nobody watches
+	failFast  bool
+	prefix    string
+	epoch     time.Time // durations are measured from here (see clock)
 }
 
 func newCore(c *config) core {
 	iv := tool.NewInvoker(c.invokeOpts...)
 	k := core{
-		handler:  Chain(Terminal(iv), c.middleware...),
-		observer: c.observer,
-		failFast: c.failFast,
-		prefix:   c.prefix,
-		epoch:    time.Now(),
+		handler:   Chain(Terminal(iv), c.middleware...),
+		observer:  c.observer,
+		listening: c.listening,
+		failFast:  c.failFast,
+		prefix:    c.prefix,
+		epoch:     time.Now(),
 	}
 	for _, h := range c.hooks {
 		if h.BeforeCall != nil {
@@ -40,7 +43,21 @@ func newCore(c *config) core {
 			k.after = append(k.after, h.AfterCall)
 		}
 	}
+	if k.observer != nil && k.listening != nil {
+		q := k
+		q.observer, q.listening = nil, nil
+		k.quiet = &q
+	}
 	return k
+}
+
+// forBatch returns the core to run a batch with: the quiet one when the
+// observer has nobody to report to.
+func (c *core) forBatch(ctx context.Context) *core {
+	if c.quiet != nil && !c.listening(ctx) {
+		return c.quiet
+	}
+	return c
 }
 
 // lookup fills reqs (len(b.Calls) of them) with the batch's calls and

@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"context"
+
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -9,6 +11,7 @@ type config struct {
 	middleware []Middleware
 	hooks      []Hooks
 	observer   Observer
+	listening  func(ctx context.Context) bool
 	failFast   bool
 	prefix     string
 	invokeOpts []tool.InvokeOption
@@ -60,6 +63,15 @@ func WithHooks(h Hooks) Option {
 // ToolUpdate and ToolEnd events. Without one, no events are built.
 func WithObserver(o Observer) Option {
 	return option(func(c *config) { c.observer = o })
+}
+
+// WithObserverIf sets the observer, like WithObserver, and asks listening
+// before each batch whether anybody reads its events: when it says no, the
+// batch runs as if there were no observer — no events are built, no clock is
+// read for durations. nodes.ToolEvents with graph.Emitting is the typical
+// pair: a batch emits events only when its graph run streams them.
+func WithObserverIf(o Observer, listening func(ctx context.Context) bool) Option {
+	return option(func(c *config) { c.observer, c.listening = o, listening })
 }
 
 // WithFailFast makes the first failing call stop the batch: the calls

@@ -69,9 +69,10 @@ type parallel struct {
 }
 
 func (p *parallel) Execute(ctx context.Context, b Batch) ([]tool.Result, error) {
+	c := p.core.forBatch(ctx)
 	n := len(b.Calls)
 	if n <= 1 {
-		return p.core.execSequential(ctx, b)
+		return c.execSequential(ctx, b)
 	}
 	reqs := make([]Request, n)
 	lookup(b, reqs)
@@ -89,11 +90,11 @@ func (p *parallel) Execute(ctx context.Context, b Batch) ([]tool.Result, error) 
 			m := tool.MetadataOf(reqs[i].Tool)
 			if m.Sequential || (p.checkSafe && !m.ConcurrencySafe) {
 				var w *watch
-				if p.core.observer != nil {
+				if c.observer != nil {
 					w = new(watch)
-					w.init(ctx, p.core.observer, b.Calls, reqs)
+					w.init(ctx, c.observer, b.Calls, reqs)
 				}
-				return p.core.runSequential(ctx, reqs, w)
+				return c.runSequential(ctx, reqs, w)
 			}
 			group = ""
 			if m.ConcurrencyGroup != "" && p.limits[m.ConcurrencyGroup] > 0 {
@@ -111,7 +112,7 @@ func (p *parallel) Execute(ctx context.Context, b Batch) ([]tool.Result, error) 
 	if p.max > 0 || groups != nil {
 		sched = &scheduler{max: p.max, limits: p.limits, groups: groups}
 	}
-	return p.core.runParallel(ctx, b, reqs, sched)
+	return c.runParallel(ctx, b, reqs, sched)
 }
 
 // The states of a call in a parallel batch.

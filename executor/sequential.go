@@ -28,7 +28,7 @@ func Sequential(opts ...Option) Executor {
 type sequential struct{ core core }
 
 func (s *sequential) Execute(ctx context.Context, b Batch) ([]tool.Result, error) {
-	return s.core.execSequential(ctx, b)
+	return s.core.forBatch(ctx).execSequential(ctx, b)
 }
 
 // seqWatch is the observed side of a sequential batch with room for the

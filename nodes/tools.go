@@ -35,7 +35,8 @@ const (
 )
 
 // WithExecutor runs the calls through e (a parallel executor unless set).
-// Give e the observer ToolEvents to see tool events in the graph's stream.
+// Give e the option StreamToolEvents to see tool events in the graph's
+// stream.
 func WithExecutor(e executor.Executor) ToolsOption {
 	return toolsOption(func(c *toolsConfig) { c.exec = e })
 }
@@ -112,6 +113,18 @@ func ToolEvents(ctx context.Context, ev executor.Event) {
 	graph.Emit(ctx, graph.ModeEvents, graph.Event{Kind: graph.EventKind(ev.Kind), Name: ev.Call.Name, Payload: ev, Duration: ev.Duration})
 }
 
+// StreamToolEvents is the executor option that forwards tool events into
+// the graph's stream (ToolEvents) when the run streams graph.ModeEvents, and
+// builds no events at all when it does not. Give it to the executors of
+// ToolsNodes:
+//
+//	nodes.WithExecutor(executor.Parallel(nodes.StreamToolEvents(), executor.WithMiddleware(mws...)))
+func StreamToolEvents() executor.Option {
+	return executor.WithObserverIf(ToolEvents, func(ctx context.Context) bool {
+		return graph.Emitting(ctx, graph.ModeEvents)
+	})
+}
+
 // Event kinds of tool calls in a graph's stream (see ToolEvents).
 const (
 	KindToolStart  = graph.EventKind(executor.ToolStart)
@@ -164,7 +177,7 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 		o.applyTools(&cfg)
 	}
 	if cfg.exec == nil {
-		cfg.exec = executor.Parallel(executor.WithObserver(ToolEvents))
+		cfg.exec = executor.Parallel(StreamToolEvents())
 	}
 	toNext := graph.Command[S]{Goto: []string{next}}
 	return func(ctx context.Context, s S) (S, graph.Command[S], error) {

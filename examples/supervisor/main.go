@@ -80,7 +80,7 @@ func run(ctx context.Context, w io.Writer, getenv func(string) string, q string,
 // executor and its middleware.
 func build(team models, st *stats) (*graph.Graph[agent.State], error) {
 	exec := executor.Parallel(
-		executor.WithObserver(nodes.ToolEvents),
+		nodes.StreamToolEvents(),
 		executor.WithMiddleware(toolMiddleware()...),
 	)
 	researcher, err := agent.NewReAct(team.researcher,
