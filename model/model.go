@@ -62,6 +62,27 @@ type Settings struct {
 	Seed        *int64   `json:"seed,omitempty"`
 }
 
+// Override returns s with every field that o sets replaced by o's. Providers
+// use it to apply a request's settings over their defaults.
+func (s Settings) Override(o Settings) Settings {
+	if o.Temperature != nil {
+		s.Temperature = o.Temperature
+	}
+	if o.TopP != nil {
+		s.TopP = o.TopP
+	}
+	if o.MaxTokens != 0 {
+		s.MaxTokens = o.MaxTokens
+	}
+	if o.Stop != nil {
+		s.Stop = o.Stop
+	}
+	if o.Seed != nil {
+		s.Seed = o.Seed
+	}
+	return s
+}
+
 // Request is one call to a model.
 type Request struct {
 	// Model overrides the provider's configured model name when not empty.

@@ -47,7 +47,7 @@ func (m *Model) params(req *model.Request) (sdk.MessageNewParams, error) {
 		p.OutputConfig.Format = sdk.JSONOutputFormatParam{Schema: schema}
 	}
 
-	s := mergeSettings(m.settings, req.Settings)
+	s := m.settings.Override(req.Settings)
 	switch {
 	case s.MaxTokens < 0:
 		return p, fmt.Errorf("anthropic: negative max tokens %d", s.MaxTokens)
@@ -69,26 +69,6 @@ func (m *Model) params(req *model.Request) (sdk.MessageNewParams, error) {
 	return p, nil
 }
 
-// mergeSettings returns defaults with every field that s sets replaced.
-func mergeSettings(defaults, s model.Settings) model.Settings {
-	out := defaults
-	if s.Temperature != nil {
-		out.Temperature = s.Temperature
-	}
-	if s.TopP != nil {
-		out.TopP = s.TopP
-	}
-	if s.MaxTokens != 0 {
-		out.MaxTokens = s.MaxTokens
-	}
-	if s.Stop != nil {
-		out.Stop = s.Stop
-	}
-	if s.Seed != nil {
-		out.Seed = s.Seed
-	}
-	return out
-}
 
 // messages maps a conversation to the system prompt and the turns of the
 // Messages API. System messages, wherever they are, join the system prompt

@@ -61,7 +61,7 @@ func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) 
 		p.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{JSONSchema: js}
 	}
 
-	s := mergeSettings(m.settings, req.Settings)
+	s := m.settings.Override(req.Settings)
 	if s.Temperature != nil {
 		p.Temperature = oai.Float(*s.Temperature)
 	}
@@ -87,26 +87,6 @@ func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) 
 	return p, nil
 }
 
-// mergeSettings returns defaults with every field that s sets replaced.
-func mergeSettings(defaults, s model.Settings) model.Settings {
-	out := defaults
-	if s.Temperature != nil {
-		out.Temperature = s.Temperature
-	}
-	if s.TopP != nil {
-		out.TopP = s.TopP
-	}
-	if s.MaxTokens != 0 {
-		out.MaxTokens = s.MaxTokens
-	}
-	if s.Stop != nil {
-		out.Stop = s.Stop
-	}
-	if s.Seed != nil {
-		out.Seed = s.Seed
-	}
-	return out
-}
 
 func messages(in []model.Message) ([]oai.ChatCompletionMessageParamUnion, error) {
 	out := make([]oai.ChatCompletionMessageParamUnion, 0, len(in))
