@@ -69,7 +69,6 @@ func (m *Model) params(req *model.Request) (sdk.MessageNewParams, error) {
 	return p, nil
 }
 
-
 // messages maps a conversation to the system prompt and the turns of the
 // Messages API. System messages, wherever they are, join the system prompt
 // in order. Tool messages become tool_result blocks of a user turn, and

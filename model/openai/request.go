@@ -87,7 +87,6 @@ func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) 
 	return p, nil
 }
 
-
 func messages(in []model.Message) ([]oai.ChatCompletionMessageParamUnion, error) {
 	out := make([]oai.ChatCompletionMessageParamUnion, 0, len(in))
 	for i, msg := range in {
