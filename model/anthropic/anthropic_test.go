@@ -71,7 +71,7 @@ func TestGenerateMapsRequestAndResponse(t *testing.T) {
 		Model:        "claude-sonnet-4-5-20250929",
 	}, resp)
 
-	calls := s.received()
+	calls := s.Received()
 	require.Len(t, calls, 1)
 	assert.Equal(t, http.MethodPost, calls[0].Method)
 	assert.Equal(t, "/v1/messages", calls[0].Path)
@@ -137,7 +137,7 @@ func TestGenerateToolUse(t *testing.T) {
 	}, resp)
 
 	var body map[string]any
-	require.NoError(t, json.Unmarshal([]byte(s.received()[0].Body), &body))
+	require.NoError(t, json.Unmarshal([]byte(s.Received()[0].Body), &body))
 	assert.EqualValues(t, anthropic.DefaultMaxTokens, body["max_tokens"], "max_tokens is always sent")
 	assert.NotContains(t, body, "tool_choice")
 	assert.NotContains(t, body, "system")
@@ -228,7 +228,7 @@ func TestConversationShapes(t *testing.T) {
 			_, err := m.Generate(context.Background(), &model.Request{Messages: tt.msgs})
 			require.NoError(t, err)
 			var body map[string]json.RawMessage
-			require.NoError(t, json.Unmarshal([]byte(s.received()[0].Body), &body))
+			require.NoError(t, json.Unmarshal([]byte(s.Received()[0].Body), &body))
 			assert.JSONEq(t, tt.want, string(body["messages"]))
 		})
 	}
@@ -254,7 +254,7 @@ func TestToolChoice(t *testing.T) {
 			_, err := m.Generate(context.Background(), req)
 			require.NoError(t, err)
 			var body map[string]json.RawMessage
-			require.NoError(t, json.Unmarshal([]byte(s.received()[0].Body), &body))
+			require.NoError(t, json.Unmarshal([]byte(s.Received()[0].Body), &body))
 			if tt.want == "" {
 				assert.NotContains(t, body, "tool_choice")
 				return
@@ -286,7 +286,7 @@ func TestDefaultSettings(t *testing.T) {
 			_, err := m.Generate(context.Background(), &model.Request{Messages: []model.Message{model.User("x")}, Settings: tt.req})
 			require.NoError(t, err)
 			var body map[string]any
-			require.NoError(t, json.Unmarshal([]byte(s.received()[0].Body), &body))
+			require.NoError(t, json.Unmarshal([]byte(s.Received()[0].Body), &body))
 			assert.Equal(t, tt.wantMax, body["max_tokens"])
 			assert.Equal(t, tt.temp, body["temperature"])
 		})
@@ -299,22 +299,22 @@ func TestEnvironmentFallbackAndPrecedence(t *testing.T) {
 	t.Setenv("ANTHROPIC_BASE_URL", envSrv.URL)
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-from-env")
 
-	fromEnv, err := anthropic.New("claude-haiku-4-5", anthropic.WithHTTPClient(envSrv.client))
+	fromEnv, err := anthropic.New("claude-haiku-4-5", anthropic.WithHTTPClient(envSrv.Client))
 	require.NoError(t, err)
 	_, err = fromEnv.Generate(context.Background(), userReq("hi"))
 	require.NoError(t, err)
-	require.Len(t, envSrv.received(), 1)
-	assert.Equal(t, "sk-ant-from-env", envSrv.received()[0].Header.Get("X-Api-Key"))
+	require.Len(t, envSrv.Received(), 1)
+	assert.Equal(t, "sk-ant-from-env", envSrv.Received()[0].Header.Get("X-Api-Key"))
 
-	fromOpts, err := anthropic.New("claude-haiku-4-5", anthropic.WithHTTPClient(optSrv.client),
+	fromOpts, err := anthropic.New("claude-haiku-4-5", anthropic.WithHTTPClient(optSrv.Client),
 		anthropic.WithBaseURL(optSrv.URL), anthropic.WithAPIKey("sk-ant-from-option"), anthropic.WithHeader("anthropic-beta", "test-beta"))
 	require.NoError(t, err)
 	_, err = fromOpts.Generate(context.Background(), userReq("hi"))
 	require.NoError(t, err)
-	require.Len(t, optSrv.received(), 1, "the base URL option wins over ANTHROPIC_BASE_URL")
-	assert.Len(t, envSrv.received(), 1)
-	assert.Equal(t, "sk-ant-from-option", optSrv.received()[0].Header.Get("X-Api-Key"))
-	assert.Equal(t, "test-beta", optSrv.received()[0].Header.Get("Anthropic-Beta"))
+	require.Len(t, optSrv.Received(), 1, "the base URL option wins over ANTHROPIC_BASE_URL")
+	assert.Len(t, envSrv.Received(), 1)
+	assert.Equal(t, "sk-ant-from-option", optSrv.Received()[0].Header.Get("X-Api-Key"))
+	assert.Equal(t, "test-beta", optSrv.Received()[0].Header.Get("Anthropic-Beta"))
 }
 
 func TestNewValidation(t *testing.T) {
@@ -373,7 +373,7 @@ func TestRequestMappingErrors(t *testing.T) {
 			require.ErrorContains(t, err, tt.want)
 		})
 	}
-	assert.Empty(t, s.received(), "invalid requests never reach the server")
+	assert.Empty(t, s.Received(), "invalid requests never reach the server")
 }
 
 func TestInfo(t *testing.T) {
@@ -404,7 +404,7 @@ func TestStreamText(t *testing.T) {
 	}, chunks[3])
 
 	var body map[string]any
-	require.NoError(t, json.Unmarshal([]byte(s.received()[0].Body), &body))
+	require.NoError(t, json.Unmarshal([]byte(s.Received()[0].Body), &body))
 	assert.Equal(t, true, body["stream"])
 }
 
@@ -468,8 +468,8 @@ func TestStreamOverloadedFirstEventIsRetried(t *testing.T) {
 	resp, err := model.Collect(m.Stream(context.Background(), userReq("x")))
 	require.NoError(t, err)
 	assert.Equal(t, "Paris is sunny.", resp.Message.Text())
-	assert.Len(t, s.received(), 2)
-	assert.Len(t, w.all(), 1)
+	assert.Len(t, s.Received(), 2)
+	assert.Len(t, w.All(), 1)
 }
 
 func TestStreamErrorEventMidStream(t *testing.T) {
@@ -491,8 +491,8 @@ func TestStreamErrorEventMidStream(t *testing.T) {
 	assert.Equal(t, 529, pe.StatusCode)
 	assert.Equal(t, "overloaded_error", pe.Type)
 	assert.Equal(t, "Overloaded", pe.Message)
-	assert.Len(t, s.received(), 1, "a stream that already yielded is not retried")
-	assert.Empty(t, w.all())
+	assert.Len(t, s.Received(), 1, "a stream that already yielded is not retried")
+	assert.Empty(t, w.All())
 }
 
 func TestStreamTruncated(t *testing.T) {
@@ -593,11 +593,11 @@ func TestErrors(t *testing.T) {
 				} else {
 					_, err = model.Collect(m.Stream(context.Background(), userReq("x")))
 				}
-				assert.Len(t, s.received(), tt.wantCalls, "attempts")
+				assert.Len(t, s.Received(), tt.wantCalls, "attempts")
 				if tt.wantWaits != nil {
-					assert.Equal(t, tt.wantWaits, w.all())
+					assert.Equal(t, tt.wantWaits, w.All())
 				} else {
-					assert.Len(t, w.all(), tt.wantCalls-1)
+					assert.Len(t, w.All(), tt.wantCalls-1)
 				}
 				if !tt.wantErr {
 					require.NoError(t, err)
@@ -626,22 +626,22 @@ func TestConnectionErrorsAreRetried(t *testing.T) {
 	defer transport.CloseIdleConnections()
 	m, err := anthropic.New("claude-haiku-4-5", anthropic.WithBaseURL(url), anthropic.WithAPIKey("k"),
 		anthropic.WithHTTPClient(&http.Client{Transport: transport}),
-		anthropic.WithRetry(model.Retry{MaxRetries: 2, Sleep: w.sleep}))
+		anthropic.WithRetry(model.Retry{MaxRetries: 2, Sleep: w.Sleep}))
 	require.NoError(t, err)
 	_, err = m.Generate(context.Background(), userReq("x"))
 	require.ErrorIs(t, err, model.ErrRetriesExhausted)
 	require.ErrorIs(t, err, syscall.ECONNREFUSED)
-	assert.Len(t, w.all(), 2)
+	assert.Len(t, w.All(), 2)
 }
 
 func TestMaxRetriesOption(t *testing.T) {
 	s := newServer(t, jsonReply(529, errorOverloaded))
 	m, err := anthropic.New("claude-haiku-4-5", anthropic.WithBaseURL(s.URL), anthropic.WithAPIKey("k"),
-		anthropic.WithHTTPClient(s.client), anthropic.WithMaxRetries(0))
+		anthropic.WithHTTPClient(s.Client), anthropic.WithMaxRetries(0))
 	require.NoError(t, err)
 	_, err = m.Generate(context.Background(), userReq("x"))
 	var pe *model.ProviderError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, 529, pe.StatusCode)
-	assert.Len(t, s.received(), 1, "WithMaxRetries(0) disables retries")
+	assert.Len(t, s.Received(), 1, "WithMaxRetries(0) disables retries")
 }

@@ -1,85 +1,27 @@
 package anthropic_test
 
 import (
-	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/anthropic"
+	"github.com/trellis-go/trellis/model/internal/wiretest"
 )
 
-// call is one request the fake server received.
-type call struct {
-	Method string
-	Path   string
-	Header http.Header
-	Body   string
-}
+// The recording server and the wait recorder are shared with the other
+// provider's wire tests.
+type (
+	server    = wiretest.Server
+	replyFunc = wiretest.ReplyFunc
+	waits     = wiretest.Waits
+)
 
-// server is an httptest server that speaks the Chat Completions wire format
-// from fixtures. reply is called with the 1-based attempt number.
-type server struct {
-	*httptest.Server
-	client *http.Client
-
-	mu    sync.Mutex
-	calls []call
-}
-
-type replyFunc func(w http.ResponseWriter, attempt int)
-
-func newServer(t testing.TB, reply replyFunc) *server {
-	t.Helper()
-	s := &server{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		s.mu.Lock()
-		s.calls = append(s.calls, call{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: string(body)})
-		n := len(s.calls)
-		s.mu.Unlock()
-		reply(w, n)
-	}))
-	transport := &http.Transport{}
-	s.client = &http.Client{Transport: transport}
-	t.Cleanup(func() {
-		s.Close()
-		transport.CloseIdleConnections()
-	})
-	return s
-}
-
-func (s *server) received() []call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]call(nil), s.calls...)
-}
-
-// waits records retry waits instead of sleeping.
-type waits struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (w *waits) sleep(ctx context.Context, d time.Duration) error {
-	w.mu.Lock()
-	w.d = append(w.d, d)
-	w.mu.Unlock()
-	return ctx.Err()
-}
-
-func (w *waits) all() []time.Duration {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]time.Duration(nil), w.d...)
-}
+func newServer(t testing.TB, reply replyFunc) *server { return wiretest.NewServer(t, reply) }
 
 // newModel returns a model that talks to s, with fast, recorded retries.
 func newModel(t testing.TB, s *server, opts ...anthropic.Option) (*anthropic.Model, *waits) {
@@ -88,28 +30,18 @@ func newModel(t testing.TB, s *server, opts ...anthropic.Option) (*anthropic.Mod
 	base := []anthropic.Option{
 		anthropic.WithBaseURL(s.URL),
 		anthropic.WithAPIKey("sk-ant-test"),
-		anthropic.WithHTTPClient(s.client),
-		anthropic.WithRetry(model.Retry{MaxRetries: 2, Sleep: w.sleep}),
+		anthropic.WithHTTPClient(s.Client),
+		anthropic.WithRetry(model.Retry{MaxRetries: 2, Sleep: w.Sleep}),
 	}
 	m, err := anthropic.New("claude-sonnet-4-5", append(base, opts...)...)
 	require.NoError(t, err)
 	return m, w
 }
 
-func jsonReply(status int, body string, headers ...string) replyFunc {
-	return func(w http.ResponseWriter, _ int) {
-		writeJSON(w, status, body, headers...)
-	}
-}
-
-func writeJSON(w http.ResponseWriter, status int, body string, headers ...string) {
-	for i := 0; i+1 < len(headers); i += 2 {
-		w.Header().Set(headers[i], headers[i+1])
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = io.WriteString(w, body)
-}
+var (
+	jsonReply = wiretest.JSONReply
+	writeJSON = wiretest.WriteJSON
+)
 
 // event is one server-sent event of the Messages API.
 type event struct{ name, data string }

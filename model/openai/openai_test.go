@@ -71,7 +71,7 @@ func TestGenerateMapsRequestAndResponse(t *testing.T) {
 		Model:        "gpt-4o-mini-2024-07-18",
 	}, resp)
 
-	calls := s.received()
+	calls := s.Received()
 	require.Len(t, calls, 1)
 	assert.Equal(t, http.MethodPost, calls[0].Method)
 	assert.Equal(t, "/v1/chat/completions", calls[0].Path)
@@ -131,7 +131,7 @@ func TestGenerateToolCalls(t *testing.T) {
 func TestGenerateCompatibleServer(t *testing.T) {
 	s := newServer(t, jsonReply(200, completionOllama))
 	m, err := openai.New("llama3.2", openai.WithBaseURL(s.URL+"/v1/"), openai.WithAPIKey("ollama"),
-		openai.WithHTTPClient(s.client), openai.WithLegacyMaxTokens())
+		openai.WithHTTPClient(s.Client), openai.WithLegacyMaxTokens())
 	require.NoError(t, err)
 	resp, err := m.Generate(context.Background(), &model.Request{
 		Messages: []model.Message{model.User("hi")},
@@ -142,7 +142,7 @@ func TestGenerateCompatibleServer(t *testing.T) {
 	assert.Equal(t, "llama3.2", resp.Model)
 	assert.Equal(t, 31, resp.Usage.TotalTokens)
 
-	calls := s.received()
+	calls := s.Received()
 	require.Len(t, calls, 1)
 	assert.Equal(t, "/v1/chat/completions", calls[0].Path)
 	var body map[string]any
@@ -172,7 +172,7 @@ func TestToolChoice(t *testing.T) {
 			_, err := m.Generate(context.Background(), req)
 			require.NoError(t, err)
 			var body map[string]json.RawMessage
-			require.NoError(t, json.Unmarshal([]byte(s.received()[0].Body), &body))
+			require.NoError(t, json.Unmarshal([]byte(s.Received()[0].Body), &body))
 			if tt.want == "" {
 				assert.NotContains(t, body, "tool_choice")
 				return
@@ -191,7 +191,7 @@ func TestDefaultSettingsMerge(t *testing.T) {
 	_, err := m.Generate(context.Background(), req)
 	require.NoError(t, err)
 	var body map[string]any
-	require.NoError(t, json.Unmarshal([]byte(s.received()[0].Body), &body))
+	require.NoError(t, json.Unmarshal([]byte(s.Received()[0].Body), &body))
 	assert.Equal(t, "gpt-4.1", body["model"], "the request's model overrides the configured one")
 	assert.EqualValues(t, 0, body["temperature"], "an explicit zero temperature is sent")
 	assert.EqualValues(t, 100, body["max_completion_tokens"])
@@ -204,7 +204,7 @@ func TestHeadersAndCredentials(t *testing.T) {
 	m, _ := newModel(t, s, openai.WithOrganization("org-123"), openai.WithProject("proj_9"), openai.WithHeader("X-Gateway-Key", "gw"))
 	_, err := m.Generate(context.Background(), userReq("hi"))
 	require.NoError(t, err)
-	h := s.received()[0].Header
+	h := s.Received()[0].Header
 	assert.Equal(t, "org-123", h.Get("OpenAI-Organization"))
 	assert.Equal(t, "proj_9", h.Get("OpenAI-Project"))
 	assert.Equal(t, "gw", h.Get("X-Gateway-Key"))
@@ -217,21 +217,21 @@ func TestEnvironmentFallbackAndPrecedence(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", envSrv.URL+"/v1")
 	t.Setenv("OPENAI_API_KEY", "sk-from-env")
 
-	fromEnv, err := openai.New("gpt-4o-mini", openai.WithHTTPClient(envSrv.client))
+	fromEnv, err := openai.New("gpt-4o-mini", openai.WithHTTPClient(envSrv.Client))
 	require.NoError(t, err)
 	_, err = fromEnv.Generate(context.Background(), userReq("hi"))
 	require.NoError(t, err)
-	require.Len(t, envSrv.received(), 1)
-	assert.Equal(t, "Bearer sk-from-env", envSrv.received()[0].Header.Get("Authorization"))
+	require.Len(t, envSrv.Received(), 1)
+	assert.Equal(t, "Bearer sk-from-env", envSrv.Received()[0].Header.Get("Authorization"))
 
-	fromOpts, err := openai.New("gpt-4o-mini", openai.WithHTTPClient(optSrv.client),
+	fromOpts, err := openai.New("gpt-4o-mini", openai.WithHTTPClient(optSrv.Client),
 		openai.WithBaseURL(optSrv.URL+"/v1"), openai.WithAPIKey("sk-from-option"))
 	require.NoError(t, err)
 	_, err = fromOpts.Generate(context.Background(), userReq("hi"))
 	require.NoError(t, err)
-	require.Len(t, optSrv.received(), 1, "the base URL option wins over OPENAI_BASE_URL")
-	assert.Len(t, envSrv.received(), 1)
-	assert.Equal(t, "Bearer sk-from-option", optSrv.received()[0].Header.Get("Authorization"))
+	require.Len(t, optSrv.Received(), 1, "the base URL option wins over OPENAI_BASE_URL")
+	assert.Len(t, envSrv.Received(), 1)
+	assert.Equal(t, "Bearer sk-from-option", optSrv.Received()[0].Header.Get("Authorization"))
 }
 
 func TestNewValidation(t *testing.T) {
@@ -291,7 +291,7 @@ func TestRequestMappingErrors(t *testing.T) {
 			require.ErrorContains(t, err, tt.want)
 		})
 	}
-	assert.Empty(t, s.received(), "invalid requests never reach the server")
+	assert.Empty(t, s.Received(), "invalid requests never reach the server")
 }
 
 func TestInfo(t *testing.T) {
@@ -319,7 +319,7 @@ func TestStreamText(t *testing.T) {
 	assert.Equal(t, model.Usage{InputTokens: 20, OutputTokens: 3, TotalTokens: 23}, *last.Usage)
 
 	var body map[string]any
-	require.NoError(t, json.Unmarshal([]byte(s.received()[0].Body), &body))
+	require.NoError(t, json.Unmarshal([]byte(s.Received()[0].Body), &body))
 	assert.Equal(t, true, body["stream"])
 	assert.Equal(t, map[string]any{"include_usage": true}, body["stream_options"])
 }
@@ -369,8 +369,8 @@ func TestStreamErrorEventMidStream(t *testing.T) {
 	require.ErrorAs(t, gotErr, &pe)
 	assert.Equal(t, "The server had an error while processing your request.", pe.Message)
 	assert.Equal(t, "server_error", pe.Type)
-	assert.Len(t, s.received(), 1, "a stream that already yielded is not retried")
-	assert.Empty(t, w.all())
+	assert.Len(t, s.Received(), 1, "a stream that already yielded is not retried")
+	assert.Empty(t, w.All())
 }
 
 func TestStreamTruncated(t *testing.T) {
@@ -483,11 +483,11 @@ func TestErrors(t *testing.T) {
 				} else {
 					_, err = model.Collect(m.Stream(context.Background(), userReq("x")))
 				}
-				assert.Len(t, s.received(), tt.wantCalls, "attempts")
+				assert.Len(t, s.Received(), tt.wantCalls, "attempts")
 				if tt.wantWaits != nil {
-					assert.Equal(t, tt.wantWaits, w.all())
+					assert.Equal(t, tt.wantWaits, w.All())
 				} else {
-					assert.Len(t, w.all(), tt.wantCalls-1)
+					assert.Len(t, w.All(), tt.wantCalls-1)
 				}
 				if !tt.wantErr {
 					require.NoError(t, err)
@@ -516,21 +516,21 @@ func TestConnectionErrorsAreRetried(t *testing.T) {
 	defer transport.CloseIdleConnections()
 	m, err := openai.New("gpt-4o-mini", openai.WithBaseURL(url+"/v1"), openai.WithAPIKey("k"),
 		openai.WithHTTPClient(&http.Client{Transport: transport}),
-		openai.WithRetry(model.Retry{MaxRetries: 2, Sleep: w.sleep}))
+		openai.WithRetry(model.Retry{MaxRetries: 2, Sleep: w.Sleep}))
 	require.NoError(t, err)
 	_, err = m.Generate(context.Background(), userReq("x"))
 	require.ErrorIs(t, err, model.ErrRetriesExhausted)
 	require.ErrorIs(t, err, syscall.ECONNREFUSED)
-	assert.Len(t, w.all(), 2)
+	assert.Len(t, w.All(), 2)
 }
 
 func TestMaxRetriesOption(t *testing.T) {
 	s := newServer(t, jsonReply(500, errorServer))
 	m, err := openai.New("gpt-4o-mini", openai.WithBaseURL(s.URL), openai.WithAPIKey("k"),
-		openai.WithHTTPClient(s.client), openai.WithMaxRetries(0))
+		openai.WithHTTPClient(s.Client), openai.WithMaxRetries(0))
 	require.NoError(t, err)
 	_, err = m.Generate(context.Background(), userReq("x"))
 	require.Error(t, err)
-	assert.Len(t, s.received(), 1, "WithMaxRetries(0) disables retries")
-	assert.Equal(t, "/chat/completions", s.received()[0].Path)
+	assert.Len(t, s.Received(), 1, "WithMaxRetries(0) disables retries")
+	assert.Equal(t, "/chat/completions", s.Received()[0].Path)
 }

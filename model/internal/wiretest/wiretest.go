@@ -1,0 +1,99 @@
+package wiretest
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Call is one request the server received.
+type Call struct {
+	Method string
+	Path   string
+	Header http.Header
+	Body   string
+}
+
+// ReplyFunc answers a request; attempt counts the requests from 1.
+type ReplyFunc func(w http.ResponseWriter, attempt int)
+
+// Server is an httptest server that records requests and answers them with
+// a ReplyFunc. Client is an HTTP client of its own, whose idle connections
+// are closed with the server.
+type Server struct {
+	*httptest.Server
+	Client *http.Client
+
+	mu    sync.Mutex
+	calls []Call
+}
+
+// NewServer starts a Server on 127.0.0.1, closed when the test ends.
+func NewServer(t testing.TB, reply ReplyFunc) *Server {
+	t.Helper()
+	s := &Server{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		s.mu.Lock()
+		s.calls = append(s.calls, Call{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: string(body)})
+		n := len(s.calls)
+		s.mu.Unlock()
+		reply(w, n)
+	}))
+	transport := &http.Transport{}
+	s.Client = &http.Client{Transport: transport}
+	t.Cleanup(func() {
+		s.Close()
+		transport.CloseIdleConnections()
+	})
+	return s
+}
+
+// Received returns the requests received so far.
+func (s *Server) Received() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Call(nil), s.calls...)
+}
+
+// Waits records retry waits instead of sleeping; its Sleep fits
+// model.Retry.Sleep.
+type Waits struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+// Sleep records d and returns at once (with ctx's error, if any).
+func (w *Waits) Sleep(ctx context.Context, d time.Duration) error {
+	w.mu.Lock()
+	w.d = append(w.d, d)
+	w.mu.Unlock()
+	return ctx.Err()
+}
+
+// All returns the waits recorded so far.
+func (w *Waits) All() []time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]time.Duration(nil), w.d...)
+}
+
+// WriteJSON answers with status and a JSON body, after setting the headers
+// given as name, value pairs.
+func WriteJSON(w http.ResponseWriter, status int, body string, headers ...string) {
+	for i := 0; i+1 < len(headers); i += 2 {
+		w.Header().Set(headers[i], headers[i+1])
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body)
+}
+
+// JSONReply answers every request with WriteJSON.
+func JSONReply(status int, body string, headers ...string) ReplyFunc {
+	return func(w http.ResponseWriter, _ int) { WriteJSON(w, status, body, headers...) }
+}
