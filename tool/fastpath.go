@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // fastDecode runs a plan (see fastplan.go) over the arguments raw, storing
@@ -15,11 +16,18 @@ import (
 // is not valid. It reports whether the arguments were accepted; when they
 // were not, dst holds a partial value that must be thrown away.
 //
-// Like the pipeline, it reads empty arguments as {}. It works on one copy
-// of the text, so that the strings it stores share that copy rather than
-// each taking an allocation of its own.
+// Like the pipeline, it reads empty arguments as {}. When it stores, it
+// works on one copy of the text, so that the strings it stores share that
+// copy rather than each taking an allocation of its own; when it only
+// checks, nothing it reads outlives the call and it reads raw in place.
 func fastDecode(root *fastNode, raw []byte, dst reflect.Value) bool {
-	d := fastDecoder{p: parser{s: string(raw)}}
+	var text string
+	if dst.IsValid() {
+		text = string(raw)
+	} else {
+		text = unsafe.String(unsafe.SliceData(raw), len(raw))
+	}
+	d := fastDecoder{p: parser{s: text}}
 	d.p.space()
 	if d.p.i == len(d.p.s) {
 		d.p = parser{s: "{}"}
@@ -167,7 +175,9 @@ func (n *fastNode) checkString(s string) bool {
 	if n.pattern != nil && !n.pattern.MatchString(s) {
 		return false
 	}
-	if n.format != nil && n.format.Validate(s) != nil {
+	// A format checker may be the user's own: it gets a string of its own,
+	// since s may be read in place from the caller's arguments.
+	if n.format != nil && n.format.Validate(strings.Clone(s)) != nil {
 		return false
 	}
 	return (n.enum == nil || n.enum.hasString(s)) && (n.konst == nil || n.konst.hasString(s))

@@ -64,7 +64,20 @@ type core struct {
 	def    model.ToolDefinition
 	schema *Schema
 	cfg    config
+	prof   *profile // set by bind
 }
+
+// bind finds the profile of t, the tool that holds c, once and for all
+// its calls (see profile).
+func (c *core) bind(t Tool) {
+	var iv Invoker
+	p := new(profile)
+	iv.profileOf(t, p)
+	c.prof = p
+}
+
+// toolProfile returns the profile bind found.
+func (c *core) toolProfile() *profile { return c.prof }
 
 func newCore(name, description string, schema json.RawMessage, opts []Option) (core, error) {
 	if err := checkName(name); err != nil {
@@ -223,7 +236,9 @@ func newFuncTool[In, Out any](name, description string, schema json.RawMessage, 
 	if err != nil {
 		return nil, err
 	}
-	return &FuncTool[In, Out]{core: c, decode: newDecoder(reflect.TypeFor[In]()), fast: c.typedPlan(reflect.TypeFor[In]()), fn: fn}, nil
+	t := &FuncTool[In, Out]{core: c, decode: newDecoder(reflect.TypeFor[In]()), fast: c.typedPlan(reflect.TypeFor[In]()), fn: fn}
+	t.bind(t)
+	return t, nil
 }
 
 // Call runs the tool: it coerces, validates and decodes args and calls the
@@ -323,7 +338,9 @@ func New(def model.ToolDefinition, fn CallFunc, opts ...Option) (*RawTool, error
 	if err != nil {
 		return nil, err
 	}
-	return &RawTool{core: c, fn: fn}, nil
+	t := &RawTool{core: c, fn: fn}
+	t.bind(t)
+	return t, nil
 }
 
 // Call runs the tool's function with args unchanged. Invoke validates the
@@ -353,7 +370,9 @@ func NewDeclaration(def model.ToolDefinition) (*Declaration, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Declaration{core: c}, nil
+	d := &Declaration{core: c}
+	d.bind(d)
+	return d, nil
 }
 
 // DeclarationOnly reports true: the caller executes this tool.

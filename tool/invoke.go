@@ -194,7 +194,9 @@ func (iv *Invoker) Invoke(ctx context.Context, t Tool, call model.ToolCall, opts
 		cc.sink, cc.toolName = cfg.sink, name
 		defer cc.closeProgress()
 	}
-	res = iv.run(cc, t, name, call, cfg)
+	var scratch profile
+	p := iv.profileFor(t, &scratch)
+	res = run(cc, t, p, name, call, cfg)
 	res.normalize()
 	if res.Pending && cfg.pending != nil {
 		if err := cfg.pending.Add(model.ToolCall{ID: call.ID, Name: name, Arguments: call.Arguments}); err != nil {
@@ -202,58 +204,53 @@ func (iv *Invoker) Invoke(ctx context.Context, t Tool, call model.ToolCall, opts
 			res.normalize()
 		}
 	}
-	if limit := MetadataOf(t).MaxResultSize; limit > 0 {
-		res = Truncate(res, limit)
+	if p.maxResult > 0 {
+		res = Truncate(res, p.maxResult)
 	}
 	return res
 }
 
-func (iv *Invoker) run(ctx context.Context, t Tool, name string, call model.ToolCall, cfg *invokeConfig) Result {
-	if IsDeclarationOnly(t) {
+func run(ctx context.Context, t Tool, p *profile, name string, call model.ToolCall, cfg *invokeConfig) Result {
+	if p.declOnly {
 		return ErrorResult(CodeDeclarationOnly, fmt.Errorf("%w: tool %q", ErrDeclarationOnly, name))
 	}
 	if err := ctx.Err(); err != nil {
 		return callErrorResult(ctx, name, err)
 	}
-	sch, err := iv.schemaOf(t)
-	if err != nil {
-		return schemaErrorResult(name, err)
+	if p.schemaErr != nil {
+		return schemaErrorResult(name, p.schemaErr)
 	}
-	prepare := preparerOf(t)
-	ps, isParsedStream := parsedStreamerOf(t)
-	pc, isParsed := parsedCallerOf(t)
-	var (
-		r    Result
-		cerr error
-	)
 	// The fast path, when the tool has one for the schema in force and no
 	// hook rewrites the arguments. Arguments it accepts are valid JSON, so
 	// repair would leave them as they are.
-	if prepare == nil {
-		if fs, ok := ps.(fastStreamer); ok && isParsedStream && fs.fastSchema() == sch {
-			if seq, ok := fs.streamFast(ctx, call.ID, call.Arguments); ok {
+	if p.prepare == nil {
+		switch {
+		case p.fs != nil:
+			if seq, ok := p.fs.streamFast(ctx, call.ID, call.Arguments); ok {
 				return drain(ctx, name, seq)
 			}
-		} else if fc, ok := pc.(fastCaller); ok && isParsed && !isParsedStream && fc.fastSchema() == sch {
-			var accepted bool
-			if r, accepted, cerr = fc.callFast(ctx, call.ID, call.Arguments); accepted {
+		case p.fc != nil:
+			if r, accepted, cerr := p.fc.callFast(ctx, call.ID, call.Arguments); accepted {
 				return callOutcome(ctx, name, r, cerr)
 			}
 		}
 	}
-	args, aerr := runArguments(name, call.Arguments, sch, prepare, cfg.repair, isParsedStream || isParsed)
+	args, aerr := runArguments(name, call.Arguments, p.schema, p.prepare, cfg.repair, p.ps != nil || p.pc != nil)
 	if aerr != nil {
 		return argumentResult(aerr)
 	}
+	var (
+		r    Result
+		cerr error
+	)
 	switch {
-	case isParsedStream:
-		return drain(ctx, name, ps.streamParsed(ctx, call.ID, args.value, call.Arguments))
-	case isParsed:
-		r, cerr = pc.callParsed(ctx, call.ID, args.value, call.Arguments)
+	case p.ps != nil:
+		return drain(ctx, name, p.ps.streamParsed(ctx, call.ID, args.value, call.Arguments))
+	case p.pc != nil:
+		r, cerr = p.pc.callParsed(ctx, call.ID, args.value, call.Arguments)
+	case p.st != nil:
+		return drain(ctx, name, p.st.Stream(ctx, call.ID, args.raw))
 	default:
-		if st, ok := t.(Streamer); ok {
-			return drain(ctx, name, st.Stream(ctx, call.ID, args.raw))
-		}
 		r, cerr = t.Call(ctx, call.ID, args.raw)
 	}
 	return callOutcome(ctx, name, r, cerr)

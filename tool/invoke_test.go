@@ -344,3 +344,29 @@ func TestLongRunningTools(t *testing.T) {
 	assert.True(t, r.IsError)
 	assert.ErrorIs(t, r.Err, ErrAlreadyPending)
 }
+
+// capped embeds a tool of this package and describes itself differently:
+// Invoke must read the wrapper's own answers, not those the embedded tool
+// found for itself when it was built.
+type capped struct {
+	*RawTool
+	limit int
+}
+
+func (c capped) Metadata() Metadata { return Metadata{MaxResultSize: c.limit} }
+
+func TestProfileServesOnlyTheToolItWasMadeFor(t *testing.T) {
+	inner, err := New(model.ToolDefinition{Name: "long"}, func(context.Context, string, json.RawMessage) (Result, error) {
+		return Text(strings.Repeat("x", 100)), nil
+	})
+	require.NoError(t, err)
+	call := model.ToolCall{ID: "c1", Name: "long", Arguments: json.RawMessage(`{}`)}
+
+	assert.Len(t, Invoke(context.Background(), inner, call).Text(), 100, "the tool itself sets no limit")
+	got := Invoke(context.Background(), capped{RawTool: inner, limit: 10}, call)
+	assert.Less(t, len(got.Text()), 100, "the wrapper's limit applies: %q", got.Text())
+
+	decl, err := NewDeclaration(model.ToolDefinition{Name: "long"})
+	require.NoError(t, err)
+	assert.Equal(t, CodeDeclarationOnly, Invoke(context.Background(), decl, call).ErrorCode)
+}

@@ -111,7 +111,9 @@ func NewSetModelResponseSchema(schema json.RawMessage, opts ...ResponseOption) (
 	if err != nil {
 		return nil, fmt.Errorf("set model response: %w", err)
 	}
-	return &SetModelResponseTool{core: c, wrapped: wrapped, instruction: cfg.instruction}, nil
+	t := &SetModelResponseTool{core: c, wrapped: wrapped, instruction: cfg.instruction}
+	t.bind(t)
+	return t, nil
 }
 
 // Instruction tells the model to give its final answer through the tool.

@@ -33,7 +33,9 @@ func NewStreamFunc[In, Out any](name, description string, fn func(context.Contex
 	if err != nil {
 		return nil, err
 	}
-	return &StreamFuncTool[In, Out]{core: c, decode: newDecoder(reflect.TypeFor[In]()), fast: c.typedPlan(reflect.TypeFor[In]()), fn: fn}, nil
+	t := &StreamFuncTool[In, Out]{core: c, decode: newDecoder(reflect.TypeFor[In]()), fast: c.typedPlan(reflect.TypeFor[In]()), fn: fn}
+	t.bind(t)
+	return t, nil
 }
 
 // MustStreamFunc is like NewStreamFunc but panics on error.

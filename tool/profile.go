@@ -1,0 +1,75 @@
+package tool
+
+// profile is what Invoke needs to know about a tool before it runs a call:
+// the answers of the optional interfaces the tool implements, looked up
+// through its renames. The tools of this package find theirs once, when
+// they are built (see core.bind); for other tools Invoke finds it on every
+// call, since nothing says their answers stay the same.
+type profile struct {
+	// owner is the tool the profile was made for. A profile is used only
+	// for its owner, never for a type that embeds it and may override its
+	// methods.
+	owner     Tool
+	declOnly  bool
+	schema    *Schema
+	schemaErr error
+	prepare   prepareFunc
+	maxResult int
+
+	// How the tool is called: at most one of ps and pc is set (a parsed
+	// streamer wins), fs or fc when its fast path checks schema, and st
+	// for a tool outside this package that streams.
+	ps parsedStreamer
+	pc parsedCaller
+	fs fastStreamer
+	fc fastCaller
+	st Streamer
+}
+
+// profiled is implemented by the tools of this package, which keep the
+// profile they were built with.
+type profiled interface {
+	toolProfile() *profile
+}
+
+// profileOf fills p with t's profile; iv compiles the schemas of tools that
+// do not carry their own.
+func (iv *Invoker) profileOf(t Tool, p *profile) {
+	p.owner = t
+	if IsDeclarationOnly(t) {
+		p.declOnly = true
+		return
+	}
+	p.schema, p.schemaErr = iv.schemaOf(t)
+	p.prepare = preparerOf(t)
+	p.maxResult = MetadataOf(t).MaxResultSize
+	if ps, ok := parsedStreamerOf(t); ok {
+		p.ps = ps
+		if fs, ok := ps.(fastStreamer); ok && fs.fastSchema() == p.schema {
+			p.fs = fs
+		}
+		return
+	}
+	if pc, ok := parsedCallerOf(t); ok {
+		p.pc = pc
+		if fc, ok := pc.(fastCaller); ok && fc.fastSchema() == p.schema {
+			p.fc = fc
+		}
+		return
+	}
+	if st, ok := t.(Streamer); ok {
+		p.st = st
+	}
+}
+
+// profileFor returns t's profile: the one it was built with when it is a
+// tool of this package, otherwise one found now in scratch.
+func (iv *Invoker) profileFor(t Tool, scratch *profile) *profile {
+	if pt, ok := t.(profiled); ok {
+		if p := pt.toolProfile(); p != nil && p.owner == t {
+			return p
+		}
+	}
+	iv.profileOf(t, scratch)
+	return scratch
+}
