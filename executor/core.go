@@ -63,10 +63,20 @@ func (c *core) forBatch(ctx context.Context) *core {
 // lookup fills reqs (len(b.Calls) of them) with the batch's calls and
 // their tools. Calls of one tool usually come together: a call that names
 // the tool of the call before it gets that call's tool without a lookup.
+//
+// The calls share one allocation of frames for their contexts (see
+// tool.Frame); a call whose context outlives it keeps them all.
 func lookup(b Batch, reqs []Request) {
+	var frames []tool.Frame
+	if len(b.Calls) > 1 {
+		frames = make([]tool.Frame, len(b.Calls))
+	}
 	for i, call := range b.Calls {
 		r := &reqs[i]
 		r.Call, r.Index, r.Tools, r.slot = call, i, b.Tools, i
+		if frames != nil {
+			r.frame = &frames[i]
+		}
 		switch {
 		case b.Tools == nil:
 		case i > 0 && call.Name == b.Calls[i-1].Name:

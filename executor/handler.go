@@ -33,6 +33,9 @@ type Request struct {
 	// the executor's observer; nil when nobody observes.
 	watch *watch
 	slot  int
+	// frame stores the call's context (see tool.Frame); the frames of a
+	// batch's calls come in one allocation.
+	frame *tool.Frame
 }
 
 // ToolName returns the name the call uses.
@@ -139,9 +142,9 @@ func (t terminal) Handle(ctx context.Context, req *Request) tool.Result {
 		return unknownTool(req)
 	}
 	if w := req.watch; w != nil {
-		return t.iv.Invoke(ctx, req.Tool, req.Call, w.progressOption(req))
+		return t.iv.InvokeFrame(ctx, req.frame, req.Tool, req.Call, w.progressOption(req))
 	}
-	return t.iv.Invoke(ctx, req.Tool, req.Call)
+	return t.iv.InvokeFrame(ctx, req.frame, req.Tool, req.Call)
 }
 
 // unknownTool answers a call of a name the batch does not have.

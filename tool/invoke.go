@@ -8,6 +8,7 @@ import (
 	"iter"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/trellis-go/trellis/model"
 )
@@ -165,7 +166,25 @@ func Invoke(ctx context.Context, t Tool, call model.ToolCall, opts ...InvokeOpti
 // Invoke returns an error result with ErrorCode CodeDeclarationOnly. A nil
 // tool gives the unknown-tool result. The result does not carry the call's
 // ID; the caller pairs it with the call (Result.Message).
-func (iv *Invoker) Invoke(ctx context.Context, t Tool, call model.ToolCall, opts ...InvokeOption) (res Result) {
+func (iv *Invoker) Invoke(ctx context.Context, t Tool, call model.ToolCall, opts ...InvokeOption) Result {
+	return iv.InvokeFrame(ctx, nil, t, call, opts...)
+}
+
+// Frame is the storage of what a call's context carries while Invoke runs
+// it: the call's ID, its progress reporter and its options. Invoke takes
+// a new frame for every call; an executor that runs a batch can allocate
+// the frames of all its calls at once and hand one to each call through
+// InvokeFrame. A frame serves a single call, ever, since the context that
+// holds it may outlive the call: InvokeFrame takes a new one when the
+// frame it is given has served already. The zero Frame is ready to use.
+type Frame struct {
+	cc   callContext
+	used atomic.Bool
+}
+
+// InvokeFrame is Invoke with the call's context stored in f (see Frame);
+// a nil f stands for a new frame.
+func (iv *Invoker) InvokeFrame(ctx context.Context, f *Frame, t Tool, call model.ToolCall, opts ...InvokeOption) (res Result) {
 	if t == nil {
 		return UnknownTool(call.Name, nil)
 	}
@@ -178,10 +197,14 @@ func (iv *Invoker) Invoke(ctx context.Context, t Tool, call model.ToolCall, opts
 	if name == "" {
 		name = t.Definition().Name
 	}
-	// One allocation per call: the context carries the call's ID, its
-	// progress reporter and, when the call has options of its own, its
-	// configuration.
-	cc := &callContext{Context: ctx, id: call.ID}
+	// The call's context holds its ID, its progress reporter and, when
+	// the call has options of its own, its configuration, all in the
+	// frame: at most one allocation per call.
+	if f == nil || !f.used.CompareAndSwap(false, true) {
+		f = new(Frame)
+	}
+	cc := &f.cc
+	cc.Context, cc.id = ctx, call.ID
 	cfg := &iv.cfg
 	if len(opts) > 0 {
 		cc.cfg = iv.cfg

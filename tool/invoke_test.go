@@ -370,3 +370,24 @@ func TestProfileServesOnlyTheToolItWasMadeFor(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, CodeDeclarationOnly, Invoke(context.Background(), decl, call).ErrorCode)
 }
+
+func TestInvokeFrameServesOneCall(t *testing.T) {
+	var kept []context.Context
+	tl, err := New(model.ToolDefinition{Name: "keep"}, func(ctx context.Context, _ string, _ json.RawMessage) (Result, error) {
+		kept = append(kept, ctx)
+		return Text(CallID(ctx)), nil
+	})
+	require.NoError(t, err)
+	var iv Invoker
+	var f Frame
+	for _, id := range []string{"c1", "c2", "c3"} {
+		r := iv.InvokeFrame(context.Background(), &f, tl, model.ToolCall{ID: id, Name: "keep"})
+		assert.Equal(t, id, r.Text())
+	}
+	require.Len(t, kept, 3)
+	// Each call's context still says which call it belonged to: a frame
+	// that served is never written again.
+	for i, id := range []string{"c1", "c2", "c3"} {
+		assert.Equal(t, id, CallID(kept[i]))
+	}
+}
