@@ -60,23 +60,34 @@ func (c *core) forBatch(ctx context.Context) *core {
 	return c
 }
 
+// newRequests returns the requests of a batch of n calls, each with the
+// frame that will hold its call's context (see tool.Frame): all in one
+// allocation for a single call, in two for more. A call whose context
+// outlives it keeps its batch's frames.
+func newRequests(n int) []Request {
+	if n == 1 {
+		one := new(struct {
+			req   [1]Request
+			frame tool.Frame
+		})
+		one.req[0].frame = &one.frame
+		return one.req[:]
+	}
+	reqs := make([]Request, n)
+	frames := make([]tool.Frame, n)
+	for i := range reqs {
+		reqs[i].frame = &frames[i]
+	}
+	return reqs
+}
+
 // lookup fills reqs (len(b.Calls) of them) with the batch's calls and
 // their tools. Calls of one tool usually come together: a call that names
 // the tool of the call before it gets that call's tool without a lookup.
-//
-// The calls share one allocation of frames for their contexts (see
-// tool.Frame); a call whose context outlives it keeps them all.
 func lookup(b Batch, reqs []Request) {
-	var frames []tool.Frame
-	if len(b.Calls) > 1 {
-		frames = make([]tool.Frame, len(b.Calls))
-	}
 	for i, call := range b.Calls {
 		r := &reqs[i]
 		r.Call, r.Index, r.Tools, r.slot = call, i, b.Tools, i
-		if frames != nil {
-			r.frame = &frames[i]
-		}
 		switch {
 		case b.Tools == nil:
 		case i > 0 && call.Name == b.Calls[i-1].Name:

@@ -74,7 +74,7 @@ func (p *parallel) Execute(ctx context.Context, b Batch) ([]tool.Result, error) 
 	if n <= 1 {
 		return c.execSequential(ctx, b)
 	}
-	reqs := make([]Request, n)
+	reqs := newRequests(n)
 	lookup(b, reqs)
 	var (
 		groups []string

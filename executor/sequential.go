@@ -32,10 +32,12 @@ func (s *sequential) Execute(ctx context.Context, b Batch) ([]tool.Result, error
 }
 
 // seqWatch is the observed side of a sequential batch with room for the
-// request of a single call, so that such a batch allocates it along.
+// request of a single call and its frame, so that such a batch allocates
+// them along.
 type seqWatch struct {
 	watch
-	one [1]Request
+	one   [1]Request
+	frame tool.Frame
 }
 
 // execSequential looks the batch's calls up and runs them one after the
@@ -43,16 +45,17 @@ type seqWatch struct {
 func (c *core) execSequential(ctx context.Context, b Batch) ([]tool.Result, error) {
 	n := len(b.Calls)
 	if c.observer == nil {
-		reqs := make([]Request, n)
+		reqs := newRequests(n)
 		lookup(b, reqs)
 		return c.runSequential(ctx, reqs, nil)
 	}
 	sw := &seqWatch{}
 	var reqs []Request
-	if n <= 1 {
-		reqs = sw.one[:n:n]
+	if n == 1 {
+		reqs = sw.one[:]
+		reqs[0].frame = &sw.frame
 	} else {
-		reqs = make([]Request, n)
+		reqs = newRequests(n)
 	}
 	lookup(b, reqs)
 	sw.init(ctx, c.observer, b.Calls, reqs)

@@ -186,7 +186,7 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 		if len(calls) == 0 {
 			return s, toNext, nil
 		}
-		ctx = tool.WithConversation(tool.WithRunState(ctx, s), slices.Clip(msgs))
+		ctx = tool.WithRun(ctx, s, slices.Clip(msgs))
 		list, err := cfg.resolveTools(ctx)
 		if err != nil {
 			return s, graph.Command[S]{}, err

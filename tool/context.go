@@ -63,10 +63,11 @@ func CallID(ctx context.Context) string {
 }
 
 // WithRunState returns a context that carries the current state of the run
-// that calls the tools; the ToolsNode puts the graph's state there before it
-// runs a batch. Tools read it with RunState.
+// that calls the tools; the LLM node puts the graph's state there before it
+// resolves the tools, and the ToolsNode (with WithRun) before it runs a
+// batch. Tools read it with RunState.
 func WithRunState(ctx context.Context, state any) context.Context {
-	return context.WithValue(ctx, runStateKey{}, state)
+	return &runContext{Context: ctx, state: state, what: hasState}
 }
 
 // RunState returns the run state carried by ctx as an S, and whether there
@@ -77,23 +78,46 @@ func RunState[S any](ctx context.Context) (S, bool) {
 }
 
 // WithConversation returns a context that carries the conversation of the
-// run that makes the calls; the ToolsNode sets it. The slice must not be
-// modified afterwards.
+// run that makes the calls. The slice must not be modified afterwards.
 func WithConversation(ctx context.Context, msgs []model.Message) context.Context {
-	return &conversationContext{Context: ctx, msgs: msgs}
+	return &runContext{Context: ctx, msgs: msgs, what: hasConversation}
 }
 
-// conversationContext carries a conversation without boxing the slice, so
-// that setting it costs one allocation.
-type conversationContext struct {
+// WithRun returns a context that carries both the run's state (see
+// WithRunState) and its conversation (see WithConversation), in one
+// allocation; the ToolsNode sets both before it runs a batch.
+func WithRun(ctx context.Context, state any, msgs []model.Message) context.Context {
+	return &runContext{Context: ctx, state: state, msgs: msgs, what: hasState | hasConversation}
+}
+
+// What a runContext carries.
+const (
+	hasState = 1 << iota
+	hasConversation
+)
+
+// runContext carries the run's state, its conversation or both; it holds
+// the conversation without boxing the slice, so that setting both costs
+// one allocation.
+type runContext struct {
 	context.Context
-	msgs []model.Message
+	state any
+	msgs  []model.Message
+	what  uint8
 }
 
-// Value answers the conversation key and defers the rest to the parent.
-func (c *conversationContext) Value(key any) any {
-	if _, ok := key.(conversationKey); ok {
-		return c
+// Value answers the keys of what c carries and defers the rest to the
+// parent.
+func (c *runContext) Value(key any) any {
+	switch key.(type) {
+	case runStateKey:
+		if c.what&hasState != 0 {
+			return c.state
+		}
+	case conversationKey:
+		if c.what&hasConversation != 0 {
+			return c
+		}
 	}
 	return c.Context.Value(key)
 }
@@ -102,7 +126,7 @@ func (c *conversationContext) Value(key any) any {
 // WithConversation), nil if there is none. Tools such as handoffs read it
 // to share the caller's history; they must not modify it.
 func Conversation(ctx context.Context) []model.Message {
-	if c, ok := ctx.Value(conversationKey{}).(*conversationContext); ok {
+	if c, ok := ctx.Value(conversationKey{}).(*runContext); ok {
 		return c.msgs
 	}
 	return nil
