@@ -11,6 +11,7 @@ type profile struct {
 	// methods.
 	owner     Tool
 	declOnly  bool
+	meta      Metadata
 	schema    *Schema
 	schemaErr error
 	prepare   prepareFunc
@@ -36,13 +37,14 @@ type profiled interface {
 // do not carry their own.
 func (iv *Invoker) profileOf(t Tool, p *profile) {
 	p.owner = t
+	p.meta = MetadataOf(t)
 	if IsDeclarationOnly(t) {
 		p.declOnly = true
 		return
 	}
 	p.schema, p.schemaErr = iv.schemaOf(t)
 	p.prepare = preparerOf(t)
-	p.maxResult = MetadataOf(t).MaxResultSize
+	p.maxResult = p.meta.MaxResultSize
 	if ps, ok := parsedStreamerOf(t); ok {
 		p.ps = ps
 		if fs, ok := ps.(fastStreamer); ok && fs.fastSchema() == p.schema {
@@ -62,13 +64,22 @@ func (iv *Invoker) profileOf(t Tool, p *profile) {
 	}
 }
 
-// profileFor returns t's profile: the one it was built with when it is a
-// tool of this package, otherwise one found now in scratch.
-func (iv *Invoker) profileFor(t Tool, scratch *profile) *profile {
+// ownProfile returns the profile t was built with, or nil when t is not a
+// tool of this package (or a type that embeds one).
+func ownProfile(t Tool) *profile {
 	if pt, ok := t.(profiled); ok {
 		if p := pt.toolProfile(); p != nil && p.owner == t {
 			return p
 		}
+	}
+	return nil
+}
+
+// profileFor returns t's profile: the one it was built with when it is a
+// tool of this package, otherwise one found now in scratch.
+func (iv *Invoker) profileFor(t Tool, scratch *profile) *profile {
+	if p := ownProfile(t); p != nil {
+		return p
 	}
 	iv.profileOf(t, scratch)
 	return scratch

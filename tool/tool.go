@@ -140,6 +140,9 @@ func As[C any](t Tool) (C, bool) {
 
 // MetadataOf returns t's metadata, or the zero Metadata when t describes none.
 func MetadataOf(t Tool) Metadata {
+	if p := ownProfile(t); p != nil {
+		return p.meta
+	}
 	if p, ok := As[MetadataProvider](t); ok {
 		return p.Metadata()
 	}
@@ -149,6 +152,9 @@ func MetadataOf(t Tool) Metadata {
 // IsDeclarationOnly reports whether the framework must leave t's calls to
 // the caller.
 func IsDeclarationOnly(t Tool) bool {
+	if p := ownProfile(t); p != nil {
+		return p.declOnly
+	}
 	d, ok := As[DeclarationOnly](t)
 	return ok && d.DeclarationOnly()
 }
