@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -105,4 +106,23 @@ func BenchmarkParallelIO100(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(time.Since(start).Milliseconds())/float64(b.N), "ms/batch")
+}
+
+// BenchmarkGoroutineStart measures what bounds the parallel executor on
+// short calls: the time from a go statement until the new goroutine runs
+// while the goroutine that started it stays busy, so that it must run on
+// another core. It measures the machine and the Go scheduler, not Trellis;
+// ns/op is the mean delay, also reported as µs/start.
+func BenchmarkGoroutineStart(b *testing.B) {
+	var total time.Duration
+	for b.Loop() {
+		var delay atomic.Int64
+		t0 := time.Now()
+		go func() { delay.Store(int64(time.Since(t0)) + 1) }()
+		for delay.Load() == 0 {
+			// Busy: the new goroutine cannot run on this core.
+		}
+		total += time.Duration(delay.Load())
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(b.N), "µs/start")
 }
