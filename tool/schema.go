@@ -74,6 +74,7 @@ func deriveSchema(t reflect.Type) (raw json.RawMessage, err error) {
 		Anonymous:     true,
 		Namer:         namer,
 		LookupComment: plainDescription,
+		Mapper:        textTypeSchema,
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -215,6 +216,22 @@ var (
 	rawMessageType      = reflect.TypeFor[json.RawMessage]()
 	customSchemaType    = reflect.TypeFor[interface{ JSONSchema() *jsonschema.Schema }]()
 )
+
+// textTypeSchema describes a struct type that JSON carries as a string,
+// because it decodes itself from text (netip.Addr, ...), as a string; nil
+// leaves t to the reflector. Types that describe themselves (a JSONSchema
+// method) or decode JSON themselves (time.Time, which the reflector knows)
+// are left alone.
+func textTypeSchema(t reflect.Type) *jsonschema.Schema {
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	pt := reflect.PointerTo(t)
+	if t.Implements(customSchemaType) || pt.Implements(customSchemaType) || pt.Implements(jsonUnmarshalerType) || !pt.Implements(textUnmarshalerType) {
+		return nil
+	}
+	return &jsonschema.Schema{Type: "string"}
+}
 
 // checkType rejects what cannot be an argument type before the reflector
 // sees it: kinds with no JSON form, non-empty interfaces, map keys JSON

@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -401,4 +402,37 @@ func TestSchemaTagsOnNestedStructFields(t *testing.T) {
 	assert.Equal(t, "the inner part", in["description"])
 	assert.Equal(t, "part", in["x-kind"])
 	assert.Equal(t, "object", in["type"], "the nested struct is inlined under its tags")
+}
+
+// hostArgs has a field of a struct type that decodes itself from text.
+type hostArgs struct {
+	Addr netip.Addr  `json:"addr"`
+	Via  *netip.Addr `json:"via,omitempty"`
+	When time.Time   `json:"when,omitempty"`
+}
+
+func TestSchemaOfTextTypesIsAString(t *testing.T) {
+	got, err := SchemaFor[hostArgs]()
+	require.NoError(t, err)
+	var doc struct {
+		Properties map[string]map[string]any `json:"properties"`
+	}
+	require.NoError(t, json.Unmarshal(got, &doc))
+	assert.Equal(t, "string", doc.Properties["addr"]["type"], "netip.Addr is carried as text: %s", got)
+	assert.Equal(t, "string", doc.Properties["via"]["type"], "through a pointer too: %s", got)
+	assert.Equal(t, "date-time", doc.Properties["when"]["format"], "time.Time keeps its own description: %s", got)
+
+	// The schema and the decoding agree: a string decodes, an object is
+	// refused with the field named.
+	ft := MustFunc("ping", "", func(_ context.Context, in hostArgs) (string, error) { return in.Addr.String(), nil })
+	r := Invoke(context.Background(), ft, model.ToolCall{ID: "c1", Name: "ping", Arguments: json.RawMessage(`{"addr":"192.168.1.10"}`)})
+	require.False(t, r.IsError, r.Text())
+	assert.Equal(t, "192.168.1.10", r.Text())
+	r = Invoke(context.Background(), ft, model.ToolCall{ID: "c2", Name: "ping", Arguments: json.RawMessage(`{"addr":{}}`)})
+	assert.True(t, r.IsError)
+	assert.Equal(t, CodeInvalidArguments, r.ErrorCode)
+	assert.Contains(t, r.Text(), "addr")
+	r = Invoke(context.Background(), ft, model.ToolCall{ID: "c3", Name: "ping", Arguments: json.RawMessage(`{"addr":"not an address"}`)})
+	assert.True(t, r.IsError, "text the type refuses is an argument error: %s", r.Text())
+	assert.Contains(t, r.Text(), "addr")
 }
