@@ -66,12 +66,7 @@ func (c *core) forBatch(ctx context.Context) *core {
 // outlives it keeps its batch's frames.
 func newRequests(n int) []Request {
 	if n == 1 {
-		one := new(struct {
-			req   [1]Request
-			frame tool.Frame
-		})
-		one.req[0].frame = &one.frame
-		return one.req[:]
+		return new(oneRequest).requests()
 	}
 	reqs := make([]Request, n)
 	frames := make([]tool.Frame, n)
@@ -79,6 +74,18 @@ func newRequests(n int) []Request {
 		reqs[i].frame = &frames[i]
 	}
 	return reqs
+}
+
+// oneRequest is the storage of a single call's request and its frame.
+type oneRequest struct {
+	req   [1]Request
+	frame tool.Frame
+}
+
+// requests returns the request, its frame in place.
+func (o *oneRequest) requests() []Request {
+	o.req[0].frame = &o.frame
+	return o.req[:]
 }
 
 // lookup fills reqs (len(b.Calls) of them) with the batch's calls and

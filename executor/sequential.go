@@ -36,8 +36,7 @@ func (s *sequential) Execute(ctx context.Context, b Batch) ([]tool.Result, error
 // them along.
 type seqWatch struct {
 	watch
-	one   [1]Request
-	frame tool.Frame
+	one oneRequest
 }
 
 // execSequential looks the batch's calls up and runs them one after the
@@ -52,8 +51,7 @@ func (c *core) execSequential(ctx context.Context, b Batch) ([]tool.Result, erro
 	sw := &seqWatch{}
 	var reqs []Request
 	if n == 1 {
-		reqs = sw.one[:]
-		reqs[0].frame = &sw.frame
+		reqs = sw.one.requests()
 	} else {
 		reqs = newRequests(n)
 	}

@@ -227,8 +227,8 @@ func (iv *Invoker) InvokeFrame(ctx context.Context, f *Frame, t Tool, call model
 			res.normalize()
 		}
 	}
-	if p.maxResult > 0 {
-		res = Truncate(res, p.maxResult)
+	if limit := p.meta.MaxResultSize; limit > 0 {
+		res = Truncate(res, limit)
 	}
 	return res
 }

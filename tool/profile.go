@@ -15,7 +15,6 @@ type profile struct {
 	schema    *Schema
 	schemaErr error
 	prepare   prepareFunc
-	maxResult int
 
 	// How the tool is called: at most one of ps and pc is set (a parsed
 	// streamer wins), fs or fc when its fast path checks schema, and st
@@ -33,18 +32,17 @@ type profiled interface {
 	toolProfile() *profile
 }
 
-// profileOf fills p with t's profile; iv compiles the schemas of tools that
-// do not carry their own.
+// profileOf fills p with t's profile, asking t; iv compiles the schemas of
+// tools that do not carry their own.
 func (iv *Invoker) profileOf(t Tool, p *profile) {
 	p.owner = t
-	p.meta = MetadataOf(t)
-	if IsDeclarationOnly(t) {
+	p.meta = askMetadata(t)
+	if askDeclarationOnly(t) {
 		p.declOnly = true
 		return
 	}
 	p.schema, p.schemaErr = iv.schemaOf(t)
 	p.prepare = preparerOf(t)
-	p.maxResult = p.meta.MaxResultSize
 	if ps, ok := parsedStreamerOf(t); ok {
 		p.ps = ps
 		if fs, ok := ps.(fastStreamer); ok && fs.fastSchema() == p.schema {

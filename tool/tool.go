@@ -143,6 +143,11 @@ func MetadataOf(t Tool) Metadata {
 	if p := ownProfile(t); p != nil {
 		return p.meta
 	}
+	return askMetadata(t)
+}
+
+// askMetadata asks t for its metadata, through its wrappers.
+func askMetadata(t Tool) Metadata {
 	if p, ok := As[MetadataProvider](t); ok {
 		return p.Metadata()
 	}
@@ -155,6 +160,12 @@ func IsDeclarationOnly(t Tool) bool {
 	if p := ownProfile(t); p != nil {
 		return p.declOnly
 	}
+	return askDeclarationOnly(t)
+}
+
+// askDeclarationOnly asks t, through its wrappers, whether it is
+// declaration-only.
+func askDeclarationOnly(t Tool) bool {
 	d, ok := As[DeclarationOnly](t)
 	return ok && d.DeclarationOnly()
 }
