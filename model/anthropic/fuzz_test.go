@@ -2,14 +2,13 @@ package anthropic_test
 
 import (
 	"context"
-	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/internal/wiretest"
 )
 
 // FuzzStream feeds arbitrary bodies to the stream decoder: whatever a server
@@ -31,23 +30,11 @@ func FuzzStream(f *testing.F) {
 	f.Add("data: {\n\n")
 	f.Add("")
 
-	var (
-		mu   sync.Mutex
-		body string
-	)
-	s := newServer(f, func(w http.ResponseWriter, _ int) {
-		mu.Lock()
-		b := body
-		mu.Unlock()
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write([]byte(b))
-	})
-	m, _ := newModel(f, s)
+	var body wiretest.StreamBody
+	m, _ := newModel(f, newServer(f, body.Reply))
 
 	f.Fuzz(func(t *testing.T, in string) {
-		mu.Lock()
-		body = in
-		mu.Unlock()
+		body.Set(in)
 		resp, err := model.Collect(m.Stream(context.Background(), userReq("x")))
 		if err == nil {
 			require.NotNil(t, resp)

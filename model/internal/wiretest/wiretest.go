@@ -97,3 +97,27 @@ func WriteJSON(w http.ResponseWriter, status int, body string, headers ...string
 func JSONReply(status int, body string, headers ...string) ReplyFunc {
 	return func(w http.ResponseWriter, _ int) { WriteJSON(w, status, body, headers...) }
 }
+
+// StreamBody is an event-stream body that can be changed between requests,
+// for fuzz targets that replay many streams against one server. Its zero
+// value is an empty body; Reply is its ReplyFunc.
+type StreamBody struct {
+	mu   sync.Mutex
+	body string
+}
+
+// Set makes body the answer to the next requests.
+func (b *StreamBody) Set(body string) {
+	b.mu.Lock()
+	b.body = body
+	b.mu.Unlock()
+}
+
+// Reply answers with the current body as text/event-stream.
+func (b *StreamBody) Reply(w http.ResponseWriter, _ int) {
+	b.mu.Lock()
+	body := b.body
+	b.mu.Unlock()
+	w.Header().Set("Content-Type", "text/event-stream")
+	_, _ = io.WriteString(w, body)
+}

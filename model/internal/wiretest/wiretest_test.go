@@ -35,3 +35,24 @@ func TestServerRecordsAndReplies(t *testing.T) {
 	require.NoError(t, w.Sleep(context.Background(), time.Second))
 	assert.Equal(t, []time.Duration{time.Second}, w.All())
 }
+
+func TestStreamBodyAnswersWithTheLatestBody(t *testing.T) {
+	var b wiretest.StreamBody
+	s := wiretest.NewServer(t, b.Reply)
+	get := func() (string, string) {
+		resp, err := s.Client.Get(s.URL)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.Header.Get("Content-Type"), string(body)
+	}
+	ct, body := get()
+	assert.Equal(t, "text/event-stream", ct)
+	assert.Empty(t, body)
+	b.Set("data: one\n\n")
+	_, body = get()
+	assert.Equal(t, "data: one\n\n", body)
+	b.Set("data: two\n\n")
+	_, body = get()
+	assert.Equal(t, "data: two\n\n", body)
+}
