@@ -265,6 +265,8 @@ func (t *FuncTool[In, Out]) callFast(ctx context.Context, callID string, args js
 	return r, true, err
 }
 
+func (t *FuncTool[In, Out]) self() Tool { return t }
+
 func (t *FuncTool[In, Out]) callParsed(ctx context.Context, callID string, args any, received json.RawMessage) (Result, error) {
 	in, errs := decodeValue[In](t.decode, args)
 	if len(errs) > 0 {

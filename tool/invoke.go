@@ -18,11 +18,21 @@ import (
 // once per call.
 type parsedCaller interface {
 	callParsed(ctx context.Context, callID string, args any, received json.RawMessage) (Result, error)
+	parsedSelf
+}
+
+// parsedSelf names the tool whose methods a parsed or fast path runs. A type
+// that embeds one of this package's tools is promoted those methods, and may
+// override Call or Stream: Invoke takes the shortcut only for the tool
+// itself (self() == t), so an override is never skipped.
+type parsedSelf interface {
+	self() Tool
 }
 
 // parsedStreamer is the streaming counterpart of parsedCaller.
 type parsedStreamer interface {
 	streamParsed(ctx context.Context, callID string, args any, received json.RawMessage) iter.Seq2[Result, error]
+	parsedSelf
 }
 
 // fastCaller is implemented by the typed tools of this package: callFast
@@ -57,7 +67,7 @@ func innerTool(t Tool) Tool {
 // behaviour.
 func parsedCallerOf(t Tool) (parsedCaller, bool) {
 	for ; t != nil; t = innerTool(t) {
-		if pc, ok := t.(parsedCaller); ok {
+		if pc, ok := t.(parsedCaller); ok && pc.self() == t {
 			return pc, true
 		}
 	}
@@ -67,7 +77,7 @@ func parsedCallerOf(t Tool) (parsedCaller, bool) {
 // parsedStreamerOf is parsedCallerOf for streaming tools.
 func parsedStreamerOf(t Tool) (parsedStreamer, bool) {
 	for ; t != nil; t = innerTool(t) {
-		if ps, ok := t.(parsedStreamer); ok {
+		if ps, ok := t.(parsedStreamer); ok && ps.self() == t {
 			return ps, true
 		}
 	}

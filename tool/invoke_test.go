@@ -391,3 +391,61 @@ func TestInvokeFrameServesOneCall(t *testing.T) {
 		assert.Equal(t, id, CallID(kept[i]))
 	}
 }
+
+// audited embeds a typed tool and overrides Call: Invoke must run the
+// override, not the embedded tool's own shortcut.
+type audited struct {
+	*FuncTool[searchArgs, string]
+	calls *[]string
+}
+
+func (a audited) Call(ctx context.Context, callID string, args json.RawMessage) (Result, error) {
+	*a.calls = append(*a.calls, callID)
+	return a.FuncTool.Call(ctx, callID, args)
+}
+
+// censored embeds a streaming tool and overrides Stream.
+type censored struct {
+	*StreamFuncTool[searchArgs, string]
+}
+
+func (c censored) Stream(ctx context.Context, callID string, args json.RawMessage) iter.Seq2[Result, error] {
+	return func(yield func(Result, error) bool) {
+		for r, err := range c.StreamFuncTool.Stream(ctx, callID, args) {
+			if err == nil {
+				r = Text(strings.ToUpper(r.Text()))
+			}
+			if !yield(r, err) {
+				return
+			}
+		}
+	}
+}
+
+func TestInvokeHonoursOverridesOfAnEmbeddedTypedTool(t *testing.T) {
+	inner := MustFunc("search", "", func(_ context.Context, a searchArgs) (string, error) { return "found " + a.Query, nil })
+	var calls []string
+	tl := audited{FuncTool: inner, calls: &calls}
+	call := model.ToolCall{ID: "c1", Name: "search", Arguments: json.RawMessage(`{"query":"go"}`)}
+	r := Invoke(context.Background(), tl, call)
+	assert.Equal(t, "found go", r.Text())
+	assert.Equal(t, []string{"c1"}, calls, "the wrapper's Call ran")
+
+	// Invalid arguments are answered by Invoke, as for any tool, before
+	// the wrapper is called.
+	r = Invoke(context.Background(), tl, model.ToolCall{ID: "c2", Name: "search", Arguments: json.RawMessage(`{"query":""}`)})
+	assert.True(t, r.IsError)
+	assert.Equal(t, CodeInvalidArguments, r.ErrorCode)
+	assert.Equal(t, []string{"c1"}, calls)
+
+	// The tool itself still takes its shortcut (and answers the same).
+	assert.Equal(t, "found go", Invoke(context.Background(), inner, call).Text())
+	assert.Len(t, calls, 1)
+
+	st := MustStreamFunc("search", "", func(_ context.Context, a searchArgs) iter.Seq2[string, error] {
+		return func(yield func(string, error) bool) { yield("found "+a.Query, nil) }
+	})
+	r = Invoke(context.Background(), censored{st}, call)
+	assert.Equal(t, "FOUND GO", r.Text(), "the wrapper's Stream ran")
+	assert.Equal(t, "found go", Invoke(context.Background(), st, call).Text())
+}

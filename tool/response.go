@@ -128,6 +128,8 @@ func (t *SetModelResponseTool) Call(ctx context.Context, callID string, args jso
 	return t.callParsed(ctx, callID, a.value, args)
 }
 
+func (t *SetModelResponseTool) self() Tool { return t }
+
 func (t *SetModelResponseTool) callParsed(_ context.Context, _ string, args any, _ json.RawMessage) (Result, error) {
 	v := args
 	if t.wrapped {

@@ -69,6 +69,8 @@ func (t *StreamFuncTool[In, Out]) streamFast(ctx context.Context, callID string,
 	return t.streamDecoded(ctx, callID, in), true
 }
 
+func (t *StreamFuncTool[In, Out]) self() Tool { return t }
+
 func (t *StreamFuncTool[In, Out]) streamParsed(ctx context.Context, callID string, args any, received json.RawMessage) iter.Seq2[Result, error] {
 	return func(yield func(Result, error) bool) {
 		in, errs := decodeValue[In](t.decode, args)
