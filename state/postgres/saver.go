@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/trellis-go/trellis/state"
@@ -159,7 +161,7 @@ func (s *Saver) Put(ctx context.Context, cp state.Checkpoint) error {
 	if createdAt.IsZero() {
 		createdAt = time.Now()
 	}
-	tag, err := s.pool.Exec(ctx, s.q.put, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, cp.Step, cp.Source,
+	tag, err := s.exec(ctx, s.q.put, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, cp.Step, cp.Source,
 		createdAt, metadata, blob(cp.Payload))
 	if err != nil {
 		return fmt.Errorf("postgres: put: %w", describe(cp.ThreadID, cp.Namespace, cp.ID, err))
@@ -168,6 +170,45 @@ func (s *Saver) Put(ctx context.Context, cp state.Checkpoint) error {
 		return describe(cp.ThreadID, cp.Namespace, cp.ID, state.ErrConflict)
 	}
 	return nil
+}
+
+// Statements that PostgreSQL aborts because they deadlocked with, or could
+// not be serialized after, a concurrent one are run again: each is a single
+// statement, all or none, so running it again is what the caller asked for.
+const (
+	maxAttempts  = 8
+	firstBackoff = 2 * time.Millisecond
+)
+
+// exec runs one writing statement, again when it was aborted as a deadlock
+// (40P01) or a serialization failure (40001), with a growing, randomized
+// pause between attempts.
+func (s *Saver) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	backoff := firstBackoff
+	for attempt := 1; ; attempt++ {
+		tag, err := s.pool.Exec(ctx, sql, args...)
+		if err == nil || attempt == maxAttempts || !transient(err) {
+			return tag, err
+		}
+		// Half to all of the backoff, so that the statements that collided
+		// do not collide again.
+		pause := backoff/2 + rand.N(backoff/2+1)
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return tag, errors.Join(err, context.Cause(ctx))
+		case <-t.C:
+		}
+		backoff *= 2
+	}
+}
+
+// transient reports whether err is PostgreSQL aborting a statement for a
+// conflict with a concurrent one, which may succeed when run again.
+func transient(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
 }
 
 // blob keeps an empty payload from being stored as NULL.
@@ -211,7 +252,7 @@ func (s *Saver) PutWrites(ctx context.Context, threadID, namespace, checkpointID
 			return fmt.Errorf("postgres: put writes: %w", describe(threadID, namespace, checkpointID, err))
 		}
 	} else {
-		tag, err := s.pool.Exec(ctx, s.q.upsertWrites, threadID, namespace, checkpointID, tasks, nodes, payloads)
+		tag, err := s.exec(ctx, s.q.upsertWrites, threadID, namespace, checkpointID, tasks, nodes, payloads)
 		if err != nil {
 			return fmt.Errorf("postgres: put writes: %w", describe(threadID, namespace, checkpointID, err))
 		}
@@ -320,7 +361,7 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	if err := checkContext(ctx, "delete thread"); err != nil {
 		return err
 	}
-	if _, err := s.pool.Exec(ctx, s.q.deleteThread, threadID); err != nil {
+	if _, err := s.exec(ctx, s.q.deleteThread, threadID); err != nil {
 		return fmt.Errorf("postgres: delete thread %q: %w", threadID, err)
 	}
 	return nil
@@ -335,7 +376,7 @@ func (s *Saver) Prune(ctx context.Context, threadID string, keep int) error {
 	if keep < 1 {
 		return fmt.Errorf("postgres: prune: thread %q: keep must be at least 1, got %d", threadID, keep)
 	}
-	if _, err := s.pool.Exec(ctx, s.q.prune, threadID, keep); err != nil {
+	if _, err := s.exec(ctx, s.q.prune, threadID, keep); err != nil {
 		return fmt.Errorf("postgres: prune thread %q: %w", threadID, err)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -239,4 +240,56 @@ func TestTextThatPostgresCannotStore(t *testing.T) {
 
 	_, err = s.Get(ctx, "t", "", "")
 	assert.ErrorIs(t, err, state.ErrNotFound, "nothing was stored")
+}
+
+// Two batches of writes to the same checkpoint that touch the same tasks in
+// opposite orders make PostgreSQL abort one of them as a deadlock; the store
+// runs the aborted statement again, so both batches land.
+func TestPutWritesInOppositeOrdersBothLand(t *testing.T) {
+	// The server waits deadlock_timeout (1 s by default) before it looks
+	// for a deadlock; a superuser may shorten it for its own sessions.
+	pool := testPool(t)
+	var super string
+	require.NoError(t, pool.QueryRow(t.Context(), `SHOW is_superuser`).Scan(&super))
+	if super == "on" {
+		pool = testPool(t, func(c *pgxpool.Config) { c.ConnConfig.RuntimeParams["deadlock_timeout"] = "20ms" })
+	}
+	ctx := t.Context()
+	s, err := postgres.New(ctx, pool, postgres.WithSchema(testSchema(t, pool)))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+
+	const tasks = 200
+	forward := make([]state.PendingWrite, tasks)
+	for i := range forward {
+		forward[i] = state.PendingWrite{TaskID: fmt.Sprintf("task-%03d", i), Node: "a", Payload: []byte(`1`)}
+	}
+	backward := make([]state.PendingWrite, tasks)
+	for i := range backward {
+		backward[i] = state.PendingWrite{TaskID: fmt.Sprintf("task-%03d", tasks-1-i), Node: "b", Payload: []byte(`2`)}
+	}
+	for round := range 10 {
+		cp := state.Checkpoint{ThreadID: "deadlock", ID: fmt.Sprintf("cp-%d", round), Step: round, CreatedAt: time.Now()}
+		require.NoError(t, s.Put(ctx, cp))
+		// The rows exist first, so both batches update them and lock them
+		// in their own order.
+		require.NoError(t, s.PutWrites(ctx, cp.ThreadID, "", cp.ID, forward))
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i, batch := range [][]state.PendingWrite{forward, backward} {
+			wg.Go(func() { errs[i] = s.PutWrites(ctx, cp.ThreadID, "", cp.ID, batch) })
+		}
+		wg.Wait()
+		require.NoError(t, errs[0], "round %d", round)
+		require.NoError(t, errs[1], "round %d", round)
+
+		tup, err := s.Get(ctx, cp.ThreadID, "", cp.ID)
+		require.NoError(t, err)
+		require.Len(t, tup.Writes, tasks, "every task is stored once")
+		// Whichever batch committed last wrote every task.
+		node := tup.Writes[0].Node
+		for _, w := range tup.Writes {
+			assert.Equal(t, node, w.Node, "round %d: one batch's writes, all or none", round)
+		}
+	}
 }

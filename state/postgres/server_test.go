@@ -46,13 +46,16 @@ func redacted(connString string) string {
 
 // testPool connects to the server, or skips (fails under CI) when there is
 // none. The pool is closed when the test ends.
-func testPool(tb testing.TB) *pgxpool.Pool {
+func testPool(tb testing.TB, tune ...func(*pgxpool.Config)) *pgxpool.Pool {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	cfg, err := pgxpool.ParseConfig(serverURL())
 	require.NoError(tb, err, "TRELLIS_POSTGRES_URL")
 	cfg.MaxConns = 8
+	for _, f := range tune {
+		f(cfg)
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		unreachable(tb, err)
