@@ -171,11 +171,11 @@ const (
 type pbatch struct {
 	c      *core
 	parent context.Context
-	ctx    context.Context // the batch's context, cancelled when it stops
+	ctx    context.Context // the batch's context, cancelled when it stops; the parent when nothing can stop it
 	// until is the context Execute watches to stop waiting for calls: the
-	// batch's, or the parent's when nothing can stop the batch (only hooks
-	// and WithFailFast do), which then ends exactly when the parent does
-	// and spares the batch's context a channel.
+	// batch's. When nothing can stop the batch (only hooks and
+	// WithFailFast do), the batch's context is the parent itself and
+	// cancel is nil.
 	until   context.Context
 	cancel  context.CancelCauseFunc
 	reqs    []Request
@@ -202,18 +202,21 @@ type pbatch struct {
 
 func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, sched *scheduler) ([]tool.Result, error) {
 	n := len(reqs)
-	ctx, cancel := context.WithCancelCause(parent)
-	defer cancel(nil)
 	pb := &pbatch{
-		c: c, parent: parent, ctx: ctx, cancel: cancel,
+		c: c, parent: parent, ctx: parent, until: parent,
 		reqs: reqs, slots: make([]slot, n), results: make([]tool.Result, n), sched: sched,
+	}
+	if c.failFast || len(c.before) > 0 || len(c.after) > 0 {
+		// Something may stop the batch: its calls get a context of their
+		// own, which stopping cancels. Otherwise the batch ends exactly
+		// when the parent does, and its calls run in the parent's context,
+		// as in Sequential.
+		ctx, cancel := context.WithCancelCause(parent)
+		defer cancel(nil)
+		pb.ctx, pb.until, pb.cancel = ctx, ctx, cancel
 	}
 	if sched == nil {
 		pb.helper = pb.help
-	}
-	pb.until = ctx
-	if !c.failFast && len(c.before) == 0 && len(c.after) == 0 {
-		pb.until = parent
 	}
 	if c.observer != nil {
 		pb.w = &pb.watch
@@ -234,7 +237,7 @@ func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, sche
 	// Before the bodies: hooks and ToolStart, in call order.
 	for i := range reqs {
 		req, s := &reqs[i], &pb.slots[i]
-		if ctx.Err() != nil {
+		if pb.ctx.Err() != nil {
 			s.state = stSkipped
 			pb.w.startAlone(req)
 			continue
@@ -506,7 +509,9 @@ func (pb *pbatch) stopWith(e *StopError) {
 	defer pb.mu.Unlock()
 	if pb.stop == nil {
 		pb.stop = e
-		pb.cancel(e)
+		if pb.cancel != nil {
+			pb.cancel(e)
+		}
 	}
 }
 
