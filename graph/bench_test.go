@@ -53,6 +53,34 @@ func BenchmarkChain3(b *testing.B) { benchChain(b, 3) }
 // BenchmarkChain100 runs a hundred nodes in a row.
 func BenchmarkChain100(b *testing.B) { benchChain(b, 100) }
 
+// BenchmarkChain3Stream runs Chain3 through Stream and reads every event
+// (the default modes: values, updates, tasks, ...): the run goes on a
+// goroutine of its own and hands the events over as they happen.
+func BenchmarkChain3Stream(b *testing.B) { benchChainStream(b, 3) }
+
+// BenchmarkChain100Stream is Chain100 through Stream.
+func BenchmarkChain100Stream(b *testing.B) { benchChainStream(b, 100) }
+
+func benchChainStream(b *testing.B, n int) {
+	g := chain(b, n)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		events := 0
+		var last graph.Event
+		for ev, err := range g.Stream(ctx, counter{}) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			events++
+			last = ev
+		}
+		if out, ok := last.State.(counter); last.Kind != graph.KindDone || !ok || out.N != n || events < n+1 {
+			b.Fatalf("%d events, the last %+v", events, last)
+		}
+	}
+}
+
 type fan struct {
 	A, B, C, D, E bool
 	Count         int

@@ -307,6 +307,17 @@ func (g *Graph[S]) Invoke(ctx context.Context, input S, opts ...RunOption) (S, e
 	return g.execute(ctx, &input, &cfg, em, nil)
 }
 
+// growStack makes the stack of the goroutine that runs a streamed run as
+// large as a run usually needs, at once and while the stack is shallow:
+// grown step by step, every growth copies every frame on it.
+//
+//go:noinline
+func growStack(i int) byte {
+	var pad [8 << 10]byte
+	pad[i] = 1
+	return pad[(i*7)%len(pad)]
+}
+
 // noOptions is the configuration of runs given no options. execute never
 // writes to its configuration, so runs share it.
 var noOptions runConfig
@@ -360,6 +371,7 @@ func (g *Graph[S]) stream(ctx context.Context, input *S, opts []RunOption) iter.
 		)
 		go func() {
 			defer close(em.ch)
+			growStack(0)
 			final, err = g.execute(ctx, input, &cfg, em, nil)
 		}()
 		stopped := false
