@@ -171,12 +171,11 @@ const (
 type pbatch struct {
 	c      *core
 	parent context.Context
-	ctx    context.Context // the batch's context, cancelled when it stops; the parent when nothing can stop it
-	// until is the context Execute watches to stop waiting for calls: the
-	// batch's. When nothing can stop the batch (only hooks and
-	// WithFailFast do), the batch's context is the parent itself and
-	// cancel is nil.
-	until   context.Context
+	// ctx is the batch's context, which its calls run in and Execute
+	// watches to stop waiting for them: a child of the parent that stopping
+	// the batch cancels, or, when nothing can stop the batch (only hooks
+	// and WithFailFast do), the parent itself, with a nil cancel.
+	ctx     context.Context
 	cancel  context.CancelCauseFunc
 	reqs    []Request
 	slots   []slot
@@ -203,7 +202,7 @@ type pbatch struct {
 func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, sched *scheduler) ([]tool.Result, error) {
 	n := len(reqs)
 	pb := &pbatch{
-		c: c, parent: parent, ctx: parent, until: parent,
+		c: c, parent: parent, ctx: parent,
 		reqs: reqs, slots: make([]slot, n), results: make([]tool.Result, n), sched: sched,
 	}
 	if c.failFast || len(c.before) > 0 || len(c.after) > 0 {
@@ -213,7 +212,7 @@ func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, sche
 		// as in Sequential.
 		ctx, cancel := context.WithCancelCause(parent)
 		defer cancel(nil)
-		pb.ctx, pb.until, pb.cancel = ctx, ctx, cancel
+		pb.ctx, pb.cancel = ctx, cancel
 	}
 	if sched == nil {
 		pb.helper = pb.help
@@ -332,11 +331,11 @@ func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, sche
 }
 
 // waitAll waits until every dispatched call finished or the batch's
-// context ends (see until).
+// context ends.
 func (pb *pbatch) waitAll() {
 	select {
 	case <-pb.allDone:
-	case <-pb.until.Done():
+	case <-pb.ctx.Done():
 	}
 }
 
@@ -354,7 +353,7 @@ func (pb *pbatch) settle(i int) time.Duration {
 		return 0
 	}
 	if s.body.CompareAndSwap(bodyRunning, bodyAbandoned) {
-		pb.results[i] = abandoned(pb.until, pb.reqs[i].Call)
+		pb.results[i] = abandoned(pb.ctx, pb.reqs[i].Call)
 		return 0
 	}
 	for s.body.Load() == bodyWriting {
