@@ -128,8 +128,13 @@ func (c *core) handle(ctx context.Context, req *Request) (res tool.Result) {
 // arguments of req may change.
 func (c *core) runBefore(ctx context.Context, req *Request) (blocked *tool.Result, stop error) {
 	if len(c.before) == 0 {
-		return nil, nil
+		return nil, nil // the usual case, inlined at the call site
 	}
+	return c.runBeforeHooks(ctx, req)
+}
+
+// runBeforeHooks is runBefore with hooks to run.
+func (c *core) runBeforeHooks(ctx context.Context, req *Request) (blocked *tool.Result, stop error) {
 	orig := *req
 	defer func() {
 		args := req.Call.Arguments
@@ -160,15 +165,21 @@ func callBefore(ctx context.Context, h func(context.Context, *Request) (*tool.Re
 
 // runAfter runs the AfterCall hooks on res and returns the first error.
 func (c *core) runAfter(ctx context.Context, req *Request, res *tool.Result) error {
+	if len(c.after) == 0 {
+		return nil // the usual case, inlined at the call site
+	}
+	return c.runAfterHooks(ctx, req, res)
+}
+
+// runAfterHooks is runAfter with hooks to run.
+func (c *core) runAfterHooks(ctx context.Context, req *Request, res *tool.Result) error {
 	var first error
 	for _, h := range c.after {
 		if err := callAfter(ctx, h, req, res); err != nil && first == nil {
 			first = err
 		}
 	}
-	if len(c.after) > 0 {
-		normalize(res)
-	}
+	normalize(res)
 	return first
 }
 

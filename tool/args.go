@@ -50,7 +50,8 @@ type arguments struct {
 func runArguments(toolName string, received json.RawMessage, sch *Schema, prepare prepareFunc, repair, needValue bool) (arguments, *ArgumentError) {
 	if sch != nil && prepare == nil && !needValue {
 		if plan := sch.validatePlan(); plan != nil && fastDecode(plan, received, reflect.Value{}) {
-			if len(bytes.TrimSpace(received)) == 0 {
+			// Accepted arguments start with "{" unless blank (read as {}).
+			if len(received) == 0 || received[0] != '{' && len(bytes.TrimSpace(received)) == 0 {
 				return arguments{raw: json.RawMessage("{}")}, nil
 			}
 			return arguments{raw: received}, nil

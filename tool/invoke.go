@@ -264,7 +264,10 @@ func run(ctx context.Context, t Tool, p *profile, name string, call model.ToolCa
 			}
 		case p.fc != nil:
 			if r, accepted, cerr := p.fc.callFast(ctx, call.ID, call.Arguments); accepted {
-				return callOutcome(ctx, name, r, cerr)
+				if cerr != nil {
+					return callOutcome(ctx, name, &r, cerr)
+				}
+				return r
 			}
 		}
 	}
@@ -286,19 +289,20 @@ func run(ctx context.Context, t Tool, p *profile, name string, call model.ToolCa
 	default:
 		r, cerr = t.Call(ctx, call.ID, args.raw)
 	}
-	return callOutcome(ctx, name, r, cerr)
-}
-
-// callOutcome is the result of a call that returned r and err.
-func callOutcome(ctx context.Context, name string, r Result, err error) Result {
-	if err != nil {
-		er := callErrorResult(ctx, name, err)
-		if r.Details != nil {
-			er.Details = r.Details
-		}
-		return er
+	if cerr != nil {
+		return callOutcome(ctx, name, &r, cerr)
 	}
 	return r
+}
+
+// callOutcome is the result of a call that returned r and the error err:
+// an error result that keeps r's Details.
+func callOutcome(ctx context.Context, name string, r *Result, err error) Result {
+	er := callErrorResult(ctx, name, err)
+	if r.Details != nil {
+		er.Details = r.Details
+	}
+	return er
 }
 
 // schemaOf returns t's compiled input schema, or nil when it has none.
