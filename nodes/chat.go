@@ -52,13 +52,3 @@ func NewMessageID() string {
 	}
 	return id.String()
 }
-
-// withIDs gives every message without an ID a fresh one.
-func withIDs(msgs []model.Message) []model.Message {
-	for i := range msgs {
-		if msgs[i].ID == "" {
-			msgs[i].ID = NewMessageID()
-		}
-	}
-	return msgs
-}
