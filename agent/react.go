@@ -47,6 +47,7 @@ type config struct {
 	saver      state.Saver
 	compile    []graph.CompileOption
 	hasTools   bool
+	structured bool // structured output: the loop answers invalid answers
 }
 
 func newConfig(opts []Option) *config {
@@ -95,9 +96,12 @@ func WithExecutorOptions(opts ...executor.ParallelOption) Option {
 func WithMaxHops(n int) Option { return func(c *config) { c.maxHops = n } }
 
 // WithStructuredOutput makes the agent's final answer JSON of type T (read it
-// with nodes.Structured[T]).
+// with nodes.Structured[T]). On a model without native structured output the
+// answer is a call of the set-model-response tool; an answer that does not
+// match T's schema is answered with the validation error and the model tries
+// again, within the agent's hop cap.
 func WithStructuredOutput[T any]() Option {
-	return func(c *config) { c.llm = append(c.llm, nodes.WithStructuredOutput[T]()) }
+	return func(c *config) { c.shared, c.structured = append(c.shared, nodes.WithStructuredOutput[T]()), true }
 }
 
 // WithCheckpointer makes every run write checkpoints to saver; runs then
@@ -185,7 +189,7 @@ func reactBuilder[S any, PS nodes.ChatState[S]](m model.Model, c *config) (*grap
 	b := graph.New[S](graph.WithName(c.name), nodes.MessagesReducer[S, PS]()).
 		AddNode(AgentNode, nodes.LLM[S, PS](m, llm...)).
 		AddEdge(graph.START, AgentNode)
-	if !c.hasTools {
+	if !c.hasTools && !c.structured {
 		return b.AddEdge(AgentNode, graph.END), nil
 	}
 	b.AddConditionalEdges(AgentNode, nodes.ToolsCondition[S, PS](ToolsNode), ToolsNode, graph.END)

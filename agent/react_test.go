@@ -160,3 +160,35 @@ func TestContinueRunsTheNextTurnOfAThread(t *testing.T) {
 	assert.Len(t, out.Messages, 4)
 	assert.Equal(t, "you said: what is my name? after I am Ada", agent.FinalText(out.Messages))
 }
+
+func TestReActStructuredOutputRetriesAnInvalidAnswer(t *testing.T) {
+	// No tools of its own: the agent still loops, so that an answer outside
+	// the schema goes back to the model with the validation error.
+	m := scripted.New(
+		scripted.CallTools(scripted.CallWithID("c1", tool.SetModelResponseName, `{"city":"Lima"}`)),
+		scripted.CallTools(scripted.CallWithID("c2", tool.SetModelResponseName, `{"city":"Lima","temp":21}`)),
+	)
+	g, err := agent.NewReAct(m, agent.WithStructuredOutput[answer]())
+	require.NoError(t, err)
+	out, err := g.Invoke(context.Background(), agent.Ask("temperature in Lima?"))
+	require.NoError(t, err)
+	require.Len(t, out.Messages, 4)
+	refusal := out.Messages[2]
+	assert.Equal(t, "c1", refusal.ToolCallID)
+	assert.True(t, refusal.IsError)
+	assert.Contains(t, refusal.Text(), "$.temp: required property is missing")
+	got, err := nodes.Structured[answer](out.Messages[3])
+	require.NoError(t, err)
+	assert.Equal(t, answer{City: "Lima", Temp: 21}, got)
+	assert.Contains(t, m.Requests()[1].Messages[len(m.Requests()[1].Messages)-1].Text(), "required property is missing", "the model saw what was wrong")
+}
+
+func TestReActStructuredOutputGivesUpAtTheHopCap(t *testing.T) {
+	bad := scripted.CallTools(scripted.Call(tool.SetModelResponseName, `{"city":"Lima"}`))
+	m := scripted.New(bad, bad, bad)
+	g, err := agent.NewReAct(m, agent.WithStructuredOutput[answer](), agent.WithMaxHops(2))
+	require.NoError(t, err)
+	_, err = g.Invoke(context.Background(), agent.Ask("temperature in Lima?"))
+	require.ErrorIs(t, err, nodes.ErrHopLimit, "an agent that never answers validly fails instead of ending without an answer")
+	assert.Equal(t, 3, m.Calls())
+}

@@ -80,3 +80,33 @@ func ExampleStructured() {
 	fmt.Println(v.Spam, err)
 	// Output: true <nil>
 }
+
+// Given to both nodes, structured output is a loop: an answer that does not
+// match the schema goes back to the model with the validation error.
+func ExampleWithStructuredOutput() {
+	type Verdict struct {
+		Spam bool `json:"spam"`
+	}
+	m := scripted.New(
+		scripted.CallTools(scripted.Call(tool.SetModelResponseName, `{"spam": "maybe"}`)),
+		scripted.CallTools(scripted.Call(tool.SetModelResponseName, `{"spam": false}`)),
+	)
+	structured := nodes.WithStructuredOutput[Verdict]()
+	b := graph.New[State]().
+		AddNode("classify", nodes.LLM[State](m, structured)).
+		AddEdge(graph.START, "classify").
+		AddConditionalEdges("classify", nodes.ToolsCondition[State]("tools"), "tools", graph.END)
+	nodes.AddTools[State](b, "tools", "classify", structured)
+	g, _ := b.Compile()
+	out, _ := g.Invoke(context.Background(), State{Chat: nodes.Chat{Messages: []model.Message{model.User("Lunch at noon?")}}})
+	for _, msg := range out.Messages[1:] {
+		fmt.Printf("%s: error=%t\n", msg.Role, msg.IsError)
+	}
+	v, err := nodes.Structured[Verdict](out.Messages[len(out.Messages)-1])
+	fmt.Println(v.Spam, err)
+	// Output:
+	// assistant: error=false
+	// tool: error=true
+	// assistant: error=false
+	// false <nil>
+}

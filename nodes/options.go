@@ -139,29 +139,48 @@ func WithStreaming(on bool) LLMOption {
 // format's schema. Models that honour response formats natively get the
 // format; others get a set-model-response tool whose arguments are the
 // answer. Either way the final assistant message holds the JSON as text.
-func WithResponseFormat(f model.ResponseFormat) LLMOption {
-	return llmOption(func(c *llmConfig) {
-		c.format = &f
-		c.setResponse, c.structureErr = tool.NewSetModelResponseSchema(f.Schema)
-	})
+//
+// Give the option to the ToolsNode too, as with WithTools: an answer that
+// does not match the schema stays a call of the set-model-response tool,
+// which the ToolsNode then answers with the validation error, so that the
+// model can correct its answer. (The agent package does this.)
+func WithResponseFormat(f model.ResponseFormat) Option {
+	set, err := tool.NewSetModelResponseSchema(f.Schema)
+	return structuredOption{format: f, set: set, err: err}
+}
+
+// structuredOption configures structured output: the LLM node asks for it,
+// and the ToolsNode answers invalid answers.
+type structuredOption struct {
+	format model.ResponseFormat
+	set    *tool.SetModelResponseTool
+	err    error
+}
+
+func (o structuredOption) applyLLM(c *llmConfig) {
+	f := o.format
+	c.format, c.setResponse, c.structureErr = &f, o.set, o.err
+}
+
+func (o structuredOption) applyTools(c *toolsConfig) {
+	if o.err == nil {
+		c.toolsets = append(c.toolsets, tool.NewStatic("structured output", o.set))
+	}
 }
 
 // WithStructuredOutput is WithResponseFormat with the schema of T; decode the
 // answer with Structured[T].
-func WithStructuredOutput[T any]() LLMOption {
-	return llmOption(func(c *llmConfig) {
-		schema, err := tool.SchemaFor[T]()
-		if err != nil {
-			c.structureErr = err
-			return
-		}
-		var zero T
-		name := fmt.Sprintf("%T", zero)
-		if i := strings.LastIndexByte(name, '.'); i >= 0 {
-			name = name[i+1:]
-		}
-		WithResponseFormat(model.ResponseFormat{Name: name, Schema: schema, Strict: true}).applyLLM(c)
-	})
+func WithStructuredOutput[T any]() Option {
+	schema, err := tool.SchemaFor[T]()
+	if err != nil {
+		return structuredOption{err: err}
+	}
+	var zero T
+	name := fmt.Sprintf("%T", zero)
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	return WithResponseFormat(model.ResponseFormat{Name: name, Schema: schema, Strict: true})
 }
 
 // WithSetModelResponseTool makes the node use the set-model-response tool for
