@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -191,4 +192,82 @@ func TestReActStructuredOutputGivesUpAtTheHopCap(t *testing.T) {
 	_, err = g.Invoke(context.Background(), agent.Ask("temperature in Lima?"))
 	require.ErrorIs(t, err, nodes.ErrHopLimit, "an agent that never answers validly fails instead of ending without an answer")
 	assert.Equal(t, 3, m.Calls())
+}
+
+func TestReActWithToolsetsResolvesPerRun(t *testing.T) {
+	var running, peak atomic.Int32
+	var resolved atomic.Int32
+	set := toolsetFunc{name: "weather tools", fn: func(ctx context.Context) ([]tool.Tool, error) {
+		resolved.Add(1)
+		return []tool.Tool{weather(&running, &peak)}, nil
+	}}
+	m := scripted.New(scripted.CallTools(scripted.Call("weather", `{"city":"Lima"}`)), scripted.Reply("warm"))
+	g, err := agent.NewReAct(m, agent.WithToolsets(set))
+	require.NoError(t, err)
+	assert.Contains(t, g.Nodes(), agent.ToolsNode, "toolsets make the loop")
+	out, err := g.Invoke(context.Background(), agent.Ask("Lima?"))
+	require.NoError(t, err)
+	assert.Equal(t, "sunny in Lima", out.Messages[2].Text())
+	assert.Equal(t, "warm", agent.FinalText(out.Messages))
+	assert.Equal(t, int32(3), resolved.Load(), "two model turns and one batch each resolve the set")
+}
+
+// toolsetFunc is a toolset whose tools a function returns.
+type toolsetFunc struct {
+	name string
+	fn   func(ctx context.Context) ([]tool.Tool, error)
+}
+
+func (s toolsetFunc) Name() string                                   { return s.name }
+func (s toolsetFunc) Tools(ctx context.Context) ([]tool.Tool, error) { return s.fn(ctx) }
+func (s toolsetFunc) Close() error                                   { return nil }
+
+func TestReActExecutorOptionsReachTheDefaultExecutor(t *testing.T) {
+	var running, peak atomic.Int32
+	m := scripted.New(
+		scripted.CallTools(
+			scripted.Call("weather", `{"city":"A"}`),
+			scripted.Call("weather", `{"city":"B"}`),
+			scripted.Call("weather", `{"city":"C"}`),
+		),
+		scripted.Reply("done"),
+	)
+	g, err := agent.NewReAct(m, agent.WithTools(weather(&running, &peak)), agent.WithExecutorOptions(executor.WithMaxConcurrency(1)))
+	require.NoError(t, err)
+	_, err = g.Invoke(context.Background(), agent.Ask("three cities"))
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), peak.Load(), "a concurrency cap of one runs the calls one at a time")
+}
+
+func TestReActPassesOptionsToItsNodes(t *testing.T) {
+	var running, peak atomic.Int32
+	m := scripted.New(scripted.CallTools(scripted.Call("weather", `{"city":"Oslo"}`)), scripted.Reply("cold"))
+	var ended []string
+	g, err := agent.NewReAct(m,
+		agent.WithTools(weather(&running, &peak)),
+		agent.WithLLMOptions(nodes.WithModelName("small-model")),
+		agent.WithToolsOptions(nodes.WithErrorPolicy(nodes.ReturnError, "weather")),
+		agent.WithMiddleware(executor.Intercept(func(ctx context.Context, req *executor.Request, next executor.Handler) tool.Result {
+			ended = append(ended, req.Call.Name)
+			return tool.ErrorResult(tool.CodeToolError, errBackend)
+		})))
+	require.NoError(t, err)
+	_, err = g.Invoke(context.Background(), agent.Ask("Oslo?"))
+	assert.Equal(t, "small-model", m.Requests()[0].Model, "LLM options reach the LLM node")
+	var te *nodes.ToolError
+	require.ErrorAs(t, err, &te, "tools options reach the ToolsNode: the error policy returns the failure")
+	assert.Equal(t, "weather", te.Call.Name)
+	assert.ErrorIs(t, err, errBackend)
+	assert.Equal(t, []string{"weather"}, ended)
+}
+
+var errBackend = errors.New("backend down")
+
+func TestReActCompileOptionsComeAfterTheAgentsOwn(t *testing.T) {
+	var running, peak atomic.Int32
+	m := scripted.New(scripted.CallTools(scripted.Call("weather", `{"city":"Oslo"}`)), scripted.Reply("cold"))
+	g, err := agent.NewReAct(m, agent.WithTools(weather(&running, &peak)), agent.WithCompileOptions(graph.WithDefaultStepLimit(1)))
+	require.NoError(t, err)
+	_, err = g.Invoke(context.Background(), agent.Ask("Oslo?"))
+	require.ErrorIs(t, err, graph.ErrStepLimit, "the caller's step limit replaces the agent's default")
 }

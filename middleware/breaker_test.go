@@ -271,3 +271,27 @@ func TestBreakerSharedAcrossChains(t *testing.T) {
 	assert.Equal(t, middleware.CodeCircuitOpen, b.Handle(context.Background(), req(bad, "2", "")).ErrorCode)
 	_ = executor.Chain // chains built from one value share the breakers
 }
+
+func TestBreakerCountWindowForgetsOldFailures(t *testing.T) {
+	const window = 20 * time.Millisecond
+	for _, c := range []struct {
+		name     string
+		opts     []middleware.BreakerOption
+		wantOpen bool
+	}{
+		{"counts forgotten after the window", []middleware.BreakerOption{middleware.WithCountWindow(window)}, false},
+		{"counts kept without a window", []middleware.BreakerOption{middleware.WithCountWindow(0)}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			failing := newCounted(t, "api", readOnly, failWith(errDown))
+			opts := append([]middleware.BreakerOption{middleware.WithConsecutiveFailures(2), middleware.WithOpenTimeout(time.Hour)}, c.opts...)
+			h := handler(middleware.CircuitBreaker(opts...))
+			ctx := context.Background()
+			h.Handle(ctx, req(failing, "1", ""))
+			time.Sleep(3 * window) // the first failure falls out of the window
+			h.Handle(ctx, req(failing, "2", ""))
+			r := h.Handle(ctx, req(failing, "3", ""))
+			assert.Equal(t, c.wantOpen, r.ErrorCode == middleware.CodeCircuitOpen, "result: %s", r.Text())
+		})
+	}
+}
