@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -315,6 +316,19 @@ func TestEnvironmentFallbackAndPrecedence(t *testing.T) {
 	assert.Len(t, envSrv.Received(), 1)
 	assert.Equal(t, "sk-ant-from-option", optSrv.Received()[0].Header.Get("X-Api-Key"))
 	assert.Equal(t, "test-beta", optSrv.Received()[0].Header.Get("Anthropic-Beta"))
+}
+
+func TestRequestOptionsAreAppliedLast(t *testing.T) {
+	s := newServer(t, jsonReply(200, messageText))
+	m, err := anthropic.New("claude-haiku-4-5", anthropic.WithHTTPClient(s.Client), anthropic.WithBaseURL(s.URL), anthropic.WithAPIKey("k"),
+		anthropic.WithHeader("anthropic-beta", "from-option"),
+		anthropic.WithRequestOptions(option.WithHeader("anthropic-beta", "from-client"), option.WithHeader("X-Extra", "1")))
+	require.NoError(t, err)
+	_, err = m.Generate(context.Background(), userReq("hi"))
+	require.NoError(t, err)
+	h := s.Received()[0].Header
+	assert.Equal(t, "from-client", h.Get("Anthropic-Beta"), "the client's options win")
+	assert.Equal(t, "1", h.Get("X-Extra"))
 }
 
 func TestNewValidation(t *testing.T) {

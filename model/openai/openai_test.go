@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -209,6 +210,17 @@ func TestHeadersAndCredentials(t *testing.T) {
 	assert.Equal(t, "proj_9", h.Get("OpenAI-Project"))
 	assert.Equal(t, "gw", h.Get("X-Gateway-Key"))
 	assert.Equal(t, "application/json", h.Get("Content-Type"))
+}
+
+func TestRequestOptionsAreAppliedLast(t *testing.T) {
+	s := newServer(t, jsonReply(200, completionText))
+	m, _ := newModel(t, s, openai.WithHeader("X-Gateway-Key", "from-option"),
+		openai.WithRequestOptions(option.WithHeader("X-Gateway-Key", "from-client"), option.WithHeader("X-Extra", "1")))
+	_, err := m.Generate(context.Background(), userReq("hi"))
+	require.NoError(t, err)
+	h := s.Received()[0].Header
+	assert.Equal(t, "from-client", h.Get("X-Gateway-Key"), "the client's options win")
+	assert.Equal(t, "1", h.Get("X-Extra"))
 }
 
 func TestEnvironmentFallbackAndPrecedence(t *testing.T) {
