@@ -18,5 +18,9 @@
 //	nodes.AddTools[State](b, "tools", "llm", nodes.WithTools(search))
 //	g, err := b.Compile()
 //
+// Options that both nodes take (Option: WithTools, WithToolsets,
+// WithResolveOptions, WithStructuredOutput, WithResponseFormat) are given to
+// both, so that the ToolsNode runs what the model is offered.
+//
 // Package agent assembles these into prebuilt agents.
 package nodes
