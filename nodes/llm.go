@@ -203,7 +203,11 @@ func generate(ctx context.Context, m model.Model, req *model.Request, stream *bo
 		streaming = *stream
 	}
 	if !streaming {
-		return m.Generate(ctx, req)
+		resp, err := m.Generate(ctx, req)
+		if err == nil && resp == nil {
+			return nil, errors.New("nodes: the model returned neither a response nor an error")
+		}
+		return resp, err
 	}
 	var acc model.Accumulator
 	for chunk, err := range m.Stream(ctx, req) {

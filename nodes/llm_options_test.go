@@ -352,3 +352,22 @@ func TestFailedModelCallSpanNamesTheErrorType(t *testing.T) {
 		})
 	}
 }
+
+// silentModel answers with neither a response nor an error.
+type silentModel struct{}
+
+func (silentModel) Generate(context.Context, *model.Request) (*model.Response, error) {
+	return nil, nil
+}
+
+func (silentModel) Stream(context.Context, *model.Request) iter.Seq2[model.Chunk, error] {
+	return func(func(model.Chunk, error) bool) {}
+}
+
+func TestLLMNodeRejectsAModelThatReturnsNothing(t *testing.T) {
+	g := llmGraph(t, silentModel{})
+	out, err := g.Invoke(context.Background(), user("hi"))
+	require.ErrorContains(t, err, "the model returned neither a response nor an error")
+	assert.NotContains(t, err.Error(), "panic")
+	assert.Len(t, out.Messages, 1, "nothing is appended")
+}
