@@ -36,7 +36,8 @@ const (
 
 // WithExecutor runs the calls through e (a parallel executor unless set).
 // Give e the option StreamToolEvents to see tool events in the graph's
-// stream.
+// stream. An executor that returns a result count other than the batch's
+// call count fails the node (see executor.Guard for executors that may).
 func WithExecutor(e executor.Executor) ToolsOption {
 	return toolsOption(func(c *toolsConfig) { c.exec = e })
 }
@@ -226,6 +227,10 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 			if err != nil {
 				return s, graph.Command[S]{}, err
 			}
+			if len(results) != len(run) {
+				// An executor that breaks its contract (see executor.Guard).
+				return s, graph.Command[S]{}, fmt.Errorf("nodes: the executor returned %d results for %d calls (%s)", len(results), len(run), callNames(run))
+			}
 			for i := range results {
 				r := &results[i]
 				if r.Err != nil {
@@ -293,6 +298,18 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 		}
 		return s, route(or, toNext), nil
 	}
+}
+
+// callNames lists the calls' tool names and IDs, for errors.
+func callNames(calls []model.ToolCall) string {
+	var b strings.Builder
+	for i, c := range calls {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %s", c.Name, c.ID)
+	}
+	return b.String()
 }
 
 // external reports whether the caller executes c: its tool is

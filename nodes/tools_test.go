@@ -300,3 +300,28 @@ func TestHopCapInTheLoop(t *testing.T) {
 	assert.Equal(t, int32(2), calls.Load())
 	assert.Equal(t, 3, m.Calls())
 }
+
+func TestToolsNodeRejectsAnExecutorThatLosesResults(t *testing.T) {
+	var calls atomic.Int32
+	for _, n := range []int{1, 3} {
+		t.Run(fmt.Sprint(n, " results"), func(t *testing.T) {
+			broken := executor.ExecutorFunc(func(_ context.Context, b executor.Batch) ([]tool.Result, error) {
+				out := make([]tool.Result, n)
+				for i := range out {
+					out[i] = tool.Text("?")
+				}
+				return out, nil
+			})
+			m := scripted.New(scripted.CallTools(
+				scripted.CallWithID("a", "sleep", `{"ms":0,"name":"a"}`),
+				scripted.CallWithID("b", "sleep", `{"ms":0,"name":"b"}`),
+			))
+			g := loop(t, m, []tool.Tool{sleeper(&calls)}, []nodes.ToolsOption{nodes.WithExecutor(broken)})
+			out, err := g.Invoke(context.Background(), user("go"))
+			require.ErrorContains(t, err, fmt.Sprintf("the executor returned %d results for 2 calls (sleep a, sleep b)", n))
+			require.Len(t, out.Messages, 2, "the model's turn is kept; no partial answer is committed")
+			assert.Equal(t, model.RoleAssistant, out.Messages[1].Role)
+			assert.Equal(t, 1, m.Calls(), "the model is not called with unanswered calls")
+		})
+	}
+}
