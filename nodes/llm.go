@@ -2,11 +2,15 @@ package nodes
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
@@ -175,6 +179,7 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 		reply := resp.Message
 		reply.Role = model.RoleAssistant
 		reply.ID = NewMessageID()
+		reply.ToolCalls = uniqueCallIDs(*msgs, reply.ToolCalls)
 		if cfg.name != "" {
 			reply.Name = cfg.name
 		}
@@ -247,6 +252,50 @@ func structuredAnswer(ctx context.Context, t *tool.SetModelResponseTool, reply m
 		return final, true, nil
 	}
 	return reply, false, nil
+}
+
+// uniqueCallIDs makes the IDs of a reply's tool calls usable: a call
+// without an ID, or whose ID an earlier call of the reply or of the
+// conversation has, gets a fresh one. Some OpenAI-compatible servers send
+// calls without IDs, or number them afresh every turn; answers are matched
+// to calls, and tool messages identified, by call ID. Calls with usable IDs
+// are returned as they are.
+func uniqueCallIDs(history []model.Message, calls []model.ToolCall) []model.ToolCall {
+	if len(calls) == 0 {
+		return calls
+	}
+	seen := make(map[string]bool, len(calls))
+	for _, m := range history {
+		for _, c := range m.ToolCalls {
+			seen[c.ID] = true
+		}
+	}
+	var out []model.ToolCall // a copy, made at the first change
+	for i, c := range calls {
+		if c.ID != "" && !seen[c.ID] {
+			seen[c.ID] = true
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(calls)
+		}
+		id := freshCallID()
+		for seen[id] {
+			id = freshCallID()
+		}
+		seen[id] = true
+		out[i].ID = id
+	}
+	if out == nil {
+		return calls
+	}
+	return out
+}
+
+// freshCallID returns a new tool call ID: "call_" and 24 hex digits.
+func freshCallID() string {
+	u := uuid.New()
+	return "call_" + hex.EncodeToString(u[4:16])
 }
 
 // roundTrips counts the assistant messages with tool calls since the last
