@@ -114,7 +114,8 @@ func WithReconnectDelay(d time.Duration) Option {
 }
 
 // WithStderr copies what a stdio server writes to its standard error to w.
-// The end of it is kept either way and quoted in connection errors.
+// The end of it is kept either way and quoted in connection errors. Errors
+// of w are ignored: a failing writer never stops the server.
 func WithStderr(w io.Writer) Option {
 	return func(o *options) { o.stderr = w }
 }

@@ -65,7 +65,11 @@ func WithInstructions(text string) ServerOption {
 }
 
 // WithInvokeOptions sets options of the tool.Invoker that runs the calls,
-// for example tool.WithJSONRepair(true).
+// for example tool.WithPending(&p) to complete long-running calls later, or
+// tool.WithProgress(sink) to receive the progress of calls whose client did
+// not ask for it (a call whose client sent a progress token reports its
+// progress to that client instead). JSON repair has nothing to do here:
+// MCP arguments arrive as JSON objects.
 func WithInvokeOptions(opts ...tool.InvokeOption) ServerOption {
 	return func(c *serverConfig) { c.invoke = append(c.invoke, opts...) }
 }

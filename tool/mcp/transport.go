@@ -132,7 +132,7 @@ func newTransport(cfg Config, o *options, client *http.Client) (sdk.Transport, *
 		p := &process{cmd: cmd, stderr: &tail{max: 4 << 10}}
 		var stderr io.Writer = p.stderr
 		if o.stderr != nil {
-			stderr = io.MultiWriter(p.stderr, o.stderr)
+			stderr = io.MultiWriter(p.stderr, lenientWriter{o.stderr})
 		}
 		cmd.Stderr = stderr
 		// Output copying must not outlive the process for long when a
@@ -146,4 +146,14 @@ func newTransport(cfg Config, o *options, client *http.Client) (sdk.Transport, *
 		return &sdk.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: client}, nil, nil
 	}
 	return nil, nil, errors.New("no transport")
+}
+
+// lenientWriter ignores its writer's errors: a WithStderr writer that fails
+// must not stop the copy of the server's standard error, which would close
+// the pipe and kill the server at its next write.
+type lenientWriter struct{ w io.Writer }
+
+func (l lenientWriter) Write(p []byte) (int, error) {
+	_, _ = l.w.Write(p)
+	return len(p), nil
 }
