@@ -92,7 +92,6 @@ type routeSpec[S any] struct {
 	route Route[S]
 	fan   FanOut[S]
 	dests []string
-	label string
 }
 
 // Option configures a Builder.

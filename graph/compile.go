@@ -51,7 +51,6 @@ type route[S any] struct {
 	fan     FanOut[S]
 	to      map[string]int // declared destinations (END = -1)
 	declare []string
-	label   string
 }
 
 type join struct {
@@ -197,7 +196,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		if !ok {
 			continue
 		}
-		rt := &route[S]{from: r.from, fn: r.route, fan: r.fan, to: make(map[string]int, len(r.dests)), declare: r.dests, label: r.label}
+		rt := &route[S]{from: r.from, fn: r.route, fan: r.fan, to: make(map[string]int, len(r.dests)), declare: r.dests}
 		for _, d := range r.dests {
 			if i, ok := resolve(what, d, r.fan == nil); ok {
 				rt.to[d] = i

@@ -112,7 +112,8 @@ type RouteError struct {
 	Dest string
 	// Declared are the destinations the route declared.
 	Declared []string
-	// Err is set when the route function itself panicked.
+	// Err is set when the route function itself panicked; a panic with an
+	// error wraps that error.
 	Err error
 }
 
@@ -127,7 +128,7 @@ func (e *RouteError) Error() string {
 // Is reports whether target is ErrRoute.
 func (e *RouteError) Is(target error) bool { return target == ErrRoute }
 
-// Unwrap returns the route function's error, if any.
+// Unwrap returns the error of the route function's panic, if any.
 func (e *RouteError) Unwrap() error { return e.Err }
 
 func quote(names []string) []string {

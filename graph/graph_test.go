@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -389,6 +390,8 @@ func TestPanicBecomesNodeError(t *testing.T) {
 			assert.Contains(t, string(ne.Stack), "graph_test.TestPanicBecomesNodeError")
 			assert.Contains(t, err.Error(), `node "boom"`)
 			assert.Contains(t, err.Error(), "assignment to entry in nil map")
+			var rte runtime.Error
+			assert.ErrorAs(t, err, &rte, "a panic with an error keeps it reachable")
 		})
 	}
 }

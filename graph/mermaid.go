@@ -8,6 +8,7 @@ import (
 type mermaidWriter struct {
 	b     strings.Builder
 	depth int
+	used  map[string]bool // the identifiers given out so far
 }
 
 func (w *mermaidWriter) line(format string, args ...any) {
@@ -16,7 +17,9 @@ func (w *mermaidWriter) line(format string, args ...any) {
 	w.b.WriteByte('\n')
 }
 
-// id returns a Mermaid-safe identifier for a node.
+// id returns a Mermaid-safe identifier for a node, one that no other node
+// of the chart has: names that read alike once sanitized ("a-b", "a_b") get
+// a numbered suffix, and so do names that are words of Mermaid's syntax.
 func (w *mermaidWriter) id(prefix, name string) string {
 	var b strings.Builder
 	b.WriteString(prefix)
@@ -27,7 +30,28 @@ func (w *mermaidWriter) id(prefix, name string) string {
 			b.WriteByte('_')
 		}
 	}
-	return b.String()
+	base := b.String()
+	id := base
+	for n := 2; w.used[id] || mermaidKeywords[strings.ToLower(id)]; n++ {
+		id = fmt.Sprintf("%s_%d", base, n)
+	}
+	w.reserve(id)
+	return id
+}
+
+// reserve marks id as given out.
+func (w *mermaidWriter) reserve(id string) {
+	if w.used == nil {
+		w.used = map[string]bool{}
+	}
+	w.used[id] = true
+}
+
+// mermaidKeywords are words a flowchart cannot use as node identifiers.
+var mermaidKeywords = map[string]bool{
+	"end": true, "subgraph": true, "graph": true, "flowchart": true, "direction": true,
+	"style": true, "linkstyle": true, "classdef": true, "class": true, "click": true,
+	"call": true, "href": true, "default": true,
 }
 
 func mermaidLabel(s string) string {
@@ -51,6 +75,8 @@ func (g *Graph[S]) Mermaid() string {
 
 func (g *Graph[S]) writeMermaid(w *mermaidWriter, prefix string) {
 	start, end := prefix+"__start__", prefix+"__end__"
+	w.reserve(start)
+	w.reserve(end)
 	usesEnd := false
 	w.line("%s([start]):::first", start)
 	ids := make([]string, len(g.nodes))

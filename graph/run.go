@@ -202,7 +202,8 @@ func WithModes(m Mode) RunOption {
 	return func(c *runConfig) { c.modes = m }
 }
 
-// WithStepLimit overrides the graph's superstep limit for one run.
+// WithStepLimit overrides the graph's superstep limit for one run; n of
+// zero or less keeps the graph's limit.
 func WithStepLimit(n int) RunOption {
 	return func(c *runConfig) { c.stepLimit = n }
 }
@@ -955,7 +956,7 @@ func (r *run[S]) call(ctx context.Context, n *node[S], in S) (out S, cmd *Comman
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			err = &NodeError{Node: n.name, Err: fmt.Errorf("panic: %v", p), Panic: p, Stack: debug.Stack()}
+			err = &NodeError{Node: n.name, Err: panicError(p, nil), Panic: p, Stack: debug.Stack()}
 		}
 	}()
 	if n.fn != nil {
@@ -1247,11 +1248,24 @@ func (r *run[S]) arrive(j, src int) {
 	}
 }
 
+// panicError describes a recovered panic and, when given, its stack; a
+// panic with an error keeps it reachable with errors.Is and errors.As.
+func panicError(p any, stack []byte) error {
+	format := "panic: %v"
+	if _, ok := p.(error); ok {
+		format = "panic: %w"
+	}
+	if stack != nil {
+		return fmt.Errorf(format+"\n%s", p, stack)
+	}
+	return fmt.Errorf(format, p)
+}
+
 // follow evaluates a route or fan-out and records its destinations.
 func (r *run[S]) follow(ctx context.Context, rt *route[S], st *S) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = &RouteError{From: rt.from, Declared: rt.declare, Err: fmt.Errorf("panic: %v\n%s", p, debug.Stack())}
+			err = &RouteError{From: rt.from, Declared: rt.declare, Err: panicError(p, debug.Stack())}
 		}
 	}()
 	if rt.fan != nil {

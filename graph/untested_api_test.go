@@ -214,6 +214,7 @@ func TestRouteErrorUnwrap(t *testing.T) {
 		assert.Same(t, re.Err, errors.Unwrap(re))
 		assert.Same(t, re.Err, re.Unwrap())
 		assert.ErrorIs(t, err, re.Err)
+		assert.ErrorIs(t, err, errRouteBoom, "the error the route panicked with is reachable")
 		assert.Regexp(t, `^panic: route exploded\n`, re.Err.Error())
 		assert.Regexp(t, `^graph: route after "a": panic: route exploded\n`, err.Error())
 		assert.Equal(t, 0, out.Count, "b must not run")
