@@ -226,7 +226,10 @@ func generate(ctx context.Context, m model.Model, req *model.Request, stream *bo
 }
 
 // structuredAnswer turns a call of the set-model-response tool into the
-// final answer: an assistant message whose text is the validated JSON.
+// final answer: an assistant message whose text is the validated JSON. A
+// reply without tool calls whose text is JSON the tool accepts (models
+// sometimes answer with the JSON instead of calling the tool) becomes the
+// final answer the same way; other text is left as it is.
 func structuredAnswer(ctx context.Context, t *tool.SetModelResponseTool, reply model.Message) (model.Message, bool, error) {
 	name := t.Definition().Name
 	for _, c := range reply.ToolCalls {
@@ -239,19 +242,49 @@ func structuredAnswer(ctx context.Context, t *tool.SetModelResponseTool, reply m
 			// answers it with the validation error.
 			return reply, false, nil
 		}
-		var raw json.RawMessage
-		for _, p := range res.Content {
-			if p.Type == model.PartJSON {
-				raw = p.JSON
+		return answerMessage(reply, res), true, nil
+	}
+	if len(reply.ToolCalls) == 0 {
+		if text, ok := jsonText(reply.Text()); ok {
+			if res := tool.Invoke(ctx, t, model.ToolCall{ID: "text", Name: name, Arguments: json.RawMessage(text)}); !res.IsError {
+				return answerMessage(reply, res), true, nil
 			}
 		}
-		if raw == nil {
-			raw = json.RawMessage(res.Text())
-		}
-		final := model.Message{ID: reply.ID, Role: model.RoleAssistant, Name: reply.Name, Content: []model.Part{model.TextPart(string(raw))}}
-		return final, true, nil
 	}
 	return reply, false, nil
+}
+
+// answerMessage is the final answer of reply: the JSON of the
+// set-model-response tool's result res, as text.
+func answerMessage(reply model.Message, res tool.Result) model.Message {
+	var raw json.RawMessage
+	for _, p := range res.Content {
+		if p.Type == model.PartJSON {
+			raw = p.JSON
+		}
+	}
+	if raw == nil {
+		raw = json.RawMessage(res.Text())
+	}
+	return model.Message{ID: reply.ID, Role: model.RoleAssistant, Name: reply.Name, Content: []model.Part{model.TextPart(string(raw))}}
+}
+
+// jsonText returns the JSON object a reply's text consists of, alone or in
+// a Markdown code fence, and whether it found one.
+func jsonText(text string) (string, bool) {
+	text = strings.TrimSpace(text)
+	if rest, ok := strings.CutPrefix(text, "```"); ok {
+		body, ok := strings.CutSuffix(rest, "```")
+		if !ok {
+			return "", false
+		}
+		body = strings.TrimPrefix(body, "json")
+		text = strings.TrimSpace(body)
+	}
+	if !strings.HasPrefix(text, "{") || !json.Valid([]byte(text)) {
+		return "", false
+	}
+	return text, true
 }
 
 // uniqueCallIDs makes the IDs of a reply's tool calls usable: a call

@@ -371,3 +371,30 @@ func TestLLMNodeRejectsAModelThatReturnsNothing(t *testing.T) {
 	assert.NotContains(t, err.Error(), "panic")
 	assert.Len(t, out.Messages, 1, "nothing is appended")
 }
+
+func TestStructuredOutputAcceptsAJSONTextAnswer(t *testing.T) {
+	for _, c := range []struct {
+		name, text string
+		want       *verdict // nil: the text stays as it came
+	}{
+		{"bare JSON", `{"label":"ham","score":"0.25"}`, &verdict{Label: "ham", Score: 0.25}},
+		{"fenced JSON", "```json\n{\"label\":\"spam\",\"score\":1}\n```", &verdict{Label: "spam", Score: 1}},
+		{"JSON outside the schema", `{"label":"maybe","score":1}`, nil},
+		{"prose", "It is probably spam.", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := scripted.New(scripted.Reply(c.text))
+			g := llmGraph(t, m, nodes.WithStructuredOutput[verdict]())
+			out, err := g.Invoke(context.Background(), user("classify"))
+			require.NoError(t, err)
+			last := out.Messages[len(out.Messages)-1]
+			if c.want == nil {
+				assert.Equal(t, c.text, last.Text())
+				return
+			}
+			v, err := nodes.Structured[verdict](last)
+			require.NoError(t, err)
+			assert.Equal(t, *c.want, v, "validated and coerced like a call of the tool")
+		})
+	}
+}
