@@ -197,14 +197,43 @@ func reactBuilder[S any, PS nodes.ChatState[S]](m model.Model, c *config) (*grap
 	return b, nil
 }
 
+// ErrPaused is matched by the error of Continue on a thread that waits for
+// a resume.
+var ErrPaused = errors.New("agent: the thread is paused")
+
+// PausedError is the error of Continue on a thread whose last run paused
+// (graph.Interrupt, or tool calls left to the caller): a new turn would
+// leave what it waits for unanswered. Resume the thread with
+// graph.Graph.Resume instead, answering the interrupts (answer calls the
+// user no longer wants with an error result that says so).
+type PausedError struct {
+	// Thread is the paused thread.
+	Thread string
+	// Interrupts are what it waits for.
+	Interrupts []graph.PendingInterrupt
+}
+
+// Error returns the error's message.
+func (e *PausedError) Error() string {
+	return fmt.Sprintf("agent: thread %q is paused, waiting for %d interrupt(s) to be resumed (graph.Resume); a new turn cannot start", e.Thread, len(e.Interrupts))
+}
+
+// Is reports whether target is ErrPaused.
+func (e *PausedError) Is(target error) bool { return target == ErrPaused }
+
 // Continue runs the next turn of a checkpointed conversation: it appends a
 // user message to the thread's latest state (or starts the thread) and runs
-// the graph from its entry with that state.
+// the graph from its entry with that state. A thread whose last run paused
+// is not continued: Continue returns a *PausedError, and the thread must be
+// resumed.
 func Continue[S any, PS nodes.ChatState[S]](ctx context.Context, g *graph.Graph[S], thread, text string, opts ...graph.RunOption) (S, error) {
 	var s S
 	snap, err := g.GetState(ctx, thread)
 	switch {
 	case err == nil:
+		if len(snap.Interrupts) > 0 {
+			return snap.State, &PausedError{Thread: thread, Interrupts: snap.Interrupts}
+		}
 		s = snap.State
 	case errors.Is(err, state.ErrNotFound):
 	default:

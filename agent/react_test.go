@@ -271,3 +271,29 @@ func TestReActCompileOptionsComeAfterTheAgentsOwn(t *testing.T) {
 	_, err = g.Invoke(context.Background(), agent.Ask("Oslo?"))
 	require.ErrorIs(t, err, graph.ErrStepLimit, "the caller's step limit replaces the agent's default")
 }
+
+func TestContinueRefusesAPausedThread(t *testing.T) {
+	confirm, err := tool.NewDeclaration(model.ToolDefinition{Name: "confirm", Description: "asks the user to confirm", InputSchema: []byte(`{"type":"object"}`)})
+	require.NoError(t, err)
+	m := scripted.New(scripted.CallTools(scripted.CallWithID("c1", "confirm", `{}`)), scripted.Reply("cancelled, as you wish"))
+	g, err := agent.NewReAct(m, agent.WithTools(confirm), agent.WithCheckpointer(memory.New()))
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = agent.Continue(ctx, g, "trip", "book it")
+	require.ErrorIs(t, err, graph.ErrInterrupted)
+
+	out, err := agent.Continue(ctx, g, "trip", "never mind")
+	require.ErrorIs(t, err, agent.ErrPaused)
+	var pe *agent.PausedError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "trip", pe.Thread)
+	require.Len(t, pe.Interrupts, 1)
+	assert.Contains(t, err.Error(), `thread "trip" is paused`)
+	assert.Len(t, out.Messages, 2, "the thread's state, without the new message")
+	assert.Equal(t, 1, m.Calls(), "no new turn ran")
+
+	// Answering the pending call lets the conversation go on.
+	out, err = g.Resume(ctx, "trip", graph.WithResumeValue(map[string]tool.Result{"c1": tool.ErrorResult(tool.CodeCancelled, errors.New("the user changed their mind"))}))
+	require.NoError(t, err)
+	assert.Equal(t, "cancelled, as you wish", agent.FinalText(out.Messages))
+}
