@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"syscall"
@@ -90,14 +91,29 @@ func (e *ProviderError) Transient() bool {
 
 // IsTransient reports whether err is worth retrying: a ProviderError that is
 // Transient, or a failure to reach the provider or read its reply (refused or
-// reset connections, network timeouts, a reply cut short). Cancellation and
-// expired deadlines of the caller's context are never transient.
+// reset connections, network timeouts including the HTTP client's own, a
+// connection closed before the reply, a reply cut short). Cancellation and
+// expired deadlines of the caller's context are never transient: a context
+// error, bare or as the cause of a failed request, is not. A timeout cannot
+// always be told from the caller's deadline, so callers check their context
+// before they retry, as Retry.Do does.
 func IsTransient(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if err == nil || errors.Is(err, context.Canceled) {
 		return false
 	}
 	if pe, ok := errors.AsType[*ProviderError](err); ok {
 		return pe.Transient()
+	}
+	if ue, ok := errors.AsType[*url.Error](err); ok && ue.Err != context.DeadlineExceeded {
+		// The request failed on its way, not because the caller gave up:
+		// the HTTP client's own timeout, or a connection closed before
+		// any reply.
+		if ue.Timeout() || errors.Is(ue.Err, io.EOF) {
+			return true
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return false
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) {
@@ -155,7 +171,10 @@ const (
 // Retry is the policy a provider follows when a call fails with a transient
 // error (see IsTransient): it tries again after an exponential backoff with
 // jitter, or after the wait the provider asked for when it sent Retry-After.
-// Other errors are returned at once.
+// An attempt that ran out of time while the caller's context is still live
+// (the HTTP client's own timeout, which net/http sometimes reports as a bare
+// context.DeadlineExceeded) counts as transient too. Other errors are
+// returned at once.
 //
 // The zero value retries DefaultMaxRetries times starting at DefaultBaseDelay.
 type Retry struct {
@@ -192,8 +211,8 @@ func (r Retry) Do(ctx context.Context, op func(ctx context.Context) error) error
 		if err == nil {
 			return nil
 		}
-		if ctx.Err() != nil || !IsTransient(err) {
-			return err
+		if ctx.Err() != nil || !IsTransient(err) && !errors.Is(err, context.DeadlineExceeded) {
+			return err // the caller gave up, or trying again cannot help
 		}
 		if attempt >= maxRetries {
 			if attempt == 0 {

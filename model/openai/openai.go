@@ -149,7 +149,7 @@ func New(name string, opts ...Option) (*Model, error) {
 		return nil, fmt.Errorf("openai: %w", errors.Join(c.errs...))
 	}
 	// The model retries on its own terms (model.Retry); the client must not.
-	ro := []option.RequestOption{option.WithMaxRetries(0)}
+	ro := []option.RequestOption{option.WithMaxRetries(0), option.WithMiddleware(normalizeErrorBody)}
 	if c.baseURL != nil {
 		u, err := url.Parse(*c.baseURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

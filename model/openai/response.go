@@ -1,14 +1,17 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"time"
 
 	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/trellis-go/trellis/model"
@@ -166,6 +169,42 @@ func convertError(err error) error {
 		return pe
 	}
 	return fmt.Errorf("openai: %w", err)
+}
+
+// normalizeErrorBody rewrites an error reply whose "error" member is not an
+// object — {"error": "Model is overloaded"}, as some compatible servers and
+// gateways send — into OpenAI's shape, {"error": {"message": ...}}, which
+// the client decodes into an error that keeps the status and the headers.
+// Left as it was, the client fails to decode it and the status is lost.
+func normalizeErrorBody(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	res, err := next(req)
+	if err != nil || res == nil || res.StatusCode < 400 || res.Body == nil {
+		return res, err
+	}
+	b, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	_ = res.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	res.Body = io.NopCloser(bytes.NewReader(b))
+	var top struct {
+		Error     json.RawMessage `json:"error"`
+		ErrorType string          `json:"error_type"`
+	}
+	if json.Unmarshal(b, &top) != nil || len(top.Error) == 0 || top.Error[0] == '{' || string(top.Error) == "null" {
+		return res, nil
+	}
+	var text string
+	if json.Unmarshal(top.Error, &text) != nil {
+		text = string(top.Error)
+	}
+	shaped, err := json.Marshal(map[string]any{"error": map[string]string{"message": text, "type": top.ErrorType}})
+	if err != nil {
+		return res, nil
+	}
+	res.Body = io.NopCloser(bytes.NewReader(shaped))
+	res.ContentLength = int64(len(shaped))
+	return res, nil
 }
 
 // bodyMessage extracts a message from an error body that is not shaped like
