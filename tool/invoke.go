@@ -229,9 +229,23 @@ func (iv *Invoker) InvokeFrame(ctx context.Context, f *Frame, t Tool, call model
 	}
 	var scratch profile
 	p := iv.profileFor(t, &scratch)
+	// A long-running tool's call is registered before it runs, so that
+	// work that ends before the tool returns (its own goroutine, say) can
+	// complete it; it is withdrawn if the result is not pending.
+	early := cfg.pending != nil && IsLongRunning(t)
+	if early {
+		if err := cfg.pending.Add(model.ToolCall{ID: call.ID, Name: name, Arguments: call.Arguments}); err != nil {
+			res = ErrorResult(CodeToolError, fmt.Errorf("tool %q: %w", name, err))
+			res.normalize()
+			return res
+		}
+	}
 	res = run(cc, t, p, name, call, cfg)
 	res.normalize()
-	if res.Pending && cfg.pending != nil {
+	switch {
+	case early && !res.Pending:
+		cfg.pending.withdraw(call.ID)
+	case res.Pending && cfg.pending != nil && !early:
 		if err := cfg.pending.Add(model.ToolCall{ID: call.ID, Name: name, Arguments: call.Arguments}); err != nil {
 			res = ErrorResult(CodeToolError, fmt.Errorf("tool %q: %w", name, err))
 			res.normalize()

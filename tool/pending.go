@@ -14,7 +14,10 @@ import (
 // own goroutine) calls Complete with the call's ID and the final result;
 // the run collects completions with Wait or Completed and answers the call
 // with the final result. Invoke registers pending calls itself when given
-// WithPending.
+// WithPending: the calls of a long-running tool (WithLongRunning) before
+// the tool runs, so that work finishing before the tool returns can
+// complete them, and withdraws them if the result is not pending; a pending
+// result of any other tool after it returns.
 //
 // The zero Pending is ready to use and safe for concurrent use. It lives in
 // memory: a durable run keeps the pending call IDs in its state.
@@ -131,6 +134,14 @@ func (p *Pending) Calls() []model.ToolCall {
 		}
 	}
 	return out
+}
+
+// withdraw forgets a call registered before it ran whose result turned out
+// not to be pending.
+func (p *Pending) withdraw(callID string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.forget(callID)
 }
 
 func (p *Pending) forget(callID string) {

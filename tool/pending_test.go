@@ -2,6 +2,7 @@ package tool
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -41,4 +42,52 @@ func TestPendingLifecycle(t *testing.T) {
 
 	_, err = p.Wait(context.Background(), "unknown")
 	assert.ErrorIs(t, err, ErrNotPending)
+}
+
+// A long-running tool's own worker may finish before Invoke returns; Invoke
+// registers the call in Pending only after the tool returned, so the
+// worker's Complete fails with ErrNotPending, the result is lost, and the
+// call then stays pending forever (a Wait on it never returns).
+func TestPendingCompletionBeforeTheToolReturnsIsKept(t *testing.T) {
+	var pending Pending
+	var completeErr error
+	ft := MustFunc("report", "", func(ctx context.Context, _ searchArgs) (Result, error) {
+		id := CallID(ctx)
+		done := make(chan struct{})
+		go func() { // the tool's worker, which happens to finish at once
+			defer close(done)
+			completeErr = pending.Complete(id, Text("report ready"))
+		}()
+		<-done // the interleaving where the work ends before Invoke registers the call
+		return PendingResult("report started"), nil
+	}, WithLongRunning())
+	r := Invoke(context.Background(), ft, model.ToolCall{ID: "job_1", Name: "report", Arguments: json.RawMessage(`{"query":"q"}`)}, WithPending(&pending))
+	require.True(t, r.Pending)
+
+	assert.NoError(t, completeErr, "the worker's completion is refused")
+	done := pending.Completed()
+	require.Len(t, done, 1, "the completion is lost; still pending: %v", pending.Calls())
+	assert.Equal(t, "report ready", done[0].Result.Text())
+}
+
+func TestLongRunningCallWithAFinalResultIsNotTracked(t *testing.T) {
+	var pending Pending
+	quick := MustFunc("quick", "", func(context.Context, searchArgs) (string, error) {
+		return "done at once", nil
+	}, WithLongRunning())
+	r := Invoke(context.Background(), quick, model.ToolCall{ID: "q1", Name: "quick", Arguments: json.RawMessage(`{"query":"q"}`)}, WithPending(&pending))
+	assert.Equal(t, "done at once", r.Text())
+	assert.Empty(t, pending.Calls(), "registered before the call, withdrawn after it")
+	assert.Empty(t, pending.Completed())
+
+	require.NoError(t, pending.Add(model.ToolCall{ID: "dup", Name: "quick"}))
+	var ran bool
+	slow := MustFunc("slow", "", func(context.Context, searchArgs) (Result, error) {
+		ran = true
+		return PendingResult("started"), nil
+	}, WithLongRunning())
+	r = Invoke(context.Background(), slow, model.ToolCall{ID: "dup", Name: "slow", Arguments: json.RawMessage(`{"query":"q"}`)}, WithPending(&pending))
+	assert.True(t, r.IsError)
+	assert.ErrorIs(t, r.Err, ErrAlreadyPending)
+	assert.False(t, ran, "a call whose ID is pending already does not start its work twice")
 }
