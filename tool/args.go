@@ -18,13 +18,24 @@ type preparerSource interface {
 	argumentPreparer() prepareFunc
 }
 
-// preparerOf returns t's PrepareArguments hook, or nil.
+// preparerOf returns t's PrepareArguments hook, or nil: the first in t's
+// chain of wrappers (see As), whether set with WithPrepareArguments or by
+// implementing ArgumentPreparer.
 func preparerOf(t Tool) prepareFunc {
-	if s, ok := t.(preparerSource); ok {
-		return s.argumentPreparer()
-	}
-	if p, ok := As[ArgumentPreparer](t); ok {
-		return p.PrepareArguments
+	for depth := 0; t != nil && depth < 64; depth++ {
+		if p, ok := t.(ArgumentPreparer); ok {
+			return p.PrepareArguments
+		}
+		if s, ok := t.(preparerSource); ok {
+			if f := s.argumentPreparer(); f != nil {
+				return f
+			}
+		}
+		w, ok := t.(Wrapper)
+		if !ok {
+			break
+		}
+		t = w.Unwrap()
 	}
 	return nil
 }

@@ -449,3 +449,31 @@ func TestInvokeHonoursOverridesOfAnEmbeddedTypedTool(t *testing.T) {
 	assert.Equal(t, "FOUND GO", r.Text(), "the wrapper's Stream ran")
 	assert.Equal(t, "found go", Invoke(context.Background(), st, call).Text())
 }
+
+// forwardingWrapper is a tool wrapper of the kind the Wrapper interface invites:
+// it forwards Definition and Call and exposes the tool it wraps.
+type forwardingWrapper struct{ inner Tool }
+
+func (w forwardingWrapper) Definition() model.ToolDefinition { return w.inner.Definition() }
+func (w forwardingWrapper) Call(ctx context.Context, id string, args json.RawMessage) (Result, error) {
+	return w.inner.Call(ctx, id, args)
+}
+func (w forwardingWrapper) Unwrap() Tool { return w.inner }
+
+// A PrepareArguments hook set with WithPrepareArguments sees the call before
+// validation even when the tool is wrapped.
+func TestWrappedToolKeepsItsPrepareArgumentsHook(t *testing.T) {
+	ft := MustFunc("search", "", func(_ context.Context, in searchArgs) (string, error) { return "q=" + in.Query, nil },
+		WithPrepareArguments(func(m map[string]any) map[string]any {
+			if _, ok := m["query"]; !ok {
+				m["query"] = "default"
+			}
+			return m
+		}))
+	call := model.ToolCall{ID: "1", Name: "search", Arguments: json.RawMessage(`{}`)}
+	require.Equal(t, "q=default", Invoke(context.Background(), ft, call).Text(), "unwrapped, the hook fills the query")
+
+	r := Invoke(context.Background(), forwardingWrapper{ft}, call)
+	assert.False(t, r.IsError, r.Text())
+	assert.Equal(t, "q=default", r.Text())
+}
