@@ -583,9 +583,13 @@ func visibleFields(t reflect.Type) []structField {
 					continue
 				}
 				quoted := false
+				qt := f.Type // ",string" looks through an unnamed pointer, as in encoding/json
+				if qt.Name() == "" && qt.Kind() == reflect.Pointer {
+					qt = qt.Elem()
+				}
 				for _, o := range strings.Split(opts, ",") {
 					if o == "string" {
-						switch f.Type.Kind() {
+						switch qt.Kind() {
 						case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
 							reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 							reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:

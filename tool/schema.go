@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -85,10 +86,12 @@ func deriveSchema(t reflect.Type) (raw json.RawMessage, err error) {
 	defs := root.Definitions
 	root.Definitions = nil
 
-	// Pointer fields are optional even without omitempty.
+	// Pointer fields are optional even without omitempty, and the schema
+	// lists only the fields the decoder fills.
 	for typ, name := range names {
 		if def := defs[name]; def != nil && typ.Kind() == reflect.Struct {
 			def.Required = dropOptionalPointers(typ, def.Required)
+			dropInvisible(typ, def)
 		}
 	}
 
@@ -109,6 +112,33 @@ func deriveSchema(t reflect.Type) (raw json.RawMessage, err error) {
 	}
 	out.Version, out.ID = "", ""
 	return json.Marshal(out)
+}
+
+// dropInvisible removes from def, the schema of the struct type t, the
+// properties no field receives under encoding/json's rules (see
+// visibleFields): a name that embedded structs give twice at the same
+// depth, unexported embedded types that are not structs. The reflector
+// lists them; the decoder would drop what the model sends there.
+func dropInvisible(t reflect.Type, def *jsonschema.Schema) {
+	if def.Properties == nil {
+		return
+	}
+	visible := map[string]bool{}
+	for _, f := range visibleFields(t) {
+		visible[f.name] = true
+	}
+	var drop []string
+	for pair := def.Properties.Oldest(); pair != nil; pair = pair.Next() {
+		if !visible[pair.Key] {
+			drop = append(drop, pair.Key)
+		}
+	}
+	for _, k := range drop {
+		def.Properties.Delete(k)
+	}
+	if len(drop) > 0 {
+		def.Required = slices.DeleteFunc(def.Required, func(n string) bool { return !visible[n] })
+	}
 }
 
 func sanitizeDefName(s string) string {
