@@ -166,7 +166,10 @@ type Keyer interface {
 //   - an element whose key the input held, but which the task changed,
 //     replaces the element with that key where it stands (an upsert);
 //   - an element the input held and the task's output lacks is removed;
-//   - an element with an empty key is always appended.
+//   - an element with an empty key is appended when the task added it: one
+//     equal to an element of the task's input without a key (passed
+//     through, as a system prompt without an ID is) is not added again.
+//     Elements without a key cannot be replaced or removed.
 func Keyed[E Keyer]() Reducer[[]E] {
 	return func(current []E, changes []Change[[]E]) ([]E, error) {
 		out := make([]E, len(current), len(current)+len(changes))
@@ -180,16 +183,35 @@ func Keyed[E Keyer]() Reducer[[]E] {
 		var dead map[int]bool
 		for _, c := range changes {
 			before := make(map[string]int, len(c.Before))
+			var unkeyed []int // the input's elements without a key, in order
 			for i, e := range c.Before {
 				if k := e.Key(); k != "" {
 					before[k] = i
+				} else {
+					unkeyed = append(unkeyed, i)
 				}
+			}
+			used := make([]bool, len(unkeyed))
+			next := 0 // the first unused of unkeyed: outputs usually keep the input's order
+			passedThrough := func(e E) bool {
+				for j := next; j < len(unkeyed); j++ {
+					if !used[j] && equal(c.Before[unkeyed[j]], e) {
+						used[j] = true
+						for next < len(used) && used[next] {
+							next++
+						}
+						return true
+					}
+				}
+				return false
 			}
 			kept := make(map[string]bool, len(c.After))
 			for _, e := range c.After {
 				k := e.Key()
 				if k == "" {
-					out = append(out, e)
+					if !passedThrough(e) {
+						out = append(out, e)
+					}
 					continue
 				}
 				kept[k] = true

@@ -131,3 +131,28 @@ func TestFold(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "abcd", v)
 }
+
+// Elements without a key that a task passed through (in its input and
+// unchanged in its output) are not appended again: model.User and
+// model.System messages have no ID, and two parallel nodes on a
+// conversation would repeat every such message.
+func TestKeyedKeepsUnkeyedElementsATaskPassedThrough(t *testing.T) {
+	r := state.Keyed[item]()
+	cur := []item{{"", "system prompt"}, {"", "user question"}}
+	v, err := r(cur, []state.Change[[]item]{
+		{Node: "a", Before: cur, After: append(append([]item{}, cur...), item{"a1", "from a"})},
+		{Node: "b", Before: cur, After: append(append([]item{}, cur...), item{"b1", "from b"})},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []item{{"", "system prompt"}, {"", "user question"}, {"a1", "from a"}, {"b1", "from b"}}, v)
+}
+
+func TestKeyedAppendsAnUnkeyedElementATaskAddedTwice(t *testing.T) {
+	r := state.Keyed[item]()
+	cur := []item{{"", "hi"}}
+	v, err := r(cur, []state.Change[[]item]{
+		{Node: "a", Before: cur, After: []item{{"", "hi"}, {"", "hi"}, {"", "new"}}},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []item{{"", "hi"}, {"", "hi"}, {"", "new"}}, v, "one of the two equal elements is the input's, the other is new")
+}
