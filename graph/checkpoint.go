@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -62,12 +63,12 @@ type taskRef[S any] struct {
 
 // The payload of a pending write: what one task of a superstep produced.
 type taskRecord[S any] struct {
-	Node       string             `json:"node"`
-	Output     *S                 `json:"output,omitempty"`
-	Goto       []string           `json:"goto,omitempty"`
-	Sends      []taskRef[S]       `json:"sends,omitempty"`
-	Interrupts []PendingInterrupt `json:"interrupts,omitempty"`
-	Resume     map[string]any     `json:"resume,omitempty"`
+	Node       string                     `json:"node"`
+	Output     *S                         `json:"output,omitempty"`
+	Goto       []string                   `json:"goto,omitempty"`
+	Sends      []taskRef[S]               `json:"sends,omitempty"`
+	Interrupts []PendingInterrupt         `json:"interrupts,omitempty"`
+	Resume     map[string]json.RawMessage `json:"resume,omitempty"` // as JSON text, so that values keep their precision
 }
 
 // checkpointer writes one run's checkpoints.

@@ -133,6 +133,13 @@ func Interrupt[T any](ctx context.Context, payload any) (T, error) {
 // convertValue stores v into out, directly if it has out's type, else
 // through JSON.
 func convertValue[T any](v any, out *T) error {
+	if raw, ok := v.(json.RawMessage); ok {
+		// An answer saved with the run comes back as JSON text: decode it
+		// (into T even when T is any), unless T asks for the text.
+		if _, wantRaw := any(out).(*json.RawMessage); !wantRaw {
+			return json.Unmarshal(raw, out)
+		}
+	}
 	if t, ok := v.(T); ok {
 		*out = t
 		return nil

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -571,7 +572,11 @@ func (r *run[S]) restore(cfg *runConfig, nested bool) (S, error) {
 			switch {
 			case len(rec.Interrupts) > 0:
 				if len(rec.Resume) > 0 {
-					r.resumeSet().add(rec.Resume)
+					vals := make(map[string]any, len(rec.Resume))
+					for k, v := range rec.Resume {
+						vals[k] = v // decoded by the node's Interrupt call, into its own type
+					}
+					r.resumeSet().add(vals)
 				}
 			case rec.Output != nil:
 				t.done = rec
@@ -774,7 +779,16 @@ func (r *run[S]) record(i int, n *node[S], out S, cmd *Command[S], err error) er
 	rec := &taskRecord[S]{Node: n.name}
 	if err != nil {
 		rec.Interrupts = interruptsOf(err)
-		rec.Resume = r.ctx.meta.resume.snapshot()
+		for k, v := range r.ctx.meta.resume.snapshot() {
+			raw, merr := json.Marshal(v)
+			if merr != nil {
+				return fmt.Errorf("graph: node %q: saving the resume value of interrupt %s: %w", n.name, k, merr)
+			}
+			if rec.Resume == nil {
+				rec.Resume = map[string]json.RawMessage{}
+			}
+			rec.Resume[k] = raw
+		}
 	} else {
 		rec.Output = &out
 		if cmd != nil {

@@ -1,0 +1,68 @@
+package graph_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/state/memory"
+)
+
+// A node that asks twice gets its first answer back, saved with the run,
+// exactly: an int64 beyond 2^53 included.
+func TestEarlierResumeAnswersKeepTheirPrecision(t *testing.T) {
+	saver := memory.New()
+	const orderID int64 = 9007199254740993 // 2^53 + 1
+	g := mustCompile(t, graph.New[doc]().
+		AddNode("form", func(ctx context.Context, s doc) (doc, error) {
+			id, err := graph.Interrupt[int64](ctx, "order?")
+			if err != nil {
+				return s, err
+			}
+			ok, err := graph.Interrupt[bool](ctx, "confirm?")
+			if err != nil {
+				return s, err
+			}
+			s.Answer = fmt.Sprintf("%d %v", id, ok)
+			return s, nil
+		}).AddEdge(graph.START, "form"),
+		graph.WithCheckpointer(saver))
+	ctx := context.Background()
+	_, err := g.Invoke(ctx, doc{}, graph.WithThread("t"))
+	require.ErrorIs(t, err, graph.ErrInterrupted)
+	_, err = g.Resume(ctx, "t", graph.WithResumeValue(orderID))
+	require.ErrorIs(t, err, graph.ErrInterrupted)
+	out, err := g.Resume(ctx, "t", graph.WithResumeValue(true))
+	require.NoError(t, err)
+	assert.Equal(t, "9007199254740993 true", out.Answer)
+}
+
+func TestEarlierResumeAnswersDecodeIntoAny(t *testing.T) {
+	saver := memory.New()
+	var first any
+	g := mustCompile(t, graph.New[doc]().
+		AddNode("form", func(ctx context.Context, s doc) (doc, error) {
+			v, err := graph.Interrupt[any](ctx, "anything?")
+			if err != nil {
+				return s, err
+			}
+			if _, err := graph.Interrupt[bool](ctx, "sure?"); err != nil {
+				return s, err
+			}
+			first = v
+			return s, nil
+		}).AddEdge(graph.START, "form"),
+		graph.WithCheckpointer(saver))
+	ctx := context.Background()
+	_, err := g.Invoke(ctx, doc{}, graph.WithThread("t"))
+	require.ErrorIs(t, err, graph.ErrInterrupted)
+	_, err = g.Resume(ctx, "t", graph.WithResumeValue(map[string]any{"k": "v"}))
+	require.ErrorIs(t, err, graph.ErrInterrupted)
+	_, err = g.Resume(ctx, "t", graph.WithResumeValue(true))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"k": "v"}, first, "decoded, not JSON text")
+}
