@@ -161,6 +161,22 @@ func (ft *fieldTable[S]) changed(f *fieldInfo[S], in, out *S) bool {
 	return !bytes.Equal(unsafe.Slice((*byte)(a), f.size), unsafe.Slice((*byte)(b), f.size))
 }
 
+// adoptUnchanged makes the fields of out that equal in's (reflect.DeepEqual)
+// share in's values. A task output read back from a checkpoint holds fresh
+// copies of everything; compared by their bits, its slices and pointers
+// would all count as written.
+func (ft *fieldTable[S]) adoptUnchanged(out, in *S) {
+	for i := range ft.fields {
+		f := &ft.fields[i]
+		if !f.pointers || !ft.changed(f, in, out) {
+			continue
+		}
+		if reflect.DeepEqual(reflect.NewAt(f.typ, fieldPtr(in, f)).Elem().Interface(), reflect.NewAt(f.typ, fieldPtr(out, f)).Elem().Interface()) {
+			ft.copyField(f, out, in)
+		}
+	}
+}
+
 // copyField sets dst's field to src's: a plain copy for fields without
 // pointers, else through reflect, with the write barriers Go requires.
 func (ft *fieldTable[S]) copyField(f *fieldInfo[S], dst, src *S) {

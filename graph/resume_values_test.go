@@ -2,7 +2,9 @@ package graph_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -65,4 +67,41 @@ func TestEarlierResumeAnswersDecodeIntoAny(t *testing.T) {
 	_, err = g.Resume(ctx, "t", graph.WithResumeValue(true))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]any{"k": "v"}, first, "decoded, not JSON text")
+}
+
+// After a resume, the output of a task that had finished before the run
+// stopped is read back from its pending write; fields it did not change
+// still count as unchanged, so the merge sees the same writes as in a run
+// that never stopped.
+func TestResumedTaskOutputWritesOnlyWhatTheTaskChanged(t *testing.T) {
+	saver := memory.New()
+	var fail atomic.Bool
+	fail.Store(true)
+	g := mustCompile(t, graph.New[doc](logReducer()).
+		AddNode("ok", appendLog("ok")).
+		AddNode("flaky", func(_ context.Context, s doc) (doc, error) {
+			if fail.Load() {
+				return s, errors.New("down")
+			}
+			s.Items = append(s.Items, 2) // only flaky writes Items
+			return s, nil
+		}).
+		AddEdge(graph.START, "ok").AddEdge(graph.START, "flaky"),
+		graph.WithCheckpointer(saver))
+	ctx := context.Background()
+
+	// Without the failure the superstep merges fine.
+	fail.Store(false)
+	out, err := g.Invoke(ctx, doc{Items: []int{1}}, graph.WithThread("ok-run"))
+	require.NoError(t, err)
+	require.Equal(t, []int{1, 2}, out.Items)
+
+	fail.Store(true)
+	_, err = g.Invoke(ctx, doc{Items: []int{1}}, graph.WithThread("t"))
+	require.ErrorContains(t, err, "down")
+	fail.Store(false)
+	out, err = g.Resume(ctx, "t")
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 2}, out.Items)
+	assert.Equal(t, []string{"ok"}, out.Log)
 }

@@ -579,6 +579,11 @@ func (r *run[S]) restore(cfg *runConfig, nested bool) (S, error) {
 					r.resumeSet().add(vals)
 				}
 			case rec.Output != nil:
+				in := t.in
+				if in == nil {
+					in = &snap.State
+				}
+				r.g.fields.adoptUnchanged(rec.Output, in)
 				t.done = rec
 			}
 		}
