@@ -87,6 +87,7 @@ type checkpointer[S any] struct {
 	// Exit-mode writes held until the end.
 	held      *state.Checkpoint
 	heldWrite []state.PendingWrite
+	heldFor   string // the checkpoint the held writes belong to
 }
 
 func (c *checkpointer[S]) fail(err error) {
@@ -146,6 +147,14 @@ func (c *checkpointer[S]) flush(ctx context.Context) error {
 		}
 		c.heldWrite = nil
 	}
+	if len(c.heldWrite) > 0 {
+		// A resumed run that paused before it finished a superstep: its
+		// tasks' writes belong to the checkpoint it resumed from.
+		if err := c.saver.PutWrites(context.WithoutCancel(ctx), c.thread, c.ns, c.heldFor, c.heldWrite); err != nil {
+			c.fail(c.wrap(c.heldFor, "saving pending writes", err))
+		}
+		c.heldWrite = nil
+	}
 	return c.failed()
 }
 
@@ -196,7 +205,7 @@ func (c *checkpointer[S]) write(ctx context.Context, cpID, taskID string, rec *t
 	w := state.PendingWrite{TaskID: taskID, Node: rec.Node, Payload: payload}
 	if c.durability == DurabilityExit {
 		c.mu.Lock()
-		c.heldWrite = append(c.heldWrite, w)
+		c.heldWrite, c.heldFor = append(c.heldWrite, w), cpID
 		c.mu.Unlock()
 		return nil
 	}

@@ -105,3 +105,42 @@ func TestResumedTaskOutputWritesOnlyWhatTheTaskChanged(t *testing.T) {
 	assert.Equal(t, []int{1, 2}, out.Items)
 	assert.Equal(t, []string{"ok"}, out.Log)
 }
+
+// With DurabilityExit, a resumed run that pauses again before it completes a
+// superstep saves what the paused superstep's tasks recorded: the answers
+// given so far and the new interrupt.
+func TestExitDurabilityKeepsTheWritesOfAResumedRunThatPausesAgain(t *testing.T) {
+	saver := memory.New()
+	g := mustCompile(t, graph.New[doc]().
+		AddNode("form", func(ctx context.Context, s doc) (doc, error) {
+			name, err := graph.Interrupt[string](ctx, "name?")
+			if err != nil {
+				return s, err
+			}
+			age, err := graph.Interrupt[int](ctx, "age?")
+			if err != nil {
+				return s, err
+			}
+			s.Answer = fmt.Sprintf("%s is %d", name, age)
+			return s, nil
+		}).AddEdge(graph.START, "form"),
+		graph.WithCheckpointer(saver), graph.WithDefaultDurability(graph.DurabilityExit))
+	ctx := context.Background()
+	_, err := g.Invoke(ctx, doc{}, graph.WithThread("t"))
+	var ie *graph.InterruptError
+	require.ErrorAs(t, err, &ie)
+
+	_, err = g.Resume(ctx, "t", graph.WithResumeValue("Ada"))
+	require.ErrorAs(t, err, &ie)
+	require.Len(t, ie.Interrupts, 1)
+	ageID := ie.Interrupts[0].ID
+
+	snap, err := g.GetState(ctx, "t")
+	require.NoError(t, err)
+	require.Len(t, snap.Interrupts, 1)
+	assert.Equal(t, ageID, snap.Interrupts[0].ID, "the thread waits for the interrupt the last run reported")
+
+	out, err := g.Resume(ctx, "t", graph.WithResume(ageID, 36))
+	require.NoError(t, err)
+	assert.Equal(t, "Ada is 36", out.Answer)
+}
