@@ -356,8 +356,13 @@ func TestReplayFromAnEarlierCheckpoint(t *testing.T) {
 	require.NoError(t, err)
 	hist2, err := g.History(ctx, "t", 0)
 	require.NoError(t, err)
-	require.Len(t, hist2, 6)
-	assert.Equal(t, afterA.CheckpointID, hist2[1].ParentID, "the replay branches off the chosen checkpoint")
+	require.Len(t, hist2, 7, "c, b, the fork, then the original four")
+	fork := hist2[2]
+	assert.Equal(t, "fork", fork.Source)
+	assert.Equal(t, afterA.CheckpointID, fork.ParentID, "the replay branches off the chosen checkpoint")
+	assert.Equal(t, afterA.State, fork.State)
+	assert.Equal(t, afterA.Next, fork.Next)
+	assert.Equal(t, fork.CheckpointID, hist2[1].ParentID)
 	assert.Equal(t, latest.CheckpointID, hist2[0].CheckpointID)
 
 	_, err = g.Resume(ctx, "t", graph.FromCheckpoint("nope"))

@@ -236,7 +236,8 @@ func WithResumeValue(value any) RunOption {
 // FromCheckpoint makes Resume or GetState start from the given checkpoint
 // instead of the thread's latest. Resuming from an earlier checkpoint
 // replays the run from there (its tasks run again) on a new branch of the
-// thread's history.
+// thread's history, which starts with a copy of the checkpoint (Source
+// "fork") and becomes the thread's latest.
 func FromCheckpoint(id string) RunOption {
 	return func(c *runConfig) { c.from = id }
 }
@@ -561,6 +562,21 @@ func (r *run[S]) restore(cfg *runConfig, nested bool) (S, error) {
 		}
 	}
 	r.cp.last = tup.Checkpoint.ID
+	if replay {
+		// A replay continues from a copy of the checkpoint, the thread's
+		// latest: its tasks get IDs (and their subgraphs namespaces) of
+		// their own, and what it writes leaves the original branch as it was.
+		id := newID()
+		fork := *snap
+		fork.Tasks = make([]taskRef[S], len(snap.Tasks))
+		for i, t := range snap.Tasks {
+			t.ID = id + "/" + strconv.Itoa(i)
+			fork.Tasks[i] = t
+		}
+		if err := r.cp.put(r.ctx.Context, id, tup.Checkpoint.Step, "fork", &fork); err != nil {
+			return zero, err
+		}
+	}
 	r.ctx.meta.step = tup.Checkpoint.Step
 	for _, ref := range snap.Tasks {
 		i, ok := r.g.byName[ref.Node]
