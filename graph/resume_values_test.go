@@ -144,3 +144,9 @@ func TestExitDurabilityKeepsTheWritesOfAResumedRunThatPausesAgain(t *testing.T) 
 	require.NoError(t, err)
 	assert.Equal(t, "Ada is 36", out.Answer)
 }
+
+func TestNestedStartedOutsideACheckpointedRun(t *testing.T) {
+	started, err := graph.NestedStarted(context.Background(), "agent", "call_1")
+	require.NoError(t, err)
+	assert.False(t, started)
+}

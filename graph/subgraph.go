@@ -2,9 +2,12 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
+
+	"github.com/trellis-go/trellis/state"
 )
 
 // SubgraphNode is a compiled graph prepared to run as a node of a parent
@@ -143,6 +146,44 @@ func (g *Graph[S]) AsSubgraph() *SubgraphNode[S] {
 // the task, so keys must be unique within the thread; without one, they
 // belong to the task. Outside a run, Nested is Invoke.
 func (g *Graph[S]) Nested(ctx context.Context, input S, name, key string, opts ...RunOption) (S, error) {
+	return g.nested(ctx, input, name, key, opts)
+}
+
+// NestedStarted reports whether a nested run of that name and key (see
+// Nested) left checkpoints in the run behind ctx: a run that was stopped by
+// an interrupt or a failure and that Nested would resume. Outside a
+// checkpointed run it reports false. A tool that tries several nested runs
+// in turn (the retries of a handoff) uses it to resume the one that was
+// under way.
+func NestedStarted(ctx context.Context, name, key string) (bool, error) {
+	m := metaFrom(ctx)
+	if m == nil || m.p == nil {
+		return false, nil
+	}
+	ns := nestedNamespace(m, name, key)
+	_, err := m.p.saver.Get(ctx, m.p.thread, ns, "")
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, state.ErrNotFound):
+		return false, nil
+	}
+	return false, fmt.Errorf("graph: thread %q: namespace %q: %w", m.p.thread, ns, err)
+}
+
+// nestedNamespace is the checkpoint namespace of a nested run.
+func nestedNamespace(m *runMeta, name, key string) string {
+	// With a key (unique within the thread, such as a tool call's ID) the
+	// namespace does not depend on the task: a node that finishes part of its
+	// work, continues in a new superstep and runs the same nested graph again
+	// finds its checkpoints.
+	if key == "" {
+		return m.ns() + "/" + m.node + ":" + m.task.taskID() + "/" + name
+	}
+	return m.ns() + "/" + m.node + "/" + name + ":" + key
+}
+
+func (g *Graph[S]) nested(ctx context.Context, input S, name, key string, opts []RunOption) (S, error) {
 	cfg := runConfig{modes: ModeAll}
 	for _, o := range opts {
 		o(&cfg)
@@ -152,14 +193,7 @@ func (g *Graph[S]) Nested(ctx context.Context, input S, name, key string, opts .
 		return g.execute(ctx, &input, &cfg, nil, nil)
 	}
 	em := m.emit.restrict(cfg.modes)
-	// With a key (unique within the thread, such as a tool call's ID) the
-	// namespace does not depend on the task: a node that finishes part of its
-	// work, continues in a new superstep and runs the same nested graph again
-	// finds its checkpoints.
-	ns := m.ns() + "/" + m.node + "/" + name + ":" + key
-	if key == "" {
-		ns = m.ns() + "/" + m.node + ":" + m.task.taskID() + "/" + name
-	}
+	ns := nestedNamespace(m, name, key)
 	cfg.thread = ""
 	return g.execute(ctx, &input, &cfg, em, &nesting{parent: m, path: append(slices.Clip(m.path), name), ns: ns})
 }

@@ -126,13 +126,12 @@ func (r *runner[S, PS]) run(ctx context.Context, g *graph.Graph[S], task model.M
 	input := r.input(ctx, task)
 	key := tool.CallID(ctx)
 	ctx = context.WithValue(ctx, depthKey{}, depth+1)
-	for attempt := 1; ; attempt++ {
-		k := key
-		if attempt > 1 {
-			// Each attempt is a run of its own, with checkpoints of its own.
-			k = key + "~" + strconv.Itoa(attempt)
-		}
-		out, err := r.attempt(ctx, g, input, k, attempt)
+	first, err := r.resumedAttempt(ctx, key)
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("agent %q: %w", r.name, err)
+	}
+	for attempt := first; ; attempt++ {
+		out, err := r.attempt(ctx, g, input, attemptKey(key, attempt), attempt)
 		if err == nil {
 			return r.result(out), nil
 		}
@@ -151,6 +150,34 @@ func (r *runner[S, PS]) run(ctx context.Context, g *graph.Graph[S], task model.M
 			return tool.Result{}, fmt.Errorf("agent %q: waiting to retry: %w", r.name, err)
 		}
 	}
+}
+
+// attemptKey is the nested run's key of an attempt: each attempt is a run of
+// its own, with checkpoints of its own.
+func attemptKey(key string, attempt int) string {
+	if attempt == 1 {
+		return key
+	}
+	return key + "~" + strconv.Itoa(attempt)
+}
+
+// resumedAttempt returns the attempt to start with: 1, or, when the tool
+// runs again after an interrupt, the latest attempt that left checkpoints,
+// which is the one the interrupt stopped.
+func (r *runner[S, PS]) resumedAttempt(ctx context.Context, key string) (int, error) {
+	if key == "" {
+		return 1, nil
+	}
+	for attempt := r.cfg.retries + 1; attempt > 1; attempt-- {
+		started, err := graph.NestedStarted(ctx, r.name, attemptKey(key, attempt))
+		if err != nil {
+			return 0, err
+		}
+		if started {
+			return attempt, nil
+		}
+	}
+	return 1, nil
 }
 
 func (r *runner[S, PS]) retryable(ctx context.Context, err error, attempt int) bool {

@@ -57,7 +57,8 @@ func WithAllMessages() Option { return func(c *config) { c.all = true } }
 // answer is rejected (see WithValidator), waiting backoff before the first
 // retry and twice as long before each next one (at most 30s). Every attempt
 // starts the agent afresh. Interrupts, cancellation of the caller's run and
-// errors that WithRetryIf rejects are not retried.
+// errors that WithRetryIf rejects are not retried; a run resumed after an
+// interrupt resumes the attempt the interrupt stopped.
 func WithRetries(n int, backoff time.Duration) Option {
 	return func(c *config) {
 		if n < 0 {
