@@ -57,9 +57,9 @@ func TestToolCallsWithoutUsableIDsGetFreshOnes(t *testing.T) {
 		return "sun in " + in.City, nil
 	}, tool.WithMetadata(tool.Metadata{ConcurrencySafe: true}))
 	m := &sloppyServer{replies: []model.Message{
-		model.Assistant("", sloppyCall("", "Paris"), sloppyCall("", "Rome")),          // no IDs
+		model.Assistant("", sloppyCall("", "Paris"), sloppyCall("", "Rome")),            // no IDs
 		model.Assistant("", sloppyCall("call_0", "Oslo"), sloppyCall("call_0", "Bern")), // one ID twice
-		model.Assistant("", sloppyCall("call_0", "Lima")),                             // an ID of an earlier turn
+		model.Assistant("", sloppyCall("call_0", "Lima")),                               // an ID of an earlier turn
 		model.Assistant("done"),
 	}}
 	b := graph.New[agentState](nodes.MessagesReducer[agentState]()).
