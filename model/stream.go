@@ -12,8 +12,11 @@ import (
 // Text fragments are concatenated in arrival order. Tool-call fragments are
 // merged by their Index, so several parallel calls whose fragments arrive
 // interleaved are rebuilt correctly: the first non-empty ID and Name seen for
-// an index are kept, and argument fragments are concatenated. The last
-// non-empty finish reason and model, and the last usage, win.
+// an index are kept, and argument fragments are concatenated. A fragment
+// whose non-empty ID differs from the one its index holds starts a new call
+// at that index, after the others there (some compatible servers stream
+// every call at index 0). The last non-empty finish reason and model, and
+// the last usage, win.
 //
 // The zero value is ready to use. An Accumulator is not safe for concurrent
 // use.
@@ -38,6 +41,9 @@ func (a *Accumulator) Add(c Chunk) {
 	a.text.WriteString(c.Text)
 	if d := c.ToolCall; d != nil {
 		p := a.byIdx[d.Index]
+		if p != nil && d.ID != "" && p.id != "" && d.ID != p.id {
+			p = nil // another call at the same index
+		}
 		if p == nil {
 			if a.byIdx == nil {
 				a.byIdx = make(map[int]*pendingCall)

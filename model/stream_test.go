@@ -342,3 +342,21 @@ func BenchmarkCollectResponseChunks(b *testing.B) {
 		}
 	}
 }
+
+func TestAccumulatorSeparatesCallsThatShareAnIndex(t *testing.T) {
+	// Some compatible servers stream every parallel call at index 0; each
+	// call's first fragment carries its own ID.
+	var a model.Accumulator
+	for _, d := range []model.ToolCallDelta{
+		{Index: 0, ID: "call_a", Name: "get_weather", Arguments: `{"city":`},
+		{Index: 0, Arguments: `"Paris"}`},
+		{Index: 0, ID: "call_b", Name: "get_time", Arguments: `{"tz":"UTC"}`},
+		{Index: 0, ID: "call_b", Arguments: ``}, // a repeated ID continues its call
+	} {
+		a.Add(model.Chunk{ToolCall: &d})
+	}
+	calls := a.Response().Message.ToolCalls
+	require.Len(t, calls, 2)
+	assert.Equal(t, model.ToolCall{ID: "call_a", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}, calls[0])
+	assert.Equal(t, model.ToolCall{ID: "call_b", Name: "get_time", Arguments: json.RawMessage(`{"tz":"UTC"}`)}, calls[1])
+}
