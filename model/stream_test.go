@@ -262,38 +262,52 @@ func FuzzAccumulator(f *testing.F) {
 		chunks := decodeDeltas(data)
 		var a model.Accumulator
 		var text strings.Builder
-		args := map[int]*strings.Builder{}
-		ids := map[int]string{}
+		// The calls of each index, in order; a new ID at an index whose
+		// current call has another one starts a new call there.
+		type call struct {
+			id   string
+			args strings.Builder
+		}
+		byIndex := map[int][]*call{}
+		total := 0
 		for _, c := range chunks {
 			a.Add(c)
 			text.WriteString(c.Text)
 			if d := c.ToolCall; d != nil {
-				if args[d.Index] == nil {
-					args[d.Index] = &strings.Builder{}
+				list := byIndex[d.Index]
+				if len(list) == 0 || d.ID != "" && list[len(list)-1].id != "" && list[len(list)-1].id != d.ID {
+					list = append(list, &call{})
+					byIndex[d.Index] = list
+					total++
 				}
-				args[d.Index].WriteString(d.Arguments)
-				if ids[d.Index] == "" {
-					ids[d.Index] = d.ID
+				cur := list[len(list)-1]
+				cur.args.WriteString(d.Arguments)
+				if cur.id == "" {
+					cur.id = d.ID
 				}
 			}
 		}
 		resp := a.Response()
 		require.Equal(t, text.String(), resp.Message.Text())
-		require.Len(t, resp.Message.ToolCalls, len(args))
+		require.Len(t, resp.Message.ToolCalls, total)
 
-		indices := make([]int, 0, len(args))
-		for i := range args {
+		indices := make([]int, 0, len(byIndex))
+		for i := range byIndex {
 			indices = append(indices, i)
 		}
 		slices.Sort(indices)
-		for k, i := range indices {
-			tc := resp.Message.ToolCalls[k]
-			want := args[i].String()
-			if strings.TrimSpace(want) == "" {
-				want = "{}"
+		k := 0
+		for _, i := range indices {
+			for _, want := range byIndex[i] {
+				tc := resp.Message.ToolCalls[k]
+				k++
+				args := want.args.String()
+				if strings.TrimSpace(args) == "" {
+					args = "{}"
+				}
+				require.Equal(t, args, string(tc.Arguments), "arguments of a call at index %d", i)
+				require.Equal(t, want.id, tc.ID, "id of a call at index %d", i)
 			}
-			require.Equal(t, want, string(tc.Arguments), "arguments of index %d", i)
-			require.Equal(t, ids[i], tc.ID, "id of index %d", i)
 		}
 	})
 }
