@@ -572,6 +572,11 @@ func TestErrors(t *testing.T) {
 			wantCalls: 3, wantErr: true, status: 500, errType: "api_error", message: "Internal server error", exhausted: true,
 		},
 		{
+			name:      "a gateway's detail message",
+			reply:     jsonReply(422, `{"detail":"prompt blocked by the gateway's policy"}`),
+			wantCalls: 1, wantErr: true, status: 422, message: "prompt blocked by the gateway's policy",
+		},
+		{
 			name: "non-JSON error body",
 			reply: func(w http.ResponseWriter, _ int) {
 				w.WriteHeader(403)

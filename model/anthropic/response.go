@@ -207,11 +207,15 @@ func convertError(err error) error {
 			Message string `json:"message"`
 		} `json:"error"`
 		Message string `json:"message"`
+		Detail  string `json:"detail"` // gateways and proxies in front of the API
 	}
 	if json.Unmarshal([]byte(raw), &body) == nil {
 		pe.Type, pe.Message = body.Error.Type, body.Error.Message
 		if pe.Message == "" {
 			pe.Message = body.Message
+		}
+		if pe.Message == "" {
+			pe.Message = body.Detail
 		}
 	} else {
 		pe.Message = strings.TrimSpace(raw)
