@@ -74,3 +74,31 @@ func TestConnectionClosedBeforeTheReplyIsRetried(t *testing.T) {
 	assert.Len(t, s.Received(), 2)
 	assert.Len(t, w.All(), 1)
 }
+
+func TestStreamErrorBeforeTheReplyIsRetriedWhenTransient(t *testing.T) {
+	overloaded := []string{`{"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}`}
+	s := newServer(t, sequence(
+		func(w http.ResponseWriter, _ int) { sse(w, overloaded, false) },
+		sseReply(streamText),
+	))
+	m, w := newModel(t, s)
+	var text string
+	for c, err := range m.Stream(context.Background(), userReq("x")) {
+		require.NoError(t, err)
+		text += c.Text
+	}
+	assert.Equal(t, "Paris is sunny.", text)
+	assert.Len(t, s.Received(), 2)
+	assert.Len(t, w.All(), 1)
+
+	invalid := []string{`{"error":{"message":"bad request","type":"invalid_request_error","param":null,"code":null}}`}
+	s2 := newServer(t, func(w http.ResponseWriter, _ int) { sse(w, invalid, false) })
+	m2, _ := newModel(t, s2)
+	for _, err := range m2.Stream(context.Background(), userReq("x")) {
+		var pe *model.ProviderError
+		require.ErrorAs(t, err, &pe)
+		assert.Zero(t, pe.StatusCode)
+		break
+	}
+	assert.Len(t, s2.Received(), 1, "an invalid request is not retried")
+}

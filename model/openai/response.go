@@ -166,9 +166,27 @@ func convertError(err error) error {
 				pe.Code = fmt.Sprint(body.Error.Code)
 			}
 		}
+		pe.StatusCode = streamErrorStatus(pe.Type, pe.Code)
 		return pe
 	}
 	return fmt.Errorf("openai: %w", err)
+}
+
+// streamErrorStatus is the HTTP status that an error reported inside an
+// event stream (which began with 200) stands for, from its type and code,
+// so that one reported before the reply began is retried like the same
+// error sent as a status: rate limits 429, server errors and overload 5xx.
+// It is 0 for the rest.
+func streamErrorStatus(typ, code string) int {
+	switch {
+	case strings.Contains(typ, "rate_limit") || strings.Contains(code, "rate_limit"):
+		return http.StatusTooManyRequests
+	case strings.Contains(typ, "overloaded") || strings.Contains(code, "overloaded"):
+		return http.StatusServiceUnavailable
+	case typ == "server_error" || typ == "api_error" || code == "server_error":
+		return http.StatusInternalServerError
+	}
+	return 0
 }
 
 // normalizeErrorBody rewrites an error reply whose "error" member is not an
