@@ -79,3 +79,25 @@ func TestReplayThatPausesCanBeResumed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"draft", "approved:no", "ship"}, out.Log)
 }
+
+// Naming the thread's latest checkpoint resumes: the tasks of the paused
+// superstep that finished are not run again.
+func TestFromTheLatestCheckpointResumes(t *testing.T) {
+	saver := memory.New()
+	var c counts
+	g := mustCompile(t, graph.New[doc](logReducer()).
+		AddNode("draft", counted(&c, "draft")).
+		AddNode("approve", approval(&c)).
+		AddEdge(graph.START, "draft").AddEdge(graph.START, "approve"),
+		graph.WithCheckpointer(saver))
+	ctx := context.Background()
+	_, err := g.Invoke(ctx, doc{Answer: "v1"}, graph.WithThread("t"))
+	require.ErrorIs(t, err, graph.ErrInterrupted)
+	snap, err := g.GetState(ctx, "t")
+	require.NoError(t, err)
+
+	out, err := g.Resume(ctx, "t", graph.FromCheckpoint(snap.CheckpointID), graph.WithResumeValue("yes"))
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"draft", "approved:yes"}, out.Log)
+	assert.Equal(t, map[string]int{"draft": 1, "approve": 2}, c.get(), "draft finished before the pause and is not run again")
+}

@@ -237,7 +237,8 @@ func WithResumeValue(value any) RunOption {
 // instead of the thread's latest. Resuming from an earlier checkpoint
 // replays the run from there (its tasks run again) on a new branch of the
 // thread's history, which starts with a copy of the checkpoint (Source
-// "fork") and becomes the thread's latest.
+// "fork") and becomes the thread's latest. Naming the latest checkpoint
+// resumes as without the option.
 func FromCheckpoint(id string) RunOption {
 	return func(c *runConfig) { c.from = id }
 }
@@ -555,6 +556,12 @@ func (r *run[S]) restore(cfg *runConfig, nested bool) (S, error) {
 		return zero, err
 	}
 	replay := cfg.from != ""
+	if replay {
+		// The thread's latest checkpoint named explicitly is a resume.
+		if latest, err := r.cp.saver.Get(r.ctx.Context, r.cp.thread, r.cp.ns, ""); err == nil && latest.Checkpoint.ID == tup.Checkpoint.ID {
+			replay = false
+		}
+	}
 	pending := pendingInterrupts(snap, recs)
 	if !nested {
 		if err := r.acceptResume(cfg, pending); err != nil {
