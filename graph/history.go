@@ -75,7 +75,9 @@ func (g *Graph[S]) GetState(ctx context.Context, thread string, opts ...RunOptio
 }
 
 // History returns a thread's checkpoints, newest first, at most limit of
-// them (all if limit is zero).
+// them (all if limit is zero). The newest shows the interrupts the thread
+// waits for, as GetState does; older ones show the static interrupts
+// (InterruptBefore, InterruptAfter) recorded with them.
 func (g *Graph[S]) History(ctx context.Context, thread string, limit int) ([]Snapshot[S], error) {
 	c, err := g.checkpointer(thread)
 	if err != nil {
@@ -88,6 +90,16 @@ func (g *Graph[S]) History(ctx context.Context, thread string, limit int) ([]Sna
 	out := make([]Snapshot[S], 0, len(cps))
 	for i := range cps {
 		tup := state.Tuple{Checkpoint: cps[i]}
+		if i == 0 {
+			// The thread's latest checkpoint, with its pending writes, so
+			// that it shows the interrupts the thread waits for, as
+			// GetState does.
+			if t, err := c.saver.Get(ctx, thread, "", cps[0].ID); err == nil {
+				tup = t
+			} else {
+				return nil, fmt.Errorf("graph: thread %q: checkpoint %q: %w", thread, cps[0].ID, err)
+			}
+		}
 		snap, recs, err := decodeTuple[S](c.ser, &tup)
 		if err != nil {
 			return nil, fmt.Errorf("graph: thread %q: %w", thread, err)

@@ -101,3 +101,24 @@ func TestFromTheLatestCheckpointResumes(t *testing.T) {
 	assert.ElementsMatch(t, []string{"draft", "approved:yes"}, out.Log)
 	assert.Equal(t, map[string]int{"draft": 1, "approve": 2}, c.get(), "draft finished before the pause and is not run again")
 }
+
+func TestHistoryShowsWhatTheThreadWaitsFor(t *testing.T) {
+	saver := memory.New()
+	var c counts
+	g := mustCompile(t, graph.New[doc](logReducer()).
+		AddNode("draft", counted(&c, "draft")).
+		AddNode("approve", approval(&c)).
+		AddEdge(graph.START, "draft").AddEdge("draft", "approve"),
+		graph.WithCheckpointer(saver))
+	ctx := context.Background()
+	_, err := g.Invoke(ctx, doc{Answer: "v1"}, graph.WithThread("t"))
+	require.ErrorIs(t, err, graph.ErrInterrupted)
+	snap, err := g.GetState(ctx, "t")
+	require.NoError(t, err)
+	require.Len(t, snap.Interrupts, 1)
+	hist, err := g.History(ctx, "t", 0)
+	require.NoError(t, err)
+	require.NotEmpty(t, hist)
+	assert.Equal(t, snap.CheckpointID, hist[0].CheckpointID)
+	assert.Equal(t, snap.Interrupts, hist[0].Interrupts, "the newest entry shows the pending interrupt")
+}
