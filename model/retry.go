@@ -78,8 +78,13 @@ func (e *ProviderError) Unwrap() error { return e.Err }
 
 // Transient reports whether the same request may succeed if sent again:
 // request timeouts (408), conflicts (409), rate limits (429) and server
-// errors (5xx, including 529 "overloaded").
+// errors (5xx, including 529 "overloaded"). A 429 that says the account's
+// quota or credit is used up (code or type "insufficient_quota") is not:
+// waiting does not refill it.
 func (e *ProviderError) Transient() bool {
+	if e.Code == "insufficient_quota" || e.Type == "insufficient_quota" {
+		return false
+	}
 	switch c := e.StatusCode; {
 	case c == http.StatusRequestTimeout, c == http.StatusConflict, c == http.StatusTooManyRequests:
 		return true

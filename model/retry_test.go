@@ -157,6 +157,7 @@ func TestIsTransient(t *testing.T) {
 		{context.Canceled, false},
 		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), false},
 		{statusErr(429, 0), true},
+		{&model.ProviderError{Provider: "openai", StatusCode: 429, Type: "insufficient_quota", Code: "insufficient_quota"}, false}, // waiting does not refill a quota
 		{fmt.Errorf("wrapped: %w", statusErr(502, 0)), true},
 		{statusErr(400, 0), false},
 		{statusErr(422, 0), false},

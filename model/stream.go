@@ -19,7 +19,7 @@ import (
 // the last usage, win.
 //
 // The zero value is ready to use. An Accumulator is not safe for concurrent
-// use.
+// use, and must not be copied once used (it holds a strings.Builder).
 type Accumulator struct {
 	text   strings.Builder
 	calls  []*pendingCall

@@ -15,11 +15,12 @@ import (
 // The decoder fills a Go value from an already decoded JSON value (the
 // output of Parse, after coercion and validation) following the rules of
 // encoding/json (field names, embedded structs, ",string", Unmarshaler and
-// TextUnmarshaler, float64 numbers in interfaces), with three differences:
+// TextUnmarshaler, float64 numbers in interfaces), with four differences:
 // an exact field name is preferred over a case-insensitive match whatever
-// the key order, a json.RawMessage receives the value's compact form, and
-// an integer field accepts any integral number (1e2, 3.0) as JSON Schema's
-// "integer" does. That way a typed tool parses its arguments once instead of
+// the key order, a json.RawMessage receives the value's compact form, an
+// integer field accepts any integral number (1e2, 3.0) as JSON Schema's
+// "integer" does, and an empty array leaves a slice nil (use a pointer to
+// a slice to tell an empty list from a missing one). That way a typed tool parses its arguments once instead of
 // decoding them to a map for validation and again into its struct. The plan
 // for a type is built once, when the tool is built.
 

@@ -172,8 +172,11 @@ func message(msg model.Message) (oai.ChatCompletionMessageParamUnion, error) {
 			return u, errors.New("tool message has no tool call ID")
 		}
 		p := &oai.ChatCompletionToolMessageParam{ToolCallID: msg.ToolCallID}
-		if len(msg.Content) == 1 && msg.Content[0].Type != model.PartImage {
-			text, _ := partText(msg.Content[0])
+		if len(msg.Content) == 1 {
+			text, ok := partText(msg.Content[0])
+			if !ok {
+				return u, fmt.Errorf("part 0: %s content is not supported in tool messages", msg.Content[0].Type)
+			}
 			p.Content.OfString = oai.String(text)
 		} else {
 			parts := make([]oai.ChatCompletionContentPartTextParam, 0, len(msg.Content))
