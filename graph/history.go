@@ -94,9 +94,7 @@ func (g *Graph[S]) History(ctx context.Context, thread string, limit int) ([]Sna
 			// The thread's latest checkpoint, with its pending writes, so
 			// that it shows the interrupts the thread waits for, as
 			// GetState does.
-			if t, err := c.saver.Get(ctx, thread, "", cps[0].ID); err == nil {
-				tup = t
-			} else {
+			if tup, err = c.saver.Get(ctx, thread, "", cps[0].ID); err != nil {
 				return nil, fmt.Errorf("graph: thread %q: checkpoint %q: %w", thread, cps[0].ID, err)
 			}
 		}

@@ -268,7 +268,13 @@ func (r *run[S]) taskID(i int) string {
 	if r.cp == nil {
 		return ""
 	}
-	return r.cp.last + "/" + strconv.Itoa(i)
+	return checkpointTaskID(r.cp.last, i)
+}
+
+// checkpointTaskID is the ID of task i of the superstep that follows the
+// checkpoint cpID.
+func checkpointTaskID(cpID string, i int) string {
+	return cpID + "/" + strconv.Itoa(i)
 }
 
 // run is the state of one run of a graph.
@@ -537,12 +543,9 @@ func (r *run[S]) begin(st S) (S, error) {
 // checkpoint, if a previous attempt of the parent's task left one.
 func (r *run[S]) restoreNested() (S, bool, error) {
 	var zero S
-	_, err := r.cp.saver.Get(r.ctx.Context, r.cp.thread, r.cp.ns, "")
-	if errors.Is(err, state.ErrNotFound) {
-		return zero, false, nil
-	}
-	if err != nil {
-		return zero, false, fmt.Errorf("graph: thread %q: namespace %q: %w", r.cp.thread, r.cp.ns, err)
+	started, err := hasCheckpoint(r.ctx.Context, r.cp.saver, r.cp.thread, r.cp.ns)
+	if err != nil || !started {
+		return zero, false, err
 	}
 	st, err := r.restore(&runConfig{}, true)
 	return st, true, err
@@ -577,7 +580,7 @@ func (r *run[S]) restore(cfg *runConfig, nested bool) (S, error) {
 		fork := *snap
 		fork.Tasks = make([]taskRef[S], len(snap.Tasks))
 		for i, t := range snap.Tasks {
-			t.ID = id + "/" + strconv.Itoa(i)
+			t.ID = checkpointTaskID(id, i)
 			fork.Tasks[i] = t
 		}
 		if err := r.cp.put(r.ctx.Context, id, tup.Checkpoint.Step, "fork", &fork); err != nil {
@@ -862,7 +865,7 @@ func (r *run[S]) staticHits(set map[int]bool, tasks []task[S], when When, base s
 		if set[t.node] {
 			id := localTaskID(step, i)
 			if base != "" {
-				id = base + "/" + strconv.Itoa(i)
+				id = checkpointTaskID(base, i)
 			}
 			hits = append(hits, PendingInterrupt{ID: staticInterruptID(r.ctx.meta.ns(), id, when), When: when, Node: r.g.nodes[t.node].name, Path: r.ctx.meta.path})
 		}
@@ -876,7 +879,7 @@ func (r *run[S]) checkpoint(step int, source string, st *S, ran []task[S]) error
 	snap := &snapshot[S]{State: *st, Joins: r.joinDone}
 	for i := range r.tasks {
 		t := &r.tasks[i]
-		snap.Tasks = append(snap.Tasks, taskRef[S]{ID: id + "/" + strconv.Itoa(i), Node: r.g.nodes[t.node].name, Input: t.in})
+		snap.Tasks = append(snap.Tasks, taskRef[S]{ID: checkpointTaskID(id, i), Node: r.g.nodes[t.node].name, Input: t.in})
 	}
 	if len(r.g.before) > 0 {
 		snap.Interrupts = append(snap.Interrupts, r.staticHits(r.g.before, r.tasks, Before, id, step+1)...)

@@ -128,6 +128,44 @@ func (g *Graph[S]) AsSubgraph() *SubgraphNode[S] {
 	return Subgraph[S, S](g)
 }
 
+// NestedStarted reports whether a nested run of that name and key (see
+// Nested) left checkpoints in the run behind ctx: a run that was stopped by
+// an interrupt or a failure and that Nested would resume. Outside a
+// checkpointed run it reports false. A tool that tries several nested runs
+// in turn (the retries of a handoff) uses it to resume the one that was
+// under way.
+func NestedStarted(ctx context.Context, name, key string) (bool, error) {
+	m := metaFrom(ctx)
+	if m == nil || m.p == nil {
+		return false, nil
+	}
+	return hasCheckpoint(ctx, m.p.saver, m.p.thread, nestedNamespace(m, name, key))
+}
+
+// hasCheckpoint reports whether the namespace ns of thread has a checkpoint.
+func hasCheckpoint(ctx context.Context, saver state.Saver, thread, ns string) (bool, error) {
+	_, err := saver.Get(ctx, thread, ns, "")
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, state.ErrNotFound):
+		return false, nil
+	}
+	return false, fmt.Errorf("graph: thread %q: namespace %q: %w", thread, ns, err)
+}
+
+// nestedNamespace is the checkpoint namespace of a nested run.
+func nestedNamespace(m *runMeta, name, key string) string {
+	// With a key (unique within the thread, such as a tool call's ID) the
+	// namespace does not depend on the task: a node that finishes part of its
+	// work, continues in a new superstep and runs the same nested graph again
+	// finds its checkpoints.
+	if key == "" {
+		return m.ns() + "/" + m.node + ":" + m.task.taskID() + "/" + name
+	}
+	return m.ns() + "/" + m.node + "/" + name + ":" + key
+}
+
 // Nested runs g to the end as part of the run behind ctx, from inside one of
 // its nodes or from a tool such a node runs (which is how handoff tools run
 // agents). The nested run
@@ -146,44 +184,6 @@ func (g *Graph[S]) AsSubgraph() *SubgraphNode[S] {
 // the task, so keys must be unique within the thread; without one, they
 // belong to the task. Outside a run, Nested is Invoke.
 func (g *Graph[S]) Nested(ctx context.Context, input S, name, key string, opts ...RunOption) (S, error) {
-	return g.nested(ctx, input, name, key, opts)
-}
-
-// NestedStarted reports whether a nested run of that name and key (see
-// Nested) left checkpoints in the run behind ctx: a run that was stopped by
-// an interrupt or a failure and that Nested would resume. Outside a
-// checkpointed run it reports false. A tool that tries several nested runs
-// in turn (the retries of a handoff) uses it to resume the one that was
-// under way.
-func NestedStarted(ctx context.Context, name, key string) (bool, error) {
-	m := metaFrom(ctx)
-	if m == nil || m.p == nil {
-		return false, nil
-	}
-	ns := nestedNamespace(m, name, key)
-	_, err := m.p.saver.Get(ctx, m.p.thread, ns, "")
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, state.ErrNotFound):
-		return false, nil
-	}
-	return false, fmt.Errorf("graph: thread %q: namespace %q: %w", m.p.thread, ns, err)
-}
-
-// nestedNamespace is the checkpoint namespace of a nested run.
-func nestedNamespace(m *runMeta, name, key string) string {
-	// With a key (unique within the thread, such as a tool call's ID) the
-	// namespace does not depend on the task: a node that finishes part of its
-	// work, continues in a new superstep and runs the same nested graph again
-	// finds its checkpoints.
-	if key == "" {
-		return m.ns() + "/" + m.node + ":" + m.task.taskID() + "/" + name
-	}
-	return m.ns() + "/" + m.node + "/" + name + ":" + key
-}
-
-func (g *Graph[S]) nested(ctx context.Context, input S, name, key string, opts []RunOption) (S, error) {
 	cfg := runConfig{modes: ModeAll}
 	for _, o := range opts {
 		o(&cfg)

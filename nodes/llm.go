@@ -292,37 +292,43 @@ func jsonText(text string) (string, bool) {
 // conversation has, gets a fresh one. Some OpenAI-compatible servers send
 // calls without IDs, or number them afresh every turn; answers are matched
 // to calls, and tool messages identified, by call ID. Calls with usable IDs
-// are returned as they are.
+// are returned as they are, and finding that allocates nothing.
 func uniqueCallIDs(history []model.Message, calls []model.ToolCall) []model.ToolCall {
-	if len(calls) == 0 {
-		return calls
-	}
-	seen := make(map[string]bool, len(calls))
-	for _, m := range history {
-		for _, c := range m.ToolCalls {
-			seen[c.ID] = true
-		}
-	}
 	var out []model.ToolCall // a copy, made at the first change
 	for i, c := range calls {
-		if c.ID != "" && !seen[c.ID] {
-			seen[c.ID] = true
+		if c.ID != "" && !callIDUsed(c.ID, history, calls[:i]) {
 			continue
 		}
 		if out == nil {
 			out = slices.Clone(calls)
 		}
 		id := freshCallID()
-		for seen[id] {
+		for callIDUsed(id, history, out) {
 			id = freshCallID()
 		}
-		seen[id] = true
 		out[i].ID = id
 	}
 	if out == nil {
 		return calls
 	}
 	return out
+}
+
+// callIDUsed reports whether a call of history, or one of earlier, has id.
+func callIDUsed(id string, history []model.Message, earlier []model.ToolCall) bool {
+	for _, c := range earlier {
+		if c.ID == id {
+			return true
+		}
+	}
+	for _, m := range history {
+		for _, c := range m.ToolCalls {
+			if c.ID == id {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // freshCallID returns a new tool call ID: "call_" and 24 hex digits.

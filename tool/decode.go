@@ -20,9 +20,10 @@ import (
 // the key order, a json.RawMessage receives the value's compact form, an
 // integer field accepts any integral number (1e2, 3.0) as JSON Schema's
 // "integer" does, and an empty array leaves a slice nil (use a pointer to
-// a slice to tell an empty list from a missing one). That way a typed tool parses its arguments once instead of
-// decoding them to a map for validation and again into its struct. The plan
-// for a type is built once, when the tool is built.
+// a slice to tell an empty list from a missing one). That way a typed tool
+// parses its arguments once instead of decoding them to a map for
+// validation and again into its struct. The plan for a type is built once,
+// when the tool is built.
 
 type pathSeg struct {
 	key   string

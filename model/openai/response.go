@@ -226,8 +226,9 @@ func normalizeErrorBody(req *http.Request, next option.MiddlewareNext) (*http.Re
 }
 
 // bodyMessage extracts a message from an error body that is not shaped like
-// OpenAI's ({"error": {...}}): the top-level "message" some compatible
-// servers send, or else the body's text.
+// OpenAI's ({"error": {...}}): the top-level "message" or "detail" some
+// compatible servers send, or else the body's text. (An "error" given as a
+// string was reshaped by normalizeErrorBody.)
 func bodyMessage(body io.Reader) string {
 	if body == nil {
 		return ""
@@ -239,10 +240,9 @@ func bodyMessage(body io.Reader) string {
 	var top struct {
 		Message string `json:"message"`
 		Detail  string `json:"detail"`
-		Error   string `json:"error"`
 	}
 	if json.Unmarshal(b, &top) == nil {
-		for _, s := range []string{top.Message, top.Detail, top.Error} {
+		for _, s := range []string{top.Message, top.Detail} {
 			if s != "" {
 				return s
 			}
