@@ -235,24 +235,34 @@ func (p *parser) numberText() (string, error) {
 
 // str parses a string at p.i (which holds the opening quote).
 func (p *parser) str() (string, error) {
-	p.i++ // "
-	start := p.i
-	for p.i < len(p.s) {
-		c := p.s[p.i]
-		switch {
-		case c == '"':
-			s := p.s[start:p.i]
-			p.i++
-			return s, nil
-		case c == '\\' || c >= utf8.RuneSelf:
-			return p.slowStr(start)
-		case c < 0x20:
-			return "", p.fail(fmt.Sprintf("invalid character %q in string literal", c))
-		}
-		p.i++
+	start := p.i + 1 // after the quote
+	s, i := p.s, start
+	for i < len(s) && plainByte[s[i]] {
+		i++
 	}
-	return "", p.fail("unexpected end of JSON input")
+	if i < len(s) && s[i] == '"' {
+		p.i = i + 1
+		return s[start:i], nil
+	}
+	p.i = i
+	if i == len(s) {
+		return "", p.fail("unexpected end of JSON input")
+	}
+	if c := s[i]; c < 0x20 {
+		return "", p.fail(fmt.Sprintf("invalid character %q in string literal", c))
+	}
+	return p.slowStr(start)
 }
+
+// plainByte marks the bytes a string literal holds as they are: not the
+// closing quote, a backslash, a control character or part of a multi-byte
+// character.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // slowStr finishes a string that has escapes or non-ASCII bytes.
 func (p *parser) slowStr(start int) (string, error) {
