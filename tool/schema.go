@@ -92,8 +92,17 @@ func deriveSchema(t reflect.Type) (raw json.RawMessage, err error) {
 		if def := defs[name]; def != nil && typ.Kind() == reflect.Struct {
 			def.Required = dropOptionalPointers(typ, def.Required)
 			dropInvisible(typ, def)
+			for _, f := range visibleFields(typ) {
+				if def.Properties == nil {
+					break
+				}
+				if fs, ok := def.Properties.Get(f.name); ok {
+					integerKeys(f.typ, fs)
+				}
+			}
 		}
 	}
+	integerKeys(t, root)
 
 	in := &inliner{defs: defs, needed: map[string]bool{}}
 	out := in.walk(root)
@@ -112,6 +121,54 @@ func deriveSchema(t reflect.Type) (raw json.RawMessage, err error) {
 	}
 	out.Version, out.ID = "", ""
 	return json.Marshal(out)
+}
+
+// The key patterns of maps with integer keys: the decoder reads "-1" into
+// a signed key and refuses it, as it refuses "x", for an unsigned one.
+const (
+	digitsPattern       = "^[0-9]+$"
+	signedDigitsPattern = "^-?[0-9]+$"
+)
+
+// integerKeys makes the schema s of type t, and the schemas of the values t
+// holds down to the next struct, say which keys a map with integer keys
+// takes: the reflector gives signed keys a pattern without the minus sign
+// and unsigned keys none.
+func integerKeys(t reflect.Type, s *jsonschema.Schema) {
+	for s != nil && s.Ref == "" {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if reflect.PointerTo(t).Implements(jsonUnmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType) {
+			return
+		}
+		switch t.Kind() {
+		case reflect.Slice, reflect.Array:
+			t, s = t.Elem(), s.Items
+		case reflect.Map:
+			elem := s.AdditionalProperties
+			switch t.Key().Kind() {
+			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+				if v, ok := s.PatternProperties[digitsPattern]; ok {
+					delete(s.PatternProperties, digitsPattern)
+					s.PatternProperties[signedDigitsPattern] = v
+					elem = v
+				}
+			case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+				if len(s.PatternProperties) == 0 {
+					v := elem
+					if v == nil {
+						v = jsonschema.TrueSchema
+					}
+					s.PatternProperties = map[string]*jsonschema.Schema{digitsPattern: v}
+					s.AdditionalProperties = jsonschema.FalseSchema
+				}
+			}
+			t, s = t.Elem(), elem
+		default:
+			return
+		}
+	}
 }
 
 // dropInvisible removes from def, the schema of the struct type t, the

@@ -91,7 +91,7 @@ const kindsSchema = `{
     "array": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
     "bytes": {"type": "string", "contentEncoding": "base64"},
     "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
-    "by_id": {"type": "object", "patternProperties": {"^[0-9]+$": {"type": "string"}}, "additionalProperties": false},
+    "by_id": {"type": "object", "patternProperties": {"^-?[0-9]+$": {"type": "string"}}, "additionalProperties": false},
     "address": {
       "type": "object",
       "properties": {
@@ -435,4 +435,61 @@ func TestSchemaOfTextTypesIsAString(t *testing.T) {
 	r = Invoke(context.Background(), ft, model.ToolCall{ID: "c3", Name: "ping", Arguments: json.RawMessage(`{"addr":"not an address"}`)})
 	assert.True(t, r.IsError, "text the type refuses is an argument error: %s", r.Text())
 	assert.Contains(t, r.Text(), "addr")
+}
+
+// signedKeyArgs has maps with integer keys, signed and not, at several
+// depths.
+type signedKeyArgs struct {
+	Signed   map[int]string             `json:"signed"`
+	Unsigned map[uint16]string          `json:"unsigned"`
+	Nested   []map[int8]map[int64]*bool `json:"nested,omitempty"`
+	Inner    *struct {
+		ByID map[int32]int `json:"by_id"`
+	} `json:"inner,omitempty"`
+}
+
+func TestSchemaSignedMapKeysAcceptNegatives(t *testing.T) {
+	raw, err := SchemaFor[signedKeyArgs]()
+	require.NoError(t, err)
+	assert.JSONEq(t, `{
+	  "type": "object",
+	  "properties": {
+	    "signed": {"type": "object", "patternProperties": {"^-?[0-9]+$": {"type": "string"}}, "additionalProperties": false},
+	    "unsigned": {"type": "object", "patternProperties": {"^[0-9]+$": {"type": "string"}}, "additionalProperties": false},
+	    "nested": {"type": "array", "items": {"type": "object", "additionalProperties": false, "patternProperties": {"^-?[0-9]+$":
+	      {"type": "object", "additionalProperties": false, "patternProperties": {"^-?[0-9]+$": {"type": "boolean"}}}}}},
+	    "inner": {"type": "object", "additionalProperties": false, "required": ["by_id"], "properties": {
+	      "by_id": {"type": "object", "additionalProperties": false, "patternProperties": {"^-?[0-9]+$": {"type": "integer"}}}}}
+	  },
+	  "additionalProperties": false,
+	  "required": ["signed", "unsigned"]
+	}`, string(raw))
+
+	raw, err = SchemaFor[map[int]bool]()
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"type":"object","patternProperties":{"^-?[0-9]+$":{"type":"boolean"}},"additionalProperties":false}`, string(raw))
+	raw, err = SchemaFor[map[uint]any]()
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"type":"object","patternProperties":{"^[0-9]+$":true},"additionalProperties":false}`, string(raw))
+
+	// What the schema promises, the tool takes: a negative key of a signed
+	// map, and still not one of an unsigned map.
+	var got signedKeyArgs
+	tl := MustFunc("keys", "Takes keyed maps.", func(_ context.Context, a signedKeyArgs) (string, error) {
+		got = a
+		return "ok", nil
+	})
+	inv := NewInvoker()
+	r := inv.Invoke(context.Background(), tl, model.ToolCall{ID: "c1", Name: "keys",
+		Arguments: []byte(`{"signed":{"-3":"minus three","4":"four"},"unsigned":{},"nested":[{"-1":{"-9":true}}],"inner":{"by_id":{"-7":7}}}`)})
+	require.False(t, r.IsError, "%s", r.Text())
+	assert.Equal(t, map[int]string{-3: "minus three", 4: "four"}, got.Signed)
+	require.Len(t, got.Nested, 1)
+	assert.True(t, *got.Nested[0][-1][-9])
+	assert.Equal(t, map[int32]int{-7: 7}, got.Inner.ByID)
+
+	r = inv.Invoke(context.Background(), tl, model.ToolCall{ID: "c2", Name: "keys",
+		Arguments: []byte(`{"signed":{},"unsigned":{"-1":"x"}}`)})
+	assert.True(t, r.IsError)
+	assert.Contains(t, r.Text(), `$.unsigned["-1"]`)
 }
