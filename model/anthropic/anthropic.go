@@ -212,6 +212,15 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	if err != nil {
 		return nil, err
 	}
+	if !msg.JSON.Content.Valid() {
+		// A reply without the content array is not a message: say so
+		// rather than answer with an empty one.
+		raw := msg.RawJSON()
+		if len(raw) > 200 {
+			raw = raw[:200] + "…"
+		}
+		return nil, fmt.Errorf("anthropic: the reply is not a message: it has no content (received %s)", raw)
+	}
 	return toResponse(msg), nil
 }
 

@@ -664,3 +664,30 @@ func TestMaxRetriesOption(t *testing.T) {
 	assert.Equal(t, 529, pe.StatusCode)
 	assert.Len(t, s.Received(), 1, "WithMaxRetries(0) disables retries")
 }
+
+func TestGenerateRefusesAReplyThatIsNotAMessage(t *testing.T) {
+	for name, body := range map[string]string{
+		"empty object": `{}`,
+		"null content": `{"id":"msg_1","type":"message","role":"assistant","content":null,"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`,
+		"other shape":  `{"result":"ok"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := newServer(t, jsonReply(200, body))
+			m, w := newModel(t, s)
+			resp, err := m.Generate(context.Background(), userReq("x"))
+			require.Error(t, err)
+			assert.Nil(t, resp)
+			assert.Contains(t, err.Error(), "the reply is not a message")
+			assert.Contains(t, err.Error(), body, "the error shows what was received")
+			assert.Empty(t, w.All(), "a malformed reply is not retried")
+		})
+	}
+
+	// An empty content array is a message: the model said nothing.
+	s := newServer(t, jsonReply(200, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-haiku-4-5","content":[],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}`))
+	m, _ := newModel(t, s)
+	resp, err := m.Generate(context.Background(), userReq("x"))
+	require.NoError(t, err)
+	assert.Empty(t, resp.Message.Content)
+	assert.Equal(t, "stop", resp.FinishReason)
+}
