@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -142,7 +143,9 @@ func checkContext(ctx context.Context, op string) error {
 }
 
 // Put stores cp. A zero CreatedAt is set to the current time. CreatedAt is
-// kept to the microsecond.
+// kept to the microsecond. ThreadID, Namespace, ID, ParentID, Source and
+// Metadata must be valid UTF-8 without NUL characters, which PostgreSQL
+// cannot store; the error names the field that is not.
 func (s *Saver) Put(ctx context.Context, cp state.Checkpoint) error {
 	if err := checkContext(ctx, "put"); err != nil {
 		return err
@@ -152,6 +155,10 @@ func (s *Saver) Put(ctx context.Context, cp state.Checkpoint) error {
 	}
 	if cp.ID == "" {
 		return fmt.Errorf("postgres: put: thread %q: checkpoint has no ID", cp.ThreadID)
+	}
+	if err := checkText("thread ID", cp.ThreadID, "namespace", cp.Namespace, "checkpoint ID", cp.ID,
+		"parent ID", cp.ParentID, "source", cp.Source); err != nil {
+		return fmt.Errorf("postgres: put: %w", describe(cp.ThreadID, cp.Namespace, cp.ID, err))
 	}
 	metadata, err := checkMetadata(cp.Metadata)
 	if err != nil {
@@ -211,6 +218,13 @@ func transient(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
 }
 
+// isForeignKeyViolation reports whether err is PostgreSQL refusing a row
+// whose referenced row does not exist (any more).
+func isForeignKeyViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23503"
+}
+
 // blob keeps an empty payload from being stored as NULL.
 func blob(b []byte) []byte {
 	if b == nil {
@@ -221,7 +235,8 @@ func blob(b []byte) []byte {
 
 // PutWrites stores writes against an existing checkpoint in one statement,
 // all or none. A write whose TaskID is already stored replaces the stored
-// one in its place.
+// one in its place. Task IDs and nodes must be valid UTF-8 without NUL
+// characters.
 func (s *Saver) PutWrites(ctx context.Context, threadID, namespace, checkpointID string, writes []state.PendingWrite) error {
 	if err := checkContext(ctx, "put writes"); err != nil {
 		return err
@@ -238,12 +253,19 @@ func (s *Saver) PutWrites(ctx context.Context, threadID, namespace, checkpointID
 			return fmt.Errorf("postgres: put writes: %w",
 				describe(threadID, namespace, checkpointID, fmt.Errorf("write %d (node %q) has no task ID", i, w.Node)))
 		}
+		if err := checkText("task ID", w.TaskID, "node", w.Node); err != nil {
+			return fmt.Errorf("postgres: put writes: %w",
+				describe(threadID, namespace, checkpointID, fmt.Errorf("write %d (node %q): %w", i, w.Node, err)))
+		}
 		if j, seen := index[w.TaskID]; seen {
 			nodes[j], payloads[j] = w.Node, blob(w.Payload)
 			continue
 		}
 		index[w.TaskID] = len(tasks)
 		tasks, nodes, payloads = append(tasks, w.TaskID), append(nodes, w.Node), append(payloads, blob(w.Payload))
+	}
+	if !storable(threadID, namespace, checkpointID) {
+		return describe(threadID, namespace, checkpointID, state.ErrNotFound)
 	}
 
 	var found bool
@@ -253,6 +275,11 @@ func (s *Saver) PutWrites(ctx context.Context, threadID, namespace, checkpointID
 		}
 	} else {
 		tag, err := s.exec(ctx, s.q.upsertWrites, threadID, namespace, checkpointID, tasks, nodes, payloads)
+		if isForeignKeyViolation(err) {
+			// The checkpoint was deleted (DeleteThread, Prune) after the
+			// statement found it: it is gone, and nothing was written.
+			return describe(threadID, namespace, checkpointID, state.ErrNotFound)
+		}
 		if err != nil {
 			return fmt.Errorf("postgres: put writes: %w", describe(threadID, namespace, checkpointID, err))
 		}
@@ -282,6 +309,9 @@ func scanCheckpoint(row rowScanner, extra ...any) (state.Checkpoint, error) {
 func (s *Saver) Get(ctx context.Context, threadID, namespace, checkpointID string) (state.Tuple, error) {
 	if err := checkContext(ctx, "get"); err != nil {
 		return state.Tuple{}, err
+	}
+	if !storable(threadID, namespace, checkpointID) {
+		return state.Tuple{}, describe(threadID, namespace, checkpointID, state.ErrNotFound)
 	}
 	var row pgx.Row
 	if checkpointID == "" {
@@ -318,6 +348,12 @@ func (s *Saver) List(ctx context.Context, threadID, namespace string, opts state
 	}
 	if opts.Limit < 0 {
 		return nil, fmt.Errorf("postgres: list: thread %q: limit must not be negative, got %d", threadID, opts.Limit)
+	}
+	if !storable(threadID, namespace, opts.Before) {
+		if opts.Before != "" {
+			return nil, fmt.Errorf("list before: %w", describe(threadID, namespace, opts.Before, state.ErrNotFound))
+		}
+		return nil, nil
 	}
 	var limit *int64 // NULL: no limit
 	if opts.Limit > 0 {
@@ -361,6 +397,9 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	if err := checkContext(ctx, "delete thread"); err != nil {
 		return err
 	}
+	if !storable(threadID) {
+		return nil
+	}
 	if _, err := s.exec(ctx, s.q.deleteThread, threadID); err != nil {
 		return fmt.Errorf("postgres: delete thread %q: %w", threadID, err)
 	}
@@ -375,6 +414,9 @@ func (s *Saver) Prune(ctx context.Context, threadID string, keep int) error {
 	}
 	if keep < 1 {
 		return fmt.Errorf("postgres: prune: thread %q: keep must be at least 1, got %d", threadID, keep)
+	}
+	if !storable(threadID) {
+		return nil
 	}
 	if _, err := s.exec(ctx, s.q.prune, threadID, keep); err != nil {
 		return fmt.Errorf("postgres: prune thread %q: %w", threadID, err)
@@ -392,8 +434,45 @@ func checkMetadata(md map[string]string) (any, error) {
 		if !utf8.ValidString(k) || !utf8.ValidString(v) {
 			return nil, fmt.Errorf("metadata %q: keys and values must be valid UTF-8", k)
 		}
+		if strings.IndexByte(k, 0) >= 0 || strings.IndexByte(v, 0) >= 0 {
+			return nil, fmt.Errorf("metadata %q: keys and values must not contain NUL characters, which PostgreSQL cannot store", k)
+		}
 	}
 	return md, nil
+}
+
+// textProblem says why PostgreSQL cannot store s in a text column, or
+// returns "" if it can: text holds only valid UTF-8 without NUL characters.
+func textProblem(s string) string {
+	switch {
+	case !utf8.ValidString(s):
+		return "is not valid UTF-8"
+	case strings.IndexByte(s, 0) >= 0:
+		return "contains a NUL character, which PostgreSQL cannot store"
+	}
+	return ""
+}
+
+// storable reports whether every one of names could have been stored. A
+// name that could not names nothing in the store.
+func storable(names ...string) bool {
+	for _, n := range names {
+		if textProblem(n) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// checkText checks fields, given as pairs of a field's name and its value,
+// and names the first that PostgreSQL cannot store.
+func checkText(fields ...string) error {
+	for i := 0; i+1 < len(fields); i += 2 {
+		if p := textProblem(fields[i+1]); p != "" {
+			return fmt.Errorf("%s %q %s", fields[i], fields[i+1], p)
+		}
+	}
+	return nil
 }
 
 // describe wraps err with the names of the thread, namespace and checkpoint

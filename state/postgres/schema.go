@@ -96,15 +96,35 @@ func lockKey(cfg config) int64 {
 // migrate brings the schema up to SchemaVersion in one transaction holding
 // an advisory lock, so replicas starting together apply each migration
 // exactly once (CREATE ... IF NOT EXISTS alone is not safe under
-// concurrency in PostgreSQL).
+// concurrency in PostgreSQL). Tables that are already current are only
+// read: a role that may read and write them, but not create anything, can
+// open the store.
 func (s *Saver) migrate(ctx context.Context, cfg config) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockKey(cfg)); err != nil {
 			return fmt.Errorf("lock for schema check: %w", err)
 		}
+		current, err := s.schemaVersion(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if current > SchemaVersion {
+			return fmt.Errorf("database schema version %d is newer than this store supports (%d); upgrade the program", current, SchemaVersion)
+		}
+		if current == SchemaVersion {
+			return nil
+		}
 		if s.t.schema != "" {
-			if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+s.t.schema); err != nil {
-				return fmt.Errorf("create schema: %w", err)
+			// CREATE SCHEMA IF NOT EXISTS needs the right to create schemas
+			// even when the schema exists: look first.
+			var exists bool
+			if err := tx.QueryRow(ctx, `SELECT to_regnamespace($1) IS NOT NULL`, s.t.schema).Scan(&exists); err != nil {
+				return fmt.Errorf("look up schema: %w", err)
+			}
+			if !exists {
+				if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+s.t.schema); err != nil {
+					return fmt.Errorf("create schema: %w", err)
+				}
 			}
 		}
 		if _, err := tx.Exec(ctx, s.t.expand(`CREATE TABLE IF NOT EXISTS {migrations} (
@@ -112,13 +132,6 @@ func (s *Saver) migrate(ctx context.Context, cfg config) error {
 			applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
 		)`)); err != nil {
 			return fmt.Errorf("create migrations table: %w", err)
-		}
-		var current int
-		if err := tx.QueryRow(ctx, s.t.expand(`SELECT COALESCE(MAX(version), 0) FROM {migrations}`)).Scan(&current); err != nil {
-			return fmt.Errorf("read schema version: %w", err)
-		}
-		if current > SchemaVersion {
-			return fmt.Errorf("database schema version %d is newer than this store supports (%d); upgrade the program", current, SchemaVersion)
 		}
 		for v := current; v < SchemaVersion; v++ {
 			if _, err := tx.Exec(ctx, s.t.expand(migrations()[v])); err != nil {
@@ -130,4 +143,21 @@ func (s *Saver) migrate(ctx context.Context, cfg config) error {
 		}
 		return nil
 	})
+}
+
+// schemaVersion reads the version of the store's tables: 0 when there are
+// none yet.
+func (s *Saver) schemaVersion(ctx context.Context, tx pgx.Tx) (int, error) {
+	var exists bool
+	if err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, s.t.migrations).Scan(&exists); err != nil {
+		return 0, fmt.Errorf("look up migrations table: %w", err)
+	}
+	if !exists {
+		return 0, nil
+	}
+	var current int
+	if err := tx.QueryRow(ctx, s.t.expand(`SELECT COALESCE(MAX(version), 0) FROM {migrations}`)).Scan(&current); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	return current, nil
 }
