@@ -13,7 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	driver "modernc.org/sqlite" // also registers the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/trellis-go/trellis/state"
 )
@@ -65,11 +66,35 @@ func Open(path string, opts ...Option) (*Saver, error) {
 		db.SetMaxOpenConns(1) // each connection would get its own database
 	}
 	s := newSaver(db, true)
-	if err := s.init(context.Background()); err != nil {
+	if err := s.initWaiting(cfg.busyTimeout); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
 	return s, nil
+}
+
+// initWaiting readies a store Open made, trying again while the database
+// is busy, until timeout has passed. A connection that switches a file
+// several processes are creating at once to WAL can meet a lock SQLite
+// answers with SQLITE_BUSY at once, without waiting for it.
+func (s *Saver) initWaiting(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	wait := time.Millisecond
+	for {
+		err := s.init(context.Background())
+		if err == nil || !isBusy(err) || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (in any of its
+// extended forms).
+func isBusy(err error) bool {
+	var e *driver.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // buildDSN adds the connection settings to path.
