@@ -158,7 +158,7 @@ func CircuitBreaker(opts ...BreakerOption) executor.Middleware {
 			}()
 			r := next.Handle(ctx, req)
 			finished = true
-			done(set.outcome(r))
+			done(set.outcome(ctx, r))
 			return r
 		})
 	}
@@ -216,10 +216,12 @@ func (s *breakerSet) of(name string) *breaker {
 	return actual.(*breaker)
 }
 
-// outcome is what a result tells the breaker.
-func (s *breakerSet) outcome(r tool.Result) error {
+// outcome is what a result tells the breaker. A call that was cancelled,
+// or whose caller cancelled it whatever answered it, says nothing of the
+// tool.
+func (s *breakerSet) outcome(ctx context.Context, r tool.Result) error {
 	switch {
-	case r.Status == tool.StatusCancelled:
+	case r.Status == tool.StatusCancelled || errors.Is(ctx.Err(), context.Canceled):
 		return errNotCounted
 	case s.cfg.failure(r):
 		return errToolFailed

@@ -295,3 +295,29 @@ func TestBreakerCountWindowForgetsOldFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestBreakerDoesNotCountCallsTheCallerCancelled checks that a call whose
+// caller cancelled it is not counted against the tool, even when what
+// answered it (a client inside the breaker, say) reported a plain failure
+// rather than a cancellation.
+func TestBreakerDoesNotCountCallsTheCallerCancelled(t *testing.T) {
+	api := newCounted(t, "api", readOnly, ok("fine"))
+	running := make(chan struct{}, 1)
+	client := executor.Intercept(func(ctx context.Context, r *executor.Request, next executor.Handler) tool.Result {
+		if r.Call.ID == "cancelled" {
+			running <- struct{}{}
+			<-ctx.Done()
+			return tool.ErrorResult(tool.CodeToolError, errors.New("connection closed"))
+		}
+		return next.Handle(ctx, r)
+	})
+	h := handler(middleware.CircuitBreaker(middleware.WithConsecutiveFailures(1), middleware.WithOpenTimeout(time.Hour)), client)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan tool.Result)
+	go func() { done <- h.Handle(ctx, req(api, "cancelled", "")) }()
+	<-running
+	cancel()
+	assert.Equal(t, tool.CodeToolError, (<-done).ErrorCode)
+	r := h.Handle(context.Background(), req(api, "next", ""))
+	assert.Equal(t, tool.StatusSuccess, r.Status, "the breaker stayed closed: %s", r.Text())
+}

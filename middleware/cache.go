@@ -11,9 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/singleflight"
-
 	"github.com/trellis-go/trellis/executor"
+	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -28,6 +27,7 @@ type cacheConfig struct {
 	maxEntries int
 	cacheable  func(*executor.Request) bool
 	clock      Clock
+	onWait     func() // told when a call joins a flight (tests)
 }
 
 // CacheOption configures Cache. WithClock is one too.
@@ -84,8 +84,15 @@ func ReadOnly(req *executor.Request) bool {
 // least-recently-used eviction. Identical calls that arrive while the
 // first is running share its execution: one runs, and the others wait for
 // its result (each may stop waiting when its own context ends). If the
-// shared execution is cancelled because the call that started it was,
-// a waiting call whose context is still live runs the tool itself.
+// shared execution fails after the context of the call that started it
+// ended, a waiting call whose context is still live runs the tool itself;
+// a failure of the tool (a timeout of its own, say) answers every waiting
+// call. A pending result is never shared: it is completed later under the
+// ID of the call that got it, so each waiting call runs the tool itself.
+//
+// Every call gets a copy of the result with content of its own (its own
+// parts and their bytes); Details and Actions are shared, and must be
+// treated as read-only.
 //
 // By default only calls of tools whose metadata says ReadOnly are cached;
 // WithCacheable opts others in. Calls whose arguments are not valid JSON
@@ -98,7 +105,7 @@ func Cache(opts ...CacheOption) executor.Middleware {
 			o.applyCache(&c)
 		}
 	}
-	st := &cacheStore{cfg: c, entries: map[string]*list.Element{}, order: list.New()}
+	st := &cacheStore{cfg: c, entries: map[string]*list.Element{}, order: list.New(), flights: map[string]*flight{}}
 	return func(next executor.Handler) executor.Handler {
 		safe := executor.Recover(next)
 		return executor.HandlerFunc(func(ctx context.Context, req *executor.Request) tool.Result {
@@ -116,12 +123,12 @@ func Cache(opts ...CacheOption) executor.Middleware {
 
 // cacheStore is the state of one Cache middleware.
 type cacheStore struct {
-	cfg     cacheConfig
-	flights singleflight.Group
+	cfg cacheConfig
 
 	mu      sync.Mutex
 	entries map[string]*list.Element // of *cacheEntry
 	order   *list.List               // most recently used first
+	flights map[string]*flight       // executions in flight, by key
 }
 
 type cacheEntry struct {
@@ -130,41 +137,81 @@ type cacheEntry struct {
 	expires time.Time // zero: never
 }
 
+// flight is one execution of a call that identical calls wait for.
+type flight struct {
+	done chan struct{} // closed when res is set
+	res  tool.Result
+	// abandoned is true when the context of the call that started the
+	// execution had ended by the time it returned: its result may say
+	// more about that call than about the tool.
+	abandoned bool
+}
+
 func (s *cacheStore) serve(ctx context.Context, key string, next executor.Handler, req *executor.Request) tool.Result {
 	for {
-		if r, ok := s.get(key); ok {
+		s.mu.Lock()
+		if r, ok := s.lookup(key); ok {
+			s.mu.Unlock()
 			return r
 		}
-		ch := s.flights.DoChan(key, func() (any, error) {
-			// Another flight may have filled the entry while this one
-			// was being set up.
-			if r, ok := s.get(key); ok {
-				return r, nil
-			}
-			r := next.Handle(ctx, req)
-			if r.Status == tool.StatusSuccess && !r.IsError && !r.Pending {
-				s.put(key, r)
-			}
-			return r, nil
-		})
+		f, joined := s.flights[key]
+		if !joined {
+			f = &flight{done: make(chan struct{})}
+			s.flights[key] = f
+		}
+		s.mu.Unlock()
+		if !joined {
+			// The execution runs on a goroutine of its own, so that this
+			// call, too, stops waiting when its context ends.
+			go s.run(ctx, key, f, next, req)
+		} else if s.cfg.onWait != nil {
+			s.cfg.onWait()
+		}
 		select {
-		case out := <-ch:
-			r := out.Val.(tool.Result)
-			if out.Shared && (r.Status == tool.StatusCancelled || r.Status == tool.StatusTimeout) && ctx.Err() == nil {
-				// The call that ran the tool gave up, not this one: try
-				// again (another flight, or the tool itself).
-				continue
-			}
-			return copyResult(r)
+		case <-f.done:
 		case <-ctx.Done():
 			return callerGone(ctx, req.Call.Name)
 		}
+		r := f.res
+		if !joined {
+			return copyResult(r)
+		}
+		switch {
+		case r.Pending || r.Status == tool.StatusPending:
+			// A pending result is completed later under the ID of the
+			// call that got it: this call starts its own work.
+			return next.Handle(ctx, req)
+		case f.abandoned && !succeeded(r) && ctx.Err() == nil:
+			// The call that ran the tool gave up, not this one: try
+			// again (another flight, or the tool itself).
+			continue
+		}
+		return copyResult(r)
 	}
 }
 
-func (s *cacheStore) get(key string) (tool.Result, bool) {
+// run executes the call of flight f and hands its result to the calls
+// waiting for it, caching it first if it succeeded.
+func (s *cacheStore) run(ctx context.Context, key string, f *flight, next executor.Handler, req *executor.Request) {
+	r := next.Handle(ctx, req)
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	if succeeded(r) {
+		s.store(key, r)
+	}
+	f.res, f.abandoned = r, ctx.Err() != nil
+	delete(s.flights, key)
+	s.mu.Unlock()
+	close(f.done)
+}
+
+// succeeded reports whether r may be cached: a success, not an error and
+// not pending.
+func succeeded(r tool.Result) bool {
+	return r.Status == tool.StatusSuccess && !r.IsError && !r.Pending
+}
+
+// lookup returns a copy of the live entry of key. s.mu must be held.
+func (s *cacheStore) lookup(key string) (tool.Result, bool) {
 	el, ok := s.entries[key]
 	if !ok {
 		return tool.Result{}, false
@@ -179,13 +226,12 @@ func (s *cacheStore) get(key string) (tool.Result, bool) {
 	return copyResult(e.res), true
 }
 
-func (s *cacheStore) put(key string, r tool.Result) {
+// store caches r under key. s.mu must be held.
+func (s *cacheStore) store(key string, r tool.Result) {
 	var expires time.Time
 	if s.cfg.ttl > 0 {
 		expires = s.cfg.clock.Now().Add(s.cfg.ttl)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if el, ok := s.entries[key]; ok {
 		e := el.Value.(*cacheEntry)
 		e.res, e.expires = copyResult(r), expires
@@ -200,10 +246,21 @@ func (s *cacheStore) put(key string, r tool.Result) {
 	}
 }
 
-// copyResult returns r with its own content slice, so that no caller can
-// change what the cache holds.
+// copyResult returns r with content of its own: its own parts, and its own
+// copy of their JSON and image bytes, so that no caller can change what the
+// cache holds or what another caller got. Details and Actions are not
+// copied.
 func copyResult(r tool.Result) tool.Result {
-	r.Content = slices.Clone(r.Content)
+	if r.Content == nil {
+		return r
+	}
+	parts := make([]model.Part, len(r.Content))
+	for i, p := range r.Content {
+		p.Data = bytes.Clone(p.Data)
+		p.JSON = bytes.Clone(p.JSON)
+		parts[i] = p
+	}
+	r.Content = parts
 	return r
 }
 

@@ -248,3 +248,132 @@ func TestCacheConcurrentMixedKeys(t *testing.T) {
 	assert.LessOrEqual(t, lookup.Runs(), int64(200))
 	assert.GreaterOrEqual(t, lookup.Runs(), int64(16))
 }
+
+// runLeaderAndFollower runs two identical calls of c through h: the first
+// starts the execution, the second joins it while it runs (joined tells
+// when), and release lets the tool finish.
+func runLeaderAndFollower(t *testing.T, h executor.Handler, c *counted, joined <-chan struct{}, release chan<- struct{}) (leader, follower tool.Result) {
+	t.Helper()
+	lch, fch := make(chan tool.Result), make(chan tool.Result)
+	go func() { lch <- h.Handle(context.Background(), req(c, "leader", `{"q":1}`)) }()
+	require.Eventually(t, func() bool { return c.Runs() == 1 }, 5*time.Second, time.Millisecond)
+	go func() { fch <- h.Handle(context.Background(), req(c, "follower", `{"q":1}`)) }()
+	<-joined
+	close(release)
+	return <-lch, <-fch
+}
+
+// waitSignal returns a wait hook that signals on the returned channel.
+func waitSignal() (func(), <-chan struct{}) {
+	ch := make(chan struct{}, 16)
+	return func() { ch <- struct{}{} }, ch
+}
+
+// TestCacheSharesATimeoutOfALiveLeader checks that a shared execution that
+// timed out on its own (an inner Timeout, say), while the call that started
+// it was still live, answers every waiting call: it is not run again.
+func TestCacheSharesATimeoutOfALiveLeader(t *testing.T) {
+	release := make(chan struct{})
+	var first atomic.Bool
+	slow := newCounted(t, "slow", readOnly, func(context.Context, string, json.RawMessage) (tool.Result, error) {
+		if first.CompareAndSwap(false, true) {
+			<-release
+			r := tool.ErrorResult(tool.CodeTimeout, fmt.Errorf("upstream: %w", context.DeadlineExceeded))
+			r.Status = tool.StatusTimeout
+			return r, nil
+		}
+		return tool.Text("a later run"), nil
+	})
+	hook, joined := waitSignal()
+	h := handler(middleware.Cache(middleware.WithWaitHook(hook)))
+	leader, follower := runLeaderAndFollower(t, h, slow, joined, release)
+	assert.Equal(t, tool.StatusTimeout, leader.Status)
+	assert.Equal(t, tool.StatusTimeout, follower.Status)
+	assert.EqualValues(t, 1, slow.Runs(), "a timeout of a live leader is shared, not run again")
+}
+
+// TestCacheDoesNotSharePendingResults checks that a call waiting for an
+// identical call whose tool answers pending runs the tool itself: a pending
+// result is completed later under the ID of the call that got it, so
+// handing it to another call would leave that call unanswered.
+func TestCacheDoesNotSharePendingResults(t *testing.T) {
+	release := make(chan struct{})
+	job := newCounted(t, "job", readOnly, func(context.Context, string, json.RawMessage) (tool.Result, error) {
+		<-release
+		return tool.PendingResult("started"), nil
+	})
+	hook, joined := waitSignal()
+	h := handler(middleware.Cache(middleware.WithWaitHook(hook)))
+	leader, follower := runLeaderAndFollower(t, h, job, joined, release)
+	assert.Equal(t, tool.StatusPending, leader.Status)
+	assert.Equal(t, tool.StatusPending, follower.Status)
+	assert.EqualValues(t, 2, job.Runs(), "each call starts its own long-running work")
+}
+
+// TestCacheSharesASuccessInFlight checks the ordinary case with the wait
+// hook: the waiting call gets the result of the one execution.
+func TestCacheSharesASuccessInFlight(t *testing.T) {
+	release := make(chan struct{})
+	slow := newCounted(t, "slow", readOnly, func(context.Context, string, json.RawMessage) (tool.Result, error) {
+		<-release
+		return tool.Text("done"), nil
+	})
+	hook, joined := waitSignal()
+	h := handler(middleware.Cache(middleware.WithWaitHook(hook)))
+	leader, follower := runLeaderAndFollower(t, h, slow, joined, release)
+	assert.Equal(t, "done", leader.Text())
+	assert.Equal(t, "done", follower.Text())
+	assert.EqualValues(t, 1, slow.Runs())
+}
+
+// TestCacheResultsShareNoBytes checks that the bytes of JSON and image
+// parts are copied too: changing them in one result changes neither the
+// cache nor another caller's result.
+func TestCacheResultsShareNoBytes(t *testing.T) {
+	lookup := newCounted(t, "lookup", readOnly, func(context.Context, string, json.RawMessage) (tool.Result, error) {
+		return tool.Parts(model.JSONPart(json.RawMessage(`{"v":1}`)), model.ImagePart("image/png", []byte{1, 2, 3})), nil
+	})
+	h := handler(middleware.Cache())
+	first := h.Handle(context.Background(), req(lookup, "1", ""))
+	second := h.Handle(context.Background(), req(lookup, "2", ""))
+	first.Content[0].JSON[5] = '9'
+	first.Content[1].Data[0] = 9
+	assert.JSONEq(t, `{"v":1}`, string(second.Content[0].JSON), "another caller's result")
+	assert.Equal(t, []byte{1, 2, 3}, second.Content[1].Data)
+	third := h.Handle(context.Background(), req(lookup, "3", ""))
+	assert.JSONEq(t, `{"v":1}`, string(third.Content[0].JSON), "the cached result")
+	assert.Equal(t, []byte{1, 2, 3}, third.Content[1].Data)
+	assert.EqualValues(t, 1, lookup.Runs())
+}
+
+// TestCacheWaiterRunsItselfWhenTheLeaderGaveUp checks that a failure of the
+// shared execution is not handed to a live waiting call when the call that
+// started it had been cancelled, even if the tool reported its cancellation
+// as a plain error.
+func TestCacheWaiterRunsItselfWhenTheLeaderGaveUp(t *testing.T) {
+	var first atomic.Bool
+	leaderRunning := make(chan struct{})
+	api := newCounted(t, "api", readOnly, ok("fresh run"))
+	// A client that reports a cancelled request as a plain failure.
+	client := executor.Intercept(func(ctx context.Context, r *executor.Request, next executor.Handler) tool.Result {
+		if first.CompareAndSwap(false, true) {
+			close(leaderRunning)
+			<-ctx.Done()
+			return tool.ErrorResult(tool.CodeToolError, errors.New("connection closed"))
+		}
+		return next.Handle(ctx, r)
+	})
+	hook, joined := waitSignal()
+	h := handler(middleware.Cache(middleware.WithWaitHook(hook)), client)
+	lctx, cancelLeader := context.WithCancel(context.Background())
+	leader := make(chan tool.Result)
+	go func() { leader <- h.Handle(lctx, req(api, "1", "")) }()
+	<-leaderRunning
+	waiter := make(chan tool.Result)
+	go func() { waiter <- h.Handle(context.Background(), req(api, "2", "")) }()
+	<-joined
+	cancelLeader()
+	assert.Equal(t, tool.StatusCancelled, (<-leader).Status)
+	assert.Equal(t, "fresh run", (<-waiter).Text())
+	assert.EqualValues(t, 1, api.Runs(), "the waiting call ran the tool itself")
+}

@@ -37,8 +37,10 @@ func WithSuccessLevel(l slog.Level) LogOption {
 // when nil) when the call is answered: "tool call" with the attributes
 // tool, call_id, index, status, duration and, for failures, error_code and
 // error. Successes are logged at WithSuccessLevel (default Info), failures
-// at Warn, and panics at Error. A Debug record "tool call started" comes
-// first. Nothing is formatted when the logger's level leaves a record out.
+// at Warn, and panics at Error, including a panic in the rest of the chain
+// on its way to the executor (recorded with error_code tool.CodePanic). A
+// Debug record "tool call started" comes first. Nothing is formatted when
+// the logger's level leaves a record out.
 func Logging(logger *slog.Logger, opts ...LogOption) executor.Middleware {
 	c := logConfig{success: slog.LevelInfo}
 	for _, o := range opts {
@@ -60,36 +62,49 @@ func Logging(logger *slog.Logger, opts ...LogOption) executor.Middleware {
 				l.LogAttrs(ctx, slog.LevelDebug, "tool call started", attrs...)
 			}
 			start := time.Now()
-			r := next.Handle(ctx, req)
-			level := c.success
-			switch {
-			case r.ErrorCode == tool.CodePanic:
-				level = slog.LevelError
-			case r.IsError:
-				level = slog.LevelWarn
-			}
-			if !l.Enabled(ctx, level) {
-				return r
-			}
-			attrs := make([]slog.Attr, 0, 8)
-			attrs = append(attrs,
-				slog.String("tool", req.Call.Name),
-				slog.String("call_id", req.Call.ID),
-				slog.Int("index", req.Index),
-				slog.String("status", string(r.Status)),
-				slog.Duration("duration", time.Since(start)),
-			)
-			if r.IsError {
-				attrs = append(attrs, slog.String("error_code", r.ErrorCode))
-				if r.Err != nil {
-					attrs = append(attrs, slog.String("error", r.Err.Error()))
+			finished := false
+			defer func() {
+				if !finished { // a panic: the executor answers it; log it on its way
+					c.record(ctx, l, req, start, tool.Result{Status: tool.StatusFailed, IsError: true, ErrorCode: tool.CodePanic})
 				}
-			}
-			if c.args {
-				attrs = append(attrs, slog.String("arguments", string(req.Call.Arguments)))
-			}
-			l.LogAttrs(ctx, level, "tool call", attrs...)
+			}()
+			r := next.Handle(ctx, req)
+			finished = true
+			c.record(ctx, l, req, start, r)
 			return r
 		})
 	}
+}
+
+// record writes the record of a call that started at start and was
+// answered with r.
+func (c *logConfig) record(ctx context.Context, l *slog.Logger, req *executor.Request, start time.Time, r tool.Result) {
+	level := c.success
+	switch {
+	case r.ErrorCode == tool.CodePanic:
+		level = slog.LevelError
+	case r.IsError:
+		level = slog.LevelWarn
+	}
+	if !l.Enabled(ctx, level) {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 8)
+	attrs = append(attrs,
+		slog.String("tool", req.Call.Name),
+		slog.String("call_id", req.Call.ID),
+		slog.Int("index", req.Index),
+		slog.String("status", string(r.Status)),
+		slog.Duration("duration", time.Since(start)),
+	)
+	if r.IsError {
+		attrs = append(attrs, slog.String("error_code", r.ErrorCode))
+		if r.Err != nil {
+			attrs = append(attrs, slog.String("error", r.Err.Error()))
+		}
+	}
+	if c.args {
+		attrs = append(attrs, slog.String("arguments", string(req.Call.Arguments)))
+	}
+	l.LogAttrs(ctx, level, "tool call", attrs...)
 }

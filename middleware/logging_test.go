@@ -103,3 +103,25 @@ func TestLoggingNilLoggerUsesDefault(t *testing.T) {
 	require.Len(t, recs, 1)
 	assert.Equal(t, "c", recs[0]["call_id"])
 }
+
+// TestLoggingRecordsAPanicInTheChain checks that a call whose chain panics
+// (a middleware inside the logger, say) still gets its record, at Error,
+// before the executor answers the call.
+func TestLoggingRecordsAPanicInTheChain(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, nil))
+	boom := executor.Intercept(func(context.Context, *executor.Request, executor.Handler) tool.Result { panic("inner bug") })
+	api := newCounted(t, "api", readOnly, ok("unused"))
+	res, err := executor.Sequential(executor.WithMiddleware(middleware.Logging(logger), boom)).Execute(context.Background(), executor.Batch{
+		Calls: []model.ToolCall{{ID: "c-9", Name: "api"}}, Tools: executor.Tools(api),
+	})
+	require.NoError(t, err)
+	require.Equal(t, tool.CodePanic, res[0].ErrorCode)
+	recs := logRecords(t, &buf)
+	require.Len(t, recs, 1)
+	assert.Equal(t, "tool call", recs[0]["msg"])
+	assert.Equal(t, "ERROR", recs[0]["level"])
+	assert.Equal(t, "c-9", recs[0]["call_id"])
+	assert.Equal(t, string(tool.StatusFailed), recs[0]["status"])
+	assert.Equal(t, tool.CodePanic, recs[0]["error_code"])
+}

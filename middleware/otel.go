@@ -148,6 +148,7 @@ func (t *telemetry) handle(ctx context.Context, next executor.Handler, req *exec
 			span.SetAttributes(semconv.ErrorTypeKey.String(tool.CodePanic))
 			span.SetStatus(codes.Error, "panic")
 			span.End()
+			t.measure(ctx, req, start, tool.StatusFailed, tool.CodePanic)
 		}
 	}()
 	r := next.Handle(ctx, req)
@@ -162,18 +163,23 @@ func (t *telemetry) handle(ctx context.Context, next executor.Handler, req *exec
 		span.SetStatus(codes.Error, msg)
 	}
 	span.End()
+	t.measure(ctx, req, start, r.Status, et)
+	return r
+}
 
-	metricName := name
+// measure records the metrics of a call that started at start and ended
+// with status and error type et ("" for a success).
+func (t *telemetry) measure(ctx context.Context, req *executor.Request, start time.Time, status tool.Status, et string) {
+	metricName := req.Call.Name
 	if req.Tool == nil {
 		metricName = UnknownToolName
 	}
-	opts := t.attributes(metricKey{tool: metricName, status: string(r.Status), errType: et})
+	opts := t.attributes(metricKey{tool: metricName, status: string(status), errType: et})
 	t.duration.Record(ctx, time.Since(start).Seconds(), opts.record...)
 	t.calls.Add(ctx, 1, opts.add...)
 	if et != "" {
 		t.errors.Add(ctx, 1, opts.add...)
 	}
-	return r
 }
 
 // spanName is "execute_tool {name}", built once per known tool.

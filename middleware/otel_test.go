@@ -200,3 +200,32 @@ func TestOpenTelemetryDefaultsToGlobalProviders(t *testing.T) {
 	assert.Equal(t, "execute_tool t", f.spans.Ended()[0].Name())
 	assert.Contains(t, f.metrics(t), middleware.MetricToolCalls)
 }
+
+// TestOpenTelemetryPanicIsMeasured checks that a call whose chain panics
+// is counted and timed as a failed call (error.type panic), as its span
+// reports it, so the metrics count every call.
+func TestOpenTelemetryPanicIsMeasured(t *testing.T) {
+	f := newOtel(t)
+	boom := executor.Intercept(func(context.Context, *executor.Request, executor.Handler) tool.Result { panic("bug") })
+	api := newCounted(t, "api", readOnly, ok("unused"))
+	res, err := executor.Sequential(executor.WithMiddleware(f.mw(), boom)).Execute(context.Background(), executor.Batch{
+		Calls: []model.ToolCall{{ID: "1", Name: "api"}},
+		Tools: executor.Tools(api),
+	})
+	require.NoError(t, err)
+	require.Equal(t, tool.CodePanic, res[0].ErrorCode)
+	m := f.metrics(t)
+	calls, ok := m[middleware.MetricToolCalls].(metricdata.Sum[int64])
+	require.True(t, ok, "the call is counted")
+	require.Len(t, calls.DataPoints, 1)
+	a := attrs(calls.DataPoints[0].Attributes.ToSlice())
+	assert.Equal(t, "api", a["gen_ai.tool.name"])
+	assert.Equal(t, string(tool.StatusFailed), a["trellis.tool.status"])
+	assert.Equal(t, tool.CodePanic, a["error.type"])
+	errs, ok := m[middleware.MetricToolErrors].(metricdata.Sum[int64])
+	require.True(t, ok, "the failure is counted")
+	assert.EqualValues(t, 1, errs.DataPoints[0].Value)
+	dur, ok := m[middleware.MetricToolDuration].(metricdata.Histogram[float64])
+	require.True(t, ok, "the call is timed")
+	assert.EqualValues(t, 1, dur.DataPoints[0].Count)
+}

@@ -64,7 +64,11 @@ func WithReject() RateLimitOption {
 // allows: a call whose turn would come after the context's deadline fails
 // at once with a rate-limited result, and a call whose context ends while
 // it waits is answered as cancelled. With WithReject, a call that would
-// have to wait fails at once.
+// have to wait fails at once. Refusals carry a *RateLimitError that says
+// when to try again, except where no call will ever be allowed again (a
+// limit of zero or less once its burst is spent, or a burst below one):
+// those are refused at once, in either mode, with an error that matches
+// ErrRateLimited and is not transient.
 //
 // Calls of unknown tools pass through unlimited. The returned Middleware
 // holds the limiters: every chain built with it shares them, and they are
@@ -128,6 +132,14 @@ func (ls *limiters) admit(ctx context.Context, name string) (tool.Result, bool) 
 	l := ls.of(name)
 	clock := ls.cfg.clock
 	now := clock.Now()
+	if l.Limit() != rate.Inf && (l.Limit() <= 0 || l.Burst() < 1) {
+		// No token will ever come that is not there now: take one if
+		// there is one, and neither wait nor say when to try again.
+		if l.AllowN(now, 1) {
+			return tool.Result{}, true
+		}
+		return noMoreCalls(name), false
+	}
 	if ls.cfg.reject {
 		if l.AllowN(now, 1) {
 			return tool.Result{}, true
@@ -136,12 +148,15 @@ func (ls *limiters) admit(ctx context.Context, name string) (tool.Result, bool) 
 	}
 	res := l.ReserveN(now, 1)
 	if !res.OK() {
-		r := tool.ErrorResult(CodeRateLimited, fmt.Errorf("tool %q: %w: its limit allows no calls", name, ErrRateLimited))
-		return r, false
+		return noMoreCalls(name), false
 	}
 	delay := res.DelayFrom(now)
 	if delay <= 0 {
 		return tool.Result{}, true
+	}
+	if delay == rate.InfDuration {
+		res.CancelAt(now)
+		return noMoreCalls(name), false
 	}
 	if dl, ok := ctx.Deadline(); ok && now.Add(delay).After(dl) {
 		res.CancelAt(now)
@@ -161,6 +176,13 @@ func untilToken(l *rate.Limiter, now time.Time) time.Duration {
 		return 0
 	}
 	return time.Duration(missing / float64(l.Limit()) * float64(time.Second))
+}
+
+// noMoreCalls answers a call of a tool whose limit allows no more calls,
+// ever: its rate is zero or less and its burst is spent, or its burst is
+// less than one. The error is not transient.
+func noMoreCalls(name string) tool.Result {
+	return tool.ErrorResult(CodeRateLimited, fmt.Errorf("tool %q: %w: its limit allows no more calls", name, ErrRateLimited))
 }
 
 func limited(name string, after time.Duration) tool.Result {

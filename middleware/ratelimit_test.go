@@ -135,3 +135,47 @@ func TestRateLimitZeroBurstWaitingRefuses(t *testing.T) {
 	assert.ErrorIs(t, r.Err, middleware.ErrRateLimited)
 	assert.Zero(t, c.Runs())
 }
+
+// TestRateLimitThatAllowsNoMoreCallsRefusesAtOnce checks limits that never
+// give another token (a rate of zero or less once the burst is spent, or a
+// burst below one): a call is refused at once, in either mode, with an
+// error that is not transient (waiting would not help), never made to wait
+// forever or told to try again soon.
+func TestRateLimitThatAllowsNoMoreCallsRefusesAtOnce(t *testing.T) {
+	cases := []struct {
+		name   string
+		limit  rate.Limit
+		burst  int
+		allows int64 // calls that pass before the refusals
+	}{
+		{"zero rate", 0, 1, 1},
+		{"negative rate", -1, 2, 2},
+		{"zero burst", 5, 0, 0},
+		{"negative burst", 5, -1, 0},
+	}
+	for _, tc := range cases {
+		for _, reject := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/reject=%v", tc.name, reject), func(t *testing.T) {
+				clock := newFakeClock()
+				opts := []middleware.RateLimitOption{middleware.WithClock(clock)}
+				if reject {
+					opts = append(opts, middleware.WithReject())
+				}
+				c := newCounted(t, "api", readOnly, ok("x"))
+				h := handler(middleware.RateLimit(tc.limit, tc.burst, opts...))
+				for i := range tc.allows {
+					require.Equal(t, tool.StatusSuccess, h.Handle(context.Background(), req(c, fmt.Sprint(i), "")).Status)
+				}
+				for range 2 {
+					r := h.Handle(context.Background(), req(c, "late", ""))
+					assert.Equal(t, middleware.CodeRateLimited, r.ErrorCode)
+					assert.ErrorIs(t, r.Err, middleware.ErrRateLimited)
+					assert.False(t, middleware.IsTransient(r.Err), "a refusal that waiting cannot change: %v", r.Err)
+					assert.Contains(t, r.Text(), `tool "api"`)
+				}
+				assert.Equal(t, tc.allows, c.Runs())
+				assert.Empty(t, clock.Sleeps(), "nothing to wait for")
+			})
+		}
+	}
+}

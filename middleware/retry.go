@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -142,9 +143,11 @@ func DefaultRetryOn(ctx context.Context, info RetryInfo) bool {
 // with exponential backoff: the first wait is the initial interval, each
 // next one is multiplied by the backoff factor and capped at the maximum
 // interval, with jitter. It gives up after the maximum attempts, when the
-// next attempt would start after the maximum elapsed time, or when the
-// caller's context ends while it waits (the call is then answered as
-// cancelled). The result of the last attempt answers the call.
+// next attempt would start after the maximum elapsed time or after the
+// deadline of the caller's context, and the result of the last attempt
+// answers the call. When the caller's context ends while Retry waits, the
+// call is answered as cancelled (or as timed out, if its deadline passed),
+// with the last attempt's failure in Err and in the text.
 //
 // Retry never retries cancellation, denials, validation errors, unknown
 // tools or permanent errors (interrupts among them), whatever the
@@ -190,6 +193,9 @@ func (c *retryConfig) run(ctx context.Context, next executor.Handler, req *execu
 		if c.maxElapsed > 0 && elapsed+d > c.maxElapsed {
 			return r
 		}
+		if dl, ok := ctx.Deadline(); ok && c.clock.Now().Add(d).After(dl) {
+			return r // the caller would be gone before the next attempt
+		}
 		if span := trace.SpanFromContext(ctx); span.IsRecording() {
 			span.AddEvent("retry", trace.WithAttributes(
 				attribute.Int("retry.attempt", n+1),
@@ -198,14 +204,29 @@ func (c *retryConfig) run(ctx context.Context, next executor.Handler, req *execu
 			))
 		}
 		if err := c.clock.Sleep(ctx, d); err != nil {
-			gone := callerGone(ctx, req.Call.Name)
-			if r.Err != nil {
-				gone.Err = fmt.Errorf("%w (while waiting to retry after attempt %d failed: %w)", gone.Err, n, r.Err)
-			}
-			return gone
+			return goneWhileWaiting(ctx, req.Call.Name, n, r)
 		}
 		wait = time.Duration(min(float64(wait)*c.factor, float64(c.maxInterval)))
 	}
+}
+
+// goneWhileWaiting answers a call whose caller's context ended while Retry
+// waited to retry it after attempt n failed with r: as cancelled (or timed
+// out), with r's failure in Err and in the text the model reads.
+func goneWhileWaiting(ctx context.Context, name string, n int, r tool.Result) tool.Result {
+	gone := callerGone(ctx, name)
+	why := r.Err
+	if why == nil {
+		if t := r.Text(); t != "" {
+			why = errors.New(t)
+		}
+	}
+	if why == nil {
+		return gone
+	}
+	out := tool.ErrorResult(gone.ErrorCode, fmt.Errorf("%w (while waiting to retry after attempt %d failed: %w)", gone.Err, n, why))
+	out.Status = gone.Status
+	return out
 }
 
 // jittered draws a wait from [d·(1−jitter), d].

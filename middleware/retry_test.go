@@ -260,3 +260,40 @@ func TestPermanentAndTransientMarkers(t *testing.T) {
 	assert.False(t, middleware.IsTransient(base))
 	assert.False(t, middleware.IsTransient(fmt.Errorf("%w: %w", tr, context.Canceled)), "cancellation wins")
 }
+
+// TestRetryDoesNotWaitPastTheCallersDeadline checks that Retry does not
+// start a wait that would end after the caller's deadline: the last
+// attempt's failure answers the call at once, instead of a timeout that
+// hides it once the deadline has passed.
+func TestRetryDoesNotWaitPastTheCallersDeadline(t *testing.T) {
+	clock := newFakeClock()
+	c := newCounted(t, "api", readOnly, failTimes(10, errFlaky))
+	h := handler(middleware.Retry(middleware.WithClock(clock), middleware.WithMaxAttempts(5),
+		middleware.WithInitialInterval(100*time.Millisecond), middleware.WithJitter(0)))
+	ctx, cancel := context.WithDeadline(context.Background(), clock.Now().Add(250*time.Millisecond))
+	defer cancel()
+	r := h.Handle(ctx, req(c, "1", ""))
+	assert.Equal(t, tool.StatusFailed, r.Status)
+	assert.ErrorIs(t, r.Err, errFlaky)
+	assert.Contains(t, r.Text(), "connection dropped")
+	assert.EqualValues(t, 2, c.Runs(), "the second wait (200ms) would end after the deadline")
+	assert.Equal(t, []time.Duration{100 * time.Millisecond}, clock.Sleeps())
+}
+
+// TestRetryCancelledWhileWaitingNamesTheFailure checks that a call whose
+// caller gives up while Retry waits says, in what the model reads too, why
+// it was being retried.
+func TestRetryCancelledWhileWaitingNamesTheFailure(t *testing.T) {
+	clock := newFakeClock()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clock.onSleep = func(time.Duration) { cancel() }
+	c := newCounted(t, "api", readOnly, failTimes(10, errFlaky))
+	r := handler(middleware.Retry(middleware.WithClock(clock))).Handle(ctx, req(c, "1", ""))
+	assert.Equal(t, tool.StatusCancelled, r.Status)
+	assert.Equal(t, tool.CodeCancelled, r.ErrorCode)
+	assert.ErrorIs(t, r.Err, context.Canceled)
+	assert.ErrorIs(t, r.Err, errFlaky)
+	assert.Contains(t, r.Text(), "was cancelled")
+	assert.Contains(t, r.Text(), "connection dropped")
+}

@@ -85,7 +85,7 @@ func runWithTimeout(ctx context.Context, h executor.Handler, req *executor.Reque
 	}()
 	select {
 	case r := <-done:
-		if r.Status == tool.StatusTimeout && ctx.Err() == nil {
+		if r.Status == tool.StatusTimeout && ctx.Err() == nil && tctx.Err() != nil {
 			return timeoutResult(req.Call.Name, d) // the tool saw this deadline
 		}
 		return r

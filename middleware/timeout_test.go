@@ -3,6 +3,8 @@ package middleware_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -115,4 +117,23 @@ func TestTimeoutThroughExecutorKeepsCallID(t *testing.T) {
 		assert.Equal(t, tool.StatusTimeout, res[i].Status)
 		assert.Equal(t, id, ends[i].Call.ID)
 	}
+}
+
+// TestTimeoutKeepsATimeoutItDidNotCause checks that a call that timed out
+// inside the chain (a tool's own deadline, an inner attempt timeout) before
+// Timeout's deadline is answered with that timeout, which names what timed
+// out, not with one that blames Timeout's own limit.
+func TestTimeoutKeepsATimeoutItDidNotCause(t *testing.T) {
+	upstream := errors.New(`upstream "geo" did not answer within 5s`)
+	inner := executor.Intercept(func(context.Context, *executor.Request, executor.Handler) tool.Result {
+		r := tool.ErrorResult(tool.CodeTimeout, fmt.Errorf("%w: %w", upstream, context.DeadlineExceeded))
+		r.Status = tool.StatusTimeout
+		return r
+	})
+	fast := newCounted(t, "fast", readOnly, ok("unused"))
+	r := handler(middleware.Timeout(time.Hour), inner).Handle(context.Background(), req(fast, "1", ""))
+	assert.Equal(t, tool.StatusTimeout, r.Status)
+	assert.ErrorIs(t, r.Err, upstream)
+	assert.Contains(t, r.Text(), "within 5s")
+	assert.NotContains(t, r.Text(), "1h0m0s")
 }
