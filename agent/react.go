@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
@@ -31,7 +32,7 @@ func FinalText(msgs []model.Message) string {
 	return ""
 }
 
-// Option configures a prebuilt agent.
+// Option configures a prebuilt agent. A nil Option does nothing.
 type Option func(*config)
 
 type config struct {
@@ -53,7 +54,9 @@ type config struct {
 func newConfig(opts []Option) *config {
 	c := &config{maxHops: nodes.DefaultMaxHops}
 	for _, o := range opts {
-		o(c)
+		if o != nil {
+			o(c)
+		}
 	}
 	return c
 }
@@ -99,7 +102,9 @@ func WithMaxHops(n int) Option { return func(c *config) { c.maxHops = n } }
 // with nodes.Structured[T]). On a model without native structured output the
 // answer is a call of the set-model-response tool; an answer that does not
 // match T's schema is answered with the validation error and the model tries
-// again, within the agent's hop cap.
+// again, within the agent's hop cap. It does so under a ReturnError policy
+// for every tool too; a policy that names tool.SetModelResponseName
+// (WithToolsOptions) makes an invalid answer fail the run instead.
 func WithStructuredOutput[T any]() Option {
 	return func(c *config) { c.shared, c.structured = append(c.shared, nodes.WithStructuredOutput[T]()), true }
 }
@@ -172,20 +177,33 @@ func (c *config) compileOptions() []graph.CompileOption {
 	return append(out, c.compile...)
 }
 
+// nodeOptions returns the options of the agent's LLM node and ToolsNode.
+// name names the agent's messages; shared are options of both nodes, after
+// the agent's own tools.
+func (c *config) nodeOptions(name string, shared ...nodes.Option) ([]nodes.LLMOption, []nodes.ToolsOption) {
+	llm := append([]nodes.LLMOption{nodes.WithMaxHops(c.maxHops)}, c.llm...)
+	if name != "" {
+		llm = append(llm, nodes.WithAgentName(name))
+	}
+	tools := []nodes.ToolsOption{nodes.WithExecutor(c.executor())}
+	for _, o := range append(slices.Clip(c.shared), shared...) {
+		llm = append(llm, o)
+		tools = append(tools, o)
+	}
+	if c.structured {
+		// An answer outside the schema goes back to the model even when
+		// failing tools stop the run; naming the tool in an error policy of
+		// WithToolsOptions, which comes after, overrides this.
+		tools = append(tools, nodes.WithErrorPolicy(nodes.InformModel, tool.SetModelResponseName))
+	}
+	return llm, append(tools, c.tools...)
+}
+
 func reactBuilder[S any, PS nodes.ChatState[S]](m model.Model, c *config) (*graph.Builder[S], error) {
 	if c.maxHops < 1 {
 		return nil, fmt.Errorf("agent: max hops must be at least 1, got %d", c.maxHops)
 	}
-	llm := append([]nodes.LLMOption{nodes.WithMaxHops(c.maxHops)}, c.llm...)
-	if c.name != "" {
-		llm = append(llm, nodes.WithAgentName(c.name))
-	}
-	tools := []nodes.ToolsOption{nodes.WithExecutor(c.executor())}
-	for _, o := range c.shared {
-		llm = append(llm, o)
-		tools = append(tools, o)
-	}
-	tools = append(tools, c.tools...)
+	llm, tools := c.nodeOptions(c.name)
 	b := graph.New[S](graph.WithName(c.name), nodes.MessagesReducer[S, PS]()).
 		AddNode(AgentNode, nodes.LLM[S, PS](m, llm...)).
 		AddEdge(graph.START, AgentNode)
@@ -228,6 +246,12 @@ func (e *PausedError) Is(target error) bool { return target == ErrPaused }
 // resumed.
 func Continue[S any, PS nodes.ChatState[S]](ctx context.Context, g *graph.Graph[S], thread, text string, opts ...graph.RunOption) (S, error) {
 	var s S
+	switch {
+	case g == nil:
+		return s, errors.New("agent: Continue needs a graph")
+	case thread == "":
+		return s, errors.New("agent: Continue needs a thread: the conversation is read from, and checkpointed to, the thread")
+	}
 	snap, err := g.GetState(ctx, thread)
 	switch {
 	case err == nil:

@@ -297,3 +297,70 @@ func TestContinueRefusesAPausedThread(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "cancelled, as you wish", agent.FinalText(out.Messages))
 }
+
+func TestReActStructuredOutputRetriesUnderAReturnErrorPolicy(t *testing.T) {
+	// Failing tools stop the run, but an answer outside the schema still
+	// goes back to the model, as WithStructuredOutput promises.
+	m := scripted.New(
+		scripted.CallTools(scripted.CallWithID("c1", tool.SetModelResponseName, `{"city":"Lima"}`)),
+		scripted.CallTools(scripted.CallWithID("c2", tool.SetModelResponseName, `{"city":"Lima","temp":21}`)),
+	)
+	g, err := agent.NewReAct(m, agent.WithStructuredOutput[answer](), agent.WithToolsOptions(nodes.WithErrorPolicy(nodes.ReturnError)))
+	require.NoError(t, err)
+	out, err := g.Invoke(context.Background(), agent.Ask("temperature in Lima?"))
+	require.NoError(t, err)
+	got, err := nodes.Structured[answer](out.Messages[len(out.Messages)-1])
+	require.NoError(t, err)
+	assert.Equal(t, answer{City: "Lima", Temp: 21}, got)
+
+	// Naming the set-model-response tool makes its refusals fail the run.
+	m = scripted.New(scripted.CallTools(scripted.CallWithID("c1", tool.SetModelResponseName, `{"city":"Lima"}`)))
+	g, err = agent.NewReAct(m, agent.WithStructuredOutput[answer](), agent.WithToolsOptions(nodes.WithErrorPolicy(nodes.ReturnError, tool.SetModelResponseName)))
+	require.NoError(t, err)
+	_, err = g.Invoke(context.Background(), agent.Ask("temperature in Lima?"))
+	require.ErrorIs(t, err, nodes.ErrToolFailed)
+}
+
+func TestContinueRejectsAMissingGraphOrThread(t *testing.T) {
+	ctx := context.Background()
+	_, err := agent.Continue[agent.State](ctx, nil, "chat", "hi")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "agent: Continue needs a graph")
+
+	m := scripted.New(scripted.Reply("hello"))
+	g, err := agent.NewReAct(m, agent.WithCheckpointer(memory.New()))
+	require.NoError(t, err)
+	_, err = agent.Continue(ctx, g, "", "hi")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "agent: Continue needs a thread")
+	assert.Equal(t, 0, m.Calls())
+}
+
+func TestSwarmStructuredOutputRetriesUnderAReturnErrorPolicy(t *testing.T) {
+	m := scripted.New(
+		scripted.CallTools(scripted.CallWithID("c1", tool.SetModelResponseName, `{"city":"Lima"}`)),
+		scripted.CallTools(scripted.CallWithID("c2", tool.SetModelResponseName, `{"city":"Lima","temp":21}`)),
+	)
+	g, err := agent.NewSwarm([]agent.SwarmAgent{{Name: "solo", Model: m, Options: []agent.Option{
+		agent.WithStructuredOutput[answer](), agent.WithToolsOptions(nodes.WithErrorPolicy(nodes.ReturnError)),
+	}}})
+	require.NoError(t, err)
+	out, err := g.Invoke(context.Background(), agent.SwarmState{Chat: agent.Ask("temperature in Lima?").Chat})
+	require.NoError(t, err)
+	got, err := nodes.Structured[answer](out.Messages[len(out.Messages)-1])
+	require.NoError(t, err)
+	assert.Equal(t, answer{City: "Lima", Temp: 21}, got)
+}
+
+func TestNilOptionsAreSkipped(t *testing.T) {
+	var unset agent.Option
+	g, err := agent.NewReAct(scripted.New(scripted.Reply("hello")), unset, agent.WithName("greeter"), nil)
+	require.NoError(t, err)
+	out, err := g.Invoke(context.Background(), agent.Ask("hi"))
+	require.NoError(t, err)
+	assert.Equal(t, "hello", agent.FinalText(out.Messages))
+	assert.Equal(t, "greeter", g.Name())
+
+	_, err = agent.NewSwarm([]agent.SwarmAgent{{Name: "solo", Model: scripted.New(), Options: []agent.Option{nil}}}, nil)
+	require.NoError(t, err)
+}

@@ -53,6 +53,9 @@ func NewSupervisor(m model.Model, workers []Worker, opts ...Option) (*graph.Grap
 
 // Supervisor is NewSupervisor over any state that embeds nodes.Chat.
 func Supervisor[S any, PS nodes.ChatState[S]](m model.Model, workers []Worker, opts ...Option) (*graph.Graph[S], error) {
+	if m == nil {
+		return nil, errors.New("agent: a supervisor needs a model")
+	}
 	tools, err := handoffTools(workers)
 	if err != nil {
 		return nil, err

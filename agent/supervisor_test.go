@@ -330,7 +330,7 @@ func TestNewSupervisorRejectsBadWorkers(t *testing.T) {
 		})
 	}
 	_, err = agent.NewSupervisor(nil, []agent.Worker{{Name: "w", Description: "d", Agent: g}})
-	require.Error(t, err, "a supervisor needs a model")
+	require.EqualError(t, err, "agent: a supervisor needs a model")
 }
 
 func TestSupervisorParallelWorkersBothInterruptAndResumeTogether(t *testing.T) {

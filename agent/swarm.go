@@ -42,7 +42,8 @@ type SwarmChat[S any] interface {
 // SwarmAgent is one agent of a swarm.
 type SwarmAgent struct {
 	// Name names the agent: its node, its messages (model.Message.Name), and
-	// the transfer tool that hands control to it.
+	// the transfer tool that hands control to it. It must not be graph.START,
+	// graph.END, or the name of another agent's tools node (SwarmToolsNode).
 	Name string
 	// Description tells the other agents what this one does, in the
 	// description of the tool that transfers to it.
@@ -52,7 +53,9 @@ type SwarmAgent struct {
 	// Options configure the agent as they configure NewReAct: system
 	// prompt, tools, executor and middleware, LLM and ToolsNode options, max
 	// hops. WithName, WithCheckpointer and WithCompileOptions belong to the
-	// swarm and are ignored here.
+	// swarm and are ignored here. The agent's ToolsNode continues at the
+	// agent, at a transfer's target, or nowhere (graph.END): tools that
+	// transfer elsewhere (tool.Actions.TransferTo) fail the run.
 	Options []Option
 	// TransfersTo names the agents this one may transfer control to; nil
 	// means every other agent.
@@ -77,9 +80,15 @@ func SwarmToolsNode(agent string) string { return agent + "_tools" }
 // a thread (see Continue) resumes with the agent that had control.
 //
 // When one turn calls several transfer tools, the first in call order wins.
+// A transfer holds when its turn also has calls that pause the run (calls
+// left to the caller, an interrupt): the resumed run continues at the
+// target.
+//
 // Of opts, the swarm uses WithName (the graph's name, SwarmName unless set),
 // WithCheckpointer, WithCompileOptions and WithMaxHops (for the superstep
-// limit); the agents' own settings go in their Options.
+// limit, which leaves room for that many round trips, or for the largest
+// hop cap of the agents when that is greater); the agents' own settings go
+// in their Options.
 func NewSwarm(agents []SwarmAgent, opts ...Option) (*graph.Graph[SwarmState], error) {
 	return Swarm[SwarmState](agents, opts...)
 }
@@ -87,7 +96,7 @@ func NewSwarm(agents []SwarmAgent, opts ...Option) (*graph.Graph[SwarmState], er
 // Swarm is NewSwarm over any state that embeds SwarmState.
 func Swarm[S any, PS SwarmChat[S]](agents []SwarmAgent, opts ...Option) (*graph.Graph[S], error) {
 	c := newConfig(append([]Option{WithName(SwarmName)}, opts...))
-	if err := checkSwarm(agents); err != nil {
+	if err := checkSwarm(agents, c.maxHops); err != nil {
 		return nil, err
 	}
 	names := make([]string, len(agents))
@@ -96,9 +105,14 @@ func Swarm[S any, PS SwarmChat[S]](agents []SwarmAgent, opts ...Option) (*graph.
 	}
 	b := graph.New[S](graph.WithName(c.name), nodes.MessagesReducer[S, PS]())
 	for _, a := range agents {
-		if err := addSwarmAgent[S, PS](b, a, agents); err != nil {
+		ac := newConfig(a.Options)
+		if err := addSwarmAgent[S, PS](b, a, ac, agents); err != nil {
 			return nil, err
 		}
+		// The round trips of a run count those of every agent, each agent
+		// checking them against its own cap: the superstep limit leaves
+		// room for the largest.
+		c.maxHops = max(c.maxHops, ac.maxHops)
 	}
 	first := names[0]
 	b.AddConditionalEdges(graph.START, func(_ context.Context, s S) []string {
@@ -110,23 +124,34 @@ func Swarm[S any, PS SwarmChat[S]](agents []SwarmAgent, opts ...Option) (*graph.
 	return b.Compile(c.compileOptions()...)
 }
 
-// checkSwarm reports every problem with the agents at once.
-func checkSwarm(agents []SwarmAgent) error {
+// checkSwarm reports every problem with the agents, and with the swarm's
+// hop cap, at once.
+func checkSwarm(agents []SwarmAgent, maxHops int) error {
 	if len(agents) == 0 {
 		return errors.New("agent: a swarm needs at least one agent")
 	}
 	var problems []string
+	if maxHops < 1 {
+		problems = append(problems, fmt.Sprintf("max hops must be at least 1, got %d", maxHops))
+	}
 	seen := map[string]bool{}
 	for i, a := range agents {
 		switch {
 		case a.Name == "":
 			problems = append(problems, fmt.Sprintf("agent %d has no name", i))
+		case a.Name == graph.START || a.Name == graph.END:
+			problems = append(problems, fmt.Sprintf("agent %d is named %q, which is reserved", i, a.Name))
 		case seen[a.Name]:
 			problems = append(problems, fmt.Sprintf("two agents are named %q", a.Name))
 		}
 		seen[a.Name] = true
 		if a.Model == nil {
 			problems = append(problems, fmt.Sprintf("agent %q has no model", a.Name))
+		}
+	}
+	for _, a := range agents {
+		if a.Name != "" && seen[SwarmToolsNode(a.Name)] {
+			problems = append(problems, fmt.Sprintf("agent %q has the name of agent %q's tools node", SwarmToolsNode(a.Name), a.Name))
 		}
 	}
 	for _, a := range agents {
@@ -146,9 +171,8 @@ func checkSwarm(agents []SwarmAgent) error {
 }
 
 // addSwarmAgent adds an agent's model node and, if it has tools, its tools
-// node.
-func addSwarmAgent[S any, PS SwarmChat[S]](b *graph.Builder[S], a SwarmAgent, all []SwarmAgent) error {
-	c := newConfig(a.Options)
+// node; c is the agent's configuration.
+func addSwarmAgent[S any, PS SwarmChat[S]](b *graph.Builder[S], a SwarmAgent, c *config, all []SwarmAgent) error {
 	if c.maxHops < 1 {
 		return fmt.Errorf("agent: swarm agent %q: max hops must be at least 1, got %d", a.Name, c.maxHops)
 	}
@@ -165,29 +189,40 @@ func addSwarmAgent[S any, PS SwarmChat[S]](b *graph.Builder[S], a SwarmAgent, al
 		transfers, targets = append(transfers, t), append(targets, to.Name)
 	}
 
-	llm := append([]nodes.LLMOption{nodes.WithMaxHops(c.maxHops)}, c.llm...)
-	llm = append(llm, nodes.WithAgentName(a.Name))
-	tools := []nodes.ToolsOption{nodes.WithExecutor(c.executor())}
-	shared := c.shared
+	var shared []nodes.Option
 	if len(transfers) > 0 {
-		shared = append(slices.Clip(shared), nodes.WithTools(transfers...))
+		shared = append(shared, nodes.WithTools(transfers...))
 	}
-	for _, o := range shared {
-		llm = append(llm, o)
-		tools = append(tools, o)
-	}
-	tools = append(tools, c.tools...)
-	tools = append(tools, nodes.WithTransfers(targets...))
-
+	llm, tools := c.nodeOptions(a.Name, shared...)
 	b.AddNode(a.Name, activate[S, PS](a.Name, nodes.LLM[S, PS](a.Model, llm...)))
-	if len(shared) == 0 {
+	if len(c.shared) == 0 && len(shared) == 0 {
 		b.AddEdge(a.Name, graph.END)
 		return nil
 	}
 	toolsNode := SwarmToolsNode(a.Name)
 	b.AddConditionalEdges(a.Name, nodes.ToolsCondition[S, PS](toolsNode), toolsNode, graph.END)
-	nodes.AddTools[S, PS](b, toolsNode, a.Name, tools...)
+	// The ToolsNode's destinations, as nodes.AddTools declares them.
+	dests := append([]string{a.Name, toolsNode, graph.END}, targets...)
+	b.AddCommandNode(toolsNode, handOver[S, PS](a.Name, targets, nodes.Tools[S, PS](a.Name, tools...)), dests)
 	return nil
+}
+
+// handOver makes the ToolsNode of agent name continue at the agent that has
+// control. A batch that pauses (calls left to the caller, an interrupt) is
+// answered in parts; a transfer in an earlier part moves Active, and the
+// part that completes the batch routes back to the agent: it goes to the
+// transfer's target instead.
+func handOver[S any, PS SwarmChat[S]](name string, targets []string, run graph.CommandFunc[S]) graph.CommandFunc[S] {
+	return func(ctx context.Context, s S) (S, graph.Command[S], error) {
+		s, cmd, err := run(ctx, s)
+		if err != nil || len(cmd.Goto) != 1 || cmd.Goto[0] != name {
+			return s, cmd, err
+		}
+		if active := *PS(&s).ActiveAgent(); active != name && slices.Contains(targets, active) {
+			cmd.Goto = []string{active}
+		}
+		return s, cmd, nil
+	}
 }
 
 // activate makes the agent's model node record that the agent has control.

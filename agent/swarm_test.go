@@ -12,6 +12,7 @@ import (
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/scripted"
+	"github.com/trellis-go/trellis/nodes"
 	"github.com/trellis-go/trellis/state/memory"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -188,24 +189,83 @@ func TestNewSwarmRejectsBadAgents(t *testing.T) {
 		name   string
 		agents []agent.SwarmAgent
 		want   []string
+		opts   []agent.Option
 	}{
-		{"none", nil, []string{"at least one agent"}},
-		{"no name", []agent.SwarmAgent{{Model: m}}, []string{"agent 0 has no name"}},
-		{"no model", []agent.SwarmAgent{{Name: "a"}}, []string{`agent "a" has no model`}},
-		{"duplicate", []agent.SwarmAgent{{Name: "a", Model: m}, {Name: "a", Model: m}}, []string{`two agents are named "a"`}},
-		{"unknown target", []agent.SwarmAgent{{Name: "a", Model: m, TransfersTo: []string{"zed"}}}, []string{`transfers to "zed", which is not an agent`}},
-		{"self transfer", []agent.SwarmAgent{{Name: "a", Model: m, TransfersTo: []string{"a"}}}, []string{"cannot transfer to itself"}},
-		{"bad name for a tool", []agent.SwarmAgent{{Name: "a", Model: m}, {Name: "b c", Model: m}}, []string{"may hold only"}},
-		{"max hops", []agent.SwarmAgent{{Name: "a", Model: m, Options: []agent.Option{agent.WithMaxHops(0)}}}, []string{"max hops must be at least 1"}},
-		{"all problems at once", []agent.SwarmAgent{{Name: "a"}, {Name: "b"}}, []string{`"a" has no model`, `"b" has no model`}},
+		{"none", nil, []string{"at least one agent"}, nil},
+		{"no name", []agent.SwarmAgent{{Model: m}}, []string{"agent 0 has no name"}, nil},
+		{"no model", []agent.SwarmAgent{{Name: "a"}}, []string{`agent "a" has no model`}, nil},
+		{"duplicate", []agent.SwarmAgent{{Name: "a", Model: m}, {Name: "a", Model: m}}, []string{`two agents are named "a"`}, nil},
+		{"unknown target", []agent.SwarmAgent{{Name: "a", Model: m, TransfersTo: []string{"zed"}}}, []string{`transfers to "zed", which is not an agent`}, nil},
+		{"self transfer", []agent.SwarmAgent{{Name: "a", Model: m, TransfersTo: []string{"a"}}}, []string{"cannot transfer to itself"}, nil},
+		{"bad name for a tool", []agent.SwarmAgent{{Name: "a", Model: m}, {Name: "b c", Model: m}}, []string{"may hold only"}, nil},
+		{"max hops", []agent.SwarmAgent{{Name: "a", Model: m, Options: []agent.Option{agent.WithMaxHops(0)}}}, []string{"max hops must be at least 1"}, nil},
+		{"all problems at once", []agent.SwarmAgent{{Name: "a"}, {Name: "b"}}, []string{`"a" has no model`, `"b" has no model`}, nil},
+		{"reserved name", []agent.SwarmAgent{{Name: graph.END, Model: m}, {Name: "b", Model: m}}, []string{`agent 0 is named "__end__", which is reserved`}, nil},
+		{"name of a tools node", []agent.SwarmAgent{{Name: "a", Model: m}, {Name: "a_tools", Model: m}}, []string{`agent "a_tools" has the name of agent "a"'s tools node`}, nil},
+		{"swarm max hops", []agent.SwarmAgent{{Name: "a", Model: m}}, []string{"swarm: max hops must be at least 1, got 0"}, []agent.Option{agent.WithMaxHops(0)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := agent.NewSwarm(tc.agents)
+			_, err := agent.NewSwarm(tc.agents, tc.opts...)
 			require.Error(t, err)
 			for _, w := range tc.want {
 				assert.True(t, strings.Contains(err.Error(), w), "%q does not contain %q", err.Error(), w)
 			}
 		})
 	}
+}
+
+func TestSwarmStepLimitLeavesRoomForTheAgentsHopCaps(t *testing.T) {
+	echo := tool.MustFunc("echo", "echoes", func(context.Context, struct{}) (string, error) { return "ok", nil })
+	call := scripted.CallTools(scripted.Call("echo", `{}`))
+	steps := make([]scripted.Step, 0, 15)
+	for range 14 {
+		steps = append(steps, call)
+	}
+	steps = append(steps, scripted.Reply("done after 14 round trips"))
+	g, err := agent.NewSwarm([]agent.SwarmAgent{
+		{Name: "worker", Model: scripted.New(steps...), Options: []agent.Option{agent.WithTools(echo), agent.WithMaxHops(15)}},
+	})
+	require.NoError(t, err)
+	out, err := g.Invoke(context.Background(), agent.SwarmState{Chat: agent.Ask("go").Chat})
+	require.NoError(t, err, "the agent's own hop cap, not the swarm's default step limit, bounds its loop")
+	assert.Equal(t, "done after 14 round trips", agent.FinalText(out.Messages))
+
+	// Past its cap, the agent fails with the typed hop error.
+	looping := scripted.New()
+	looping.Fallback = &call
+	g, err = agent.NewSwarm([]agent.SwarmAgent{
+		{Name: "worker", Model: looping, Options: []agent.Option{agent.WithTools(echo), agent.WithMaxHops(15)}},
+	})
+	require.NoError(t, err)
+	_, err = g.Invoke(context.Background(), agent.SwarmState{Chat: agent.Ask("go").Chat})
+	var he *nodes.HopLimitError
+	require.ErrorAs(t, err, &he)
+	assert.Equal(t, 15, he.Limit)
+	assert.Equal(t, "echo", he.LastReply.ToolCalls[0].Name)
+}
+
+func TestSwarmTransferInABatchThatPausesHandsOverOnResume(t *testing.T) {
+	confirm, err := tool.NewDeclaration(model.ToolDefinition{Name: "confirm", Description: "asks the user to confirm", InputSchema: []byte(`{"type":"object"}`)})
+	require.NoError(t, err)
+	front := scripted.New(scripted.CallTools(
+		scripted.CallWithID("t1", agent.TransferToolName("billing"), `{}`),
+		scripted.CallWithID("c1", "confirm", `{}`),
+	))
+	billing := scripted.New(scripted.Reply("billing here"))
+	g, err := agent.NewSwarm([]agent.SwarmAgent{
+		{Name: "front", Model: front, Options: []agent.Option{agent.WithTools(confirm)}},
+		{Name: "billing", Model: billing},
+	}, agent.WithCheckpointer(memory.New()))
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = agent.Continue(ctx, g, "customer-7", "refund please")
+	require.ErrorIs(t, err, graph.ErrInterrupted, "the confirm call is left to the caller")
+
+	out, err := g.Resume(ctx, "customer-7", graph.WithResumeValue(map[string]tool.Result{"c1": tool.Text("confirmed")}))
+	require.NoError(t, err)
+	assert.Equal(t, "billing", out.Active, "the transfer answered before the pause still hands control over")
+	assert.Equal(t, "billing here", agent.FinalText(out.Messages))
+	assert.Equal(t, 1, front.Calls(), "the agent that transferred is not asked again")
+	assert.Equal(t, []string{"user", "front→transfer_to_billing", "billing"}, speakers(out.Messages))
 }

@@ -75,9 +75,16 @@ func TraceWidth(n int) TraceOption { return func(t *Tracer) { t.width = n } }
 // unless set).
 func TraceRoot(name string) TraceOption { return func(t *Tracer) { t.root = name } }
 
-// NewTracer returns a Tracer that writes to w.
+// errNoWriter is the error of a Tracer without a writer.
+var errNoWriter = errors.New("agent: the tracer has no writer")
+
+// NewTracer returns a Tracer that writes to w. With a nil w it writes
+// nothing, and Err says why.
 func NewTracer(w io.Writer, opts ...TraceOption) *Tracer {
 	t := &Tracer{w: w, round: time.Millisecond, width: 80, spoken: map[string]string{}, agents: map[string]string{}}
+	if w == nil {
+		t.err = errNoWriter
+	}
 	for _, o := range opts {
 		o(t)
 	}
@@ -87,7 +94,14 @@ func NewTracer(w io.Writer, opts ...TraceOption) *Tracer {
 // PrintTrace writes the events of seq with a Tracer (see NewTracer) and
 // returns the run's final state (the State of its KindDone event) and the
 // stream's error. The error ends the trace with a line saying what happened.
+// Without a writer or a stream it runs nothing and returns an error.
 func PrintTrace(w io.Writer, seq iter.Seq2[graph.Event, error], opts ...TraceOption) (final any, err error) {
+	switch {
+	case w == nil:
+		return nil, errNoWriter
+	case seq == nil:
+		return nil, errors.New("agent: PrintTrace has no stream")
+	}
 	t := NewTracer(w, opts...)
 	for ev, err := range seq {
 		if err != nil {

@@ -160,6 +160,20 @@ func TestPrintTrace(t *testing.T) {
 		_, err := agent.PrintTrace(failingWriter{}, script([]graph.Event{{Kind: graph.KindDone, Graph: "g"}}, nil))
 		require.EqualError(t, err, "no space left")
 	})
+	t.Run("no writer or no stream is an error, not a panic", func(t *testing.T) {
+		ran := false
+		seq := func(yield func(graph.Event, error) bool) { ran = true }
+		_, err := agent.PrintTrace(nil, seq)
+		require.EqualError(t, err, "agent: the tracer has no writer")
+		assert.False(t, ran, "nothing runs")
+		_, err = agent.PrintTrace(&bytes.Buffer{}, nil)
+		require.EqualError(t, err, "agent: PrintTrace has no stream")
+
+		tr := agent.NewTracer(nil)
+		tr.Print(graph.Event{Kind: graph.KindDone, Graph: "g", State: agent.Ask("q")})
+		tr.Fail(errors.New("boom"))
+		require.EqualError(t, tr.Err(), "agent: the tracer has no writer")
+	})
 }
 
 type failingWriter struct{}
