@@ -93,6 +93,10 @@ type Message struct {
 	ToolName string `json:"tool_name,omitempty"`
 	// IsError marks a tool message that reports a failure.
 	IsError bool `json:"is_error,omitempty"`
+	// Metadata is data that travels with the message in the state and its
+	// checkpoints and is never sent to a model: the application's own, and
+	// the framework's under keys that start with "trellis.".
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // Key returns the message's ID. It lets the state package's keyed reducers

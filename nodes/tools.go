@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -253,7 +254,7 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 			if err := apply[S, PS](&cfg, &s, run, results); err != nil {
 				return s, graph.Command[S]{}, err
 			}
-			return s, route(results, toNext), nil
+			return s, routeBatch(*PS(&s).ChatMessages(), run, results, toNext), nil
 		}
 
 		out := make([]answer, 0, len(calls))
@@ -270,6 +271,9 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 			if err := apply[S, PS](&cfg, &s, oc, or); err != nil {
 				return s, graph.Command[S]{}, err
 			}
+			// What these results ask of the run's route is decided when the
+			// batch is complete: it travels with their messages.
+			markRoutes(*PS(&s).ChatMessages(), or)
 			return s, graph.Command[S]{Goto: []string{graph.NodeName(ctx)}}, nil
 		}
 		if len(interrupts) > 0 {
@@ -296,7 +300,7 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 		if err := apply[S, PS](&cfg, &s, oc, or); err != nil {
 			return s, graph.Command[S]{}, err
 		}
-		return s, route(or, toNext), nil
+		return s, routeBatch(*PS(&s).ChatMessages(), oc, or, toNext), nil
 	}
 }
 
@@ -435,6 +439,83 @@ func route[S any](results []tool.Result, next graph.Command[S]) graph.Command[S]
 		return graph.Command[S]{Goto: []string{transfer}}
 	}
 	return next
+}
+
+// The metadata keys of a tool message whose result asked something of the
+// run's route, in a batch answered in parts (see markRoutes).
+const (
+	metaEscalate   = "trellis.escalate"
+	metaTerminate  = "trellis.terminate"
+	metaTransferTo = "trellis.transfer_to"
+)
+
+// markRoutes records, in the metadata of the tool messages that end msgs
+// (one per result, in order), what results asked of the run's route, so
+// that the part of the batch that completes it routes the whole batch.
+func markRoutes(msgs []model.Message, results []tool.Result) {
+	tail := msgs[len(msgs)-len(results):]
+	for i := range results {
+		r := &results[i]
+		if !r.Terminate && !r.Actions.Escalate && r.Actions.TransferTo == "" {
+			continue
+		}
+		m := make(map[string]string, len(tail[i].Metadata)+3)
+		maps.Copy(m, tail[i].Metadata)
+		if r.Terminate {
+			m[metaTerminate] = "true"
+		}
+		if r.Actions.Escalate {
+			m[metaEscalate] = "true"
+		}
+		if r.Actions.TransferTo != "" {
+			m[metaTransferTo] = r.Actions.TransferTo
+		}
+		tail[i].Metadata = m
+	}
+}
+
+// routeBatch picks where the loop goes once the batch of the last
+// assistant message in msgs is answered, calls with results being the part
+// answered last: by route, over the results of every call in call order,
+// those of earlier parts as markRoutes recorded them.
+func routeBatch[S any](msgs []model.Message, calls []model.ToolCall, results []tool.Result, next graph.Command[S]) graph.Command[S] {
+	batch := lastToolCalls(msgs)
+	if len(batch) <= len(calls) {
+		return route(results, next) // answered in one part
+	}
+	now := make(map[string]int, len(calls))
+	for i, c := range calls {
+		now[c.ID] = i
+	}
+	earlier := make(map[string]*model.Message, len(batch)-len(calls))
+	for i := len(msgs) - 1; i >= 0 && msgs[i].Role == model.RoleTool; i-- {
+		earlier[msgs[i].ToolCallID] = &msgs[i]
+	}
+	all := make([]tool.Result, 0, len(batch))
+	for _, c := range batch {
+		if i, ok := now[c.ID]; ok {
+			all = append(all, results[i])
+			continue
+		}
+		var r tool.Result
+		if m := earlier[c.ID]; m != nil {
+			r.Terminate = m.Metadata[metaTerminate] == "true"
+			r.Actions.Escalate = m.Metadata[metaEscalate] == "true"
+			r.Actions.TransferTo = m.Metadata[metaTransferTo]
+		}
+		all = append(all, r)
+	}
+	return route(all, next)
+}
+
+// lastToolCalls returns the calls of the last assistant message.
+func lastToolCalls(msgs []model.Message) []model.ToolCall {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == model.RoleAssistant {
+			return msgs[i].ToolCalls
+		}
+	}
+	return nil
 }
 
 // unanswered returns the calls of the last assistant message that asked for

@@ -325,3 +325,86 @@ func TestToolsNodeRejectsAnExecutorThatLosesResults(t *testing.T) {
 		})
 	}
 }
+
+// TestRoutingActionsHoldWhenTheBatchIsAnsweredInParts calls tools that
+// route the run alongside a tool the caller executes: the calls that ran
+// are answered before the pause, the caller's after it, and the route is
+// that of the whole batch, in call order.
+func TestRoutingActionsHoldWhenTheBatchIsAnsweredInParts(t *testing.T) {
+	routing := func(name string, set func(*tool.Result)) tool.Tool {
+		return tool.MustFunc(name, "routes", func(context.Context, struct{}) (tool.Result, error) {
+			r := tool.Text(name + " done")
+			set(&r)
+			return r, nil
+		})
+	}
+	ask, err := tool.NewDeclaration(model.ToolDefinition{Name: "ask_user", Description: "asks the user"})
+	require.NoError(t, err)
+	all := []tool.Tool{
+		ask,
+		routing("escalate", func(r *tool.Result) { r.Actions.Escalate = true }),
+		routing("finish", func(r *tool.Result) { r.Terminate = true }),
+		routing("to_a", func(r *tool.Result) { r.Actions.TransferTo = "agent_a" }),
+		routing("plain", func(*tool.Result) {}),
+	}
+	build := func(m model.Model) *graph.Graph[counterState] {
+		b := graph.New[counterState]().
+			AddNode("llm", nodes.LLM[counterState](m, nodes.WithTools(all...))).
+			AddNode("agent_a", func(_ context.Context, s counterState) (counterState, error) { s.Total += 1000; return s, nil }).
+			AddNode("agent_b", func(_ context.Context, s counterState) (counterState, error) { s.Total += 2000; return s, nil }).
+			AddEdge(graph.START, "llm").
+			AddConditionalEdges("llm", nodes.ToolsCondition[counterState]("tools"), "tools", graph.END)
+		nodes.AddTools[counterState](b, "tools", "llm", nodes.WithTools(all...), nodes.WithTransfers("agent_a", "agent_b"))
+		g, err := b.Compile(graph.WithCheckpointer(memory.New()))
+		require.NoError(t, err)
+		return g
+	}
+	in := counterState{Chat: nodes.Chat{Messages: []model.Message{model.User("go")}}}
+	cases := []struct {
+		name   string
+		calls  []model.ToolCall
+		answer tool.Result // the caller's answer to ask_user
+		total  int
+		modelN int
+	}{
+		{"an escalation before the pause ends the run",
+			[]model.ToolCall{scripted.CallWithID("e", "escalate", `{}`), scripted.CallWithID("x", "ask_user", `{}`)}, tool.Text("ok"), 0, 1},
+		{"a transfer before the pause holds",
+			[]model.ToolCall{scripted.CallWithID("x", "ask_user", `{}`), scripted.CallWithID("a", "to_a", `{}`)}, tool.Text("ok"), 1000, 1},
+		{"the first transfer in call order wins across parts",
+			[]model.ToolCall{scripted.CallWithID("x", "ask_user", `{}`), scripted.CallWithID("a", "to_a", `{}`)},
+			tool.Result{Content: tool.Text("go to b").Content, Actions: tool.Actions{TransferTo: "agent_b"}}, 2000, 1},
+		{"an earlier call's transfer wins over a later one answered after the pause",
+			[]model.ToolCall{scripted.CallWithID("a", "to_a", `{}`), scripted.CallWithID("x", "ask_user", `{}`)},
+			tool.Result{Content: tool.Text("go to b").Content, Actions: tool.Actions{TransferTo: "agent_b"}}, 1000, 1},
+		{"a terminating answer after the pause does not end the run alone",
+			[]model.ToolCall{scripted.CallWithID("p", "plain", `{}`), scripted.CallWithID("x", "ask_user", `{}`)},
+			tool.Result{Content: tool.Text("done").Content, Terminate: true}, 0, 2},
+		{"every call terminating, across parts, ends the run",
+			[]model.ToolCall{scripted.CallWithID("f", "finish", `{}`), scripted.CallWithID("x", "ask_user", `{}`)},
+			tool.Result{Content: tool.Text("done too").Content, Terminate: true}, 0, 1},
+		{"one terminating call alone does not",
+			[]model.ToolCall{scripted.CallWithID("f", "finish", `{}`), scripted.CallWithID("x", "ask_user", `{}`)}, tool.Text("ok"), 0, 2},
+		{"results that route nowhere go back to the model",
+			[]model.ToolCall{scripted.CallWithID("p", "plain", `{}`), scripted.CallWithID("x", "ask_user", `{}`)}, tool.Text("ok"), 0, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := scripted.New(scripted.CallTools(c.calls...), scripted.Reply("done"))
+			g := build(m)
+			ctx := context.Background()
+			_, err := g.Invoke(ctx, in, graph.WithThread("t"))
+			var ie *graph.InterruptError
+			require.ErrorAs(t, err, &ie)
+			out, err := g.Resume(ctx, "t", graph.WithResumeValue(map[string]tool.Result{"x": c.answer}))
+			require.NoError(t, err)
+			assert.Equal(t, c.total, out.Total)
+			assert.Equal(t, c.modelN, m.Calls())
+			msgs := out.Messages
+			require.GreaterOrEqual(t, len(msgs), 4)
+			for _, msg := range msgs[2:4] {
+				assert.Equal(t, model.RoleTool, msg.Role)
+			}
+		})
+	}
+}
