@@ -548,3 +548,50 @@ func TestEncryptedCheckpoints(t *testing.T) {
 	require.ErrorIs(t, err, graph.ErrCorruptCheckpoint)
 	require.ErrorIs(t, err, state.ErrDecrypt)
 }
+
+// TestOneRunAtATimePerThread starts a run on a thread and, while it is in
+// progress, another on the same thread: the second is refused and writes
+// nothing, while runs on other threads go ahead.
+func TestOneRunAtATimePerThread(t *testing.T) {
+	saver := memory.New()
+	entered, release := make(chan struct{}), make(chan struct{})
+	g := mustCompile(t, graph.New[doc](logReducer()).
+		AddNode("wait", func(_ context.Context, s doc) (doc, error) {
+			if s.Log[0] == "first" {
+				close(entered)
+				<-release
+			}
+			s.Log = append(s.Log, "waited")
+			return s, nil
+		}).
+		AddEdge(graph.START, "wait"),
+		graph.WithCheckpointer(saver))
+	ctx := context.Background()
+
+	first := make(chan error, 1)
+	go func() {
+		_, err := g.Invoke(ctx, doc{Log: []string{"first"}}, graph.WithThread("t"))
+		first <- err
+	}()
+	<-entered
+
+	_, err := g.Invoke(ctx, doc{Log: []string{"second"}}, graph.WithThread("t"))
+	require.ErrorIs(t, err, graph.ErrThreadBusy)
+	assert.ErrorContains(t, err, `thread "t"`)
+	_, err = g.Resume(ctx, "t")
+	require.ErrorIs(t, err, graph.ErrThreadBusy, "a resume is a run too")
+
+	other, err := g.Invoke(ctx, doc{Log: []string{"other"}}, graph.WithThread("u"))
+	require.NoError(t, err, "another thread runs meanwhile")
+	assert.Equal(t, []string{"other", "waited"}, other.Log)
+
+	close(release)
+	require.NoError(t, <-first)
+	snap, err := g.GetState(ctx, "t")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"first", "waited"}, snap.State.Log, "the refused run wrote nothing")
+
+	again, err := g.Invoke(ctx, doc{Log: []string{"again"}}, graph.WithThread("t"))
+	require.NoError(t, err, "the thread is free once its run ended")
+	assert.Equal(t, []string{"again", "waited"}, again.Log)
+}

@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
@@ -11,7 +12,9 @@ import (
 	"github.com/trellis-go/trellis/state"
 )
 
-// Graph is a compiled, frozen graph. It is safe for concurrent runs.
+// Graph is a compiled, frozen graph. It is safe for concurrent runs; with a
+// checkpointer, runs on one thread take turns: a run on a thread that has
+// one in progress fails with ErrThreadBusy.
 type Graph[S any] struct {
 	name     string
 	nodes    []*node[S]
@@ -29,6 +32,10 @@ type Graph[S any] struct {
 	after      map[int]bool
 	tp         trace.TracerProvider
 	mp         metric.MeterProvider
+
+	// running holds the threads that have a run of this graph in progress
+	// (top-level runs of a checkpointed graph only).
+	running *sync.Map
 }
 
 type node[S any] struct {
@@ -127,7 +134,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		addf("superstep limit %d is below 1", o.maxSteps)
 	}
 
-	g := &Graph[S]{name: b.name, byName: make(map[string]int, len(b.nodes)), maxSteps: o.maxSteps,
+	g := &Graph[S]{name: b.name, byName: make(map[string]int, len(b.nodes)), maxSteps: o.maxSteps, running: new(sync.Map),
 		saver: o.saver, ser: o.ser, durability: o.durability, tp: o.tp, mp: o.mp}
 	if o.durability < DurabilitySync || o.durability > DurabilityExit {
 		addf("unknown durability mode %v", o.durability)

@@ -24,7 +24,8 @@ type Snapshot[S any] struct {
 	// Step is the superstep after which the checkpoint was taken (-1 for
 	// the run's input).
 	Step int
-	// Source says what wrote it: "input", "loop" or "update".
+	// Source says what wrote it: "input", "loop", "update", or "fork" (a
+	// run from an earlier checkpoint, FromCheckpoint).
 	Source string
 	// CreatedAt is when it was written.
 	CreatedAt time.Time

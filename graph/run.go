@@ -474,6 +474,14 @@ func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *em
 		if p.thread == "" {
 			return st, fmt.Errorf("graph %q: %w", g.name, ErrNoThread)
 		}
+		if nest == nil {
+			// One run at a time per thread: two would both continue from
+			// the same checkpoint, and the later would hide the other's work.
+			if _, busy := g.running.LoadOrStore(p.thread, struct{}{}); busy {
+				return st, fmt.Errorf("graph %q: thread %q: %w", g.name, p.thread, ErrThreadBusy)
+			}
+			defer g.running.Delete(p.thread)
+		}
 		r.cp = &checkpointer[S]{saver: p.saver, ser: p.ser, thread: p.thread, ns: p.ns, durability: p.durability}
 		if r.cp.durability == DurabilityAsync {
 			r.cp.startAsync()
@@ -521,6 +529,9 @@ var (
 	ErrNoThread = errors.New("the graph has a checkpointer: give the run a thread with WithThread")
 	// ErrNoCheckpointer reports a call that needs checkpoints on a graph without a checkpointer.
 	ErrNoCheckpointer = errors.New("the graph has no checkpointer")
+	// ErrThreadBusy reports a run on a thread that has a run of the same
+	// graph in progress.
+	ErrThreadBusy = errors.New("a run on this thread is in progress")
 	// ErrUnknownInterrupt reports a resume value for an interrupt that is not pending.
 	ErrUnknownInterrupt = errors.New("no such pending interrupt")
 )

@@ -63,7 +63,9 @@ func WithErrorPolicy(p ErrorPolicy, toolNames ...string) ToolsOption {
 // WithPendingCalls lets long-running tools complete in-process: a call
 // answered with a pending result is awaited on p (see tool.Pending) before
 // the ToolsNode answers it. Without it, the pending result is the call's
-// answer and the final result is delivered later with CompleteToolCall.
+// answer, and the final one can take its place later: a tool message with
+// the ID ToolMessageID(callID), written to the thread's state (for example
+// with graph.Graph.UpdateState), replaces it through the messages reducer.
 func WithPendingCalls(p *tool.Pending) ToolsOption {
 	return toolsOption(func(c *toolsConfig) { c.pending = p })
 }
@@ -136,7 +138,7 @@ const (
 
 // ToolMessageID is the ID of the tool message that answers the call callID.
 // It is derived from the call so that the answer can be replaced later (see
-// CompleteToolCall).
+// WithPendingCalls).
 func ToolMessageID(callID string) string { return toolMessagePrefix + callID }
 
 // toolMessagePrefix starts the ID of every tool message a ToolsNode writes.
