@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
@@ -243,7 +244,9 @@ func (e *PausedError) Is(target error) bool { return target == ErrPaused }
 // user message to the thread's latest state (or starts the thread) and runs
 // the graph from its entry with that state. A thread whose last run paused
 // is not continued: Continue returns a *PausedError, and the thread must be
-// resumed.
+// resumed. Nor is one whose conversation ends with tool calls no tool
+// message answers (its last run failed between them): the error matches
+// ErrUnansweredCalls and names the calls.
 func Continue[S any, PS nodes.ChatState[S]](ctx context.Context, g *graph.Graph[S], thread, text string, opts ...graph.RunOption) (S, error) {
 	var s S
 	switch {
@@ -264,6 +267,39 @@ func Continue[S any, PS nodes.ChatState[S]](ctx context.Context, g *graph.Graph[
 		return s, err
 	}
 	msgs := PS(&s).ChatMessages()
+	if open := unansweredCalls(*msgs); len(open) > 0 {
+		return s, fmt.Errorf("agent: thread %q: %w: %s; resume the thread (graph.Graph.Resume) to run them again, or answer them (graph.Graph.UpdateState)",
+			thread, ErrUnansweredCalls, strings.Join(open, ", "))
+	}
 	*msgs = append(*msgs, model.User(text))
 	return g.Invoke(ctx, s, append(opts, graph.WithThread(thread))...)
+}
+
+// ErrUnansweredCalls reports a thread whose conversation ends with tool
+// calls that no tool message answers (its last run stopped between the
+// calls and their answers): a new user turn cannot follow them.
+var ErrUnansweredCalls = errors.New("the conversation ends with unanswered tool calls")
+
+// unansweredCalls lists, as "ID (name)", the calls of the last assistant
+// message that no later tool message answers.
+func unansweredCalls(msgs []model.Message) []string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != model.RoleAssistant {
+			continue
+		}
+		answered := map[string]bool{}
+		for _, m := range msgs[i+1:] {
+			if m.Role == model.RoleTool {
+				answered[m.ToolCallID] = true
+			}
+		}
+		var open []string
+		for _, c := range msgs[i].ToolCalls {
+			if !answered[c.ID] {
+				open = append(open, c.ID+" ("+c.Name+")")
+			}
+		}
+		return open
+	}
+	return nil
 }
