@@ -90,7 +90,8 @@ type invokeConfig struct {
 	pending *Pending
 }
 
-// InvokeOption configures Invoke and Invoker.
+// InvokeOption configures Invoke and Invoker. A nil InvokeOption does
+// nothing.
 type InvokeOption func(*invokeConfig)
 
 // WithJSONRepair turns JSON repair of the arguments on or off (default
@@ -137,7 +138,9 @@ type compiled struct {
 func NewInvoker(opts ...InvokeOption) *Invoker {
 	iv := &Invoker{schemas: map[string]compiled{}}
 	for _, o := range opts {
-		o(&iv.cfg)
+		if o != nil {
+			o(&iv.cfg)
+		}
 	}
 	return iv
 }
@@ -219,7 +222,9 @@ func (iv *Invoker) InvokeFrame(ctx context.Context, f *Frame, t Tool, call model
 	if len(opts) > 0 {
 		cc.cfg = iv.cfg
 		for _, o := range opts {
-			o(&cc.cfg)
+			if o != nil {
+				o(&cc.cfg)
+			}
 		}
 		cfg = &cc.cfg
 	}

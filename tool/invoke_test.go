@@ -477,3 +477,18 @@ func TestWrappedToolKeepsItsPrepareArgumentsHook(t *testing.T) {
 	assert.False(t, r.IsError, r.Text())
 	assert.Equal(t, "q=default", r.Text())
 }
+
+func TestNilOptionsDoNothing(t *testing.T) {
+	echo := MustFunc("echo", "echoes", func(_ context.Context, in struct {
+		Text string `json:"text"`
+	}) (string, error) {
+		return in.Text, nil
+	})
+	call := model.ToolCall{ID: "c1", Name: "echo", Arguments: []byte(`{"text":"hi"}`)}
+	iv := NewInvoker(nil, WithPending(nil), nil)
+	assert.Equal(t, "hi", iv.Invoke(context.Background(), echo, call, nil).Text())
+	assert.Equal(t, "hi", Invoke(context.Background(), echo, call, nil, nil).Text())
+	list, err := Resolve(context.Background(), []Toolset{NewStatic("s", echo)}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 1, list.Len())
+}

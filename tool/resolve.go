@@ -37,7 +37,7 @@ func SelectWith(s Selector) ResolveOption {
 	return func(c *resolveConfig) { c.selectors = append(c.selectors, s) }
 }
 
-// ResolveOption configures Resolve.
+// ResolveOption configures Resolve. A nil ResolveOption does nothing.
 type ResolveOption func(*resolveConfig)
 
 // VisibleIf keeps in the run's tool list only the tools keep selects: the
@@ -79,7 +79,9 @@ type listEntry struct {
 func Resolve(ctx context.Context, sets []Toolset, opts ...ResolveOption) (*ToolList, error) {
 	var cfg resolveConfig
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
 	}
 	l := &ToolList{byName: map[string]int{}}
 	for _, set := range sets {
