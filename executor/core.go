@@ -227,24 +227,35 @@ func notRun(call model.ToolCall, cause error) tool.Result {
 	return r
 }
 
-// abandoned answers a call that was still running when its batch's
-// context ended; its goroutine is left to finish on its own.
-func abandoned(ctx context.Context, call model.ToolCall) tool.Result {
-	cause := context.Cause(ctx)
+// cutShort answers a call that was running, or was about to, when cause
+// ended it: a timeout when a deadline passed, else cancelled.
+func cutShort(call model.ToolCall, cause error) tool.Result {
 	if errors.Is(cause, context.DeadlineExceeded) {
 		r := tool.ErrorResult(tool.CodeTimeout, fmt.Errorf("tool %q timed out: %w", call.Name, cause))
 		r.Status = tool.StatusTimeout
 		return r
 	}
-	var err error
-	if errors.Is(cause, context.Canceled) {
-		err = fmt.Errorf("tool %q was cancelled: %w", call.Name, cause)
-	} else {
-		err = fmt.Errorf("tool %q was cancelled: %w: %w", call.Name, context.Canceled, cause)
-	}
-	r := tool.ErrorResult(tool.CodeCancelled, err)
+	r := tool.ErrorResult(tool.CodeCancelled, fmt.Errorf("tool %q was cancelled: %w", call.Name, cause))
 	r.Status = tool.StatusCancelled
 	return r
+}
+
+// ended says why ctx ended: its error (context.Canceled or
+// context.DeadlineExceeded), wrapped with its cause when the cause is
+// another error (see context.WithCancelCause, context.WithTimeoutCause).
+func ended(ctx context.Context) error {
+	err := ctx.Err()
+	if err == nil {
+		return context.Canceled
+	}
+	switch cause := context.Cause(ctx); {
+	case cause == nil || cause == err:
+		return err
+	case errors.Is(cause, err):
+		return cause
+	default:
+		return fmt.Errorf("%w: %w", err, cause)
+	}
 }
 
 // normalize fills in an empty Status and keeps IsError consistent with it,

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -388,7 +390,14 @@ func TestParallelDoesNotWaitForHelpersIgnoringCancellation(t *testing.T) {
 	}
 }
 
+// TestDeadlineAnswersRunningCallsWithTimeout runs in a synctest bubble,
+// where the deadline passes only once every goroutine waits: both calls
+// are running by then.
 func TestDeadlineAnswersRunningCallsWithTimeout(t *testing.T) {
+	synctest.Test(t, testDeadlineAnswersRunningCallsWithTimeout)
+}
+
+func testDeadlineAnswersRunningCallsWithTimeout(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	polite := newTool(t, "polite", safe, func(ctx context.Context, _ string, _ json.RawMessage) (tool.Result, error) {
@@ -514,4 +523,105 @@ func TestToolListIsALookup(t *testing.T) {
 	assert.Equal(t, "search:1:{}", res[0].Text())
 	assert.Equal(t, tool.CodeUnknownTool, res[1].ErrorCode)
 	assert.Contains(t, res[1].Text(), "search")
+}
+
+// TestCallsThatNeverRanAreCancelled checks that the calls a capped parallel
+// batch never started, because its context's deadline passed or because
+// it was stopped, are answered as not run (cancelled), as the sequential
+// executor answers them, while the call that was running when the deadline
+// passed is answered with a timeout.
+func TestCallsThatNeverRanAreCancelled(t *testing.T) {
+	var ran atomic.Int32
+	waiter := newTool(t, "wait", safe, func(ctx context.Context, _ string, _ json.RawMessage) (tool.Result, error) {
+		ran.Add(1)
+		<-ctx.Done()
+		return tool.Result{}, ctx.Err()
+	})
+	fail := newTool(t, "fail", safe, func(context.Context, string, json.RawMessage) (tool.Result, error) {
+		return tool.Result{}, errors.New("disk full")
+	})
+	tools := executor.Tools(waiter, fail)
+	t.Run("deadline", func(t *testing.T) {
+		// In a synctest bubble the deadline passes only once every
+		// goroutine waits: the first call is running by then.
+		synctest.Test(t, func(t *testing.T) {
+			ran.Store(0)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+			defer cancel()
+			res, err := executor.Parallel(executor.WithMaxConcurrency(1)).Execute(ctx, executor.Batch{Calls: calls(3, "wait"), Tools: tools})
+			require.NoError(t, err)
+			require.Len(t, res, 3)
+			assert.EqualValues(t, 1, ran.Load(), "one call ran")
+			assert.Equal(t, tool.StatusTimeout, res[0].Status)
+			for _, r := range res[1:] {
+				assert.Equal(t, tool.StatusCancelled, r.Status, "a call that never ran is cancelled: %v", r.Err)
+				assert.ErrorIs(t, r.Err, context.DeadlineExceeded)
+				assert.ErrorContains(t, r.Err, "was not run")
+			}
+		})
+	})
+	t.Run("fail fast", func(t *testing.T) {
+		ran.Store(0)
+		res, err := executor.Parallel(executor.WithMaxConcurrency(1), executor.WithFailFast()).Execute(context.Background(), executor.Batch{
+			Calls: []model.ToolCall{call("f", "fail", ""), call("a", "wait", ""), call("b", "wait", "")},
+			Tools: tools,
+		})
+		require.ErrorIs(t, err, executor.ErrFailFast)
+		require.Len(t, res, 3)
+		assert.Zero(t, ran.Load())
+		assert.Equal(t, tool.StatusFailed, res[0].Status)
+		for _, r := range res[1:] {
+			assert.Equal(t, tool.StatusCancelled, r.Status)
+			assert.ErrorIs(t, r.Err, context.Canceled)
+			assert.ErrorContains(t, r.Err, "was not run: the batch was stopped")
+			var se *executor.StopError
+			assert.False(t, errors.As(r.Err, &se), "a call's result does not carry the batch's error: %v", r.Err)
+		}
+	})
+}
+
+// TestDeadlineWithCauseIsATimeout checks that a call still running when a
+// deadline with a cause of its own passes is answered with a timeout that
+// keeps the cause, whether the tool or the executor answers it, and that a
+// call not run is answered cancelled with both. It runs in a synctest
+// bubble, where the deadline passes only once every goroutine waits: both
+// calls are running by then.
+func TestDeadlineWithCauseIsATimeout(t *testing.T) {
+	synctest.Test(t, testDeadlineWithCauseIsATimeout)
+}
+
+func testDeadlineWithCauseIsATimeout(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	polite := newTool(t, "polite", safe, func(ctx context.Context, _ string, _ json.RawMessage) (tool.Result, error) {
+		<-ctx.Done()
+		return tool.Result{}, ctx.Err()
+	})
+	stubborn := newTool(t, "stubborn", safe, func(context.Context, string, json.RawMessage) (tool.Result, error) {
+		<-release
+		return tool.Text("too late"), nil
+	})
+	errBudget := errors.New("turn budget spent")
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 10*time.Millisecond, errBudget)
+	defer cancel()
+	res, err := executor.Parallel().Execute(ctx, executor.Batch{
+		Calls: []model.ToolCall{call("a", "polite", ""), call("b", "stubborn", "")},
+		Tools: executor.Tools(polite, stubborn),
+	})
+	require.NoError(t, err)
+	for _, r := range res {
+		assert.Equal(t, tool.StatusTimeout, r.Status, "%v", r.Err)
+		assert.ErrorIs(t, r.Err, context.DeadlineExceeded)
+	}
+	assert.ErrorIs(t, res[1].Err, errBudget, "the executor's answer keeps the cause")
+
+	for _, k := range kinds {
+		res, err := k.make().Execute(ctx, executor.Batch{Calls: calls(2, "polite"), Tools: executor.Tools(polite)})
+		require.NoError(t, err)
+		for _, r := range res {
+			assert.Equal(t, tool.StatusCancelled, r.Status, k.name)
+			assert.ErrorIs(t, r.Err, context.DeadlineExceeded, k.name)
+			assert.ErrorIs(t, r.Err, errBudget, k.name)
+		}
+	}
 }

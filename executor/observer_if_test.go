@@ -45,3 +45,22 @@ func TestObserverIfAsksBeforeEachBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestWithObserverReplacesObserverIf checks that WithObserver given after
+// WithObserverIf sets an observer that hears every batch: the condition
+// belonged to the observer it replaced.
+func TestWithObserverReplacesObserverIf(t *testing.T) {
+	never := func(context.Context) bool { return false }
+	var events atomic.Int32
+	obs := func(context.Context, executor.Event) { events.Add(1) }
+	for _, e := range []executor.Executor{
+		executor.Sequential(executor.WithObserverIf(obs, never), executor.WithObserver(obs)),
+		executor.Parallel(executor.WithObserverIf(obs, never), executor.WithObserver(obs)),
+	} {
+		events.Store(0)
+		res, err := e.Execute(context.Background(), executor.Batch{Calls: calls(2, "echo"), Tools: executor.Tools(echo(t, "echo"))})
+		require.NoError(t, err)
+		require.Len(t, res, 2)
+		assert.EqualValues(t, 4, events.Load(), "a start and an end per call")
+	}
+}

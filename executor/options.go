@@ -60,9 +60,10 @@ func WithHooks(h Hooks) Option {
 }
 
 // WithObserver sets the function that receives the batches' ToolStart,
-// ToolUpdate and ToolEnd events. Without one, no events are built.
+// ToolUpdate and ToolEnd events, for every batch: it replaces an observer
+// set before, with WithObserverIf too. Without one, no events are built.
 func WithObserver(o Observer) Option {
-	return option(func(c *config) { c.observer = o })
+	return option(func(c *config) { c.observer, c.listening = o, nil })
 }
 
 // WithObserverIf sets the observer, like WithObserver, and asks listening

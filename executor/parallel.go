@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,7 +43,9 @@ import (
 // they are answered with cancelled results (timeout when the context's
 // deadline passed) and their goroutines are left to return on their own,
 // which a tool that honours its context does at once; their results are
-// dropped, and so are progress updates they report afterwards. A call that
+// dropped, and so are progress updates they report afterwards. Calls that
+// had not started (waiting for capacity, say) are not run; they are
+// answered with cancelled results. A call that
 // Execute's own goroutine runs is waited for, as in Sequential. A Timeout
 // middleware (package middleware) bounds every call, whichever goroutine
 // runs it.
@@ -124,23 +127,25 @@ const (
 
 // Who answers a dispatched call: its worker, which writes the result it
 // got, or the goroutine that runs Execute, which answers a call it stops
-// waiting for (the batch's context ended) with an abandoned result.
+// waiting for (the batch's context ended) with a cancelled result.
 // Whoever moves the call out of bodyRunning writes its result.
 const (
 	bodyRunning   = iota // the worker has not answered the call yet
-	bodyWriting          // the worker is writing the call's result
+	bodyWriting          // the worker is writing the call's result (and stopping the batch if it failed under WithFailFast)
 	bodyDone             // the worker's result is in
 	bodyAbandoned        // Execute answered the call; the worker's result is dropped
 )
 
-// slot is one call's share of a parallel batch. state belongs to the
-// goroutine that runs Execute; body says who answers a dispatched call
+// slot is one call's share of a parallel batch. state and pos belong to
+// the goroutine that runs Execute; body says who answers a dispatched call
 // (see bodyRunning), and dur is written with the worker's result. todo is
-// the position of the k-th dispatched call, in the slot of index k.
+// the position of the k-th dispatched call, in the slot of index k; pos is
+// the reverse: the k of the call of the slot's index.
 type slot struct {
 	state uint8
 	todo  int32
 	body  atomic.Uint32
+	pos   int32
 	dur   time.Duration
 }
 
@@ -254,7 +259,7 @@ func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, sche
 			s.state, pb.results[i] = stAnswered, *blocked
 			continue
 		}
-		s.state = stDispatched
+		s.state, s.pos = stDispatched, pb.ndisp
 		pb.slots[pb.ndisp].todo = int32(i)
 		pb.ndisp++
 	}
@@ -341,19 +346,25 @@ func (pb *pbatch) waitAll() {
 
 // settle makes sure call i is answered in pb.results, once this goroutine
 // waits no longer: a call that never ran gets its cancelled result, and a
-// call whose worker has not answered it is abandoned. It returns the
-// duration of the call's body, zero when it was not answered by its worker.
+// call whose worker has not answered it is abandoned: answered as not run
+// when no worker took it up, else as cut short (cancelled, or timeout when
+// the deadline passed). It returns the duration of the call's body, zero
+// when it was not answered by its worker.
 func (pb *pbatch) settle(i int) time.Duration {
 	s := &pb.slots[i]
 	switch s.state {
 	case stSkipped:
-		pb.results[i] = notRun(pb.reqs[i].Call, pb.skipCause())
+		pb.results[i] = notRun(pb.reqs[i].Call, pb.cause())
 		return 0
 	case stAnswered:
 		return 0
 	}
 	if s.body.CompareAndSwap(bodyRunning, bodyAbandoned) {
-		pb.results[i] = abandoned(pb.ctx, pb.reqs[i].Call)
+		if pb.taken(i) {
+			pb.results[i] = cutShort(pb.reqs[i].Call, pb.cause())
+		} else {
+			pb.results[i] = notRun(pb.reqs[i].Call, pb.cause())
+		}
 		return 0
 	}
 	for s.body.Load() == bodyWriting {
@@ -363,6 +374,16 @@ func (pb *pbatch) settle(i int) time.Duration {
 		return 0
 	}
 	return s.dur
+}
+
+// taken reports whether a worker took call i up: claimed it, or was
+// started for it by the scheduler. A call no worker took up never runs once
+// the batch's context has ended (see runBody and release).
+func (pb *pbatch) taken(i int) bool {
+	if pb.sched != nil {
+		return !pb.sched.queued(i)
+	}
+	return pb.slots[i].pos < pb.claimed.Load()
 }
 
 // answered reports whether call i's worker has answered it.
@@ -434,7 +455,8 @@ func (pb *pbatch) runAdmitted(i int) {
 }
 
 // runBody runs call i through the chain and answers it, unless Execute
-// has abandoned it meanwhile.
+// has abandoned it meanwhile. A call whose batch's context ended before it
+// began is not run.
 func (pb *pbatch) runBody(i int) {
 	req := &pb.reqs[i]
 	var (
@@ -442,7 +464,7 @@ func (pb *pbatch) runBody(i int) {
 		d time.Duration
 	)
 	if pb.ctx.Err() != nil {
-		r = abandoned(pb.ctx, req.Call)
+		r = notRun(req.Call, pb.cause())
 	} else {
 		var t0 time.Duration
 		if pb.w != nil {
@@ -451,9 +473,6 @@ func (pb *pbatch) runBody(i int) {
 		r = pb.c.handle(pb.ctx, req)
 		if pb.w != nil {
 			d = pb.c.clock() - t0
-		}
-		if pb.c.failFast && r.IsError && pb.ctx.Err() == nil {
-			pb.stopWith(&StopError{Index: i, Call: req.Call, FailFast: true, Err: failure(r)})
 		}
 	}
 	// The call's updates end before its result is handed over, so that
@@ -482,11 +501,17 @@ func (pb *pbatch) runBody(i int) {
 }
 
 // answer writes the result the worker of call i got, unless Execute
-// answered the call already.
+// answered the call already. Under WithFailFast, a failed result stops the
+// batch while the call is bodyWriting: Execute, which stops waiting for the
+// calls once the batch's context ends, then waits for this result rather
+// than answering the call that stopped the batch as cancelled.
 func (pb *pbatch) answer(i int, r *tool.Result, d time.Duration) {
 	s := &pb.slots[i]
 	if s.body.CompareAndSwap(bodyRunning, bodyWriting) {
 		pb.results[i], s.dur = *r, d
+		if pb.c.failFast && r.IsError && pb.ctx.Err() == nil {
+			pb.stopWith(&StopError{Index: i, Call: pb.reqs[i].Call, FailFast: true, Err: failure(*r)})
+		}
 		s.body.Store(bodyDone)
 	}
 }
@@ -514,14 +539,17 @@ func (pb *pbatch) stopWith(e *StopError) {
 	}
 }
 
-// skipCause says why a call was not run.
-func (pb *pbatch) skipCause() error {
+// cause says why the batch's context ended, for the calls it cut short or
+// did not run: the batch was stopped (errBatchStopped), or the context
+// Execute was given ended first (see ended).
+func (pb *pbatch) cause() error {
 	pb.mu.Lock()
-	defer pb.mu.Unlock()
-	if pb.stop != nil {
+	stop := pb.stop
+	pb.mu.Unlock()
+	if stop != nil && context.Cause(pb.ctx) == error(stop) {
 		return errBatchStopped
 	}
-	return context.Cause(pb.parent)
+	return ended(pb.parent)
 }
 
 // scheduler admits the calls of a batch under the concurrency caps, in
@@ -577,6 +605,13 @@ func (s *scheduler) admit(i int) bool {
 	}
 	s.queue = append(s.queue, i)
 	return false
+}
+
+// queued reports whether call i waits for capacity.
+func (s *scheduler) queued(i int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Contains(s.queue, i)
 }
 
 // release counts call i as finished and returns the first queued call that

@@ -70,7 +70,7 @@ func (c *core) runSequential(ctx context.Context, reqs []Request, w *watch) ([]t
 		if stop != nil || ctx.Err() != nil {
 			cause := errBatchStopped
 			if stop == nil {
-				cause = context.Cause(ctx)
+				cause = ended(ctx)
 			}
 			*res = notRun(req.Call, cause)
 			w.startAlone(req)
