@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -53,9 +54,10 @@ func Parts(contents []sdk.Content) []model.Part {
 }
 
 func part(c sdk.Content) (model.Part, bool) {
-	switch c := c.(type) {
-	case nil:
+	if v := reflect.ValueOf(c); !v.IsValid() || (v.Kind() == reflect.Pointer && v.IsNil()) {
 		return model.Part{}, false
+	}
+	switch c := c.(type) {
 	case *sdk.TextContent:
 		return model.TextPart(c.Text), true
 	case *sdk.ImageContent:
@@ -96,9 +98,10 @@ func jsonPart(v any) model.Part {
 
 // Result converts an MCP tool result into a Trellis result. The content
 // becomes parts as Parts describes. Structured content becomes a JSON part:
-// it takes the place of the text block that carries the same JSON (servers
-// send one for older clients), or is appended when there is none, so the
-// model sees the value once. A result with isError becomes an error result
+// it takes the place of the text block that carries the same JSON value
+// (servers send one for older clients), as that block's JSON, compacted,
+// whose numbers are exactly as the server wrote them; or it is appended when
+// there is none. Either way the model sees the value once. A result with isError becomes an error result
 // (status failed, code tool.CodeToolError) whose Err is a *ToolError holding
 // the tool's text; server and toolName name the tool in it.
 func Result(server, toolName string, res *sdk.CallToolResult) tool.Result {
@@ -107,7 +110,7 @@ func Result(server, toolName string, res *sdk.CallToolResult) tool.Result {
 	}
 	parts := Parts(res.Content)
 	if res.StructuredContent != nil {
-		if raw, err := json.Marshal(res.StructuredContent); err == nil && !bytes.Equal(raw, []byte("null")) {
+		if raw, err := marshalStructured(res.StructuredContent); err == nil && !bytes.Equal(raw, []byte("null")) {
 			parts = placeStructured(parts, raw)
 		}
 	}
@@ -126,22 +129,42 @@ func Result(server, toolName string, res *sdk.CallToolResult) tool.Result {
 	return r
 }
 
+// marshalStructured returns the JSON of a structured value, without the
+// HTML escaping of encoding/json, which the model has no use for.
+func marshalStructured(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(b.Bytes()), nil
+}
+
 // placeStructured puts the structured value raw into parts: in place of the
-// first text part holding the same JSON value, or at the end.
+// first text part holding the same JSON value, as that part's JSON
+// (compacted, its numbers and strings as written), or at the end. Values are compared as decoded, so that a text written
+// differently (spacing, escapes, 20.0 for 20, integers too large for the
+// float64 the client decoded the structured value into) still matches.
 func placeStructured(parts []model.Part, raw json.RawMessage) []model.Part {
-	want, err := tool.CanonicalJSON(raw)
-	if err != nil {
+	var want any
+	if err := json.Unmarshal(raw, &want); err != nil {
 		return append(parts, model.JSONPart(raw))
 	}
 	for i, p := range parts {
 		if p.Type != model.PartText {
 			continue
 		}
-		got, err := tool.CanonicalJSON(json.RawMessage(strings.TrimSpace(p.Text)))
-		if err == nil && bytes.Equal(got, want) {
-			parts[i] = model.JSONPart(raw)
-			return parts
+		var got any
+		if json.Unmarshal([]byte(p.Text), &got) != nil || !reflect.DeepEqual(got, want) {
+			continue
 		}
+		var compact bytes.Buffer
+		if json.Compact(&compact, []byte(p.Text)) != nil {
+			continue
+		}
+		parts[i] = model.JSONPart(compact.Bytes())
+		return parts
 	}
 	return append(parts, model.JSONPart(raw))
 }

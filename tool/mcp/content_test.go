@@ -164,3 +164,47 @@ func TestMCPTool(t *testing.T) {
 	_, err = MCPTool(model.ToolDefinition{Name: "n", OutputSchema: json.RawMessage(`{`)}, tool.Metadata{})
 	assert.ErrorIs(t, err, ErrServe)
 }
+
+func TestResultStructuredTextCopy(t *testing.T) {
+	// The result as it comes off the wire: the client decodes structured
+	// content into Go values (numbers as float64), while the text copy
+	// keeps the server's own spelling.
+	tests := []struct {
+		name, text, structured, want string
+	}{
+		{"decimal point", `{"temp": 20.0}`, `{"temp":20.0}`, `{"temp":20.0}`},
+		{"big integer", `{"id": 12345678901234567891}`, `{"id":12345678901234567891}`, `{"id":12345678901234567891}`},
+		{"escaped text", `{"city": "caf\u00e9"}`, `{"city":"café"}`, `{"city":"caf\u00e9"}`},
+		{"html characters", `{"q":"a<b && c>d"}`, `{"q":"a<b && c>d"}`, `{"q":"a<b && c>d"}`},
+		{"exponent", "[1e3,\n 2.50]", `[1000, 2.5]`, `[1e3,2.50]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text, err := json.Marshal(tt.text)
+			require.NoError(t, err)
+			wire := `{"content":[{"type":"text","text":"intro"},{"type":"text","text":` + string(text) + `}],"structuredContent":` + tt.structured + `}`
+			var res sdk.CallToolResult
+			require.NoError(t, json.Unmarshal([]byte(wire), &res))
+			r := Result("srv", "t", &res)
+			require.Len(t, r.Content, 2, "the value is shown once: %v", r.Content)
+			assert.Equal(t, model.TextPart("intro"), r.Content[0])
+			require.Equal(t, model.PartJSON, r.Content[1].Type)
+			assert.JSONEq(t, tt.want, string(r.Content[1].JSON))
+			assert.Equal(t, tt.want, string(r.Content[1].JSON), "the server's own spelling is kept")
+		})
+	}
+
+	// Without a text copy, the structured value is appended, readable.
+	r := Result("srv", "t", &sdk.CallToolResult{StructuredContent: map[string]any{"q": "a<b"}})
+	require.Len(t, r.Content, 1)
+	assert.Equal(t, `{"q":"a<b"}`, string(r.Content[0].JSON))
+
+	// A text block that only looks similar is not the copy.
+	r = Result("srv", "t", &sdk.CallToolResult{
+		Content:           []sdk.Content{&sdk.TextContent{Text: `{"n": 1, "extra": true}`}},
+		StructuredContent: map[string]any{"n": 1},
+	})
+	require.Len(t, r.Content, 2)
+	assert.Equal(t, model.TextPart(`{"n": 1, "extra": true}`), r.Content[0])
+	assert.Equal(t, `{"n":1}`, string(r.Content[1].JSON))
+}

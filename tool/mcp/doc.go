@@ -22,14 +22,16 @@
 // connects on first use.
 //
 // Each server tool becomes a Trellis tool: its definition carries the
-// server's description and input and output schemas; its metadata carries the
-// server's explicit hints (readOnlyHint, destructiveHint, openWorldHint; see
-// Metadata); its calls forward the raw JSON arguments. Results come back as
-// content parts (see Result): text, images, resource links, embedded
-// resources and structured content. A tool that reports an error (isError)
-// gives an error result with the server's text; a call that gets no answer
-// gives an error result whose Err (a *CallError) lets retry and circuit
-// breaker middleware classify it. Neither panics nor aborts a run.
+// server's description and input and output schemas (an input schema that
+// is not an object schema is made one, as models require); its metadata
+// carries the server's explicit hints (readOnlyHint, destructiveHint,
+// openWorldHint; see Metadata); its calls forward the raw JSON arguments.
+// Results come back as content parts (see Result): text, images, resource
+// links, embedded resources and structured content. A tool that reports an
+// error (isError) gives an error result with the server's text; a call that
+// gets no answer gives an error result whose Err (a *CallError) lets retry
+// and circuit breaker middleware classify it. Neither panics nor aborts a
+// run.
 //
 // WithInclude, WithExclude and WithFilter choose which of the server's tools
 // become Trellis tools. The list is read in full (every page) when the toolset

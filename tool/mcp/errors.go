@@ -37,7 +37,9 @@ const (
 	// lost; Result.Err is a *CallError and the call may succeed if retried.
 	CodeUnavailable = "mcp_unavailable"
 	// CodeProtocol: the server refused the request with a JSON-RPC error
-	// (an unknown tool, invalid parameters, ...).
+	// (an unknown tool, invalid parameters, ...), or answered with a result
+	// the client cannot read; the session is not lost and the request is
+	// not sent again.
 	CodeProtocol = "mcp_protocol_error"
 	// CodeRefused: the header function refused the request, which was not
 	// sent; Result.Err matches ErrHeaderRefused.

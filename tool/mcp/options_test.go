@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -466,3 +467,25 @@ func TestServerWithInvokeOptions(t *testing.T) {
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+func TestNilOptions(t *testing.T) {
+	// A nil option (from a conditional option list, say) is ignored.
+	ts, err := New(Config{Command: "server"}, nil, WithReconnect(1), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 1, ts.o.reconnect)
+	require.NoError(t, ts.Close())
+
+	srv, err := NewServer(context.Background(), tool.NewStatic("s", fixtureTools()...), nil,
+		WithInvokeOptions(nil, tool.WithJSONRepair(true)), nil)
+	require.NoError(t, err)
+	r, err := goClient(t, srv, nil).CallTool(context.Background(), &sdk.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}})
+	require.NoError(t, err)
+	assert.Equal(t, "sum: 3", Result("s", "add", r).Text())
+}
+
+func TestPartsNilContent(t *testing.T) {
+	// Typed nil pointers are dropped like nil interfaces, not dereferenced.
+	parts := Parts([]sdk.Content{(*sdk.TextContent)(nil), (*sdk.ImageContent)(nil), (*sdk.AudioContent)(nil),
+		(*sdk.ResourceLink)(nil), (*sdk.EmbeddedResource)(nil), &sdk.TextContent{Text: "kept"}})
+	assert.Equal(t, []model.Part{model.TextPart("kept")}, parts)
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,13 +32,11 @@ var anyObject = sync.OnceValue(func() *tool.Schema {
 
 // newRemoteTool builds the Trellis tool for t.
 func newRemoteTool(ts *Toolset, t *sdk.Tool) (*remoteTool, error) {
-	in, err := marshalSchema(t.InputSchema)
+	raw, err := marshalSchema(t.InputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: server %q: tool %q: input schema: %w", ts.name, t.Name, err)
 	}
-	if in == nil {
-		in = json.RawMessage(`{"type":"object"}`)
-	}
+	in, usable := objectSchema(raw)
 	out, err := marshalSchema(t.OutputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: server %q: tool %q: output schema: %w", ts.name, t.Name, err)
@@ -49,9 +48,11 @@ func newRemoteTool(ts *Toolset, t *sdk.Tool) (*remoteTool, error) {
 	if description == "" && t.Annotations != nil {
 		description = t.Annotations.Title
 	}
-	schema, err := tool.CompileSchema(in)
-	if err != nil {
-		schema = anyObject()
+	schema := anyObject()
+	if usable {
+		if s, err := tool.CompileSchema(in); err == nil {
+			schema = s
+		}
 	}
 	return &remoteTool{
 		ts:     ts,
@@ -60,6 +61,40 @@ func newRemoteTool(ts *Toolset, t *sdk.Tool) (*remoteTool, error) {
 		mcp:    t,
 		schema: schema,
 	}, nil
+}
+
+// objectSchema returns the input schema the model is given for a server's
+// schema raw: models take only object schemas. A schema without "type"
+// gets "type":"object" (arguments are always an object), and one whose type
+// list includes "object" is narrowed to it. No schema, a boolean schema, or
+// one that cannot describe an object becomes {"type":"object"}; usable is
+// then false, and validation is left to the server.
+func objectSchema(raw json.RawMessage) (schema json.RawMessage, usable bool) {
+	anyObject := json.RawMessage(`{"type":"object"}`)
+	var fields map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &fields) != nil || fields == nil {
+		return anyObject, false
+	}
+	if typ, ok := fields["type"]; ok {
+		var one string
+		var list []string
+		switch {
+		case json.Unmarshal(typ, &one) == nil:
+			if one != "object" {
+				return anyObject, false
+			}
+			return raw, true
+		case json.Unmarshal(typ, &list) == nil && slices.Contains(list, "object"):
+		default:
+			return anyObject, false
+		}
+	}
+	fields["type"] = json.RawMessage(`"object"`)
+	out, err := json.Marshal(fields)
+	if err != nil {
+		return anyObject, false
+	}
+	return out, true
 }
 
 // marshalSchema returns a schema the client decoded as JSON text, or nil for
@@ -104,8 +139,8 @@ func (t *remoteTool) Definition() model.ToolDefinition { return t.def }
 func (t *remoteTool) Metadata() tool.Metadata { return t.meta }
 
 // CompiledSchema returns the server's input schema, compiled when the tool
-// was listed; a schema that does not compile here is replaced by "any
-// object", leaving validation to the server.
+// was listed; a schema that does not compile here, or that cannot describe
+// an object, is replaced by "any object", leaving validation to the server.
 func (t *remoteTool) CompiledSchema() *tool.Schema { return t.schema }
 
 // MCPTool returns the tool as the server listed it.
@@ -117,10 +152,12 @@ func (t *remoteTool) Server() string { return t.ts.name }
 // Call forwards the call to the server. The server's answer becomes the
 // result (see Result); a tool that reports an error gives an error result.
 // A request that got no answer gives an error result with code
-// CodeUnavailable whose Err is a *CallError, a request the server refused
-// one with code CodeProtocol, a request the header function refused one with
-// code CodeRefused; the end of ctx is returned as an error, which
-// Invoke turns into a timeout or cancelled result.
+// CodeUnavailable whose Err is a *CallError; a request the server refused,
+// or answered with a result this client cannot read, one with code
+// CodeProtocol; a request the header function refused one with code
+// CodeRefused. Error results name the server and the tool. The end of ctx
+// is returned as an error, which Invoke turns into a timeout or cancelled
+// result.
 func (t *remoteTool) Call(ctx context.Context, _ string, args json.RawMessage) (tool.Result, error) {
 	name := t.def.Name
 	args = bytes.TrimSpace(args)
@@ -152,7 +189,7 @@ func (t *remoteTool) Call(ctx context.Context, _ string, args json.RawMessage) (
 		if _, ok := errors.AsType[*CallError](err); ok || errors.Is(err, ErrClosed) || errors.Is(err, ErrConnect) {
 			return tool.ErrorResult(CodeUnavailable, err), nil
 		}
-		return tool.ErrorResult(CodeProtocol, fmt.Errorf("mcp: server %q: tool %q: %w", t.ts.name, name, err)), nil
+		return tool.ErrorResult(CodeProtocol, err), nil
 	}
 	return Result(t.ts.name, name, res), nil
 }

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -71,7 +72,13 @@ func WithInstructions(text string) ServerOption {
 // progress to that client instead). JSON repair has nothing to do here:
 // MCP arguments arrive as JSON objects.
 func WithInvokeOptions(opts ...tool.InvokeOption) ServerOption {
-	return func(c *serverConfig) { c.invoke = append(c.invoke, opts...) }
+	return func(c *serverConfig) {
+		for _, o := range opts {
+			if o != nil {
+				c.invoke = append(c.invoke, o)
+			}
+		}
+	}
 }
 
 // WithPolicy sets a permission policy consulted (after each tool's own
@@ -90,14 +97,17 @@ func WithServerOptions(o sdk.ServerOptions) ServerOption {
 
 // NewServer returns an MCP server for the tools set resolves to with ctx.
 // A tool that cannot be served is an error wrapping ErrServe and no server
-// is returned. Call Refresh when the set's tools change.
+// is returned. Call Refresh when the set's tools change. Nil options are
+// ignored.
 func NewServer(ctx context.Context, set tool.Toolset, opts ...ServerOption) (*Server, error) {
 	if set == nil {
 		return nil, fmt.Errorf("%w: no toolset", ErrServe)
 	}
 	c := serverConfig{name: set.Name(), version: "v0"}
 	for _, o := range opts {
-		o(&c)
+		if o != nil {
+			o(&c)
+		}
 	}
 	if c.name == "" {
 		c.name = "trellis"
@@ -308,7 +318,8 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 			return CallToolResult(tool.UnknownTool(name, s.Tools())), nil
 		}
 		call := model.ToolCall{ID: "mcp_" + uuid.NewString(), Name: name, Arguments: req.Params.Arguments}
-		if len(call.Arguments) == 0 {
+		if args := bytes.TrimSpace(call.Arguments); len(args) == 0 || bytes.Equal(args, []byte("null")) {
+			// No arguments, or null: a call without arguments.
 			call.Arguments = json.RawMessage(`{}`)
 		}
 		if s.policy != nil || hasChecker(t) {

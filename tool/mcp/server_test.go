@@ -294,3 +294,16 @@ func TestServerProgress(t *testing.T) {
 	assert.Equal(t, []string{"half way", "done"}, got)
 	mu.Unlock()
 }
+
+func TestServerNullArguments(t *testing.T) {
+	// "arguments": null, or none at all, is a call without arguments.
+	srv, _ := newFixtureServer(t, nil)
+	cs := goClient(t, srv, nil)
+	for _, args := range []any{nil, json.RawMessage(`null`), json.RawMessage(` null `), map[string]any{}} {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "wipe", Arguments: args})
+		require.NoError(t, err)
+		r := Result("fixture", "wipe", res)
+		assert.False(t, r.IsError, "%s: %s", args, r.Text())
+		assert.Equal(t, "wiped", r.Text())
+	}
+}

@@ -89,11 +89,13 @@ func (s *session) close() error {
 
 // New returns a toolset over the server cfg describes. It checks cfg
 // (ErrInvalidConfig) but does not connect: call Init to connect now and fail
-// fast, or let the first Tools or call connect.
+// fast, or let the first Tools or call connect. Nil options are ignored.
 func New(cfg Config, opts ...Option) (*Toolset, error) {
 	o := defaultOptions()
 	for _, opt := range opts {
-		opt(&o)
+		if opt != nil {
+			opt(&o)
+		}
 	}
 	if o.transportFunc == nil {
 		if err := cfg.Validate(); err != nil {
@@ -130,15 +132,18 @@ func (ts *Toolset) Init(ctx context.Context) error {
 	s, closed := ts.sess, ts.closed
 	ts.mu.Unlock()
 	if closed {
-		return ErrClosed
+		return ts.closedErr("init")
 	}
 	if s == nil || s.isDead() {
 		var err error
 		if s, err = ts.connect(ctx); err != nil {
+			if errors.Is(err, ErrClosed) {
+				return ts.closedErr("init")
+			}
 			return err
 		}
 	}
-	if err := ts.list(ctx, s); err != nil {
+	if _, err := ts.list(ctx, s); err != nil {
 		if ctx.Err() != nil {
 			return err
 		}
@@ -148,14 +153,16 @@ func (ts *Toolset) Init(ctx context.Context) error {
 }
 
 // Tools returns the server's tools (after the toolset's filters) as Trellis
-// tools. The list is fetched when the toolset connects and again after the
-// server says it changed or a new session was opened; otherwise the last list
-// is returned. Each tool forwards its calls to the server.
+// tools, in the server's order; a name the server lists more than once
+// becomes one tool, the first listed. The list is fetched when the toolset
+// connects and again after the server says it changed or a new session was
+// opened; otherwise the last list is returned. Each tool forwards its calls
+// to the server. Errors name the server.
 func (ts *Toolset) Tools(ctx context.Context) ([]tool.Tool, error) {
 	ts.mu.Lock()
 	if ts.closed {
 		ts.mu.Unlock()
-		return nil, ErrClosed
+		return nil, ts.closedErr("list tools")
 	}
 	if s := ts.sess; s != nil && !s.isDead() && ts.listed == ts.changes && ts.tools != nil {
 		tools := slices.Clone(ts.tools)
@@ -163,21 +170,29 @@ func (ts *Toolset) Tools(ctx context.Context) ([]tool.Tool, error) {
 		return tools, nil
 	}
 	ts.mu.Unlock()
+	var tools []tool.Tool
 	err := ts.do(ctx, "list tools", func(ctx context.Context, s *session) error {
-		return ts.list(ctx, s)
+		var err error
+		tools, err = ts.list(ctx, s)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	return slices.Clone(ts.tools), nil
+	return slices.Clone(tools), nil
+}
+
+// closedErr is the error of a request made on the closed toolset: it
+// matches ErrClosed and names the server and the request.
+func (ts *Toolset) closedErr(method string) error {
+	return fmt.Errorf("mcp: server %q: %s: %w", ts.name, method, ErrClosed)
 }
 
 // Close ends the session (for stdio: closes the server's input, waits for it
 // to exit, signals it if it does not, and ends what it left in its process
 // group) and releases the toolset's connections. Calls in progress fail;
-// later calls fail with ErrClosed. Close is idempotent.
+// later calls fail with an error that matches ErrClosed and names the
+// server. Close is idempotent.
 func (ts *Toolset) Close() error {
 	ts.mu.Lock()
 	if ts.closed {
@@ -245,22 +260,35 @@ func (ts *Toolset) connect(ctx context.Context) (*session, error) {
 	case <-ts.done:
 		return nil, ErrClosed
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, fmt.Errorf("mcp: connecting to server %q: %w", ts.name, ctx.Err())
 	}
 	defer func() { <-ts.connecting }()
 
+	// The session outlives this call: its context keeps ctx's values (for
+	// header functions) but not its cancellation, except while connecting.
+	// Close cancels it through ts.abort, set together with the check of
+	// ts.closed so that a Close in between cannot miss the attempt.
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	ts.mu.Lock()
 	if ts.closed {
 		ts.mu.Unlock()
+		cancel()
 		return nil, ErrClosed
 	}
 	if s := ts.sess; s != nil && !s.isDead() {
 		ts.mu.Unlock()
+		cancel()
 		return s, nil
 	}
 	old := ts.sess
 	ts.sess = nil
+	ts.abort = cancel
 	ts.mu.Unlock()
+	defer func() {
+		ts.mu.Lock()
+		ts.abort = nil
+		ts.mu.Unlock()
+	}()
 	if old != nil {
 		_ = old.close()
 	}
@@ -273,17 +301,6 @@ func (ts *Toolset) connect(ctx context.Context) (*session, error) {
 		return ce
 	}
 
-	// The session outlives this call: its context keeps ctx's values (for
-	// header functions) but not its cancellation, except while connecting.
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	ts.mu.Lock()
-	ts.abort = cancel
-	ts.mu.Unlock()
-	defer func() {
-		ts.mu.Lock()
-		ts.abort = nil
-		ts.mu.Unlock()
-	}()
 	stop := context.AfterFunc(ctx, cancel)
 	timer := time.AfterFunc(ts.cfg.connectTimeout(), cancel)
 	var (
@@ -366,27 +383,27 @@ func (ts *Toolset) drop(s *session) {
 	_ = s.close()
 }
 
-// list fetches the server's tools, every page of them, over s.
-func (ts *Toolset) list(ctx context.Context, s *session) error {
+// list fetches the server's tools, every page of them, over s, and returns
+// those the filters keep. A name listed twice is kept once, the first time.
+func (ts *Toolset) list(ctx context.Context, s *session) ([]tool.Tool, error) {
 	ts.mu.Lock()
 	seen := ts.changes
 	ts.mu.Unlock()
-	var tools []tool.Tool
+	tools := []tool.Tool{}
+	names := map[string]bool{}
 	for t, err := range s.cs.Tools(ctx, nil) {
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if !ts.keep(t) {
+		if !ts.keep(t) || names[t.Name] {
 			continue
 		}
+		names[t.Name] = true
 		rt, err := newRemoteTool(ts, t)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		tools = append(tools, rt)
-	}
-	if tools == nil {
-		tools = []tool.Tool{}
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
@@ -394,7 +411,7 @@ func (ts *Toolset) list(ctx context.Context, s *session) error {
 		ts.tools = tools
 		ts.listed = seen
 	}
-	return nil
+	return tools, nil
 }
 
 // keep reports whether the toolset's filters keep t.
@@ -413,7 +430,8 @@ func (ts *Toolset) keep(t *sdk.Tool) bool {
 
 // do runs fn on the current session, opening one when there is none or the
 // current one is lost, within the reconnection budget. An error that means
-// the session or connection was lost is returned as a *CallError.
+// the session or connection was lost is returned as a *CallError; every
+// error names the server and the request.
 func (ts *Toolset) do(ctx context.Context, method string, fn func(context.Context, *session) error) error {
 	reconnects := 0
 	var last error
@@ -422,7 +440,7 @@ func (ts *Toolset) do(ctx context.Context, method string, fn func(context.Contex
 		closed, s, opened := ts.closed, ts.sess, ts.opened
 		ts.mu.Unlock()
 		if closed {
-			return ErrClosed
+			return ts.closedErr(method)
 		}
 		if s == nil || s.isDead() {
 			if opened > 0 {
@@ -436,12 +454,15 @@ func (ts *Toolset) do(ctx context.Context, method string, fn func(context.Contex
 				}
 				reconnects++
 				if err := sleep(ctx, ts.backoff(reconnects)); err != nil {
-					return err
+					return fmt.Errorf("mcp: server %q: %s: %w", ts.name, method, err)
 				}
 			}
 			var err error
 			if s, err = ts.connect(ctx); err != nil {
-				if ctx.Err() != nil || errors.Is(err, ErrClosed) || opened == 0 {
+				if errors.Is(err, ErrClosed) {
+					return ts.closedErr(method)
+				}
+				if ctx.Err() != nil || opened == 0 {
 					return err
 				}
 				last = err
@@ -455,8 +476,13 @@ func (ts *Toolset) do(ctx context.Context, method string, fn func(context.Contex
 		if cerr := ctx.Err(); cerr != nil {
 			return fmt.Errorf("mcp: server %q: %s: %w", ts.name, method, cerr)
 		}
-		if !lost(err, s) {
-			return err
+		if !lost(err, s) || ts.answers(ctx, err, s) {
+			// The server answered (a JSON-RPC error, a result this client
+			// cannot read): a new session would get the same answer.
+			return fmt.Errorf("mcp: server %q: %s: %w", ts.name, method, err)
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return fmt.Errorf("mcp: server %q: %s: %w", ts.name, method, cerr)
 		}
 		last = err
 		ts.drop(s)
@@ -464,7 +490,7 @@ func (ts *Toolset) do(ctx context.Context, method string, fn func(context.Contex
 		closed = ts.closed
 		ts.mu.Unlock()
 		if closed {
-			return ErrClosed
+			return ts.closedErr(method)
 		}
 		if ts.o.reconnect == 0 {
 			return &CallError{Server: ts.name, Method: method, Attempts: 1, Err: err, lost: true}
@@ -494,6 +520,25 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// answers reports whether s still answers requests after one failed on it
+// with err, an error that did not come as an answer from the server. It asks
+// the server for a ping when err could be an answer the client could not
+// read (a result it cannot decode): then the session is not lost, and a new
+// one would only get the same answer, after running the request again.
+func (ts *Toolset) answers(ctx context.Context, err error, s *session) bool {
+	if s == nil || s.isDead() || errors.Is(err, ErrConnect) ||
+		errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing) {
+		return false
+	}
+	if _, ok := errors.AsType[*jsonrpc.Error](err); ok {
+		return false // refused by the transport, or the session is unknown
+	}
+	pctx, cancel := context.WithTimeout(ctx, ts.cfg.connectTimeout())
+	defer cancel()
+	perr := s.cs.Ping(pctx, nil)
+	return perr == nil || !lost(perr, s)
 }
 
 // errRejected matches the go-sdk's "rejected by transport" error: the request

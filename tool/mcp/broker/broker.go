@@ -114,7 +114,8 @@ func WithPolicy(p tool.Policy) Option {
 }
 
 // WithMaxAdHoc caps how many ad-hoc servers the broker connects to
-// (DefaultMaxAdHoc). Beyond it, a new ad-hoc URL gets an error result.
+// (DefaultMaxAdHoc). Beyond it, a new ad-hoc URL gets an error result. An
+// ad-hoc server the broker could not connect to does not count.
 func WithMaxAdHoc(n int) Option {
 	return func(c *config) { c.maxAdHoc = n }
 }
@@ -125,11 +126,14 @@ func WithName(name string) Option {
 }
 
 // New returns a broker. It checks every server config and allow-list entry
-// (an error wraps ErrInvalidBroker) but connects to nothing.
+// (an error wraps ErrInvalidBroker) but connects to nothing. Nil options are
+// ignored.
 func New(opts ...Option) (*Broker, error) {
 	c := config{name: "mcp_broker", maxAdHoc: DefaultMaxAdHoc}
 	for _, o := range opts {
-		o(&c)
+		if o != nil {
+			o(&c)
+		}
 	}
 	b := &Broker{
 		name:     c.name,
@@ -275,10 +279,31 @@ func (b *Broker) remoteTools(ctx context.Context, server string) ([]tool.Tool, *
 	}
 	tools, err := ts.Tools(ctx)
 	if err != nil {
+		if _, ok := errors.AsType[*mcp.CallError](err); !ok && errors.Is(err, mcp.ErrConnect) {
+			// The toolset never connected: it does not hold a place among
+			// the ad-hoc servers.
+			b.forgetAdHoc(ts)
+		}
 		r := tool.ErrorResult(mcp.CodeUnavailable, err)
 		return nil, &r
 	}
 	return tools, nil
+}
+
+// forgetAdHoc drops and closes ts if it is an ad-hoc server's toolset.
+func (b *Broker) forgetAdHoc(ts *mcp.Toolset) {
+	b.mu.Lock()
+	found := false
+	for key, x := range b.adHoc {
+		if x == ts {
+			delete(b.adHoc, key)
+			found = true
+		}
+	}
+	b.mu.Unlock()
+	if found {
+		_ = ts.Close()
+	}
 }
 
 // lookup finds the named tool among tools, or explains which exist.

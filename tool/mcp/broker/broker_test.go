@@ -321,3 +321,37 @@ func everythingBin(t testing.TB) string {
 	}
 	return bin
 }
+
+func TestNewNilOption(t *testing.T) {
+	b, err := New(nil, WithName("b"), nil)
+	require.NoError(t, err)
+	defer b.Close()
+	assert.Equal(t, "b", b.Name())
+}
+
+func TestBrokerAdHocFailuresFreeTheirSlot(t *testing.T) {
+	// Nothing listens on dead: connecting to it fails at once.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	dead := "http://" + l.Addr().String() + "/mcp/gone"
+	require.NoError(t, l.Close())
+	other := serve(t, "other", adHocTools()...)
+	b, err := New(WithAllowedURLs(dead, other), WithMaxAdHoc(1))
+	require.NoError(t, err)
+	defer b.Close()
+
+	for range 2 {
+		r := run(t, b, ListToolsTool, fmt.Sprintf(`{"server":%q}`, dead))
+		require.True(t, r.IsError)
+		assert.Equal(t, mcp.CodeUnavailable, r.ErrorCode, r.Text())
+		assert.ErrorIs(t, r.Err, mcp.ErrConnect)
+	}
+	// A server the broker never connected to does not count against the
+	// cap.
+	r := run(t, b, CallToolTool, fmt.Sprintf(`{"server":%q,"tool":"ping"}`, other))
+	require.False(t, r.IsError, r.Text())
+	assert.Equal(t, "pong", r.Text())
+	// The cap still holds for servers it is connected to.
+	r = run(t, b, ListToolsTool, fmt.Sprintf(`{"server":%q}`, dead))
+	assert.Contains(t, r.Text(), "already connected to 1 ad-hoc servers")
+}
