@@ -8,6 +8,8 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"os"
+	"strings"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -131,12 +133,17 @@ func WithRequestOptions(opts ...option.RequestOption) Option {
 	return func(c *config) { c.requestOptions = append(c.requestOptions, opts...) }
 }
 
+// defaultBaseURL is the API's base URL when neither WithBaseURL nor
+// OPENAI_BASE_URL gives one.
+const defaultBaseURL = "https://api.openai.com/v1"
+
 // New returns a model that calls the named model.
 //
 // Settings not given as options are read from the environment by the
 // openai-go client: OPENAI_BASE_URL, OPENAI_API_KEY, OPENAI_ORG_ID and
 // OPENAI_PROJECT_ID. Options take precedence over the environment. Without
-// a base URL the model calls https://api.openai.com/v1.
+// a base URL (or with an empty OPENAI_BASE_URL) the model calls
+// https://api.openai.com/v1.
 func New(name string, opts ...Option) (*Model, error) {
 	if name == "" {
 		return nil, errors.New("openai: model name is empty")
@@ -156,6 +163,10 @@ func New(name string, opts ...Option) (*Model, error) {
 			return nil, fmt.Errorf("openai: invalid base URL %q: want an absolute http or https URL", *c.baseURL)
 		}
 		ro = append(ro, option.WithBaseURL(*c.baseURL))
+	} else if v, ok := os.LookupEnv("OPENAI_BASE_URL"); ok && strings.TrimSpace(v) == "" {
+		// Set but empty means unset; the client would take it for a
+		// relative URL.
+		ro = append(ro, option.WithBaseURL(defaultBaseURL))
 	}
 	if c.apiKey != nil {
 		ro = append(ro, option.WithAPIKey(*c.apiKey))
@@ -211,8 +222,10 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 }
 
 // Stream sends req to the Chat Completions endpoint with streaming on and
-// yields the reply as it arrives. Opening the stream is retried like
-// Generate; once a chunk has been yielded, errors end the sequence.
+// yields the reply as it arrives. Until the first text or tool-call fragment
+// arrives, failures (an error event or a stream cut short after the opening
+// events that carry nothing, such as the assistant role) are retried like
+// Generate's; once a chunk has been yielded, errors end the sequence.
 func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
 		params, err := m.params(req)
@@ -222,16 +235,26 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 		}
 		params.StreamOptions.IncludeUsage = oai.Bool(true)
 
-		var stream *ssestream.Stream[oai.ChatCompletionChunk]
+		var (
+			stream *ssestream.Stream[oai.ChatCompletionChunk]
+			st     streamState
+			first  []model.Chunk
+		)
 		err = m.retry.Do(ctx, func(ctx context.Context) error {
+			st = streamState{}
 			s := m.client.Chat.Completions.NewStreaming(ctx, params)
-			if s.Next() {
-				stream = s
-				return nil
+			for s.Next() {
+				if out := st.add(s.Current()); len(out) > 0 {
+					stream, first = s, out
+					return nil
+				}
 			}
 			_ = s.Close()
 			if err := s.Err(); err != nil {
 				return convertError(err)
+			}
+			if st.finish != "" {
+				return nil // a complete reply with no text and no calls
 			}
 			return fmt.Errorf("openai: stream ended before the reply began: %w", io.ErrUnexpectedEOF)
 		})
@@ -239,22 +262,24 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			yield(model.Chunk{}, err)
 			return
 		}
-		defer stream.Close()
-
-		var st streamState
-		for {
-			for _, c := range st.add(stream.Current()) {
+		if stream != nil {
+			defer stream.Close()
+			for _, c := range first {
 				if !yield(c, nil) {
 					return
 				}
 			}
-			if !stream.Next() {
-				break
+			for stream.Next() {
+				for _, c := range st.add(stream.Current()) {
+					if !yield(c, nil) {
+						return
+					}
+				}
 			}
-		}
-		if err := stream.Err(); err != nil {
-			yield(model.Chunk{}, convertError(err))
-			return
+			if err := stream.Err(); err != nil {
+				yield(model.Chunk{}, convertError(err))
+				return
+			}
 		}
 		if st.finish == "" {
 			yield(model.Chunk{}, fmt.Errorf("openai: stream ended before the reply was complete: %w", io.ErrUnexpectedEOF))

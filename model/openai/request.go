@@ -40,6 +40,11 @@ func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) 
 	if p.ToolChoice, err = toolChoice(req.ToolChoice); err != nil {
 		return p, err
 	}
+	if len(p.Tools) == 0 && req.ToolChoice.Mode == model.ToolChoiceNone {
+		// OpenAI refuses a tool choice without tools, and with no tools
+		// none is what the model gets anyway.
+		p.ToolChoice = oai.ChatCompletionToolChoiceOptionUnionParam{}
+	}
 	if rf := req.ResponseFormat; rf != nil {
 		if len(bytes.TrimSpace(rf.Schema)) == 0 {
 			return p, errors.New("openai: response format has no schema")
@@ -47,11 +52,7 @@ func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) 
 		if !json.Valid(rf.Schema) {
 			return p, errors.New("openai: response format schema is not valid JSON")
 		}
-		name := rf.Name
-		if name == "" {
-			name = "response"
-		}
-		js := shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: name, Schema: rf.Schema}
+		js := shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: schemaName(rf.Name), Schema: rf.Schema}
 		if rf.Description != "" {
 			js.Description = oai.String(rf.Description)
 		}
@@ -85,6 +86,30 @@ func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) 
 		p.Seed = oai.Int(*s.Seed)
 	}
 	return p, nil
+}
+
+// schemaName returns name in the form OpenAI requires of a response
+// format's name: at most 64 letters, digits, '_' and '-'. Other characters
+// (a Go type's name can hold brackets, stars, spaces and dots) become '_';
+// an empty name becomes "response".
+func schemaName(name string) string {
+	const maxLen = 64
+	b := make([]byte, 0, min(len(name), maxLen))
+	for _, r := range name {
+		if len(b) == maxLen {
+			break
+		}
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			b = append(b, byte(r))
+		default:
+			b = append(b, '_')
+		}
+	}
+	if len(b) == 0 {
+		return "response"
+	}
+	return string(b)
 }
 
 func messages(in []model.Message) ([]oai.ChatCompletionMessageParamUnion, error) {

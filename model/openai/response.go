@@ -24,7 +24,7 @@ func toResponse(c *oai.ChatCompletion) (*model.Response, error) {
 	}
 	choice := c.Choices[0]
 	msg := model.Message{Role: model.RoleAssistant}
-	text := choice.Message.Content
+	text := contentText(choice.Message.Content, choice.Message.JSON.Content.Raw())
 	if text == "" {
 		text = choice.Message.Refusal
 	}
@@ -41,6 +41,11 @@ func toResponse(c *oai.ChatCompletion) (*model.Response, error) {
 			Arguments: rawArguments(tc.Function.Arguments),
 		})
 	}
+	if fc := choice.Message.FunctionCall; len(msg.ToolCalls) == 0 && fc.Name != "" {
+		// The legacy function_call, which servers that predate tool calls
+		// still send: a call without an ID.
+		msg.ToolCalls = []model.ToolCall{{Name: fc.Name, Arguments: rawArguments(fc.Arguments)}}
+	}
 	resp := &model.Response{
 		Message:      msg,
 		FinishReason: finishReason(choice.FinishReason),
@@ -52,6 +57,30 @@ func toResponse(c *oai.ChatCompletion) (*model.Response, error) {
 	return resp, nil
 }
 
+// contentText returns the text of a message's content. Some compatible
+// servers (Mistral's, for one) send the content as an array of parts, which
+// the client hands over as the array's JSON; the text of its "text" parts is
+// the reply, and parts of other types, such as "thinking", are left out.
+func contentText(content, raw string) string {
+	if !strings.HasPrefix(strings.TrimSpace(raw), "[") {
+		return content
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal([]byte(raw), &parts) != nil {
+		return content
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
 func rawArguments(args string) json.RawMessage {
 	if strings.TrimSpace(args) == "" {
 		return json.RawMessage("{}")
@@ -59,11 +88,18 @@ func rawArguments(args string) json.RawMessage {
 	return json.RawMessage(args)
 }
 
+// usage maps the token counts. Cached prompt tokens are part of the prompt
+// tokens and reasoning tokens part of the completion tokens, so both are
+// counted. A total that a compatible server left out is computed.
 func usage(u oai.CompletionUsage) model.Usage {
+	total := u.TotalTokens
+	if total == 0 {
+		total = u.PromptTokens + u.CompletionTokens
+	}
 	return model.Usage{
 		InputTokens:  int(u.PromptTokens),
 		OutputTokens: int(u.CompletionTokens),
-		TotalTokens:  int(u.TotalTokens),
+		TotalTokens:  int(total),
 	}
 }
 
@@ -98,8 +134,8 @@ func (s *streamState) add(c oai.ChatCompletionChunk) []model.Chunk {
 		if ch.Index != 0 {
 			continue
 		}
-		if ch.Delta.Content != "" {
-			out = append(out, model.Chunk{Text: ch.Delta.Content})
+		if text := contentText(ch.Delta.Content, ch.Delta.JSON.Content.Raw()); text != "" {
+			out = append(out, model.Chunk{Text: text})
 		}
 		if ch.Delta.Refusal != "" {
 			out = append(out, model.Chunk{Text: ch.Delta.Refusal})
@@ -110,6 +146,14 @@ func (s *streamState) add(c oai.ChatCompletionChunk) []model.Chunk {
 				ID:        tc.ID,
 				Name:      tc.Function.Name,
 				Arguments: tc.Function.Arguments,
+			}})
+		}
+		if fc := ch.Delta.FunctionCall; fc.Name != "" || fc.Arguments != "" {
+			// The legacy function_call, which servers that predate tool
+			// calls still send: one call without an ID, at index 0.
+			out = append(out, model.Chunk{ToolCall: &model.ToolCallDelta{
+				Name:      fc.Name,
+				Arguments: fc.Arguments,
 			}})
 		}
 		if ch.FinishReason != "" {

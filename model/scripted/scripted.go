@@ -1,11 +1,13 @@
 package scripted
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -374,7 +376,11 @@ func describeLast(msgs []model.Message) string {
 	last := msgs[len(msgs)-1]
 	text := last.Text()
 	if len(text) > 60 {
-		text = text[:60] + "..."
+		cut := 60
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut] + "..."
 	}
 	s := fmt.Sprintf("%s %q", last.Role, text)
 	if len(last.ToolCalls) > 0 {
@@ -390,22 +396,50 @@ func describeLast(msgs []model.Message) string {
 	return s
 }
 
+// cloneMessage returns a copy of m that shares no memory with it.
 func cloneMessage(m model.Message) model.Message {
 	m.Content = slices.Clone(m.Content)
+	for i := range m.Content {
+		p := &m.Content[i]
+		p.Data = bytes.Clone(p.Data)
+		p.JSON = bytes.Clone(p.JSON)
+	}
 	m.ToolCalls = slices.Clone(m.ToolCalls)
+	for i := range m.ToolCalls {
+		m.ToolCalls[i].Arguments = bytes.Clone(m.ToolCalls[i].Arguments)
+	}
+	m.Metadata = maps.Clone(m.Metadata)
 	return m
 }
 
+// cloneRequest returns a copy of r that shares no memory with it.
 func cloneRequest(r model.Request) model.Request {
 	r.Messages = slices.Clone(r.Messages)
 	for i := range r.Messages {
 		r.Messages[i] = cloneMessage(r.Messages[i])
 	}
 	r.Tools = slices.Clone(r.Tools)
-	r.Settings.Stop = slices.Clone(r.Settings.Stop)
+	for i := range r.Tools {
+		t := &r.Tools[i]
+		t.InputSchema = bytes.Clone(t.InputSchema)
+		t.OutputSchema = bytes.Clone(t.OutputSchema)
+	}
 	if r.ResponseFormat != nil {
 		rf := *r.ResponseFormat
+		rf.Schema = bytes.Clone(rf.Schema)
 		r.ResponseFormat = &rf
 	}
+	r.Settings.Temperature = clonePtr(r.Settings.Temperature)
+	r.Settings.TopP = clonePtr(r.Settings.TopP)
+	r.Settings.Seed = clonePtr(r.Settings.Seed)
+	r.Settings.Stop = slices.Clone(r.Settings.Stop)
 	return r
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -403,4 +405,58 @@ func TestRespondAndFinishReason(t *testing.T) {
 	r, err = m.Generate(context.Background(), userReq("x"))
 	require.NoError(t, err)
 	assert.Empty(t, r.Message.Content)
+}
+
+func TestExhaustedMessageKeepsWholeCharacters(t *testing.T) {
+	m := scripted.New()
+	text := strings.Repeat("a", 59) + "日本語のテキスト"
+	_, err := m.Generate(context.Background(), userReq(text))
+	require.ErrorIs(t, err, scripted.ErrExhausted)
+	assert.True(t, utf8.ValidString(err.Error()), "the error is valid UTF-8: %s", err)
+	assert.Contains(t, err.Error(), `user "`+strings.Repeat("a", 59)+`..."`, "the text is cut before the character that would not fit")
+}
+
+func TestRequestsRecordDeepCopies(t *testing.T) {
+	m := scripted.New(scripted.Reply("a"))
+	temp := 0.2
+	msg := model.Assistant("", scripted.CallWithID("c1", "search", `{"q":"x"}`))
+	msg.Metadata = map[string]string{"k": "v"}
+	req := &model.Request{
+		Messages:       []model.Message{msg, {Role: model.RoleUser, Content: []model.Part{model.ImagePart("image/png", []byte{1, 2}), model.JSONPart(json.RawMessage(`{"a":1}`))}}},
+		Tools:          []model.ToolDefinition{{Name: "search", InputSchema: json.RawMessage(`{"type":"object"}`)}},
+		ResponseFormat: &model.ResponseFormat{Name: "out", Schema: json.RawMessage(`{"type":"object"}`)},
+		Settings:       model.Settings{Temperature: &temp},
+	}
+	_, err := m.Generate(context.Background(), req)
+	require.NoError(t, err)
+
+	// The caller changes what it sent, in place.
+	req.Messages[0].Metadata["k"] = "changed"
+	req.Messages[0].ToolCalls[0].Arguments[2] = 'Q'
+	req.Messages[1].Content[0].Data[0] = 9
+	req.Messages[1].Content[1].JSON[2] = 'A'
+	req.Tools[0].InputSchema[2] = 'T'
+	req.ResponseFormat.Schema[2] = 'T'
+	temp = 0.9
+
+	got := m.Requests()[0]
+	assert.Equal(t, "v", got.Messages[0].Metadata["k"])
+	assert.JSONEq(t, `{"q":"x"}`, string(got.Messages[0].ToolCalls[0].Arguments))
+	assert.Equal(t, []byte{1, 2}, got.Messages[1].Content[0].Data)
+	assert.JSONEq(t, `{"a":1}`, string(got.Messages[1].Content[1].JSON))
+	assert.JSONEq(t, `{"type":"object"}`, string(got.Tools[0].InputSchema))
+	assert.JSONEq(t, `{"type":"object"}`, string(got.ResponseFormat.Schema))
+	require.NotNil(t, got.Settings.Temperature)
+	assert.Equal(t, 0.2, *got.Settings.Temperature)
+}
+
+func TestRepliesShareNoBytes(t *testing.T) {
+	step := scripted.CallTools(scripted.CallWithID("c", "t", `{"a":1}`))
+	m := scripted.New(step, step)
+	a, err := m.Generate(context.Background(), userReq("x"))
+	require.NoError(t, err)
+	a.Message.ToolCalls[0].Arguments[2] = 'b'
+	b, err := m.Generate(context.Background(), userReq("x"))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"a":1}`, string(b.Message.ToolCalls[0].Arguments))
 }

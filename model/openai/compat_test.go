@@ -1,0 +1,232 @@
+package openai_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/openai"
+)
+
+// OpenAI opens every stream with a chunk that carries only the assistant
+// role. An error that follows it, before any text, has cost the caller
+// nothing, so it is retried like one sent before the role.
+func TestStreamErrorBeforeAnyOutputIsRetried(t *testing.T) {
+	failing := []string{streamText[0], `{"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}`}
+	s := newServer(t, sequence(
+		func(w http.ResponseWriter, _ int) { sse(w, failing, false) },
+		sseReply(streamText),
+	))
+	m, w := newModel(t, s)
+	var texts []string
+	for c, err := range m.Stream(context.Background(), userReq("x")) {
+		require.NoError(t, err)
+		texts = append(texts, c.Text)
+	}
+	assert.Equal(t, []string{"Paris", " is", " sunny.", ""}, texts, "nothing of the failed attempt is yielded")
+	assert.Len(t, s.Received(), 2)
+	assert.Len(t, w.All(), 1)
+}
+
+func TestStreamCutShortBeforeAnyOutputIsRetried(t *testing.T) {
+	s := newServer(t, sequence(
+		func(w http.ResponseWriter, _ int) { sse(w, streamText[:1], false) },
+		sseReply(streamText),
+	))
+	m, w := newModel(t, s)
+	resp, err := model.Collect(m.Stream(context.Background(), userReq("x")))
+	require.NoError(t, err)
+	assert.Equal(t, "Paris is sunny.", resp.Message.Text())
+	assert.Len(t, s.Received(), 2)
+	assert.Len(t, w.All(), 1)
+}
+
+func TestStreamEmptyReply(t *testing.T) {
+	events := []string{streamText[0], streamText[4], streamText[5]}
+	s := newServer(t, sseReply(events))
+	m, w := newModel(t, s)
+	var chunks []model.Chunk
+	for c, err := range m.Stream(context.Background(), userReq("x")) {
+		require.NoError(t, err)
+		chunks = append(chunks, c)
+	}
+	require.Len(t, chunks, 1)
+	assert.Equal(t, "stop", chunks[0].FinishReason)
+	require.NotNil(t, chunks[0].Usage)
+	assert.Equal(t, 23, chunks[0].Usage.TotalTokens)
+	assert.Len(t, s.Received(), 1)
+	assert.Empty(t, w.All())
+}
+
+// OpenAI accepts only letters, digits, '_' and '-' (at most 64) in a
+// response format's name; names taken from Go types hold other characters.
+func TestResponseFormatNameIsSanitized(t *testing.T) {
+	tests := map[string]string{
+		"":                      "response",
+		"Weather":               "Weather",
+		"weather-report_2":      "weather-report_2",
+		"map[string]int":        "map_string_int",
+		"Result[main.Weather]":  "Result_main_Weather_",
+		"Wetter für Köln":       "Wetter_f_r_K_ln",
+		strings.Repeat("a", 70): strings.Repeat("a", 64),
+	}
+	for name, want := range tests {
+		s := newServer(t, jsonReply(200, completionText))
+		m, _ := newModel(t, s)
+		req := userReq("x")
+		req.ResponseFormat = &model.ResponseFormat{Name: name, Schema: json.RawMessage(`{"type":"object"}`)}
+		_, err := m.Generate(context.Background(), req)
+		require.NoError(t, err)
+		var body struct {
+			ResponseFormat struct {
+				JSONSchema struct {
+					Name string `json:"name"`
+				} `json:"json_schema"`
+			} `json:"response_format"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(s.Received()[0].Body), &body))
+		assert.Equal(t, want, body.ResponseFormat.JSONSchema.Name, "name %q", name)
+	}
+}
+
+type recordingTransport struct {
+	mu   sync.Mutex
+	urls []string
+}
+
+func (rt *recordingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rt.mu.Lock()
+	rt.urls = append(rt.urls, r.URL.String())
+	rt.mu.Unlock()
+	if r.Body != nil {
+		_ = r.Body.Close()
+	}
+	return &http.Response{
+		StatusCode: 200,
+		Header:     http.Header{"Content-Type": {"application/json"}},
+		Body:       io.NopCloser(strings.NewReader(completionText)),
+		Request:    r,
+	}, nil
+}
+
+// An environment variable that is set but empty, as container and CI
+// configurations often leave it, is no base URL.
+func TestBlankBaseURLEnvironmentUsesTheDefault(t *testing.T) {
+	t.Setenv("OPENAI_BASE_URL", " ")
+	t.Setenv("OPENAI_API_KEY", "sk-env")
+	rt := &recordingTransport{}
+	m, err := openai.New("gpt-4o-mini", openai.WithHTTPClient(&http.Client{Transport: rt}))
+	require.NoError(t, err)
+	_, err = m.Generate(context.Background(), userReq("x"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"https://api.openai.com/v1/chat/completions"}, rt.urls)
+}
+
+// Some compatible servers report prompt and completion tokens only.
+func TestUsageWithoutTotal(t *testing.T) {
+	const reply = `{"id":"c1","object":"chat.completion","created":1,"model":"local",
+		"choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],
+		"usage":{"prompt_tokens":7,"completion_tokens":2}}`
+	s := newServer(t, jsonReply(200, reply))
+	m, _ := newModel(t, s)
+	resp, err := m.Generate(context.Background(), userReq("x"))
+	require.NoError(t, err)
+	assert.Equal(t, model.Usage{InputTokens: 7, OutputTokens: 2, TotalTokens: 9}, resp.Usage)
+
+	events := []string{
+		`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"local","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}`,
+		`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"local","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":2}}`,
+	}
+	s2 := newServer(t, sseReply(events))
+	m2, _ := newModel(t, s2)
+	resp, err = model.Collect(m2.Stream(context.Background(), userReq("x")))
+	require.NoError(t, err)
+	assert.Equal(t, model.Usage{InputTokens: 7, OutputTokens: 2, TotalTokens: 9}, resp.Usage)
+}
+
+// Servers that predate tool calls answer with the legacy function_call,
+// and its finish reason is reported as "tool_calls": the call must not be
+// lost on the way.
+func TestLegacyFunctionCall(t *testing.T) {
+	const reply = `{"id":"c1","object":"chat.completion","created":1,"model":"local",
+		"choices":[{"index":0,"message":{"role":"assistant","content":null,
+			"function_call":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},"finish_reason":"function_call"}]}`
+	want := []model.ToolCall{{Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}}
+
+	s := newServer(t, jsonReply(200, reply))
+	m, _ := newModel(t, s)
+	resp, err := m.Generate(context.Background(), userReq("x"))
+	require.NoError(t, err)
+	assert.Equal(t, "tool_calls", resp.FinishReason)
+	assert.Equal(t, want, resp.Message.ToolCalls)
+
+	const prefix = `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"local",`
+	events := []string{
+		prefix + `"choices":[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]}`,
+		prefix + `"choices":[{"index":0,"delta":{"function_call":{"name":"get_weather","arguments":""}},"finish_reason":null}]}`,
+		prefix + `"choices":[{"index":0,"delta":{"function_call":{"arguments":"{\"city\":"}},"finish_reason":null}]}`,
+		prefix + `"choices":[{"index":0,"delta":{"function_call":{"arguments":"\"Paris\"}"}},"finish_reason":null}]}`,
+		prefix + `"choices":[{"index":0,"delta":{},"finish_reason":"function_call"}]}`,
+	}
+	s2 := newServer(t, sseReply(events))
+	m2, _ := newModel(t, s2)
+	resp, err = model.Collect(m2.Stream(context.Background(), userReq("x")))
+	require.NoError(t, err)
+	assert.Equal(t, "tool_calls", resp.FinishReason)
+	assert.Equal(t, want, resp.Message.ToolCalls)
+}
+
+// OpenAI answers a tool_choice sent without tools with 400 ("'tool_choice'
+// is only allowed when 'tools' are specified"). Tool lists are resolved per
+// call, so a node that forbids tool calls may have none to offer.
+func TestToolChoiceNoneWithoutTools(t *testing.T) {
+	s := newServer(t, jsonReply(200, completionText))
+	m, _ := newModel(t, s)
+	req := userReq("x")
+	req.ToolChoice = model.ToolChoice{Mode: model.ToolChoiceNone}
+	_, err := m.Generate(context.Background(), req)
+	require.NoError(t, err)
+	var body map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(s.Received()[0].Body), &body))
+	assert.NotContains(t, body, "tool_choice")
+	assert.NotContains(t, body, "tools")
+}
+
+// Some compatible servers send the content as an array of parts, reasoning
+// included.
+func TestContentAsAnArrayOfParts(t *testing.T) {
+	const reply = `{"id":"c1","object":"chat.completion","created":1,"model":"magistral-small",
+		"choices":[{"index":0,"message":{"role":"assistant","content":[
+			{"type":"thinking","thinking":[{"type":"text","text":"The user greets me."}]},
+			{"type":"text","text":"Hello"},{"type":"text","text":" there."}]},"finish_reason":"stop"}]}`
+	s := newServer(t, jsonReply(200, reply))
+	m, _ := newModel(t, s)
+	resp, err := m.Generate(context.Background(), userReq("x"))
+	require.NoError(t, err)
+	assert.Equal(t, "Hello there.", resp.Message.Text())
+
+	const prefix = `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"magistral-small",`
+	events := []string{
+		prefix + `"choices":[{"index":0,"delta":{"role":"assistant","content":[{"type":"thinking","thinking":[{"type":"text","text":"Hm."}]}]},"finish_reason":null}]}`,
+		prefix + `"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"Hello"}]},"finish_reason":null}]}`,
+		prefix + `"choices":[{"index":0,"delta":{"content":" there."},"finish_reason":"stop"}]}`,
+	}
+	s2 := newServer(t, sseReply(events))
+	m2, _ := newModel(t, s2)
+	var texts []string
+	for c, err := range m2.Stream(context.Background(), userReq("x")) {
+		require.NoError(t, err)
+		if c.Text != "" {
+			texts = append(texts, c.Text)
+		}
+	}
+	assert.Equal(t, []string{"Hello", " there."}, texts)
+}
