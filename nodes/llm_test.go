@@ -173,3 +173,27 @@ func TestToolsCondition(t *testing.T) {
 	text := agentState{Chat: nodes.Chat{Messages: []model.Message{model.Assistant("done")}}}
 	assert.Equal(t, []string{graph.END}, route(ctx, text))
 }
+
+// labelled is a generic answer type: its response format is named after
+// the type, without its type arguments.
+type labelled[T any] struct {
+	Label T `json:"label"`
+}
+
+func TestStructuredOutputFormatNames(t *testing.T) {
+	for name, opt := range map[string]nodes.Option{
+		"verdict":  nodes.WithStructuredOutput[*verdict](),
+		"labelled": nodes.WithStructuredOutput[labelled[verdict]](),
+		"response": nodes.WithStructuredOutput[map[string]int](),
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := scripted.New(scripted.Reply(`{}`))
+			m.StructuredOutput = true
+			_, err := llmGraph(t, m, opt).Invoke(context.Background(), agentState{})
+			require.NoError(t, err)
+			req := m.Requests()[0]
+			require.NotNil(t, req.ResponseFormat)
+			assert.Equal(t, name, req.ResponseFormat.Name)
+		})
+	}
+}

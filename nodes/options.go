@@ -2,7 +2,7 @@ package nodes
 
 import (
 	"context"
-	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -175,12 +175,28 @@ func WithStructuredOutput[T any]() Option {
 	if err != nil {
 		return structuredOption{err: err}
 	}
-	var zero T
-	name := fmt.Sprintf("%T", zero)
-	if i := strings.LastIndexByte(name, '.'); i >= 0 {
-		name = name[i+1:]
+	return WithResponseFormat(model.ResponseFormat{Name: formatName(reflect.TypeFor[T]()), Schema: schema, Strict: true})
+}
+
+// formatName names the response format of type t: its name without type
+// arguments or characters other than letters, digits, '_' and '-' (which
+// providers refuse), or "response" for an unnamed type.
+func formatName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer && t.Name() == "" {
+		t = t.Elem()
 	}
-	return WithResponseFormat(model.ResponseFormat{Name: name, Schema: schema, Strict: true})
+	name, _, _ := strings.Cut(t.Name(), "[")
+	name = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			return r
+		}
+		return -1
+	}, name)
+	if name == "" {
+		return "response"
+	}
+	return name
 }
 
 // WithSetModelResponseTool makes the node use the set-model-response tool for
