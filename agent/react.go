@@ -82,7 +82,8 @@ func WithToolsets(sets ...tool.Toolset) Option {
 
 // WithExecutor runs the agent's tool calls through e. Without it the agent
 // runs them through a parallel executor built with WithMiddleware and
-// WithExecutorOptions.
+// WithExecutorOptions, which configure only that executor: given with
+// WithExecutor, they make building the agent fail (build e with them).
 func WithExecutor(e executor.Executor) Option { return func(c *config) { c.exec = e } }
 
 // WithMiddleware wraps every tool call of the default executor.
@@ -200,9 +201,31 @@ func (c *config) nodeOptions(name string, shared ...nodes.Option) ([]nodes.LLMOp
 	return llm, append(tools, c.tools...)
 }
 
+// checkExecutor refuses settings of the default executor given alongside an
+// executor of the caller's, which would run without them.
+func (c *config) checkExecutor() error {
+	if c.exec == nil {
+		return nil
+	}
+	var ignored []string
+	if len(c.middleware) > 0 {
+		ignored = append(ignored, "WithMiddleware")
+	}
+	if len(c.parallel) > 0 {
+		ignored = append(ignored, "WithExecutorOptions")
+	}
+	if len(ignored) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s configure the default executor, and WithExecutor replaces it: build the executor with them (executor.WithMiddleware and the executor's options)", strings.Join(ignored, " and "))
+}
+
 func reactBuilder[S any, PS nodes.ChatState[S]](m model.Model, c *config) (*graph.Builder[S], error) {
 	if c.maxHops < 1 {
 		return nil, fmt.Errorf("agent: max hops must be at least 1, got %d", c.maxHops)
+	}
+	if err := c.checkExecutor(); err != nil {
+		return nil, fmt.Errorf("agent: %w", err)
 	}
 	llm, tools := c.nodeOptions(c.name)
 	b := graph.New[S](graph.WithName(c.name), nodes.MessagesReducer[S, PS]()).

@@ -15,6 +15,7 @@ import (
 	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/middleware"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/scripted"
 	"github.com/trellis-go/trellis/nodes"
@@ -362,5 +363,23 @@ func TestNilOptionsAreSkipped(t *testing.T) {
 	assert.Equal(t, "greeter", g.Name())
 
 	_, err = agent.NewSwarm([]agent.SwarmAgent{{Name: "solo", Model: scripted.New(), Options: []agent.Option{nil}}}, nil)
+	require.NoError(t, err)
+}
+
+func TestExecutorSettingsAlongsideWithExecutorAreRefused(t *testing.T) {
+	m := scripted.New(scripted.Reply("hi"))
+	exec := executor.Sequential()
+	_, err := agent.NewReAct(m, agent.WithExecutor(exec), agent.WithMiddleware(middleware.Timeout(time.Second)))
+	require.ErrorContains(t, err, "WithMiddleware configure the default executor")
+	_, err = agent.NewReAct(m, agent.WithExecutor(exec), agent.WithExecutorOptions(executor.WithMaxConcurrency(2)),
+		agent.WithMiddleware(middleware.Timeout(time.Second)))
+	require.ErrorContains(t, err, "WithMiddleware and WithExecutorOptions")
+	_, err = agent.NewSwarm([]agent.SwarmAgent{{Name: "a", Model: m,
+		Options: []agent.Option{agent.WithExecutor(exec), agent.WithExecutorOptions(executor.WithMaxConcurrency(2))}}})
+	require.ErrorContains(t, err, `swarm agent "a": WithExecutorOptions`)
+
+	_, err = agent.NewReAct(m, agent.WithExecutor(exec))
+	require.NoError(t, err)
+	_, err = agent.NewReAct(m, agent.WithMiddleware(middleware.Timeout(time.Second)), agent.WithExecutorOptions(executor.WithMaxConcurrency(2)))
 	require.NoError(t, err)
 }

@@ -176,6 +176,9 @@ func addSwarmAgent[S any, PS SwarmChat[S]](b *graph.Builder[S], a SwarmAgent, c 
 	if c.maxHops < 1 {
 		return fmt.Errorf("agent: swarm agent %q: max hops must be at least 1, got %d", a.Name, c.maxHops)
 	}
+	if err := c.checkExecutor(); err != nil {
+		return fmt.Errorf("agent: swarm agent %q: %w", a.Name, err)
+	}
 	var transfers []tool.Tool
 	var targets []string
 	for _, to := range all {
