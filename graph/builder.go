@@ -157,8 +157,9 @@ func WithRetry(p RetryPolicy) NodeOption {
 	return func(o *nodeOptions) { o.retry = &p }
 }
 
-// WithTimeout bounds each attempt of the node. An attempt that runs out of
-// time fails with an error matching ErrNodeTimeout.
+// WithTimeout bounds each attempt of the node: its context expires after d.
+// An attempt that runs out of time and returns an error fails with an error
+// matching ErrNodeTimeout and context.DeadlineExceeded.
 func WithTimeout(d time.Duration) NodeOption {
 	return func(o *nodeOptions) { o.timeout = d }
 }

@@ -20,6 +20,7 @@ type Graph[S any] struct {
 	nodes    []*node[S]
 	byName   map[string]int
 	start    []int // entry nodes (static edges from START)
+	startEnd bool  // a static edge from START to END (drawn only)
 	startRts []*route[S]
 	joins    []join
 	fields   *fieldTable[S]
@@ -34,7 +35,7 @@ type Graph[S any] struct {
 	mp         metric.MeterProvider
 
 	// running holds the threads that have a run of this graph in progress
-	// (top-level runs of a checkpointed graph only).
+	// (top-level runs of a checkpointed graph only), or an UpdateState.
 	running *sync.Map
 }
 
@@ -45,6 +46,7 @@ type node[S any] struct {
 	cmd     CommandFunc[S]
 	cmdTo   map[string]int // declared command destinations (END = -1)
 	edges   []int          // static successors, END excluded
+	toEnd   bool           // a static edge to END (drawn only)
 	routes  []*route[S]
 	joins   []int // joins this node is a source of
 	retry   *RetryPolicy
@@ -182,7 +184,15 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 		what := fmt.Sprintf("edge %s -> %s", e.from, e.to)
 		from, okFrom := source(what, e.from)
 		to, okTo := resolve(what, e.to, true)
-		if !okFrom || !okTo || to < 0 {
+		if !okFrom || !okTo {
+			continue
+		}
+		if to < 0 {
+			if from == nil {
+				g.startEnd = true
+			} else {
+				from.toEnd = true
+			}
 			continue
 		}
 		if from == nil {

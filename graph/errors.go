@@ -1,9 +1,11 @@
 package graph
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Sentinel errors. Typed errors below wrap or match them for errors.Is.
@@ -102,6 +104,24 @@ func (e *NodeError) Unwrap() error { return e.Err }
 
 // Is matches ErrNodePanic for a recovered panic.
 func (e *NodeError) Is(target error) bool { return target == ErrNodePanic && e.Panic != nil }
+
+// timeoutError is the error of an attempt that outlived its node's timeout.
+// It matches ErrNodeTimeout and context.DeadlineExceeded whatever error the
+// node returned once its context expired.
+type timeoutError struct {
+	after time.Duration
+	err   error
+}
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("%v after %v: %v", ErrNodeTimeout, e.after, e.err)
+}
+
+func (e *timeoutError) Unwrap() error { return e.err }
+
+func (e *timeoutError) Is(target error) bool {
+	return target == ErrNodeTimeout || target == context.DeadlineExceeded
+}
 
 // RouteError reports a route that chose a destination it had not declared,
 // or a route function that failed.

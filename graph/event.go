@@ -113,6 +113,24 @@ func (e *emitter) send(m Mode, ev Event) {
 	}
 }
 
+// sendAlways delivers ev to the stream whatever modes it carries, and to the
+// logger if there is one. It is for the events every stream must see
+// (KindInterrupt).
+func (e *emitter) sendAlways(ev Event) {
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	if e.log != nil && e.logModes != 0 {
+		logEvent(e.log, ev)
+	}
+	if e.ch != nil {
+		select {
+		case e.ch <- ev:
+		case <-e.stop:
+		}
+	}
+}
+
 // restrict returns an emitter that passes on only the modes in m, or nil
 // when none is left.
 func (e *emitter) restrict(m Mode) *emitter {

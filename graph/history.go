@@ -113,7 +113,8 @@ func (g *Graph[S]) History(ctx context.Context, thread string, limit int) ([]Sna
 // if node asNode had returned it. The nodes due next are those that follow
 // asNode (its edges and routes, evaluated on the new state); with START they
 // are the graph's entry nodes, with END nothing is due. Resume continues
-// from the new checkpoint. UpdateState returns its ID.
+// from the new checkpoint. UpdateState returns its ID. Like a run, it fails
+// with ErrThreadBusy while a run of g on the thread is in progress.
 func (g *Graph[S]) UpdateState(ctx context.Context, thread, asNode string, update func(S) S, opts ...RunOption) (string, error) {
 	var cfg runConfig
 	for _, o := range opts {
@@ -133,8 +134,17 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread, asNode string, updat
 		}
 		n = g.nodes[i]
 	}
+	// Like a run, an update takes the thread: written while a run goes on,
+	// it would fork the thread from under the run.
+	if _, busy := g.running.LoadOrStore(thread, struct{}{}); busy {
+		return "", fmt.Errorf("graph %q: thread %q: %w", g.name, thread, ErrThreadBusy)
+	}
+	defer g.running.Delete(thread)
 	tup, snap, _, err := c.load(ctx, cfg.from)
 	if err != nil {
+		return "", err
+	}
+	if err := g.checkJoins(thread, tup.Checkpoint.ID, snap.Joins); err != nil {
 		return "", err
 	}
 	st := snap.State

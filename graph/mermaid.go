@@ -121,11 +121,17 @@ func (g *Graph[S]) writeMermaid(w *mermaidWriter, prefix string) {
 	for _, i := range g.start {
 		w.line("%s --> %s", start, ids[i])
 	}
+	if g.startEnd {
+		w.line("%s --> %s", start, target(-1))
+	}
 	writeRoutes(start, g.startRts)
 	for i, n := range g.nodes {
 		out := len(n.edges) + len(n.routes) + len(n.cmdTo) + len(n.joins)
 		for _, e := range n.edges {
 			w.line("%s --> %s", ids[i], ids[e])
+		}
+		if n.toEnd && out > 0 {
+			w.line("%s --> %s", ids[i], target(-1))
 		}
 		writeRoutes(ids[i], n.routes)
 		for _, d := range n.spec.dests {

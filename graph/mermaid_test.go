@@ -51,3 +51,29 @@ func TestMermaidIdentifiersAreDistinct(t *testing.T) {
 		"\tclassDef last fill:#bfb6fc,stroke:#777\n"
 	assert.Equal(t, want, g.Mermaid())
 }
+
+// An edge to END is drawn even when its node has other edges, and so is an
+// edge from START to END.
+func TestMermaidDrawsEveryEdgeToEnd(t *testing.T) {
+	g := mustCompile(t, graph.New[uaState]().
+		AddNode("a", uaNoop).
+		AddNode("b", uaNoop).
+		AddEdge(graph.START, "a").
+		AddEdge(graph.START, graph.END).
+		AddEdge("a", "b").
+		AddEdge("a", graph.END))
+
+	want := "flowchart TD\n" +
+		"\t__start__([start]):::first\n" +
+		"\ta(\"a\")\n" +
+		"\tb(\"b\")\n" +
+		"\t__start__ --> a\n" +
+		"\t__start__ --> __end__\n" +
+		"\ta --> b\n" +
+		"\ta --> __end__\n" +
+		"\tb --> __end__\n" +
+		"\t__end__([end]):::last\n" +
+		"\tclassDef first fill:#eee,stroke:#999\n" +
+		"\tclassDef last fill:#bfb6fc,stroke:#777\n"
+	assert.Equal(t, want, g.Mermaid())
+}

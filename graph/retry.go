@@ -73,8 +73,9 @@ func (p *RetryPolicy) delay(attempt int) time.Duration {
 	return time.Duration(w)
 }
 
-func (p *RetryPolicy) retryable(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || errors.Is(err, ErrNodePanic) || isInterrupt(err) {
+// retryable reports whether err deserves another try, cancellation aside.
+func (p *RetryPolicy) retryable(err error) bool {
+	if errors.Is(err, ErrNodePanic) || isInterrupt(err) {
 		return false
 	}
 	if p.RetryOn != nil {

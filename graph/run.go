@@ -335,7 +335,8 @@ var noOptions runConfig
 // Stream runs the graph and yields its events as they happen. The last
 // element is an event of kind KindDone carrying the final state, or a
 // non-nil error (an *InterruptError if the run paused). Breaking out of the
-// loop cancels the run and waits for it to stop.
+// loop, or leaving it by a panic or runtime.Goexit, cancels the run and waits
+// for it to stop.
 func (g *Graph[S]) Stream(ctx context.Context, input S, opts ...RunOption) iter.Seq2[Event, error] {
 	return g.stream(ctx, &input, opts)
 }
@@ -359,7 +360,7 @@ func (g *Graph[S]) Resume(ctx context.Context, thread string, opts ...RunOption)
 
 // ResumeStream is Resume with the events of Stream.
 func (g *Graph[S]) ResumeStream(ctx context.Context, thread string, opts ...RunOption) iter.Seq2[Event, error] {
-	return g.stream(ctx, nil, append(opts, WithThread(thread)))
+	return g.stream(ctx, nil, append(slices.Clip(opts), WithThread(thread)))
 }
 
 func (g *Graph[S]) stream(ctx context.Context, input *S, opts []RunOption) iter.Seq2[Event, error] {
@@ -384,7 +385,19 @@ func (g *Graph[S]) stream(ctx context.Context, input *S, opts []RunOption) iter.
 			growStack(0)
 			final, err = g.execute(ctx, input, &cfg, em, nil)
 		}()
-		stopped := false
+		stopped, drained := false, false
+		defer func() {
+			// The loop's body panicked or called runtime.Goexit: stop the
+			// run as a break would, and wait for it.
+			if !drained {
+				if !stopped {
+					close(em.stop)
+				}
+				cancel()
+				for range em.ch {
+				}
+			}
+		}()
 		for ev := range em.ch {
 			if stopped {
 				continue
@@ -395,6 +408,7 @@ func (g *Graph[S]) stream(ctx context.Context, input *S, opts []RunOption) iter.
 				cancel()
 			}
 		}
+		drained = true
 		if stopped {
 			return
 		}
@@ -529,8 +543,8 @@ var (
 	ErrNoThread = errors.New("the graph has a checkpointer: give the run a thread with WithThread")
 	// ErrNoCheckpointer reports a call that needs checkpoints on a graph without a checkpointer.
 	ErrNoCheckpointer = errors.New("the graph has no checkpointer")
-	// ErrThreadBusy reports a run on a thread that has a run of the same
-	// graph in progress.
+	// ErrThreadBusy reports a run, or an UpdateState, on a thread that has a
+	// run (or an UpdateState) of the same graph in progress.
 	ErrThreadBusy = errors.New("a run on this thread is in progress")
 	// ErrUnknownInterrupt reports a resume value for an interrupt that is not pending.
 	ErrUnknownInterrupt = errors.New("no such pending interrupt")
@@ -626,10 +640,10 @@ func (r *run[S]) restore(cfg *runConfig, nested bool) (S, error) {
 		}
 		r.tasks = append(r.tasks, t)
 	}
+	if err := r.g.checkJoins(r.cp.thread, tup.Checkpoint.ID, snap.Joins); err != nil {
+		return zero, err
+	}
 	if len(snap.Joins) > 0 {
-		if len(snap.Joins) != len(r.g.joins) {
-			return zero, fmt.Errorf("graph: thread %q: checkpoint %q: %w: it records %d joins, graph %q has %d", r.cp.thread, tup.Checkpoint.ID, ErrCorruptCheckpoint, len(snap.Joins), r.g.name, len(r.g.joins))
-		}
 		r.joinDone = snap.Joins
 	}
 	for _, in := range snap.Interrupts {
@@ -638,6 +652,23 @@ func (r *run[S]) restore(cfg *runConfig, nested bool) (S, error) {
 		}
 	}
 	return snap.State, nil
+}
+
+// checkJoins reports the join progress a checkpoint records that does not
+// fit the graph's joins: a checkpoint written by another version of the graph.
+func (g *Graph[S]) checkJoins(thread, id string, joins [][]bool) error {
+	if len(joins) == 0 {
+		return nil
+	}
+	if len(joins) != len(g.joins) {
+		return fmt.Errorf("graph: thread %q: checkpoint %q: %w: it records %d joins, graph %q has %d", thread, id, ErrCorruptCheckpoint, len(joins), g.name, len(g.joins))
+	}
+	for j, done := range joins {
+		if done != nil && len(done) != len(g.joins[j].from) {
+			return fmt.Errorf("graph: thread %q: checkpoint %q: %w: it records %d sources for join %d, graph %q has %d", thread, id, ErrCorruptCheckpoint, len(done), j, g.name, len(g.joins[j].from))
+		}
+	}
+	return nil
 }
 
 func (r *run[S]) resumeSet() *resumeSet {
@@ -862,7 +893,7 @@ func (rec *taskRecord[S]) command() *Command[S] {
 // interrupted ends the run for the given interrupts.
 func (r *run[S]) interrupted(ins []PendingInterrupt) error {
 	if em := r.ctx.meta.emit; em != nil && !r.nested {
-		em.send(ModeAll, Event{Kind: KindInterrupt, Graph: r.g.name, Path: r.ctx.meta.path, Step: r.ctx.meta.step, Payload: ins})
+		em.sendAlways(Event{Kind: KindInterrupt, Graph: r.g.name, Path: r.ctx.meta.path, Step: r.ctx.meta.step, Payload: ins})
 	}
 	return &InterruptError{Thread: r.ctx.meta.thread(), Interrupts: ins}
 }
@@ -972,13 +1003,23 @@ func (r *run[S]) exec(ctx context.Context, meta *runMeta, n *node[S], in *S, cli
 			arg = r.g.fields.isolated(arg, clip)
 		}
 		out, cmd, err = r.call(ctx, n, arg)
-		if err == nil || attempt >= attempts || !n.retry.retryable(ctx, err) {
+		if err == nil || attempt >= attempts || !n.retry.retryable(err) {
 			if err != nil {
 				err = r.wrap(meta, n, attempt, err)
 			}
 			break
 		}
-		if serr := sleep(ctx, n.retry.delay(attempt)); serr != nil {
+		serr := ctx.Err()
+		if serr == nil {
+			serr = sleep(ctx, n.retry.delay(attempt))
+		}
+		if serr != nil {
+			// The run, or its superstep, stopped before the retry: the error
+			// is not why the node failed, and matches the cancellation so
+			// that another task's failure is reported in its place.
+			if !errors.Is(err, serr) {
+				err = fmt.Errorf("%w (not retried: %w)", err, serr)
+			}
 			err = r.wrap(meta, n, attempt, err)
 			break
 		}
@@ -1005,7 +1046,7 @@ func (r *run[S]) call(ctx context.Context, n *node[S], in S) (out S, cmd *Comman
 		defer cancel()
 		defer func() {
 			if err != nil && errors.Is(context.Cause(tctx), ErrNodeTimeout) && parent.Err() == nil {
-				err = fmt.Errorf("%w after %v: %w", ErrNodeTimeout, n.timeout, err)
+				err = &timeoutError{after: n.timeout, err: err}
 			}
 		}()
 		ctx = tctx
@@ -1127,6 +1168,15 @@ func (p *superstep[S]) help() {
 func (p *superstep[S]) runTask(i int) {
 	r, t, sl := p.r, &p.r.tasks[i], &p.slots[i]
 	nd := r.g.nodes[t.node]
+	defer func() {
+		// Node panics are recovered where nodes run; this guards the engine
+		// code a task runs besides (events, logging, recording its output),
+		// which on a helper goroutine would otherwise end the process.
+		if v := recover(); v != nil {
+			sl.err = fmt.Errorf("graph %q: internal panic in the task of node %q: %v\n%s", r.g.name, nd.name, v, debug.Stack())
+			p.cancel()
+		}
+	}()
 	if t.done != nil {
 		sl.out, sl.cmd = *t.done.Output, t.done.command()
 		return

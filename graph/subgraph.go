@@ -112,13 +112,16 @@ func (b *Builder[S]) AddSubgraph(name string, sub *SubgraphNode[S], opts ...Node
 		b.problemf("subgraph node %q is nil", name)
 		return b
 	}
-	fn := sub.run
+	fn, info := sub.run, sub.info
 	if fn == nil {
+		if info.err == "" {
+			info.err = "it was not made with graph.Subgraph or Graph.AsSubgraph"
+		}
 		fn = func(_ context.Context, s S) (S, error) {
-			return s, fmt.Errorf("subgraph node %q: %s", name, sub.info.err)
+			return s, fmt.Errorf("subgraph node %q: %s", name, info.err)
 		}
 	}
-	return b.add(&nodeSpec[S]{name: name, fn: fn, sub: sub.info}, opts)
+	return b.add(&nodeSpec[S]{name: name, fn: fn, sub: info}, opts)
 }
 
 // AsSubgraph prepares g to run as a node of a parent graph with the same

@@ -204,3 +204,13 @@ func TestNestedRunsInsideANode(t *testing.T) {
 	_, err = child.Nested(ctx, doc{Answer: "x"}, "helper", "")
 	require.ErrorIs(t, err, graph.ErrInterrupted)
 }
+
+// A SubgraphNode that was not made with Subgraph or AsSubgraph has nothing
+// to run: Compile says so instead of the run failing with an empty reason.
+func TestSubgraphNodeNotMadeWithSubgraphFailsCompile(t *testing.T) {
+	_, err := graph.New[doc]().
+		AddSubgraph("sub", &graph.SubgraphNode[doc]{}).
+		AddEdge(graph.START, "sub").Compile()
+	require.ErrorIs(t, err, graph.ErrInvalidGraph)
+	assert.ErrorContains(t, err, `subgraph node "sub": it was not made with graph.Subgraph or Graph.AsSubgraph`)
+}
