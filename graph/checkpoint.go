@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -110,11 +111,22 @@ func (c *checkpointer[S]) startAsync() {
 	go func() {
 		defer c.wg.Done()
 		for w := range c.queue {
-			if err := w(); err != nil {
+			if err := writeRecovering(w); err != nil {
 				c.fail(err)
 			}
 		}
 	}()
+}
+
+// writeRecovering runs w, turning a panic (of the saver, say) into an
+// error: on the writer's goroutine it would end the process.
+func writeRecovering(w func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("graph: writing a checkpoint panicked: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return w()
 }
 
 // do runs a write according to the durability mode.

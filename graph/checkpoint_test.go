@@ -595,3 +595,27 @@ func TestOneRunAtATimePerThread(t *testing.T) {
 	require.NoError(t, err, "the thread is free once its run ended")
 	assert.Equal(t, []string{"again", "waited"}, again.Log)
 }
+
+// panickingSaver panics on every Put.
+type panickingSaver struct{ state.Saver }
+
+func (panickingSaver) Put(context.Context, state.Checkpoint) error { panic("disk on fire") }
+
+// TestASaverThatPanicsFailsTheRun writes checkpoints to a saver that
+// panics, in every durability mode: the run fails with an error that says
+// so, and the process goes on (in async mode the writes run on a goroutine
+// of their own).
+func TestASaverThatPanicsFailsTheRun(t *testing.T) {
+	for _, d := range []graph.Durability{graph.DurabilitySync, graph.DurabilityAsync, graph.DurabilityExit} {
+		t.Run(d.String(), func(t *testing.T) {
+			var c counts
+			g := mustCompile(t, graph.New[doc](logReducer()).
+				AddNode("a", counted(&c, "a")).AddNode("b", counted(&c, "b")).
+				AddEdge(graph.START, "a").AddEdge("a", "b"),
+				graph.WithCheckpointer(panickingSaver{memory.New()}), graph.WithDefaultDurability(d))
+			_, err := g.Invoke(context.Background(), doc{}, graph.WithThread("t"))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "disk on fire")
+		})
+	}
+}
