@@ -619,3 +619,31 @@ func TestASaverThatPanicsFailsTheRun(t *testing.T) {
 		})
 	}
 }
+
+// panicsOnPut panics on its nth Put and stores the others.
+type panicsOnPut struct {
+	state.Saver
+	n, puts int
+}
+
+func (s *panicsOnPut) Put(ctx context.Context, cp state.Checkpoint) error {
+	if s.puts++; s.puts == s.n {
+		panic("disk on fire")
+	}
+	return s.Saver.Put(ctx, cp)
+}
+
+// TestAnEnginePanicReturnsTheLastSuperstepsState makes the engine panic
+// while it checkpoints a's superstep: the run fails with the panic, and
+// returns the state a left, as a failing superstep does, not the input.
+func TestAnEnginePanicReturnsTheLastSuperstepsState(t *testing.T) {
+	var c counts
+	g := mustCompile(t, graph.New[doc](logReducer()).
+		AddNode("a", counted(&c, "a")).AddNode("b", counted(&c, "b")).
+		AddEdge(graph.START, "a").AddEdge("a", "b"),
+		graph.WithCheckpointer(&panicsOnPut{Saver: memory.New(), n: 2}))
+	out, err := g.Invoke(context.Background(), doc{Log: []string{"in"}}, graph.WithThread("t"))
+	require.ErrorContains(t, err, "disk on fire")
+	assert.Equal(t, []string{"in", "a"}, out.Log)
+	assert.Equal(t, map[string]int{"a": 1}, c.get(), "b never ran")
+}

@@ -730,7 +730,15 @@ func pendingInterrupts[S any](snap *snapshot[S], recs map[string]*taskRecord[S])
 }
 
 // loop runs supersteps until no task is left.
-func (r *run[S]) loop(st S) (S, error) {
+func (r *run[S]) loop(st S) (out S, err error) {
+	defer func() {
+		// Node panics are recovered where nodes run; a panic of the engine
+		// (a saver, a serializer, a log handler) fails the run with the
+		// state of the last superstep, as a failing superstep does.
+		if p := recover(); p != nil {
+			out, err = st, fmt.Errorf("graph %q: internal panic: %v\n%s", r.g.name, p, debug.Stack())
+		}
+	}()
 	em := r.ctx.meta.emit
 	for n := 0; len(r.tasks) > 0; n++ {
 		if n >= r.limit {
