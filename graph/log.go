@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"time"
@@ -67,6 +68,8 @@ func logRunEnd(l *slog.Logger, graphName, thread string, d time.Duration, err er
 	switch {
 	case isInterrupt(err):
 		msg = "run paused"
+	case errors.Is(err, errStreamLeft):
+		msg = "run stopped"
 	case err != nil:
 		level, msg = slog.LevelError, "run failed"
 	}

@@ -82,3 +82,54 @@ func stringOr(v any) string {
 	s, _ := v.(string)
 	return s
 }
+
+// TestLeavingAStreamIsLoggedAsStoppedNotFailed breaks out of a logged
+// stream: the run's last record says it stopped, at Info, while a run
+// whose own context is cancelled is still logged as failed.
+func TestLeavingAStreamIsLoggedAsStoppedNotFailed(t *testing.T) {
+	release := make(chan struct{})
+	g := mustCompile(t, graph.New[doc]().
+		AddNode("a", func(ctx context.Context, s doc) (doc, error) {
+			graph.EmitCustom(ctx, "progress", 1)
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return s, ctx.Err()
+			}
+			return s, nil
+		}).
+		AddEdge(graph.START, "a"))
+	last := func(buf *bytes.Buffer) map[string]any {
+		recs := records(t, buf)
+		require.NotEmpty(t, recs)
+		return recs[len(recs)-1]
+	}
+
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	for ev, err := range g.Stream(context.Background(), doc{}, graph.WithLogger(logger)) {
+		require.NoError(t, err)
+		if ev.Kind == graph.KindCustom {
+			break
+		}
+	}
+	rec := last(&buf)
+	assert.Equal(t, "run stopped", rec["msg"])
+	assert.Equal(t, "INFO", rec["level"])
+
+	buf.Reset()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for ev, err := range g.Stream(ctx, doc{}, graph.WithLogger(logger)) {
+		if err != nil {
+			break
+		}
+		if ev.Kind == graph.KindCustom {
+			cancel()
+		}
+	}
+	rec = last(&buf)
+	assert.Equal(t, "run failed", rec["msg"])
+	assert.Equal(t, "ERROR", rec["level"])
+	close(release)
+}

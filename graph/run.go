@@ -369,7 +369,8 @@ func (g *Graph[S]) stream(ctx context.Context, input *S, opts []RunOption) iter.
 		o(&cfg)
 	}
 	return func(yield func(Event, error) bool) {
-		ctx, cancel := context.WithCancel(ctx)
+		ctx, cancelCause := context.WithCancelCause(ctx)
+		cancel := func() { cancelCause(errStreamLeft) }
 		defer cancel()
 		em := &emitter{modes: cfg.modes, chModes: cfg.modes, ch: make(chan Event, 64), stop: make(chan struct{})}
 		if cfg.logger != nil {
@@ -471,7 +472,13 @@ func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *em
 	}
 	if em != nil && em.log != nil && nest == nil {
 		start := time.Now()
-		defer func() { logRunEnd(em.log, g.name, cfg.thread, time.Since(start), err) }()
+		defer func() {
+			logErr := err
+			if err != nil && errors.Is(context.Cause(ctx), errStreamLeft) {
+				logErr = errStreamLeft
+			}
+			logRunEnd(em.log, g.name, cfg.thread, time.Since(start), logErr)
+		}()
 	}
 	r.tel = g.newTelemetry()
 	if r.tel == nil && nest != nil {
@@ -529,6 +536,10 @@ func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *em
 	}
 	return r.loop(st)
 }
+
+// errStreamLeft is the cause of the cancellation of a streamed run whose
+// consumer stopped reading: the run stops, and that is not a failure.
+var errStreamLeft = errors.New("the stream's consumer stopped reading")
 
 // nesting places a run inside the run of its parent node.
 type nesting struct {
