@@ -183,13 +183,34 @@ func Keyed[E Keyer]() Reducer[[]E] {
 		var dead map[int]bool
 		for _, c := range changes {
 			before := make(map[string]int, len(c.Before))
-			var unkeyed []int // the input's elements without a key, in order
+			var shared map[string]bool // keys several of the input's elements have
+			var unkeyed []int          // the input's elements without a key, in order
 			for i, e := range c.Before {
-				if k := e.Key(); k != "" {
-					before[k] = i
-				} else {
+				k := e.Key()
+				if k == "" {
 					unkeyed = append(unkeyed, i)
+					continue
 				}
+				if _, dup := before[k]; dup {
+					if shared == nil {
+						shared = make(map[string]bool)
+					}
+					shared[k] = true
+				}
+				before[k] = i
+			}
+			// unchanged reports whether e, whose key k the input held, equals
+			// one of the input's elements with that key.
+			unchanged := func(k string, e E) bool {
+				if !shared[k] {
+					return equal(c.Before[before[k]], e)
+				}
+				for _, b := range c.Before {
+					if b.Key() == k && equal(b, e) {
+						return true
+					}
+				}
+				return false
 			}
 			used := make([]bool, len(unkeyed))
 			next := 0 // the first unused of unkeyed: outputs usually keep the input's order
@@ -215,7 +236,7 @@ func Keyed[E Keyer]() Reducer[[]E] {
 					continue
 				}
 				kept[k] = true
-				if bi, ok := before[k]; ok && equal(c.Before[bi], e) {
+				if _, ok := before[k]; ok && unchanged(k, e) {
 					continue
 				}
 				if i, ok := pos[k]; ok {

@@ -156,3 +156,18 @@ func TestKeyedAppendsAnUnkeyedElementATaskAddedTwice(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []item{{"", "hi"}, {"", "hi"}, {"", "new"}}, v, "one of the two equal elements is the input's, the other is new")
 }
+
+// A task that passes through elements sharing a key, changing none of
+// them, leaves them as they were: each is compared with the input's
+// elements of that key, not only with the last of them.
+func TestKeyedLeavesElementsSharingAKeyThatATaskPassedThrough(t *testing.T) {
+	r := state.Keyed[item]()
+	cur := []item{{"1", "first"}, {"2", "two"}, {"1", "second"}}
+	v, err := r(cur, []state.Change[[]item]{
+		{Node: "a", Before: cur, After: append(append([]item{}, cur...), item{"a", "from a"})},
+		{Node: "b", Before: cur, After: append(append([]item{}, cur...), item{"b", "from b"})},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []item{{"1", "first"}, {"2", "two"}, {"1", "second"}, {"a", "from a"}, {"b", "from b"}}, v)
+	assert.Equal(t, []item{{"1", "first"}, {"2", "two"}, {"1", "second"}}, cur, "current is not modified")
+}

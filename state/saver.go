@@ -27,7 +27,9 @@ type Checkpoint struct {
 	Source string `json:"source"`
 	// CreatedAt is when the checkpoint was written.
 	CreatedAt time.Time `json:"created_at"`
-	// Metadata is free-form, searchable metadata.
+	// Metadata is free-form, searchable metadata. Its keys and values must be
+	// valid UTF-8: the stores of this module refuse others (and the
+	// PostgreSQL store refuses NUL characters too).
 	Metadata map[string]string `json:"metadata,omitempty"`
 	// Payload is the engine's serialized snapshot.
 	Payload []byte `json:"payload"`

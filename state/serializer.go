@@ -40,6 +40,10 @@ type FormatError struct {
 	Want string
 	// Found describes what the data starts with instead.
 	Found string
+
+	// redacted describes the data as Found does, but quotes none of it: it
+	// stands in for Found when the data is decrypted plaintext.
+	redacted string
 }
 
 // Error implements error.
@@ -76,11 +80,30 @@ func checkHeader(serializer, want string, data []byte) ([]byte, error) {
 	if len(data) >= len(want) && string(data[:len(want)]) == want {
 		return data[len(want):], nil
 	}
-	return nil, &FormatError{Serializer: serializer, Want: want, Found: describeHeader(data)}
+	return nil, &FormatError{
+		Serializer: serializer,
+		Want:       want,
+		Found:      describeHeader(data, true),
+		redacted:   describeHeader(data, false),
+	}
 }
 
-// describeHeader says, for an error message, what data starts with.
-func describeHeader(data []byte) string {
+// withoutData returns a copy of e whose message quotes none of the data it
+// describes, only a format header the data starts with, if any. A
+// FormatError made outside this package, whose Found may quote anything,
+// says only that the data was not recognized.
+func (e *FormatError) withoutData() *FormatError {
+	c := *e
+	c.Found = c.redacted
+	if c.Found == "" {
+		c.Found = "data it does not recognize"
+	}
+	return &c
+}
+
+// describeHeader says, for an error message, what data starts with. Unless
+// quote is set, it shows none of the data beyond a format header.
+func describeHeader(data []byte, quote bool) string {
 	if len(data) == 0 {
 		return "empty data"
 	}
@@ -90,6 +113,9 @@ func describeHeader(data []byte) string {
 			return fmt.Sprintf("header %q (unknown format %q, version %s)", hdr, string(letter), version)
 		}
 		return fmt.Sprintf("header %q (%s, version %s)", hdr, name, version)
+	}
+	if !quote {
+		return fmt.Sprintf("no format header (%d bytes)", len(data))
 	}
 	const show = 16
 	if len(data) > show {

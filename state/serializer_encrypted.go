@@ -3,8 +3,10 @@ package state
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // encrypted seals the output of an inner serializer with AES-GCM.
@@ -25,7 +27,9 @@ type encrypted struct {
 // Unmarshal authenticates before it decrypts: data sealed under another key,
 // or altered in any way, is an error matching ErrDecrypt, and data without
 // the encrypted format header is an error matching ErrFormat. It never hands
-// unauthenticated bytes to inner.
+// unauthenticated bytes to inner. When inner cannot decode what it decrypted,
+// the error says why (a format error still matches ErrFormat, and errors.As
+// reaches inner's error) without quoting any of the decrypted data.
 //
 // Keep the key outside the checkpoint store. A random nonce per message keeps
 // GCM safe for about 2³² messages per key; rotate keys well before that.
@@ -76,7 +80,56 @@ func (e *encrypted) Unmarshal(data []byte, v any) error {
 		return fmt.Errorf("state: encrypted serializer: authentication failed (wrong key, or the data was altered): %w", ErrDecrypt)
 	}
 	if err := e.inner.Unmarshal(plain, v); err != nil {
-		return fmt.Errorf("state: encrypted serializer: decrypted data: %w", err)
+		var fe *FormatError
+		if errors.As(err, &fe) {
+			// Its message may quote the data: here, the plaintext.
+			return fmt.Errorf("state: encrypted serializer: decrypted data: %w", fe.withoutData())
+		}
+		return &decodeError{into: fmt.Sprintf("%T", v), err: err}
 	}
 	return nil
+}
+
+// decodeError reports decrypted data the inner serializer could not decode.
+// Its message withholds the inner error's, which may quote the plaintext
+// (encoding/json quotes the numbers it cannot store, and time.Time the text
+// it cannot parse), and says instead what kind of error it was. errors.Is
+// and errors.As reach the inner error.
+type decodeError struct {
+	into string // the type of the value decoded into
+	err  error
+}
+
+func (e *decodeError) Error() string {
+	return fmt.Sprintf("state: encrypted serializer: decrypted data does not decode into %s: %s", e.into, describeDecodeError(e.err))
+}
+
+func (e *decodeError) Unwrap() error { return e.err }
+
+// describeDecodeError says what went wrong in err without quoting data.
+func describeDecodeError(err error) string {
+	var (
+		typeErr   *json.UnmarshalTypeError
+		syntaxErr *json.SyntaxError
+	)
+	switch {
+	case errors.As(err, &typeErr):
+		kind, _, _ := strings.Cut(typeErr.Value, " ") // "number 31337": keep "number"
+		msg := fmt.Sprintf("a JSON %s cannot be stored in a Go %v", kind, typeErr.Type)
+		if typeErr.Field != "" {
+			msg += fmt.Sprintf(" (field %s)", typeErr.Field)
+		}
+		return msg
+	case errors.As(err, &syntaxErr):
+		return fmt.Sprintf("invalid JSON at byte %d", syntaxErr.Offset)
+	}
+	inner := err
+	for {
+		next := errors.Unwrap(inner)
+		if next == nil {
+			break
+		}
+		inner = next
+	}
+	return fmt.Sprintf("the inner serializer failed with a %T (its message is withheld: it may quote the data)", inner)
 }

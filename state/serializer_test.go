@@ -3,9 +3,11 @@ package state_test
 import (
 	"bytes"
 	"encoding/gob"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -328,4 +330,96 @@ func TestFormatErrorMessage(t *testing.T) {
 	assert.Equal(t, `state: JSON serializer expects format header "tj1:", found empty data: unrecognized serialization format`, err.Error())
 	assert.ErrorIs(t, err, state.ErrFormat)
 	assert.NotErrorIs(t, err, state.ErrDecrypt)
+}
+
+// rawSerializer writes JSON without a format header, as a third-party
+// serializer might.
+type rawSerializer struct{}
+
+func (rawSerializer) Marshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+func (rawSerializer) Unmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+// Data that decrypts under the right key but that the inner serializer does
+// not recognize is a format error; its message must not quote the decrypted
+// bytes, which are the very data the encryption protects.
+func TestEncryptedFormatErrorDoesNotShowPlaintext(t *testing.T) {
+	k := key(32, 6)
+	raw, err := state.Encrypted(k, rawSerializer{})
+	require.NoError(t, err)
+	viaJSON, err := state.Encrypted(k, state.JSON())
+	require.NoError(t, err)
+
+	for _, secret := range []string{"pin 4711", "the launch code is 0000, keep it safe"} {
+		data, err := raw.Marshal(secret)
+		require.NoError(t, err)
+		var out string
+		err = viaJSON.Unmarshal(data, &out)
+		require.Error(t, err)
+		assert.ErrorIs(t, err, state.ErrFormat)
+		assert.NotErrorIs(t, err, state.ErrDecrypt, "the data decrypted fine")
+		var fe *state.FormatError
+		require.ErrorAs(t, err, &fe)
+		assert.Equal(t, "tj1:", fe.Want)
+		assert.Contains(t, err.Error(), "decrypted data")
+		assert.Contains(t, err.Error(), "no format header")
+		for _, word := range []string{"pin", "4711", "launch", "code"} {
+			assert.NotContains(t, err.Error(), word, "the error shows decrypted data")
+		}
+		assert.Empty(t, out)
+	}
+
+	// A recognized header is named: it says what the data is, not what it says.
+	gobSealed, err := state.Encrypted(k, gobSerializer{})
+	require.NoError(t, err)
+	data, err := gobSealed.Marshal("secret value")
+	require.NoError(t, err)
+	var out string
+	err = viaJSON.Unmarshal(data, &out)
+	assert.ErrorIs(t, err, state.ErrFormat)
+	assert.Contains(t, err.Error(), `header "tg1:" (unknown format "g", version 1)`)
+}
+
+// The inner serializer's decode errors may quote the data (encoding/json
+// quotes numbers it cannot store, and strings a field's own decoder
+// refuses); through Encrypted they must say what went wrong without it.
+func TestEncryptedDecodeErrorDoesNotShowPlaintext(t *testing.T) {
+	s, err := state.Encrypted(key(32, 8), state.JSON())
+	require.NoError(t, err)
+
+	type account struct {
+		PIN    int8      `json:"pin"`
+		Opened time.Time `json:"opened"`
+	}
+	tests := []struct {
+		name    string
+		value   any
+		secret  string
+		message string // what the error must still say
+	}{
+		{"number out of range", map[string]any{"pin": 31337}, "31337", `a JSON number cannot be stored in a Go int8 (field pin)`},
+		{"string a field refuses", map[string]any{"opened": "born 1984 in Paris"}, "Paris", "*time.ParseError"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data, err := s.Marshal(tt.value)
+			require.NoError(t, err)
+			var out account
+			err = s.Unmarshal(data, &out)
+			require.Error(t, err)
+			assert.NotErrorIs(t, err, state.ErrDecrypt, "the data decrypted fine")
+			assert.NotContains(t, err.Error(), tt.secret, "the error shows decrypted data")
+			assert.Contains(t, err.Error(), "decrypted data")
+			assert.Contains(t, err.Error(), "*state_test.account")
+			assert.Contains(t, err.Error(), tt.message)
+		})
+	}
+
+	// The inner error is still there for errors.As.
+	data, err := s.Marshal(map[string]any{"pin": 31337})
+	require.NoError(t, err)
+	var out account
+	var te *json.UnmarshalTypeError
+	require.ErrorAs(t, s.Unmarshal(data, &out), &te)
+	assert.Equal(t, "pin", te.Field)
 }

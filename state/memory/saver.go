@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/trellis-go/trellis/state"
 )
@@ -42,6 +43,8 @@ func New() *Saver {
 }
 
 // Put stores a copy of cp. A zero CreatedAt is set to the current time.
+// Metadata keys and values must be valid UTF-8, as the durable stores
+// require.
 func (s *Saver) Put(ctx context.Context, cp state.Checkpoint) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("memory: put: %w", err)
@@ -51,6 +54,12 @@ func (s *Saver) Put(ctx context.Context, cp state.Checkpoint) error {
 	}
 	if cp.ID == "" {
 		return fmt.Errorf("memory: put: thread %q: checkpoint has no ID", cp.ThreadID)
+	}
+	for k, v := range cp.Metadata {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return fmt.Errorf("memory: put: %w", describe(cp.ThreadID, cp.Namespace, cp.ID,
+				fmt.Errorf("metadata %q: keys and values must be valid UTF-8", k)))
+		}
 	}
 	stored := cloneCheckpoint(cp)
 	if stored.CreatedAt.IsZero() {

@@ -246,7 +246,7 @@ func ignoreDone(err error) error {
 }
 
 // Put stores cp. A zero CreatedAt is set to the current time. CreatedAt is
-// kept to the microsecond.
+// kept to the microsecond. Metadata keys and values must be valid UTF-8.
 func (s *Saver) Put(ctx context.Context, cp state.Checkpoint) error {
 	end, err := s.begin(ctx, "put")
 	if err != nil {
