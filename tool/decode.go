@@ -121,6 +121,9 @@ func (b *decoderBuilder) make(t reflect.Type) decodeFunc {
 	if t == rawMessageType {
 		return decodeRaw
 	}
+	if t == jsonNumberType {
+		return decodeNumber
+	}
 	if reflect.PointerTo(t).Implements(jsonUnmarshalerType) {
 		return decodeUnmarshaler
 	}
@@ -253,6 +256,59 @@ func numberLiteral(v any) (string, bool) {
 	return "", false
 }
 
+// integralValue reads a JSON number literal (a fraction and an exponent
+// allowed: 1e2, 3.0, -0.5e1) exactly, and returns its sign and magnitude.
+// ok is false when the literal is not a number, is not integral, or has a
+// magnitude beyond uint64.
+func integralValue(s string) (neg bool, mag uint64, ok bool) {
+	if !isJSONNumber(s) {
+		return false, 0, false
+	}
+	if s[0] == '-' {
+		neg, s = true, s[1:]
+	}
+	mant, exp := s, ""
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant, exp = s[:i], s[i+1:]
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := strings.TrimLeft(intPart+frac, "0")
+	shift := -len(frac) // the value is digits × 10^shift
+	trimmed := strings.TrimRight(digits, "0")
+	shift += len(digits) - len(trimmed)
+	digits = trimmed
+	if digits == "" {
+		return neg, 0, true // zero, whatever the exponent
+	}
+	if exp != "" {
+		expNeg := exp[0] == '-'
+		exp = strings.TrimLeft(strings.TrimLeft(exp, "+-"), "0")
+		if len(exp) > 6 {
+			// |exponent| >= 10^6: far beyond uint64, or far below 1.
+			return false, 0, false
+		}
+		e, _ := strconv.Atoi("0" + exp)
+		if expNeg {
+			e = -e
+		}
+		shift += e
+	}
+	if shift < 0 || len(digits)+shift > 20 {
+		return false, 0, false // a fraction is left, or more than 20 digits
+	}
+	for i := 0; i < len(digits)+shift; i++ {
+		c := uint64(0)
+		if i < len(digits) {
+			c = uint64(digits[i] - '0')
+		}
+		if mag > (math.MaxUint64-c)/10 {
+			return false, 0, false
+		}
+		mag = mag*10 + c
+	}
+	return neg, mag, true
+}
+
 func decodeInt(d *decodeState, v any, dst reflect.Value) {
 	if v == nil {
 		return
@@ -271,12 +327,15 @@ func decodeInt(d *decodeState, v any, dst reflect.Value) {
 		}
 		i, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			f, ferr := strconv.ParseFloat(s, 64)
-			if ferr != nil || f != math.Trunc(f) || f < math.MinInt64 || f >= math.MaxInt64 {
+			neg, mag, ok := integralValue(s)
+			if !ok || !neg && mag > math.MaxInt64 || neg && mag > 1<<63 {
 				d.fail("expected integer within range of %s, got %s", dst.Type(), s)
 				return
 			}
-			i = int64(f)
+			i = int64(mag) // -(1<<63) wraps to itself
+			if neg {
+				i = -i
+			}
 		}
 		n = i
 	}
@@ -298,12 +357,12 @@ func decodeUint(d *decodeState, v any, dst reflect.Value) {
 	}
 	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		f, ferr := strconv.ParseFloat(s, 64)
-		if ferr != nil || f != math.Trunc(f) || f < 0 || f >= math.MaxUint64 {
+		neg, mag, ok := integralValue(s)
+		if !ok || neg && mag != 0 {
 			d.fail("expected non-negative integer within range of %s, got %s", dst.Type(), s)
 			return
 		}
-		n = uint64(f)
+		n = mag
 	}
 	if dst.OverflowUint(n) {
 		d.fail("%d is out of range for %s", n, dst.Type())
@@ -335,6 +394,27 @@ func decodeFloat(d *decodeState, v any, dst reflect.Value) {
 		return
 	}
 	dst.SetFloat(f)
+}
+
+// decodeNumber stores a number's text in a json.Number; like encoding/json
+// it also takes a string that holds a number.
+func decodeNumber(d *decodeState, v any, dst reflect.Value) {
+	switch x := v.(type) {
+	case nil:
+	case string:
+		if !isJSONNumber(x) {
+			d.fail("expected number, got string %s", excerpt(x))
+			return
+		}
+		dst.SetString(x)
+	default:
+		s, ok := numberLiteral(v)
+		if !ok {
+			d.fail("expected number, got %s %s", typeName(v), excerpt(v))
+			return
+		}
+		dst.SetString(s)
+	}
 }
 
 func decodeBytes(d *decodeState, v any, dst reflect.Value) {

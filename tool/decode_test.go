@@ -302,3 +302,49 @@ func TestDecodeUnexportedEmbeddedPointer(t *testing.T) {
 	assert.Equal(t, "$.page", errs[0].Path)
 	assert.Equal(t, "x", got.Name)
 }
+
+func TestDecodeIntegersExactly(t *testing.T) {
+	type nums struct {
+		I  int64  `json:"i"`
+		I8 int8   `json:"i8"`
+		U  uint64 `json:"u"`
+	}
+	dec := newDecoder(reflect.TypeFor[nums]())
+	decode := func(args string) (nums, []FieldError) {
+		v, err := Parse([]byte(args))
+		require.NoError(t, err)
+		return decodeValue[nums](dec, v)
+	}
+	for args, want := range map[string]nums{
+		`{"i":9007199254740993.0}`:           {I: 9007199254740993},
+		`{"i":-9223372036854775808.0}`:       {I: -9223372036854775808},
+		`{"i":9223372036854775807.0}`:        {I: 9223372036854775807},
+		`{"i":92233720368547758.07e2}`:       {I: 9223372036854775807},
+		`{"i":1e2,"i8":-1.0e2,"u":1.8e19}`:   {I: 100, I8: -100, U: 18000000000000000000},
+		`{"u":18446744073709551615.0}`:       {U: 18446744073709551615},
+		`{"u":-0.0,"i":-0e5}`:                {},
+		`{"i":12345678900000000000e-10}`:     {I: 1234567890},
+		`{"i":0.0000000000000000000000e999}`: {},
+	} {
+		got, errs := decode(args)
+		require.Empty(t, errs, args)
+		assert.Equal(t, want, got, args)
+	}
+	for _, args := range []string{
+		`{"i":-9223372036854775809}`,
+		`{"i":9223372036854775808}`,
+		`{"i":9223372036854775808.0}`,
+		`{"i":-9223372036854775809.0}`,
+		`{"i":1.5}`,
+		`{"i":1e-1}`,
+		`{"i":1e99999999999}`,
+		`{"i":123456789012345678901234567890e-10}`,
+		`{"u":18446744073709551616.0}`,
+		`{"u":-1.0}`,
+		`{"i8":128.0}`,
+	} {
+		_, errs := decode(args)
+		require.Len(t, errs, 1, "%s must be refused, not rounded", args)
+		assert.Contains(t, errs[0].Message, "range", args)
+	}
+}

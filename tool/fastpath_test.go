@@ -285,6 +285,8 @@ type shapeArgs struct {
 	F32    float32             `json:"f32,omitempty"`
 	Nested []shapeBase         `json:"nested,omitempty"`
 	NoTag  string              `json:",omitempty"`
+	Num    json.Number         `json:"num,omitempty"`
+	NumP   *json.Number        `json:"nump,omitempty"`
 }
 
 // handSeed is valid arguments for handArgs that the fast path accepts.
@@ -325,6 +327,8 @@ var typedSeeds = []string{
 	`{"s":null,"p":null,"l":null,"m":null,"any":null,"raw":null,"pp":null,"inner":null,"when":null}`,
 	`{"id":1,"note":"n","more":"m","s":"x","p":5,"pp":"deep","l":[1,2],"a":["x","y","z"],"bytes":"aGVsbG8=","m":{"k":["v"],"e":[]},"any":{"n":1,"list":[1.5,"x",null,true]},"raw":{"keep":[1, 2],"<":"&"},"when":"2024-02-29T12:30:00+02:00","level":"high","quoted":"42","u16":65535,"f32":1.5,"nested":[{"id":2},{"id":3,"note":""}],"NoTag":"t"}`,
 	`{"id":1,"flag":true}`,
+	`{"id":1,"num":12.50,"nump":-1e400}`,
+	`{"id":1,"num":"12.50","nump":null}`,
 	`{"id":1,"level":"","raw":null,"any":null,"when":null,"p":null,"a":["1","2","3","4"],"u16":65536,"f32":1e39,"quoted":"x","bytes":"!!"}`,
 	`{"id":1,"nested":[{"id":"2"}],"NoTag":1,"notag":"x"}`,
 	`{"i8":128,"u":-1,"f32":1e39,"l":[],"a":["1","2","3","4"],"bytes":"!!","addr":"nope","quoted":"x"}`,

@@ -575,7 +575,7 @@ func (b *planBuilder) bindType(n *fastNode, t reflect.Type) *fastNode {
 	}
 	n.typ = et
 	n.bind = bindGeneric
-	if et == rawMessageType || reflect.PointerTo(et).Implements(jsonUnmarshalerType) || reflect.PointerTo(et).Implements(textUnmarshalerType) {
+	if et == rawMessageType || et == jsonNumberType || reflect.PointerTo(et).Implements(jsonUnmarshalerType) || reflect.PointerTo(et).Implements(textUnmarshalerType) {
 		n.ptrs = 0
 		return n
 	}

@@ -202,9 +202,15 @@ func (iv *Invoker) InvokeFrame(ctx context.Context, f *Frame, t Tool, call model
 		return UnknownTool(call.Name, nil)
 	}
 	name := call.Name
+	// registered is the Pending the call is registered in while its tool
+	// runs; a panic must not leave the call there.
+	var registered *Pending
 	defer func() {
 		if p := recover(); p != nil {
 			res = panicResult(name, p)
+			if registered != nil {
+				registered.withdraw(call.ID)
+			}
 		}
 	}()
 	if name == "" {
@@ -244,8 +250,10 @@ func (iv *Invoker) InvokeFrame(ctx context.Context, f *Frame, t Tool, call model
 			res.normalize()
 			return res
 		}
+		registered = cfg.pending
 	}
 	res = run(cc, t, p, name, call, cfg)
+	registered = nil
 	res.normalize()
 	switch {
 	case early && !res.Pending:

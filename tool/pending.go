@@ -98,7 +98,7 @@ func (p *Pending) Wait(ctx context.Context, callID string) (Result, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if _, still := p.calls[callID]; !still {
+	if p.calls[callID] != pc { // collected, and the ID perhaps reused since
 		return Result{}, fmt.Errorf("%w: call %q was collected already", ErrNotPending, callID)
 	}
 	p.forget(callID)

@@ -91,3 +91,46 @@ func TestLongRunningCallWithAFinalResultIsNotTracked(t *testing.T) {
 	assert.ErrorIs(t, r.Err, ErrAlreadyPending)
 	assert.False(t, ran, "a call whose ID is pending already does not start its work twice")
 }
+
+// A long-running tool that panics is registered before it runs; its call
+// must not stay pending, since no result will ever complete it.
+func TestLongRunningCallThatPanicsIsNotTracked(t *testing.T) {
+	var pending Pending
+	boom := MustFunc("boom", "", func(context.Context, searchArgs) (Result, error) {
+		panic("worker exploded")
+	}, WithLongRunning())
+	r := Invoke(context.Background(), boom, model.ToolCall{ID: "b1", Name: "boom", Arguments: json.RawMessage(`{"query":"q"}`)}, WithPending(&pending))
+	assert.Equal(t, CodePanic, r.ErrorCode)
+	assert.Empty(t, pending.Calls(), "the call of a tool that panicked is left pending")
+	assert.NoError(t, pending.Add(model.ToolCall{ID: "b1", Name: "boom"}), "the ID is free again")
+}
+
+// hookContext runs a function the first time Done is called: Wait calls it
+// after it has looked the call up and before it waits.
+type hookContext struct {
+	context.Context
+	hook func()
+}
+
+func (c *hookContext) Done() <-chan struct{} {
+	if h := c.hook; h != nil {
+		c.hook = nil
+		h()
+	}
+	return c.Context.Done()
+}
+
+// A Wait that wakes up after its call was collected must not take the
+// result of a new call that reuses the ID, nor forget that call.
+func TestPendingWaitDoesNotTakeAReusedID(t *testing.T) {
+	var p Pending
+	require.NoError(t, p.Add(model.ToolCall{ID: "x", Name: "first"}))
+	ctx := &hookContext{Context: context.Background(), hook: func() {
+		require.NoError(t, p.Complete("x", Text("first result")))
+		require.Len(t, p.Completed(), 1)
+		require.NoError(t, p.Add(model.ToolCall{ID: "x", Name: "second"}))
+	}}
+	r, err := p.Wait(ctx, "x")
+	assert.ErrorIs(t, err, ErrNotPending, "got %q", r.Text())
+	assert.Equal(t, []model.ToolCall{{ID: "x", Name: "second"}}, p.Calls(), "the second call must stay pending")
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -65,17 +66,20 @@ func RepairJSON(raw []byte) ([]byte, error) {
 }
 
 // extractValue strips a Markdown code fence and any prose before the
-// value.
+// value. Backticks after the start of an object or array are the value's
+// own (a string holding Markdown), not a fence around it.
 func extractValue(raw []byte) []byte {
 	s := bytes.TrimSpace(raw)
-	if i := bytes.Index(s, []byte("```")); i >= 0 {
+	if i := bytes.Index(s, []byte("```")); i >= 0 && bytes.IndexAny(s[:i], "{[") < 0 {
 		body := s[i+3:]
 		if nl := bytes.IndexByte(body, '\n'); nl >= 0 && isFenceInfo(body[:nl]) {
 			body = body[nl+1:]
 		} else if nl < 0 && isFenceInfo(body) {
 			body = nil
 		}
-		if j := bytes.Index(body, []byte("```")); j >= 0 {
+		// The closing fence is the last one: the value may hold fences of
+		// its own, and text after the value is ignored anyway.
+		if j := bytes.LastIndex(body, []byte("```")); j >= 0 {
 			body = body[:j]
 		}
 		s = bytes.TrimSpace(body)
@@ -289,12 +293,22 @@ func (r *repairer) rawString() string {
 			case 't':
 				b.WriteByte('\t')
 			case 'u':
-				if r.i+4 <= len(r.src) {
-					if n, err := strconv.ParseUint(string(r.src[r.i:r.i+4]), 16, 16); err == nil {
-						r.i += 4
-						b.WriteRune(rune(n))
-						continue
+				if ru, ok := r.hex4(r.i); ok {
+					r.i += 4
+					if utf16.IsSurrogate(ru) {
+						// A surrogate pair is one character; a lone
+						// surrogate becomes U+FFFD.
+						if r.i+6 <= len(r.src) && r.src[r.i] == '\\' && r.src[r.i+1] == 'u' {
+							if lo, ok := r.hex4(r.i + 2); ok {
+								if dec := utf16.DecodeRune(ru, lo); dec != utf8.RuneError {
+									r.i += 6
+									ru = dec
+								}
+							}
+						}
 					}
+					b.WriteRune(ru)
+					continue
 				}
 				b.WriteString(`\u`)
 			default:
@@ -308,6 +322,15 @@ func (r *repairer) rawString() string {
 		r.i += size
 	}
 	return b.String() // unterminated: closed here
+}
+
+// hex4 reads the four hexadecimal digits of a \u escape at i.
+func (r *repairer) hex4(i int) (rune, bool) {
+	if i+4 > len(r.src) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(r.src[i:i+4]), 16, 16)
+	return rune(n), err == nil
 }
 
 func (r *repairer) str() { writeString(&r.out, r.rawString()) }

@@ -44,6 +44,11 @@ var repairCases = []struct {
 	{"backticks", "{`a`: `b`}", `{"a":"b"}`},
 	{"equals as colon", `{a = 1}`, `{"a":1}`},
 	{"top-level array", `[1, 'two', three]`, `[1,"two","three"]`},
+	{"surrogate pair escape", `{'a': '\ud83d\ude00 \uD83D\uDE00'}`, `{"a":"😀 😀"}`},
+	{"lone surrogate escapes", `{'a': '\ud83d x \ude00 \ud83d'}`, `{"a":"\ufffd x \ufffd \ufffd"}`},
+	{"fence inside a string", "{\"code\": \"```go\\nx := 1\\n```\",}", "{\"code\":\"```go\\nx := 1\\n```\"}"},
+	{"fence inside a fenced value", "```json\n{\"md\": \"```sh\\nls\\n```\",}\n```", "{\"md\":\"```sh\\nls\\n```\"}"},
+	{"inline code before the fence", "Run ```ls``` first:\n```json\n{\"a\": 1,}\n```", `{"a":1}`},
 }
 
 func TestRepairJSON(t *testing.T) {

@@ -301,15 +301,19 @@ var (
 	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 	rawMessageType      = reflect.TypeFor[json.RawMessage]()
+	jsonNumberType      = reflect.TypeFor[json.Number]()
 	customSchemaType    = reflect.TypeFor[interface{ JSONSchema() *jsonschema.Schema }]()
 )
 
-// textTypeSchema describes a struct type that JSON carries as a string,
-// because it decodes itself from text (netip.Addr, ...), as a string; nil
-// leaves t to the reflector. Types that describe themselves (a JSONSchema
-// method) or decode JSON themselves (time.Time, which the reflector knows)
-// are left alone.
+// textTypeSchema describes json.Number as a number, and a struct type that
+// JSON carries as a string, because it decodes itself from text
+// (netip.Addr, ...), as a string; nil leaves t to the reflector. Types that
+// describe themselves (a JSONSchema method) or decode JSON themselves
+// (time.Time, which the reflector knows) are left alone.
 func textTypeSchema(t reflect.Type) *jsonschema.Schema {
+	if t == jsonNumberType {
+		return &jsonschema.Schema{Type: "number"} // a number kept as its text
+	}
 	if t.Kind() != reflect.Struct {
 		return nil
 	}

@@ -493,3 +493,47 @@ func TestSchemaSignedMapKeysAcceptNegatives(t *testing.T) {
 	assert.True(t, r.IsError)
 	assert.Contains(t, r.Text(), `$.unsigned["-1"]`)
 }
+
+type amountArgs struct {
+	Amount json.Number  `json:"amount"`
+	Fee    *json.Number `json:"fee,omitempty"`
+}
+
+// json.Number holds a number's text: its schema says number, and the
+// decoding keeps the digits the model sent.
+func TestSchemaOfJSONNumberIsANumber(t *testing.T) {
+	got, err := SchemaFor[amountArgs]()
+	require.NoError(t, err)
+	var doc struct {
+		Properties map[string]map[string]any `json:"properties"`
+	}
+	require.NoError(t, json.Unmarshal(got, &doc))
+	assert.Equal(t, "number", doc.Properties["amount"]["type"], "%s", got)
+	assert.Equal(t, "number", doc.Properties["fee"]["type"], "%s", got)
+
+	ft := MustFunc("pay", "", func(_ context.Context, in amountArgs) (string, error) {
+		fee := "none"
+		if in.Fee != nil {
+			fee = in.Fee.String()
+		}
+		return in.Amount.String() + " " + fee, nil
+	})
+	for _, c := range []struct{ args, want string }{
+		{`{"amount":12.50}`, "12.50 none"},
+		{`{"amount":-1e400,"fee":0.10}`, "-1e400 0.10"},
+		{`{"amount":"12.50","fee":" 3 "}`, "12.50 3"},
+		{`{"amount":9007199254740993,"fee":null}`, "9007199254740993 none"},
+	} {
+		r := Invoke(context.Background(), ft, model.ToolCall{ID: "c", Name: "pay", Arguments: json.RawMessage(c.args)})
+		require.False(t, r.IsError, "%s: %s", c.args, r.Text())
+		assert.Equal(t, c.want, r.Text(), c.args)
+	}
+	in, ok := fastArguments[amountArgs](ft.fast, json.RawMessage(`{"amount":12.50,"fee":-0}`))
+	require.True(t, ok, "the fast path takes a number")
+	assert.Equal(t, json.Number("12.50"), in.Amount)
+	require.NotNil(t, in.Fee)
+	assert.Equal(t, json.Number("-0"), *in.Fee)
+	r := Invoke(context.Background(), ft, model.ToolCall{ID: "c", Name: "pay", Arguments: json.RawMessage(`{"amount":"12.50 USD"}`)})
+	assert.True(t, r.IsError, "text that is not a number is refused: %s", r.Text())
+	assert.Contains(t, r.Text(), "$.amount")
+}

@@ -50,11 +50,12 @@ type combined struct {
 	sets []Toolset
 }
 
-// Combine returns a toolset that resolves to the tools of sets, in order.
-// Two tools with one name are an error (DuplicateToolError naming both
-// sets) when the combined set is resolved. Closing it closes every set.
+// Combine returns a toolset that resolves to the tools of sets, in order;
+// nil sets are skipped. Two tools with one name are an error
+// (DuplicateToolError naming both sets) when the combined set is resolved,
+// as is a nil tool. Closing it closes every set.
 func Combine(name string, sets ...Toolset) Toolset {
-	return &combined{name: name, sets: slices.Clone(sets)}
+	return &combined{name: name, sets: slices.DeleteFunc(slices.Clone(sets), func(s Toolset) bool { return s == nil })}
 }
 
 func (c *combined) Name() string { return c.name }
@@ -68,6 +69,9 @@ func (c *combined) Tools(ctx context.Context) ([]Tool, error) {
 			return nil, fmt.Errorf("toolset %q: %w", s.Name(), err)
 		}
 		for _, t := range tools {
+			if t == nil {
+				return nil, fmt.Errorf("%w: toolset %q returned a nil tool", ErrInvalidTool, s.Name())
+			}
 			name := Name(t)
 			if first, dup := from[name]; dup {
 				return nil, &DuplicateToolError{Name: name, First: first, Second: s.Name()}
@@ -137,7 +141,8 @@ func (f *filtered) Tools(ctx context.Context) ([]Tool, error) {
 	}
 	out := tools[:0:0]
 	for _, t := range tools {
-		if f.keep == nil || f.keep(ctx, t) {
+		// A nil tool is passed on, for Resolve to report.
+		if t == nil || f.keep == nil || f.keep(ctx, t) {
 			out = append(out, t)
 		}
 	}
@@ -165,6 +170,9 @@ func (p *prefixed) Tools(ctx context.Context) ([]Tool, error) {
 	}
 	out := make([]Tool, len(tools))
 	for i, t := range tools {
+		if t == nil {
+			return nil, fmt.Errorf("%w: toolset %q returned a nil tool", ErrInvalidTool, p.Name())
+		}
 		out[i] = Rename(t, p.prefix+Name(t))
 	}
 	return out, nil

@@ -333,3 +333,24 @@ func TestRenamedStreamerCalledDirectly(t *testing.T) {
 	assert.NoError(t, NewStatic("s").Close())
 	assert.Equal(t, "all", Combine("all").Name())
 }
+
+// Nil sets and nil tools inside combined, filtered and prefixed sets are
+// reported as Resolve reports them, never a panic.
+func TestToolsetsReportNilTools(t *testing.T) {
+	ctx := context.Background()
+	nils := NewStatic("nils", named("a"), nil)
+	for name, set := range map[string]Toolset{
+		"combined": Combine("all", NewStatic("one", named("b")), nils),
+		"filtered": Include(nils, "a"),
+		"excluded": Exclude(nils, "b"),
+		"prefixed": WithPrefix(nils, "x_"),
+	} {
+		_, err := Resolve(ctx, []Toolset{set})
+		assert.ErrorIs(t, err, ErrInvalidTool, name)
+	}
+	c := Combine("all", nil, NewStatic("one", named("b")), nil)
+	l, err := Resolve(ctx, []Toolset{c})
+	require.NoError(t, err, "nil sets are skipped")
+	assert.Equal(t, []string{"b"}, l.Names())
+	assert.NoError(t, c.Close())
+}

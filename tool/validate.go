@@ -177,6 +177,9 @@ func printer() *message.Printer { return message.NewPrinter(language.English) }
 func describe(k jsonschema.ErrorKind, got any) string {
 	switch k := k.(type) {
 	case *kind.Type:
+		if got == nil {
+			return fmt.Sprintf("expected %s, got null", strings.Join(k.Want, " or "))
+		}
 		return fmt.Sprintf("expected %s, got %s %s", strings.Join(k.Want, " or "), k.Got, excerpt(got))
 	case *kind.Enum:
 		return fmt.Sprintf("must be one of %s, got %s", joinValues(k.Want), excerpt(got))

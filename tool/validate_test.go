@@ -63,6 +63,8 @@ func TestValidateMoreMessages(t *testing.T) {
 		`{"query":"ab","limit":1,"tags":["a","a"]}`: {"$.tags", "items must be unique, but items 0 and 1 are equal"},
 		`{"query":"ab","limit":1,"tags":[1]}`:       {"$.tags[0]", "expected string, got number 1"},
 		`[1,2]`:                                     {"$", "expected object, got array [1,2]"},
+		`null`:                                      {"$", "expected object, got null"},
+		`{"query":null,"limit":1}`:                  {"$.query", "expected string, got null"},
 	}
 	for in, want := range cases {
 		t.Run(in, func(t *testing.T) {
