@@ -8,6 +8,8 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"os"
+	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
@@ -20,6 +22,10 @@ import (
 // settings nor WithMaxTokens or WithSettings give one. The Messages API
 // requires the field.
 const DefaultMaxTokens = 4096
+
+// defaultBaseURL is the API's base URL when neither WithBaseURL nor
+// ANTHROPIC_BASE_URL gives one.
+const defaultBaseURL = "https://api.anthropic.com/"
 
 // Model is a Claude model served by the Anthropic Messages API. It is safe
 // for concurrent use.
@@ -115,7 +121,9 @@ func WithMaxTokens(n int) Option {
 }
 
 // WithSettings sets default sampling settings. A request's own settings
-// take precedence field by field.
+// take precedence field by field, except that temperature and top_p go
+// together: a request that sets either gets neither from the defaults,
+// since recent Claude models refuse the two at once.
 func WithSettings(s model.Settings) Option {
 	return func(c *config) {
 		if s.MaxTokens == 0 {
@@ -144,7 +152,8 @@ func WithRequestOptions(opts ...option.RequestOption) Option {
 // Settings not given as options are read from the environment by the
 // anthropic-sdk-go client: ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY (or
 // ANTHROPIC_AUTH_TOKEN). Options take precedence over the environment.
-// Without a base URL the model calls https://api.anthropic.com.
+// Without a base URL (an empty ANTHROPIC_BASE_URL counts as none) the
+// model calls https://api.anthropic.com.
 func New(name string, opts ...Option) (*Model, error) {
 	if name == "" {
 		return nil, errors.New("anthropic: model name is empty")
@@ -167,6 +176,10 @@ func New(name string, opts ...Option) (*Model, error) {
 			return nil, fmt.Errorf("anthropic: invalid base URL %q: want an absolute http or https URL", *c.baseURL)
 		}
 		ro = append(ro, option.WithBaseURL(*c.baseURL))
+	} else if v, ok := os.LookupEnv("ANTHROPIC_BASE_URL"); ok && strings.TrimSpace(v) == "" {
+		// Set but empty means unset; the client would take it for a
+		// relative URL.
+		ro = append(ro, option.WithBaseURL(defaultBaseURL))
 	}
 	if c.apiKey != nil {
 		ro = append(ro, option.WithAPIKey(*c.apiKey))
@@ -225,9 +238,11 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 }
 
 // Stream sends req to the Messages API with streaming on and yields the
-// reply as it arrives. Opening the stream is retried like Generate, and so
-// is a stream whose first event is a transient error (such as
-// overloaded_error); once a chunk has been yielded, errors end the sequence.
+// reply as it arrives. Until the first text or tool-call fragment arrives,
+// failures (an error event such as overloaded_error, or a stream cut short
+// after opening events that carry nothing, such as message_start) are
+// retried like Generate's; once a chunk has been yielded, errors end the
+// sequence.
 func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
 		params, err := m.params(req)
@@ -235,12 +250,20 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			yield(model.Chunk{}, err)
 			return
 		}
-		var stream *ssestream.Stream[sdk.MessageStreamEventUnion]
+		var (
+			stream *ssestream.Stream[sdk.MessageStreamEventUnion]
+			st     *streamState
+			first  []model.Chunk
+		)
 		err = m.retry.Do(ctx, func(ctx context.Context) error {
+			st, first = newStreamState(), nil
 			s := m.client.Messages.NewStreaming(ctx, params)
-			if s.Next() {
-				stream = s
-				return nil
+			for s.Next() {
+				first = append(first, st.add(s.Current())...)
+				if st.stopped || hasContent(first) {
+					stream = s
+					return nil
+				}
 			}
 			_ = s.Close()
 			if err := s.Err(); err != nil {
@@ -254,15 +277,16 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 		}
 		defer stream.Close()
 
-		st := newStreamState()
-		for {
+		for _, c := range first {
+			if !yield(c, nil) {
+				return
+			}
+		}
+		for !st.stopped && stream.Next() {
 			for _, c := range st.add(stream.Current()) {
 				if !yield(c, nil) {
 					return
 				}
-			}
-			if st.stopped || !stream.Next() {
-				break
 			}
 		}
 		if err := stream.Err(); err != nil {
@@ -275,4 +299,15 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 		}
 		yield(st.final(), nil)
 	}
+}
+
+// hasContent reports whether chunks carry part of the reply itself: text or
+// a tool call.
+func hasContent(chunks []model.Chunk) bool {
+	for _, c := range chunks {
+		if c.Text != "" || c.ToolCall != nil {
+			return true
+		}
+	}
+	return false
 }

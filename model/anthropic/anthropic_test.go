@@ -103,9 +103,9 @@ func TestGenerateMapsRequestAndResponse(t *testing.T) {
 				]},
 				{"type": "tool_result", "tool_use_id": "call_2", "is_error": true, "content": [
 					{"type": "text", "text": "timeout"}
-				]}
-			]},
-			{"role": "user", "content": [{"type": "text", "text": "Thanks"}]}
+				]},
+				{"type": "text", "text": "Thanks"}
+			]}
 		],
 		"tools": [
 			{"name": "get_weather", "description": "Current weather", "input_schema": {
@@ -167,7 +167,7 @@ func TestConversationShapes(t *testing.T) {
 		want string // JSON of "messages"
 	}{
 		{
-			name: "tool results separated by a user message are separate turns",
+			name: "a user message after tool results joins their turn",
 			msgs: []model.Message{
 				model.Assistant("", model.ToolCall{ID: "a", Name: "t", Arguments: json.RawMessage(`{}`)}),
 				model.ToolMessage("a", "t", false, model.TextPart("1")),
@@ -177,8 +177,10 @@ func TestConversationShapes(t *testing.T) {
 			},
 			want: `[
 				{"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "t", "input": {}}]},
-				{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": [{"type": "text", "text": "1"}]}]},
-				{"role": "user", "content": [{"type": "text", "text": "more"}]},
+				{"role": "user", "content": [
+					{"type": "tool_result", "tool_use_id": "a", "content": [{"type": "text", "text": "1"}]},
+					{"type": "text", "text": "more"}
+				]},
 				{"role": "assistant", "content": [{"type": "tool_use", "id": "b", "name": "t", "input": {}}]},
 				{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "b"}]}
 			]`,
@@ -470,7 +472,8 @@ func TestStreamToolInputInStartBlock(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, resp.Message.ToolCalls, 1)
 	assert.JSONEq(t, `{"id":42}`, string(resp.Message.ToolCalls[0].Arguments))
-	assert.Equal(t, model.Usage{InputTokens: 480, OutputTokens: 12, TotalTokens: 492}, resp.Usage, "message_delta usage updates input tokens when sent")
+	assert.Equal(t, model.Usage{InputTokens: 508, OutputTokens: 12, TotalTokens: 520}, resp.Usage,
+		"message_delta usage updates input tokens when sent; the cache reads of message_start stay")
 }
 
 func TestStreamOverloadedFirstEventIsRetried(t *testing.T) {

@@ -7,21 +7,28 @@
 // environment.
 //
 // The mapping follows the API's rules: system messages form the system
-// prompt; tool messages become tool_result blocks of a user turn, with
-// consecutive results merged into one turn; assistant tool calls become
-// tool_use blocks; images are sent as base64 or URL sources; max_tokens,
-// which the API requires, defaults to DefaultMaxTokens. Stream reads the
-// API's server-sent events (message_start, content_block_start, _delta and
-// _stop, message_delta, message_stop, ping and error) and numbers tool calls
-// 0, 1, 2... in the order their content blocks start.
+// prompt; tool messages become tool_result blocks of a user turn; messages
+// of one role that end up next to each other share one turn, with the
+// tool_result blocks first; assistant tool calls become tool_use blocks;
+// images are sent as base64 or URL sources; text that is empty or only
+// whitespace is left out; a tool choice of none is left out when the
+// request has no tools; a request that sets temperature or top_p gets
+// neither from the model's default settings; max_tokens, which the API
+// requires, defaults to DefaultMaxTokens.
+//
+// Stream reads the API's server-sent events (message_start,
+// content_block_start, _delta and _stop, message_delta, message_stop, ping
+// and error) and numbers tool calls 0, 1, 2... in the order their content
+// blocks start.
 //
 // Native structured output is sent when a request has a ResponseFormat, but
 // Info reports it only when WithStructuredOutput declares that the model
 // supports it; otherwise callers use a set-model-response tool.
 //
 // Transient failures (429, 408, 409, 5xx and 529 overloaded, connection
-// errors, and a stream that opens with an overloaded_error event) are
-// retried with backoff, honouring Retry-After; other failures return at
-// once as a *model.ProviderError carrying the HTTP status and Anthropic's
-// message.
+// errors, and a stream that fails with such an error, an overloaded_error
+// event for instance, or is cut short before any text or tool call
+// arrived) are retried with backoff, honouring Retry-After; other failures
+// return at once as a *model.ProviderError carrying the HTTP status and
+// Anthropic's message.
 package anthropic

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
@@ -39,6 +40,11 @@ func (m *Model) params(req *model.Request) (sdk.MessageNewParams, error) {
 	if p.ToolChoice, err = toolChoice(req.ToolChoice); err != nil {
 		return p, err
 	}
+	if len(p.Tools) == 0 && req.ToolChoice.Mode == model.ToolChoiceNone {
+		// The API refuses a tool choice without tools, and with no tools
+		// none is what the model gets anyway.
+		p.ToolChoice = sdk.ToolChoiceUnionParam{}
+	}
 	if rf := req.ResponseFormat; rf != nil {
 		schema, err := objectFields(rf.Schema)
 		if err != nil {
@@ -47,7 +53,14 @@ func (m *Model) params(req *model.Request) (sdk.MessageNewParams, error) {
 		p.OutputConfig.Format = sdk.JSONOutputFormatParam{Schema: schema}
 	}
 
-	s := m.settings.Override(req.Settings)
+	defaults := m.settings
+	if req.Settings.Temperature != nil || req.Settings.TopP != nil {
+		// Temperature and top_p are one choice of how to sample, and
+		// recent models refuse both at once: a request that makes the
+		// choice does not inherit the other half from the defaults.
+		defaults.Temperature, defaults.TopP = nil, nil
+	}
+	s := defaults.Override(req.Settings)
 	switch {
 	case s.MaxTokens < 0:
 		return p, fmt.Errorf("anthropic: negative max tokens %d", s.MaxTokens)
@@ -62,8 +75,10 @@ func (m *Model) params(req *model.Request) (sdk.MessageNewParams, error) {
 	if s.TopP != nil {
 		p.TopP = sdk.Float(*s.TopP)
 	}
-	if len(s.Stop) > 0 {
-		p.StopSequences = s.Stop
+	for _, stop := range s.Stop {
+		if stop != "" { // the API refuses empty stop sequences
+			p.StopSequences = append(p.StopSequences, stop)
+		}
 	}
 	// The Messages API has no seed; Settings.Seed is ignored.
 	return p, nil
@@ -71,14 +86,28 @@ func (m *Model) params(req *model.Request) (sdk.MessageNewParams, error) {
 
 // messages maps a conversation to the system prompt and the turns of the
 // Messages API. System messages, wherever they are, join the system prompt
-// in order. Tool messages become tool_result blocks of a user turn, and
-// consecutive tool messages share one turn, as the API requires.
+// in order. Tool messages become tool_result blocks of a user turn. Messages
+// of one role that end up next to each other (consecutive tool messages, a
+// user message next to tool messages, messages that only a system message
+// or an empty message separated) share one turn, and in a user turn the
+// tool_result blocks come before the rest, as the API requires after a turn
+// with tool_use blocks.
 func messages(in []model.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, error) {
 	var system []sdk.TextBlockParam
 	out := make([]sdk.MessageParam, 0, len(in))
-	prevTool := false
+	// add appends blocks to the conversation, to its last turn when that
+	// turn has the same role.
+	add := func(role sdk.MessageParamRole, blocks []sdk.ContentBlockParamUnion) {
+		if len(blocks) == 0 {
+			return
+		}
+		if n := len(out); n > 0 && out[n-1].Role == role {
+			out[n-1].Content = append(out[n-1].Content, blocks...)
+			return
+		}
+		out = append(out, sdk.MessageParam{Role: role, Content: blocks})
+	}
 	for i, msg := range in {
-		isTool := false
 		switch msg.Role {
 		case model.RoleSystem:
 			for j, part := range msg.Content {
@@ -86,7 +115,7 @@ func messages(in []model.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, err
 				if !ok {
 					return nil, nil, fmt.Errorf("anthropic: message %d (system): part %d: %s content is not supported", i, j, part.Type)
 				}
-				if text != "" {
+				if !blank(text) {
 					system = append(system, sdk.TextBlockParam{Text: text})
 				}
 			}
@@ -96,9 +125,7 @@ func messages(in []model.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, err
 			if err != nil {
 				return nil, nil, fmt.Errorf("anthropic: message %d (user): %w", i, err)
 			}
-			if len(blocks) > 0 {
-				out = append(out, sdk.MessageParam{Role: sdk.MessageParamRoleUser, Content: blocks})
-			}
+			add(sdk.MessageParamRoleUser, blocks)
 
 		case model.RoleAssistant:
 			var blocks []sdk.ContentBlockParamUnion
@@ -107,7 +134,7 @@ func messages(in []model.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, err
 				if !ok {
 					return nil, nil, fmt.Errorf("anthropic: message %d (assistant): part %d: %s content is not supported", i, j, part.Type)
 				}
-				if text != "" {
+				if !blank(text) {
 					blocks = append(blocks, sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: text}})
 				}
 			}
@@ -119,11 +146,9 @@ func messages(in []model.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, err
 					ID: tc.ID, Name: tc.Name, Input: toolInput(tc.Arguments),
 				}})
 			}
-			// An assistant turn without content is rejected by the API and
-			// says nothing; it is left out.
-			if len(blocks) > 0 {
-				out = append(out, sdk.MessageParam{Role: sdk.MessageParamRoleAssistant, Content: blocks})
-			}
+			// An assistant message without content is rejected by the API
+			// and says nothing; it is left out.
+			add(sdk.MessageParamRoleAssistant, blocks)
 
 		case model.RoleTool:
 			if msg.ToolCallID == "" {
@@ -141,21 +166,28 @@ func messages(in []model.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, err
 				res.Content = append(res.Content, sdk.ToolResultBlockParamContentUnion{OfText: b.OfText, OfImage: b.OfImage})
 			}
 			block := sdk.ContentBlockParamUnion{OfToolResult: res}
-			if prevTool {
-				last := &out[len(out)-1]
-				last.Content = append(last.Content, block)
+			if n := len(out); n > 0 && out[n-1].Role == sdk.MessageParamRoleUser {
+				// After the turn's other tool results, before its other content.
+				last := &out[n-1]
+				at := 0
+				for at < len(last.Content) && last.Content[at].OfToolResult != nil {
+					at++
+				}
+				last.Content = slices.Insert(last.Content, at, block)
 			} else {
 				out = append(out, sdk.MessageParam{Role: sdk.MessageParamRoleUser, Content: []sdk.ContentBlockParamUnion{block}})
 			}
-			isTool = true
 
 		default:
 			return nil, nil, fmt.Errorf("anthropic: message %d: unknown role %q", i, msg.Role)
 		}
-		prevTool = isTool
 	}
 	return system, out, nil
 }
+
+// blank reports whether text is empty or only whitespace: the API rejects
+// text blocks that hold no other characters.
+func blank(text string) bool { return strings.TrimSpace(text) == "" }
 
 // toolInput returns a call's arguments as the JSON object the API requires.
 // Arguments that are not a JSON object (a model can produce broken JSON)
@@ -180,13 +212,13 @@ func partText(p model.Part) (string, bool) {
 	return "", false
 }
 
-// contentBlocks maps parts to text and image blocks, leaving out empty text,
-// which the API rejects.
+// contentBlocks maps parts to text and image blocks, leaving out text that
+// is empty or only whitespace, which the API rejects.
 func contentBlocks(parts []model.Part) ([]sdk.ContentBlockParamUnion, error) {
 	var out []sdk.ContentBlockParamUnion
 	for j, part := range parts {
 		if text, ok := partText(part); ok {
-			if text != "" {
+			if !blank(text) {
 				out = append(out, sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: text}})
 			}
 			continue

@@ -70,12 +70,15 @@ func finishReason(r string) string {
 // 0, 1, 2... in the order their blocks start.
 type streamState struct {
 	model     string
-	usage     model.Usage
 	finish    string
 	stopped   bool
 	toolIndex map[int64]int  // content block index → tool call index
 	pending   map[int64]bool // tool blocks that have not streamed input yet
 	initial   map[int64]string
+
+	// Token counts. The input counts are kept apart because message_delta
+	// may update any one of them; Usage.InputTokens is their sum.
+	input, cacheCreation, cacheRead, output int64
 }
 
 func newStreamState() *streamState {
@@ -87,8 +90,8 @@ func (s *streamState) add(ev sdk.MessageStreamEventUnion) []model.Chunk {
 	case "message_start":
 		s.model = ev.Message.Model
 		u := ev.Message.Usage
-		s.usage.InputTokens = int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens)
-		s.usage.OutputTokens = int(u.OutputTokens)
+		s.input, s.cacheCreation, s.cacheRead = u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens
+		s.output = u.OutputTokens
 		if s.model != "" {
 			return []model.Chunk{{Model: s.model}}
 		}
@@ -137,12 +140,20 @@ func (s *streamState) add(ev sdk.MessageStreamEventUnion) []model.Chunk {
 		if r := string(ev.Delta.StopReason); r != "" {
 			s.finish = finishReason(r)
 		}
+		// Counts are cumulative; a field the event leaves out keeps the
+		// value message_start gave it.
 		u := ev.Usage
-		if in := int(u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens); in > 0 {
-			s.usage.InputTokens = in
+		if u.JSON.InputTokens.Valid() {
+			s.input = u.InputTokens
 		}
-		if u.OutputTokens > 0 {
-			s.usage.OutputTokens = int(u.OutputTokens) // cumulative
+		if u.JSON.CacheCreationInputTokens.Valid() {
+			s.cacheCreation = u.CacheCreationInputTokens
+		}
+		if u.JSON.CacheReadInputTokens.Valid() {
+			s.cacheRead = u.CacheReadInputTokens
+		}
+		if u.JSON.OutputTokens.Valid() {
+			s.output = u.OutputTokens
 		}
 
 	case "message_stop":
@@ -152,7 +163,7 @@ func (s *streamState) add(ev sdk.MessageStreamEventUnion) []model.Chunk {
 }
 
 func (s *streamState) final() model.Chunk {
-	u := s.usage
+	u := model.Usage{InputTokens: int(s.input + s.cacheCreation + s.cacheRead), OutputTokens: int(s.output)}
 	u.TotalTokens = u.InputTokens + u.OutputTokens
 	return model.Chunk{Usage: &u, FinishReason: s.finish, Model: s.model}
 }
@@ -202,15 +213,21 @@ func convertError(err error) error {
 	pe := &model.ProviderError{Provider: "anthropic", StatusCode: apiErr.StatusCode, Err: err}
 	raw := apiErr.RawJSON()
 	var body struct {
-		Error struct {
-			Type    string `json:"type"`
-			Message string `json:"message"`
-		} `json:"error"`
-		Message string `json:"message"`
-		Detail  string `json:"detail"` // gateways and proxies in front of the API
+		Error   json.RawMessage `json:"error"` // an object, or a gateway's string
+		Message string          `json:"message"`
+		Detail  string          `json:"detail"` // gateways and proxies in front of the API
 	}
 	if json.Unmarshal([]byte(raw), &body) == nil {
-		pe.Type, pe.Message = body.Error.Type, body.Error.Message
+		var obj struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		}
+		var text string
+		if json.Unmarshal(body.Error, &obj) == nil {
+			pe.Type, pe.Message = obj.Type, obj.Message
+		} else if json.Unmarshal(body.Error, &text) == nil {
+			pe.Message = text
+		}
 		if pe.Message == "" {
 			pe.Message = body.Message
 		}
@@ -224,10 +241,9 @@ func convertError(err error) error {
 		}
 	}
 	if pe.StatusCode < 400 {
-		// An error event inside a stream that had started with 200.
-		if code, ok := statusOfType(pe.Type); ok {
-			pe.StatusCode = code
-		}
+		// An error event inside a stream that had started with 200: the
+		// status is the one its type stands for, or none.
+		pe.StatusCode, _ = statusOfType(pe.Type)
 	}
 	if apiErr.Response != nil && apiErr.Response.StatusCode >= 400 {
 		if d, ok := model.RetryAfter(apiErr.Response.Header, time.Now()); ok {
