@@ -108,16 +108,25 @@ type ModelCall struct {
 // reply. The system prompt (plus the instructions of the resolved tools) is
 // sent first; the tools of the configured toolsets are resolved from the
 // run's context on every call, with the state reachable by tool.RunState.
+// Nil options are ignored.
 func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFunc[S] {
 	cfg := llmConfig{maxHops: DefaultMaxHops}
 	for _, o := range opts {
-		o.applyLLM(&cfg)
+		if o != nil {
+			o.applyLLM(&cfg)
+		}
 	}
 	var info model.Info
 	if d, ok := m.(model.Describer); ok {
 		info = d.Info()
 	}
-	useTool := cfg.format != nil && (cfg.forceTool || !info.StructuredOutput)
+	useTool := cfg.format != nil && cfg.setResponse != nil && (cfg.forceTool || !info.StructuredOutput)
+	var respDef model.ToolDefinition
+	var respInstruction string
+	if useTool {
+		respDef = cfg.setResponse.Definition()
+		respInstruction = strings.TrimSpace(cfg.setResponse.Instruction())
+	}
 	return func(ctx context.Context, s S) (S, error) {
 		if cfg.structureErr != nil {
 			return s, fmt.Errorf("nodes: structured output: %w", cfg.structureErr)
@@ -127,23 +136,29 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 		}
 		msgs := PS(&s).ChatMessages()
 		ctx = tool.WithRunState(ctx, s)
-		req := &model.Request{Model: cfg.modelName, Settings: cfg.settings, ToolChoice: cfg.choice}
-		sets := cfg.toolsets
-		if useTool {
-			sets = append(sets[:len(sets):len(sets)], tool.NewStatic("structured output", cfg.setResponse))
-		}
+		req := &model.Request{Model: cfg.modelName, Settings: cfg.settings}
 		var instructions string
-		if len(sets) > 0 {
-			list, err := resolveFor(ctx, &cfg, sets, useTool)
+		if len(cfg.toolsets) > 0 {
+			list, err := cfg.resolveTools(ctx)
 			if err != nil {
 				return s, err
+			}
+			if useTool {
+				if _, taken := list.Lookup(respDef.Name); taken {
+					return s, &tool.DuplicateToolError{Name: respDef.Name, First: list.Source(respDef.Name), Second: structuredSource}
+				}
 			}
 			req.Tools = list.Definitions()
 			instructions = list.Instructions()
 		}
-		if cfg.format != nil && !useTool {
+		if useTool {
+			// The node's own tool, whatever the run's filters say.
+			req.Tools = append(req.Tools, respDef)
+			instructions = joinInstructions(instructions, respInstruction)
+		} else if cfg.format != nil {
 			req.ResponseFormat = cfg.format
 		}
+		req.ToolChoice = choiceFor(cfg.choice, req.Tools)
 		system := cfg.system
 		if cfg.systemFunc != nil {
 			system = cfg.systemFunc(ctx)
@@ -210,39 +225,81 @@ func generate(ctx context.Context, m model.Model, req *model.Request, stream *bo
 	if !streaming {
 		resp, err := m.Generate(ctx, req)
 		if err == nil && resp == nil {
-			return nil, errors.New("nodes: the model returned neither a response nor an error")
+			return nil, errNoResponse
 		}
 		return resp, err
 	}
 	var acc model.Accumulator
+	chunks := 0
 	for chunk, err := range m.Stream(ctx, req) {
 		if err != nil {
 			return nil, err
 		}
+		chunks++
 		acc.Add(chunk)
 		graph.Emit(ctx, graph.ModeMessages, graph.Event{Kind: KindModelDelta, Payload: chunk})
+	}
+	if chunks == 0 {
+		return nil, errNoResponse
 	}
 	return acc.Response(), nil
 }
 
+// errNoResponse reports a model that answered with nothing: no response
+// and no error, or a stream that ended before its first chunk.
+var errNoResponse = errors.New("nodes: the model returned neither a response nor an error")
+
+// choiceFor returns the tool choice of a request that offers tools: c,
+// unless tools cannot satisfy it (no tools, or not the tool c names), in
+// which case the model chooses freely.
+func choiceFor(c model.ToolChoice, tools []model.ToolDefinition) model.ToolChoice {
+	if c.Mode == model.ToolChoiceAuto {
+		return c
+	}
+	if len(tools) == 0 {
+		return model.ToolChoice{}
+	}
+	if c.Mode == model.ToolChoiceTool {
+		for i := range tools {
+			if tools[i].Name == c.Name {
+				return c
+			}
+		}
+		return model.ToolChoice{}
+	}
+	return c
+}
+
+// joinInstructions appends the instruction text to instructions, separated
+// by a blank line as tool.CollectInstructions separates them.
+func joinInstructions(instructions, text string) string {
+	switch {
+	case text == "":
+		return instructions
+	case instructions == "":
+		return text
+	}
+	return instructions + "\n\n" + text
+}
+
 // structuredAnswer turns a call of the set-model-response tool into the
-// final answer: an assistant message whose text is the validated JSON. A
-// reply without tool calls whose text is JSON the tool accepts (models
-// sometimes answer with the JSON instead of calling the tool) becomes the
-// final answer the same way; other text is left as it is.
+// final answer: an assistant message whose text is the validated JSON (the
+// first valid one when the reply calls the tool more than once). A reply
+// without tool calls whose text is JSON the tool accepts (models sometimes
+// answer with the JSON instead of calling the tool) becomes the final
+// answer the same way; other text is left as it is.
 func structuredAnswer(ctx context.Context, t *tool.SetModelResponseTool, reply model.Message) (model.Message, bool, error) {
 	name := t.Definition().Name
 	for _, c := range reply.ToolCalls {
 		if c.Name != name {
 			continue
 		}
-		res := tool.Invoke(ctx, t, c)
-		if res.IsError {
-			// Let the model see what was wrong: keep the call; the ToolsNode
-			// answers it with the validation error.
-			return reply, false, nil
+		if res := tool.Invoke(ctx, t, c); !res.IsError {
+			return answerMessage(reply, res), true, nil
 		}
-		return answerMessage(reply, res), true, nil
+		// An invalid answer: unless a later call gives a valid one, the
+		// call is kept, and the ToolsNode answers it with the validation
+		// error for the model to see what was wrong.
 	}
 	if len(reply.ToolCalls) == 0 {
 		if text, ok := jsonText(reply.Text()); ok {
@@ -352,13 +409,4 @@ func roundTrips(msgs []model.Message) int {
 		}
 	}
 	return n
-}
-
-// resolveFor resolves the LLM node's tools: the configured ones, plus the
-// set-model-response tool when structured output needs it.
-func resolveFor(ctx context.Context, cfg *llmConfig, sets []tool.Toolset, withResponseTool bool) (*tool.ToolList, error) {
-	if !withResponseTool {
-		return cfg.resolveTools(ctx)
-	}
-	return tool.Resolve(ctx, sets, cfg.resolve...)
 }

@@ -84,7 +84,9 @@ func WithToolsets(sets ...tool.Toolset) Option {
 
 // WithResolveOptions filters the tools resolved per call (see tool.Resolve):
 // tool.VisibleIf narrows what the model sees, tool.ExecutableIf what the
-// ToolsNode runs (the rest are executed by the caller).
+// ToolsNode runs (the rest are executed by the caller). The filters apply
+// to the tools of WithTools and WithToolsets, not to the set-model-response
+// tool of structured output, which is always offered and run.
 func WithResolveOptions(opts ...tool.ResolveOption) Option {
 	return sharedOption(func(c *toolSource) { c.resolve = append(c.resolve, opts...) })
 }
@@ -116,7 +118,10 @@ func WithSettings(s model.Settings) LLMOption {
 	return llmOption(func(c *llmConfig) { c.settings = s })
 }
 
-// WithToolChoice constrains the model's use of tools.
+// WithToolChoice constrains the model's use of tools. A choice that the
+// run's tools cannot satisfy is not sent, and the model chooses freely: any
+// choice when the run resolves no tools, and a choice of a tool the run did
+// not resolve (filtered out, or absent from its toolsets).
 func WithToolChoice(tc model.ToolChoice) LLMOption {
 	return llmOption(func(c *llmConfig) { c.choice = tc })
 }
@@ -143,7 +148,10 @@ func WithStreaming(on bool) LLMOption {
 // Give the option to the ToolsNode too, as with WithTools: an answer that
 // does not match the schema stays a call of the set-model-response tool,
 // which the ToolsNode then answers with the validation error, so that the
-// model can correct its answer. (The agent package does this.)
+// model can correct its answer. (The agent package does this.) The
+// set-model-response tool comes after the other tools, and its
+// instruction after theirs; the resolve options do not filter it, and a
+// tool of the run with its name is a *tool.DuplicateToolError.
 func WithResponseFormat(f model.ResponseFormat) Option {
 	set, err := tool.NewSetModelResponseSchema(f.Schema)
 	return structuredOption{format: f, set: set, err: err}
@@ -163,10 +171,12 @@ func (o structuredOption) applyLLM(c *llmConfig) {
 }
 
 func (o structuredOption) applyTools(c *toolsConfig) {
-	if o.err == nil {
-		c.toolsets = append(c.toolsets, tool.NewStatic("structured output", o.set))
-	}
+	c.response = o.set // nil when the option failed
 }
+
+// structuredSource names the source of the set-model-response tool in a
+// run's tool list.
+const structuredSource = "structured output"
 
 // WithStructuredOutput is WithResponseFormat with the schema of T; decode the
 // answer with Structured[T].

@@ -52,8 +52,13 @@ func startModelSpan(ctx context.Context, call ModelCall, req *model.Request) (co
 		provider = "unknown"
 	}
 	ms := &modelSpan{start: time.Now(), base: []attribute.KeyValue{
-		attrOperation.String("chat"), attrProvider.String(provider), attrRequestModel.String(call.Model),
+		attrOperation.String("chat"), attrProvider.String(provider),
 	}}
+	name := "chat" // the span's name: the operation, and the model when known
+	if call.Model != "" {
+		ms.base = append(ms.base, attrRequestModel.String(call.Model))
+		name += " " + call.Model
+	}
 	if mp != nil {
 		ms.meter = mp.Meter(scope)
 	}
@@ -68,7 +73,7 @@ func startModelSpan(ctx context.Context, call ModelCall, req *model.Request) (co
 		if req.Settings.Temperature != nil {
 			attrs = append(attrs, attrTemperature.Float64(*req.Settings.Temperature))
 		}
-		ctx, ms.span = tp.Tracer(scope).Start(ctx, "chat "+call.Model,
+		ctx, ms.span = tp.Tracer(scope).Start(ctx, name,
 			trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	}
 	return ctx, ms

@@ -75,3 +75,29 @@ func TestModelCallsAreChatSpansWithGenAIAttributes(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int64{"input": 12, "output": 3}, tokens)
 }
+
+func TestChatSpanOfAModelThatDoesNotNameItself(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	m := &sloppyServer{replies: []model.Message{model.Assistant("hi")}}
+	g, err := graph.New[agentState]().
+		AddNode("llm", nodes.LLM[agentState](m)).
+		AddEdge(graph.START, "llm").
+		Compile(graph.WithTracerProvider(tp))
+	require.NoError(t, err)
+	_, err = g.Invoke(context.Background(), user("hello"))
+	require.NoError(t, err)
+	var names []string
+	var chat tracetest.SpanStub
+	for _, s := range exp.GetSpans() {
+		names = append(names, s.Name)
+		if s.Name == "chat" {
+			chat = s
+		}
+	}
+	require.Contains(t, names, "chat", "the operation alone names the span when the model is unknown")
+	for _, kv := range chat.Attributes {
+		assert.NotEqual(t, attribute.Key("gen_ai.request.model"), kv.Key, "no empty model name is reported")
+	}
+}

@@ -21,6 +21,10 @@ type toolsConfig struct {
 	policies  map[string]ErrorPolicy
 	pending   *tool.Pending
 	transfers []string
+	// response is the set-model-response tool of structured output, when
+	// it is added to the run's tools after the resolve options (see
+	// runTools).
+	response *tool.SetModelResponseTool
 }
 
 // ErrorPolicy says what a ToolsNode does with a tool's error result.
@@ -151,7 +155,9 @@ const toolMessagePrefix = "tool:"
 func AddTools[S any, PS ChatState[S]](b *graph.Builder[S], name, next string, opts ...ToolsOption) *graph.Builder[S] {
 	var cfg toolsConfig
 	for _, o := range opts {
-		o.applyTools(&cfg)
+		if o != nil {
+			o.applyTools(&cfg)
+		}
 	}
 	dests := append([]string{next, name, graph.END}, cfg.transfers...)
 	return b.AddCommandNode(name, Tools[S, PS](next, opts...), dests)
@@ -175,13 +181,23 @@ func AddTools[S any, PS ChatState[S]](b *graph.Builder[S], name, next string, op
 // map[string]tool.Result of their answers by call ID. Calls already answered
 // are never run again: a call counts as answered once a tool message with
 // its ID follows the assistant message.
+//
+// Nil options are ignored.
 func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.CommandFunc[S] {
 	var cfg toolsConfig
 	for _, o := range opts {
-		o.applyTools(&cfg)
+		if o != nil {
+			o.applyTools(&cfg)
+		}
 	}
 	if cfg.exec == nil {
 		cfg.exec = executor.Parallel(StreamToolEvents())
+	}
+	if cfg.response != nil && len(cfg.resolve) == 0 {
+		// Nothing filters the run's tools: the set-model-response tool is
+		// resolved with the others (once, when they are all static).
+		cfg.toolsets = append(slices.Clip(cfg.toolsets), tool.NewStatic(structuredSource, cfg.response))
+		cfg.response = nil
 	}
 	toNext := graph.Command[S]{Goto: []string{next}}
 	return func(ctx context.Context, s S) (S, graph.Command[S], error) {
@@ -191,7 +207,7 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 			return s, toNext, nil
 		}
 		ctx = tool.WithRun(ctx, s, slices.Clip(msgs))
-		list, err := cfg.resolveTools(ctx)
+		list, err := cfg.runTools(ctx, calls)
 		if err != nil {
 			return s, graph.Command[S]{}, err
 		}
@@ -304,6 +320,50 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 		}
 		return s, routeBatch(*PS(&s).ChatMessages(), oc, or, toNext), nil
 	}
+}
+
+// runTools resolves the tools of a batch of calls. The set-model-response
+// tool of structured output is the node's own: the resolve options, which
+// filter the application's tools, neither hide it nor leave its calls to
+// the caller.
+func (c *toolsConfig) runTools(ctx context.Context, calls []model.ToolCall) (*tool.ToolList, error) {
+	list, err := c.resolveTools(ctx)
+	if err != nil || c.response == nil {
+		return list, err
+	}
+	name := c.response.Definition().Name
+	for i := range calls {
+		if calls[i].Name == name {
+			return withTool(ctx, list, c.response, structuredSource)
+		}
+	}
+	return list, nil
+}
+
+// withTool returns list with t added after its tools, visible and
+// executable; the other tools keep their sources and whether they are
+// executable. A tool of list with t's name is a *tool.DuplicateToolError.
+func withTool(ctx context.Context, list *tool.ToolList, t tool.Tool, source string) (*tool.ToolList, error) {
+	name := tool.Name(t)
+	if _, taken := list.Lookup(name); taken {
+		return nil, &tool.DuplicateToolError{Name: name, First: list.Source(name), Second: source}
+	}
+	tools := list.Tools()
+	sets := make([]tool.Toolset, 0, 2)
+	for i := 0; i < len(tools); {
+		src := list.Source(tool.Name(tools[i]))
+		j := i + 1
+		for j < len(tools) && list.Source(tool.Name(tools[j])) == src {
+			j++
+		}
+		sets = append(sets, tool.NewStatic(src, tools[i:j]...))
+		i = j
+	}
+	sets = append(sets, tool.NewStatic(source, t))
+	return tool.Resolve(ctx, sets, tool.ExecutableIf(func(_ context.Context, x tool.Tool) bool {
+		n := tool.Name(x)
+		return n == name || list.Executable(n)
+	}))
 }
 
 // callNames lists the calls' tool names and IDs, for errors.
