@@ -43,8 +43,11 @@
 // answers of the batch's other calls and surfaces the interrupt, with the
 // agent's name in its Path. When the caller's thread is resumed, the handoff
 // runs again and the agent resumes from its checkpoints (in the caller's
-// saver, under a namespace made of the tool call's ID) with the resume
-// value, instead of starting over.
+// saver, under a namespace made of the tool call's ID and a digest of the
+// agent's input) with the resume value, instead of starting over. A call
+// whose task was changed in the caller's thread in the meantime (by
+// UpdateState, or on a fork from an earlier checkpoint) is a new run: the
+// agent starts over on the new task.
 //
 // # Dynamic agents
 //

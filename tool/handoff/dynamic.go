@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
@@ -93,7 +94,12 @@ func NewDynamic[S any, PS State[S]](name, description string, template Template[
 		if err != nil {
 			return tool.Result{}, fmt.Errorf("dynamic agent %q: building the agent: %w", name, err)
 		}
-		return r.run(ctx, g, model.User(in.Request))
+		shape := make([]string, 0, len(tools)+1)
+		shape = append(shape, in.Instruction)
+		for _, t := range tools {
+			shape = append(shape, tool.Name(t))
+		}
+		return r.run(ctx, g, model.User(in.Request), strings.Join(shape, "\x00"))
 	}, c.tool()...)
 }
 

@@ -2,8 +2,12 @@ package handoff
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,9 +71,11 @@ type Retry struct {
 // the Path of its events and interrupts; it must be a valid tool name
 // (letters, digits, '_' and '-', at most 64 characters).
 //
-// The graph is run with graph.Graph.Nested, keyed by the tool call's ID, so
-// that several calls of one handoff in a batch run side by side and each
-// resumes its own run after an interrupt.
+// The graph is run with graph.Graph.Nested, keyed by the tool call's ID and
+// what the agent is given, so that several calls of one handoff in a batch
+// run side by side and each resumes its own run after an interrupt, and a
+// call whose task changed in the caller's thread (on a fork, say) runs the
+// agent on the new task.
 func New[S any, PS State[S]](name, description string, agent *graph.Graph[S], opts ...Option) (tool.Tool, error) {
 	if agent == nil {
 		return nil, fmt.Errorf("%w: handoff %q: the agent's graph is nil", tool.ErrInvalidTool, name)
@@ -80,7 +86,7 @@ func New[S any, PS State[S]](name, description string, agent *graph.Graph[S], op
 	}
 	r := &runner[S, PS]{name: name, cfg: c}
 	return tool.NewFunc(name, description, func(ctx context.Context, in Args) (tool.Result, error) {
-		return r.run(ctx, agent, TaskMessage(in.Task, in.Context))
+		return r.run(ctx, agent, TaskMessage(in.Task, in.Context), "")
 	}, c.tool()...)
 }
 
@@ -117,14 +123,15 @@ type runner[S any, PS State[S]] struct {
 }
 
 // run runs g on the task, with retries, and turns its output into the
-// tool's result.
-func (r *runner[S, PS]) run(ctx context.Context, g *graph.Graph[S], task model.Message) (tool.Result, error) {
+// tool's result. shape describes what else made g what it is (a dynamic
+// agent's instruction and tools), "" for a fixed graph.
+func (r *runner[S, PS]) run(ctx context.Context, g *graph.Graph[S], task model.Message, shape string) (tool.Result, error) {
 	depth := Depth(ctx)
 	if depth >= r.cfg.maxDepth {
 		return tool.Result{}, &DepthError{Agent: r.name, Depth: depth, Limit: r.cfg.maxDepth}
 	}
 	input := r.input(ctx, task)
-	key := tool.CallID(ctx)
+	key := runKey(tool.CallID(ctx), input, shape)
 	ctx = context.WithValue(ctx, depthKey{}, depth+1)
 	first, err := r.resumedAttempt(ctx, key)
 	if err != nil {
@@ -152,6 +159,32 @@ func (r *runner[S, PS]) run(ctx context.Context, g *graph.Graph[S], task model.M
 	}
 }
 
+// runKey is the key of a call's nested runs: the call's ID, which tells
+// the calls of a thread apart, and a digest of the agent's input and shape.
+// A call whose task, shared history or shape was changed in the caller's
+// thread (a fork from an earlier checkpoint, an update of a paused thread)
+// keeps its ID; the digest makes it a new run rather than the resumption,
+// or the replay, of the run made for what it asked before. Message IDs and
+// metadata are left out: they do not change what the agent is asked. Without
+// an ID (a call made outside a ToolsNode) the key is empty, and the runs
+// belong to the calling task.
+func runKey(callID string, input []model.Message, shape string) string {
+	if callID == "" {
+		return ""
+	}
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	for _, m := range input {
+		m.ID, m.Metadata = "", nil
+		if enc.Encode(m) != nil {
+			_, _ = fmt.Fprintf(h, "%s\x00%s\x00%q\n", m.Role, m.Name, m.Text())
+		}
+	}
+	_, _ = io.WriteString(h, shape)
+	sum := h.Sum(nil)
+	return callID + "#" + hex.EncodeToString(sum[:8])
+}
+
 // attemptKey is the nested run's key of an attempt: each attempt is a run of
 // its own, with checkpoints of its own.
 func attemptKey(key string, attempt int) string {
@@ -165,8 +198,13 @@ func attemptKey(key string, attempt int) string {
 // runs again after an interrupt, the latest attempt that left checkpoints,
 // which is the one the interrupt stopped.
 func (r *runner[S, PS]) resumedAttempt(ctx context.Context, key string) (int, error) {
-	if key == "" {
+	if key == "" || r.cfg.retries == 0 {
 		return 1, nil
+	}
+	// A retry starts only after the first attempt left checkpoints.
+	started, err := graph.NestedStarted(ctx, r.name, key)
+	if err != nil || !started {
+		return 1, err
 	}
 	for attempt := r.cfg.retries + 1; attempt > 1; attempt-- {
 		started, err := graph.NestedStarted(ctx, r.name, attemptKey(key, attempt))
