@@ -46,18 +46,19 @@ func (e *HopLimitError) Is(target error) bool { return target == ErrHopLimit }
 
 type llmConfig struct {
 	toolSource
-	system       string
-	systemFunc   func(ctx context.Context) string
-	name         string
-	modelName    string
-	settings     model.Settings
-	choice       model.ToolChoice
-	format       *model.ResponseFormat
-	forceTool    bool // use a set-model-response tool even if the model supports structured output
-	maxHops      int
-	stream       *bool
-	setResponse  *tool.SetModelResponseTool
-	structureErr error
+	system          string
+	systemFunc      func(ctx context.Context) string
+	name            string
+	modelName       string
+	settings        model.Settings
+	choice          model.ToolChoice
+	choiceEveryCall bool // WithToolChoiceOnEveryCall
+	format          *model.ResponseFormat
+	forceTool       bool // use a set-model-response tool even if the model supports structured output
+	maxHops         int
+	stream          *bool
+	setResponse     *tool.SetModelResponseTool
+	structureErr    error
 }
 
 // Structured decodes the JSON answer of an LLM node with structured output.
@@ -158,7 +159,14 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 		} else if cfg.format != nil {
 			req.ResponseFormat = cfg.format
 		}
-		req.ToolChoice = choiceFor(cfg.choice, req.Tools)
+		choice := cfg.choice
+		if (choice.Mode == model.ToolChoiceRequired || choice.Mode == model.ToolChoiceTool) && !cfg.choiceEveryCall && roundTrips(*msgs) > 0 {
+			// A forced choice is for the turn's first call: forced on every
+			// call, the model could never answer, and the loop would run to
+			// its hop cap.
+			choice = model.ToolChoice{}
+		}
+		req.ToolChoice = choiceFor(choice, req.Tools)
 		system := cfg.system
 		if cfg.systemFunc != nil {
 			system = cfg.systemFunc(ctx)

@@ -197,3 +197,46 @@ func TestStructuredOutputFormatNames(t *testing.T) {
 		})
 	}
 }
+
+func TestForcedToolChoiceAppliesToTheTurnsFirstCall(t *testing.T) {
+	echo := tool.MustFunc("echo", "echoes", func(_ context.Context, in struct {
+		Text string `json:"text"`
+	}) (string, error) {
+		return in.Text, nil
+	})
+	run := func(t *testing.T, opts ...nodes.LLMOption) []model.ToolChoice {
+		m := scripted.New(
+			scripted.CallTools(scripted.Call("echo", `{"text":"a"}`)),
+			scripted.Reply("done"),
+			scripted.CallTools(scripted.Call("echo", `{"text":"b"}`)),
+			scripted.Reply("done again"),
+		)
+		b := graph.New[agentState]().
+			AddNode("llm", nodes.LLM[agentState](m, append([]nodes.LLMOption{nodes.WithTools(echo)}, opts...)...)).
+			AddEdge(graph.START, "llm").
+			AddConditionalEdges("llm", nodes.ToolsCondition[agentState]("tools"), "tools", graph.END)
+		nodes.AddTools[agentState](b, "tools", "llm", nodes.WithTools(echo))
+		g, err := b.Compile()
+		require.NoError(t, err)
+		out, err := g.Invoke(context.Background(), user("go"))
+		require.NoError(t, err)
+		// The next turn forces its first call again.
+		out.Messages = append(out.Messages, model.User("again"))
+		_, err = g.Invoke(context.Background(), out)
+		require.NoError(t, err)
+		var got []model.ToolChoice
+		for _, r := range m.Requests() {
+			got = append(got, r.ToolChoice)
+		}
+		return got
+	}
+	required := model.ToolChoice{Mode: model.ToolChoiceRequired}
+	assert.Equal(t, []model.ToolChoice{required, {}, required, {}},
+		run(t, nodes.WithToolChoice(required)), "the call after the tools answered chooses freely")
+	named := model.ToolChoice{Mode: model.ToolChoiceTool, Name: "echo"}
+	assert.Equal(t, []model.ToolChoice{named, {}, named, {}}, run(t, nodes.WithToolChoice(named)))
+	none := model.ToolChoice{Mode: model.ToolChoiceNone}
+	assert.Equal(t, []model.ToolChoice{none, none, none, none}, run(t, nodes.WithToolChoice(none)), "a choice that forces nothing holds")
+	assert.Equal(t, []model.ToolChoice{required, required, required, required},
+		run(t, nodes.WithToolChoice(required), nodes.WithToolChoiceOnEveryCall()))
+}

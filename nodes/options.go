@@ -121,9 +121,21 @@ func WithSettings(s model.Settings) LLMOption {
 // WithToolChoice constrains the model's use of tools. A choice that the
 // run's tools cannot satisfy is not sent, and the model chooses freely: any
 // choice when the run resolves no tools, and a choice of a tool the run did
-// not resolve (filtered out, or absent from its toolsets).
+// not resolve (filtered out, or absent from its toolsets). A choice that
+// forces a tool call (ToolChoiceRequired, ToolChoiceTool) applies to the
+// first model call of a turn only; the calls after its tools answered
+// choose freely, so that the model can give its answer. WithToolChoiceOnEveryCall
+// forces it on every call.
 func WithToolChoice(tc model.ToolChoice) LLMOption {
 	return llmOption(func(c *llmConfig) { c.choice = tc })
+}
+
+// WithToolChoiceOnEveryCall applies a forcing WithToolChoice to every model
+// call of a turn, not only its first: the loop then ends only through a
+// tool that ends it (Terminate, escalation, structured output) or at the
+// hop cap.
+func WithToolChoiceOnEveryCall() LLMOption {
+	return llmOption(func(c *llmConfig) { c.choiceEveryCall = true })
 }
 
 // WithMaxHops caps the model→tool round trips of a run (DefaultMaxHops
