@@ -207,11 +207,19 @@ func (m *Model) Info() model.Info {
 }
 
 // Generate sends req to the Messages API and returns the reply. Transient
-// failures are retried according to the model's retry policy.
+// failures are retried according to the model's retry policy. A request
+// whose max_tokens is too large for a reply without streaming (the client
+// refuses to wait more than ten minutes for one) is streamed, and the
+// stream collected into the reply.
 func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	params, err := m.params(req)
 	if err != nil {
 		return nil, err
+	}
+	if _, err := sdk.CalculateNonStreamingTimeout(int(params.MaxTokens), params.Model, nil); err != nil {
+		// The client refuses to wait for a reply this long without a
+		// stream (a large max_tokens): collect a stream instead.
+		return model.Collect(m.Stream(ctx, req))
 	}
 	var msg *sdk.Message
 	err = m.retry.Do(ctx, func(ctx context.Context) error {

@@ -694,3 +694,18 @@ func TestGenerateRefusesAReplyThatIsNotAMessage(t *testing.T) {
 	assert.Empty(t, resp.Message.Content)
 	assert.Equal(t, "stop", resp.FinishReason)
 }
+
+func TestGenerateWithALargeMaxTokensStreams(t *testing.T) {
+	s := newServer(t, sseReply(streamText))
+	m, _ := newModel(t, s, anthropic.WithMaxTokens(64000))
+	resp, err := m.Generate(context.Background(), userReq("Weather?"))
+	require.NoError(t, err, "a reply that may take longer than the client waits without a stream is streamed")
+	assert.Equal(t, "Paris is sunny.", resp.Message.Text())
+	assert.Equal(t, model.Usage{InputTokens: 25, OutputTokens: 15, TotalTokens: 40}, resp.Usage)
+	assert.Equal(t, "stop", resp.FinishReason)
+
+	var body map[string]any
+	require.NoError(t, json.Unmarshal([]byte(s.Received()[0].Body), &body))
+	assert.Equal(t, true, body["stream"])
+	assert.EqualValues(t, 64000, body["max_tokens"])
+}
