@@ -149,7 +149,11 @@ func (t *telemetry) startRun(ctx context.Context, m *runMeta) (context.Context, 
 	if len(m.path) > 0 {
 		attrs = append(attrs, AttrPath.StringSlice(m.path))
 	}
-	return t.tracer.Start(ctx, "run "+m.graph, trace.WithAttributes(attrs...))
+	name := "run"
+	if m.graph != "" {
+		name += " " + m.graph
+	}
+	return t.tracer.Start(ctx, name, trace.WithAttributes(attrs...))
 }
 
 func (t *telemetry) endRun(ctx context.Context, m *runMeta, span trace.Span, start time.Time, err error) {

@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -152,4 +153,22 @@ func TestProvidersReachNodes(t *testing.T) {
 	assert.Same(t, tp, got)
 	assert.Nil(t, gotOff)
 	assert.Nil(t, graph.MeterProvider(context.Background()))
+}
+
+func TestAnUnnamedGraphsRunSpanIsRun(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	g := mustCompile(t, graph.New[doc]().AddNode("a", appendLog("a")).AddEdge(graph.START, "a"),
+		graph.WithTracerProvider(tp))
+	_, err := g.Invoke(context.Background(), doc{})
+	require.NoError(t, err)
+	var names []string
+	for _, s := range exp.GetSpans() {
+		names = append(names, s.Name)
+	}
+	assert.Contains(t, names, "run")
+	for _, n := range names {
+		assert.Equal(t, strings.TrimSpace(n), n, "span names have no stray spaces")
+	}
 }
