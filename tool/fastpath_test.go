@@ -259,16 +259,11 @@ type ShapeMore struct {
 	More string `json:"more,omitempty"`
 }
 
-type shapeHidden struct {
-	Flag bool `json:"flag,omitempty"`
-}
-
 // shapeArgs has a field of every shape the typed fast path stores itself or
 // hands to the decoder.
 type shapeArgs struct {
 	shapeBase
 	*ShapeMore
-	*shapeHidden
 	S      string              `json:"s,omitempty"`
 	P      *int                `json:"p,omitempty"`
 	PP     **string            `json:"pp,omitempty"`

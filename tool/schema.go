@@ -123,6 +123,28 @@ func deriveSchema(t reflect.Type) (raw json.RawMessage, err error) {
 	return json.Marshal(out)
 }
 
+// checkEmbeddedPointers refuses a struct type t, at path, with a field
+// promoted through a pointer to an unexported struct: the decoder, like
+// encoding/json, cannot allocate it, so arguments could never fill the
+// field.
+func checkEmbeddedPointers(t reflect.Type, path string) error {
+	for _, vf := range visibleFields(t) {
+		typ := t
+		for _, idx := range vf.index[:len(vf.index)-1] {
+			f := typ.Field(idx)
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				if !f.IsExported() {
+					return fmt.Errorf("%w: %s embeds %s, a pointer to an unexported struct, whose field %q the arguments could never fill (the decoder cannot allocate it); embed the struct by value, export its type, or tag the embedded field json:\"-\"", ErrInvalidTool, path, f.Type, vf.name)
+				}
+				ft = ft.Elem()
+			}
+			typ = ft
+		}
+	}
+	return nil
+}
+
 // The key patterns of maps with integer keys: the decoder reads "-1" into
 // a signed key and refuses it, as it refuses "x", for an unsigned one.
 const (
@@ -369,6 +391,9 @@ func checkType(t reflect.Type, path string, depth int, onPath map[reflect.Type]b
 		}
 		if reflect.PointerTo(t).Implements(jsonUnmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType) {
 			return nil // decodes itself (time.Time, ...)
+		}
+		if err := checkEmbeddedPointers(t, path); err != nil {
+			return err
 		}
 		onPath[t] = true
 		defer delete(onPath, t)

@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/netip"
 	"testing"
 	"time"
@@ -536,4 +537,36 @@ func TestSchemaOfJSONNumberIsANumber(t *testing.T) {
 	r := Invoke(context.Background(), ft, model.ToolCall{ID: "c", Name: "pay", Arguments: json.RawMessage(`{"amount":"12.50 USD"}`)})
 	assert.True(t, r.IsError, "text that is not a number is refused: %s", r.Text())
 	assert.Contains(t, r.Text(), "$.amount")
+}
+
+// hiddenPage is unexported: embedded through a pointer, its fields cannot
+// be filled by decoding.
+type hiddenPage struct {
+	Page int `json:"page"`
+}
+
+func TestSchemaRefusesAnEmbeddedPointerToAnUnexportedStruct(t *testing.T) {
+	type outer struct {
+		*hiddenPage
+		Name string `json:"name"`
+	}
+	_, err := NewFunc("pages", "", func(context.Context, outer) (string, error) { return "", nil })
+	require.ErrorIs(t, err, ErrInvalidTool)
+	assert.Contains(t, err.Error(), "*tool.hiddenPage")
+	assert.Contains(t, err.Error(), "embed the struct by value")
+
+	// By value, or left out, it is fine.
+	type byValue struct {
+		hiddenPage
+		Name string `json:"name"`
+	}
+	tl, err := NewFunc("pages", "", func(_ context.Context, in byValue) (string, error) { return fmt.Sprint(in.Page, in.Name), nil })
+	require.NoError(t, err)
+	assert.Equal(t, "2x", Invoke(context.Background(), tl, model.ToolCall{ID: "c", Name: "pages", Arguments: []byte(`{"page":2,"name":"x"}`)}).Text())
+	type leftOut struct {
+		*hiddenPage `json:"-"`
+		Name        string `json:"name"`
+	}
+	_, err = NewFunc("pages", "", func(context.Context, leftOut) (string, error) { return "", nil })
+	require.NoError(t, err)
 }
