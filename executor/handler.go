@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"runtime/debug"
 
 	"github.com/trellis-go/trellis/model"
@@ -66,19 +67,24 @@ type Middleware func(next Handler) Handler
 
 // Chain returns h wrapped in mws. The first middleware listed is the
 // outermost: Chain(h, a, b) handles a call as a(b(h)), so a sees the call
-// first and the result last. Nil middlewares are skipped.
+// first and the result last. Nil middlewares are skipped; a middleware
+// that returns a nil Handler makes Chain panic, naming its position.
 func Chain(h Handler, mws ...Middleware) Handler {
 	for i := len(mws) - 1; i >= 0; i-- {
 		if mws[i] != nil {
-			h = mws[i](h)
+			if h = mws[i](h); h == nil {
+				// Every call would fail with a nil dereference far from
+				// its cause: say which middleware is broken, now.
+				panic(fmt.Sprintf("executor: middleware %d of %d returned a nil Handler", i+1, len(mws)))
+			}
 		}
 	}
 	return h
 }
 
 // Intercept adapts a function that handles a call with the rest of the
-// chain in hand into a Middleware. It is the shortest way to write a
-// middleware that keeps no state:
+// chain in hand into a Middleware; it panics if fn is nil. It is the
+// shortest way to write a middleware that keeps no state:
 //
 //	audit := executor.Intercept(func(ctx context.Context, req *executor.Request, next executor.Handler) tool.Result {
 //		res := next.Handle(ctx, req)
@@ -86,6 +92,9 @@ func Chain(h Handler, mws ...Middleware) Handler {
 //		return res
 //	})
 func Intercept(fn func(ctx context.Context, req *Request, next Handler) tool.Result) Middleware {
+	if fn == nil {
+		panic("executor: Intercept with a nil function")
+	}
 	return func(next Handler) Handler {
 		return HandlerFunc(func(ctx context.Context, req *Request) tool.Result {
 			return fn(ctx, req, next)

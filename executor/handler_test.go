@@ -186,3 +186,14 @@ func TestStopErrorMessages(t *testing.T) {
 	assert.ErrorIs(t, ff, executor.ErrFailFast)
 	assert.NotErrorIs(t, hook, executor.ErrFailFast)
 }
+
+func TestChainRefusesAMiddlewareThatReturnsNil(t *testing.T) {
+	pass := executor.Middleware(func(next executor.Handler) executor.Handler { return next })
+	broken := executor.Middleware(func(executor.Handler) executor.Handler { return nil })
+	h := executor.HandlerFunc(func(context.Context, *executor.Request) tool.Result { return tool.Text("ok") })
+	assert.PanicsWithValue(t, "executor: middleware 2 of 3 returned a nil Handler", func() {
+		executor.Chain(h, pass, broken, pass)
+	})
+	assert.PanicsWithValue(t, "executor: Intercept with a nil function", func() { executor.Intercept(nil) })
+	assert.NotPanics(t, func() { executor.Chain(h, nil, pass, nil) }, "nil middlewares are skipped")
+}
