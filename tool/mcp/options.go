@@ -137,6 +137,8 @@ func WithClientInfo(name, version string) Option {
 // time the server says its tool list changed (notifications/tools/list_changed).
 // The toolset already re-lists the tools on the next call of Tools; fn lets
 // an application react at once (rebuild a cached tool list, log).
+// Close waits for fn to return, so fn must not call Close itself (hand that
+// to another goroutine).
 func WithToolsChanged(fn func()) Option {
 	return func(o *options) { o.onToolsChanged = fn }
 }
