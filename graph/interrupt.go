@@ -115,11 +115,29 @@ func Interrupt[T any](ctx context.Context, payload any) (T, error) {
 		return zero, errors.New("graph: Interrupt called outside a node")
 	}
 	ts := m.task
+	// Interrupts are numbered in the order a task raises them. Tool calls
+	// that a node runs concurrently each number theirs apart, under the
+	// call's ID, so that the calls need not interrupt in the same order on
+	// resume to get their own answers.
+	call, _ := ctx.Value(callScopeKey{}).(string)
 	ts.mu.Lock()
-	idx := ts.calls
-	ts.calls++
+	var idx int
+	if call == "" {
+		idx = ts.calls
+		ts.calls++
+	} else {
+		if ts.byCall == nil {
+			ts.byCall = make(map[string]int)
+		}
+		idx = ts.byCall[call]
+		ts.byCall[call]++
+	}
 	ts.mu.Unlock()
-	id := interruptID(m.ns(), ts.taskID(), idx)
+	task := ts.taskID()
+	if call != "" {
+		task += "\x00call\x00" + call
+	}
+	id := interruptID(m.ns(), task, idx)
 	if v, ok := m.resume.get(id); ok {
 		var out T
 		if err := convertValue(v, &out); err != nil {
@@ -160,6 +178,14 @@ func convertValue[T any](v any, out *T) error {
 
 // interruptID derives a stable ID from where the interrupt happens: the
 // graph's namespace, the task and the call's index within the task.
+// callScopeKey asks a context for the ID of the tool call it belongs to.
+// The tool package's call contexts answer a key with this method (see
+// tool.CallScoped) without either package importing the other.
+type callScopeKey struct{}
+
+// ScopeOfCall returns the ID of the call that answers the key.
+func (callScopeKey) ScopeOfCall(callID string) any { return callID }
+
 func interruptID(ns, task string, idx int) string {
 	h := sha256.Sum256([]byte(ns + "\x00" + task + "\x00" + strconv.Itoa(idx)))
 	return hex.EncodeToString(h[:8])

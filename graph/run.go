@@ -68,7 +68,8 @@ type taskScope struct {
 	mu        sync.Mutex
 	id        string // the checkpointed task's ID, or empty
 	step, idx int
-	calls     int
+	calls     int            // interrupts raised outside tool calls
+	byCall    map[string]int // interrupts raised by each tool call, by call ID
 }
 
 // taskID returns the task's ID: its checkpointed ID, or one made of the

@@ -35,15 +35,26 @@ type callContext struct {
 
 // Value answers the call's own keys and defers the rest to the parent.
 func (c *callContext) Value(key any) any {
-	switch key.(type) {
+	switch k := key.(type) {
 	case callIDKey:
 		return c
 	case reporterKey:
 		if c.sink != nil {
 			return c
 		}
+	case CallScoped:
+		return k.ScopeOfCall(c.id)
 	}
 	return c.Context.Value(key)
+}
+
+// CallScoped is a context key that the innermost tool call answers: the
+// context's Value of such a key is what its ScopeOfCall method returns for
+// the call's ID. It lets a package that does not import this one (the graph
+// engine, which numbers the interrupts of each call apart) learn which call
+// its caller runs in.
+type CallScoped interface {
+	ScopeOfCall(callID string) any
 }
 
 // WithCallID returns a context that carries the ID of the tool call being
