@@ -250,6 +250,12 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 				// An executor that breaks its contract (see executor.Guard).
 				return s, graph.Command[S]{}, fmt.Errorf("nodes: the executor returned %d results for %d calls (%s)", len(results), len(run), callNames(run))
 			}
+			if err := ctx.Err(); err != nil && cutShort(results) {
+				// The run is stopping (cancelled, or past its deadline): the
+				// calls it cut short are not answers. Fail the node, so that
+				// nothing of the batch is kept and a resume runs it again.
+				return s, graph.Command[S]{}, err
+			}
 			for i := range results {
 				r := &results[i]
 				if r.Err != nil {
@@ -364,6 +370,18 @@ func withTool(ctx context.Context, list *tool.ToolList, t tool.Tool, source stri
 		n := tool.Name(x)
 		return n == name || list.Executable(n)
 	}))
+}
+
+// cutShort reports whether any of results says its call was cancelled or
+// timed out, or did not run.
+func cutShort(results []tool.Result) bool {
+	for i := range results {
+		switch results[i].Status {
+		case tool.StatusCancelled, tool.StatusTimeout:
+			return true
+		}
+	}
+	return false
 }
 
 // callNames lists the calls' tool names and IDs, for errors.

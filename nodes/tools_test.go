@@ -14,6 +14,7 @@ import (
 
 	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/middleware"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/scripted"
 	"github.com/trellis-go/trellis/nodes"
@@ -407,4 +408,41 @@ func TestRoutingActionsHoldWhenTheBatchIsAnsweredInParts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestToolsNodeFailsWhenItsRunStops cancels the node's context while a
+// call runs: the calls cut short are not answers, so the node fails with
+// the cancellation and appends nothing, and a resume would run the batch
+// again.
+func TestToolsNodeFailsWhenItsRunStops(t *testing.T) {
+	started := make(chan struct{})
+	slow := tool.MustFunc("slow", "waits", func(ctx context.Context, _ struct{}) (string, error) {
+		close(started)
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	quick := tool.MustFunc("quick", "answers", func(context.Context, struct{}) (string, error) { return "ok", nil })
+	node := nodes.Tools[agentState]("llm", nodes.WithTools(slow, quick))
+	in := agentState{Chat: nodes.Chat{Messages: []model.Message{model.User("go"),
+		model.Assistant("", scripted.CallWithID("q", "quick", `{}`), scripted.CallWithID("s", "slow", `{}`))}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-started; cancel() }()
+	out, _, err := node(ctx, in)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Len(t, out.Messages, 2, "nothing of the batch is kept")
+
+	// A call that times out on its own (a per-call Timeout) while the run
+	// goes on is answered as such.
+	hang := tool.MustFunc("hang", "waits", func(ctx context.Context, _ struct{}) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	node = nodes.Tools[agentState]("llm", nodes.WithTools(hang),
+		nodes.WithExecutor(executor.Sequential(executor.WithMiddleware(middleware.Timeout(time.Millisecond)))))
+	out, _, err = node(context.Background(), agentState{Chat: nodes.Chat{Messages: []model.Message{model.User("go"),
+		model.Assistant("", scripted.CallWithID("h", "hang", `{}`))}}})
+	require.NoError(t, err)
+	require.Len(t, out.Messages, 3)
+	assert.True(t, out.Messages[2].IsError)
+	assert.Contains(t, out.Messages[2].Text(), "timed out")
 }
