@@ -52,6 +52,9 @@ type snapshot[S any] struct {
 	Tasks      []taskRef[S]       `json:"tasks,omitempty"`
 	Joins      [][]bool           `json:"joins,omitempty"`
 	Interrupts []PendingInterrupt `json:"interrupts,omitempty"`
+	// Branch is the ID of the fork checkpoint that began the checkpoint's
+	// branch of the thread, empty on the thread's first.
+	Branch string `json:"branch,omitempty"`
 }
 
 const snapshotFormat = 1

@@ -154,7 +154,7 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread, asNode string, updat
 	r := &run[S]{g: g, cp: c}
 	r.tasks, r.next, r.prev = r.bufs[0][:0], r.bufs[1][:0], r.bufs[2][:0]
 	r.ctx.Context = ctx
-	r.ctx.meta = runMeta{graph: g.name, step: tup.Checkpoint.Step, p: &persistence{saver: c.saver, ser: c.ser, thread: thread}}
+	r.ctx.meta = runMeta{graph: g.name, step: tup.Checkpoint.Step, p: &persistence{saver: c.saver, ser: c.ser, thread: thread, branch: snap.Branch}}
 	r.joinDone = snap.Joins
 	c.last = tup.Checkpoint.ID
 	if asNode != END {

@@ -40,6 +40,10 @@ type persistence struct {
 	durability Durability
 	thread     string
 	ns         string
+	// branch is the ID of the fork checkpoint that began the branch of the
+	// thread a top-level run continues ("" for the thread's first), which
+	// keyed nested runs are scoped to (see nestedNamespace).
+	branch string
 }
 
 func (m *runMeta) thread() string {
@@ -609,12 +613,19 @@ func (r *run[S]) restore(cfg *runConfig, nested bool) (S, error) {
 		}
 	}
 	r.cp.last = tup.Checkpoint.ID
+	if p := r.ctx.meta.p; p != nil && !nested {
+		p.branch = snap.Branch
+	}
 	if replay {
 		// A replay continues from a copy of the checkpoint, the thread's
 		// latest: its tasks get IDs (and their subgraphs namespaces) of
 		// their own, and what it writes leaves the original branch as it was.
 		id := newID()
 		fork := *snap
+		fork.Branch = id
+		if p := r.ctx.meta.p; p != nil && !nested {
+			p.branch = id
+		}
 		fork.Tasks = make([]taskRef[S], len(snap.Tasks))
 		for i, t := range snap.Tasks {
 			t.ID = checkpointTaskID(id, i)
@@ -939,6 +950,9 @@ func (r *run[S]) staticHits(set map[int]bool, tasks []task[S], when When, base s
 func (r *run[S]) checkpoint(step int, source string, st *S, ran []task[S]) error {
 	id := newID()
 	snap := &snapshot[S]{State: *st, Joins: r.joinDone}
+	if p := r.ctx.meta.p; p != nil {
+		snap.Branch = p.branch
+	}
 	for i := range r.tasks {
 		t := &r.tasks[i]
 		snap.Tasks = append(snap.Tasks, taskRef[S]{ID: checkpointTaskID(id, i), Node: r.g.nodes[t.node].name, Input: t.in})

@@ -163,10 +163,18 @@ func nestedNamespace(m *runMeta, name, key string) string {
 	// namespace does not depend on the task: a node that finishes part of its
 	// work, continues in a new superstep and runs the same nested graph again
 	// finds its checkpoints.
+	//
+	// A replay (FromCheckpoint) runs on a branch of its own, which scopes
+	// the keyed namespaces too: the fork runs its nested graphs again
+	// rather than find the original branch's finished runs.
 	if key == "" {
 		return m.ns() + "/" + m.node + ":" + m.task.taskID() + "/" + name
 	}
-	return m.ns() + "/" + m.node + "/" + name + ":" + key
+	ns := m.ns() + "/" + m.node + "/" + name + ":" + key
+	if m.p != nil && m.p.branch != "" {
+		ns += "@" + m.p.branch
+	}
+	return ns
 }
 
 // Nested runs g to the end as part of the run behind ctx, from inside one of
@@ -184,8 +192,9 @@ func nestedNamespace(m *runMeta, name, key string) string {
 //
 // key tells apart several nested runs of one name (a tool call's ID, say).
 // With a key, the nested run's checkpoints belong to the key rather than to
-// the task, so keys must be unique within the thread; without one, they
-// belong to the task. Outside a run, Nested is Invoke.
+// the task, so keys must be unique within the thread (a replay, which runs
+// on a branch of the thread, runs them again); without one, they belong to
+// the task. Outside a run, Nested is Invoke.
 func (g *Graph[S]) Nested(ctx context.Context, input S, name, key string, opts ...RunOption) (S, error) {
 	cfg := runConfig{modes: ModeAll}
 	for _, o := range opts {

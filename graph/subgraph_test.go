@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -213,4 +214,64 @@ func TestSubgraphNodeNotMadeWithSubgraphFailsCompile(t *testing.T) {
 		AddEdge(graph.START, "sub").Compile()
 	require.ErrorIs(t, err, graph.ErrInvalidGraph)
 	assert.ErrorContains(t, err, `subgraph node "sub": it was not made with graph.Subgraph or Graph.AsSubgraph`)
+}
+
+// TestAReplayRunsKeyedNestedRunsAgain replays a thread from before a node
+// that runs a nested graph under a key: the fork runs the nested graph
+// again, while resuming the fork after its interrupt does not.
+func TestAReplayRunsKeyedNestedRunsAgain(t *testing.T) {
+	saver := memory.New()
+	var works atomic.Int32
+	child := mustCompile(t, graph.New[doc](graph.WithName("helper")).
+		AddNode("work", func(_ context.Context, s doc) (doc, error) {
+			works.Add(1)
+			s.Log = append(s.Log, "worked")
+			return s, nil
+		}).
+		AddNode("ask", func(ctx context.Context, s doc) (doc, error) {
+			v, err := graph.Interrupt[string](ctx, "ok?")
+			if err != nil {
+				return s, err
+			}
+			s.Log = append(s.Log, "confirmed:"+v)
+			return s, nil
+		}).
+		AddEdge(graph.START, "work").AddEdge("work", "ask"))
+	parent := mustCompile(t, graph.New[doc](logReducer()).
+		AddNode("start", appendLog("start")).
+		AddNode("delegate", func(ctx context.Context, s doc) (doc, error) {
+			out, err := child.Nested(ctx, doc{}, "helper", "call_1")
+			if err != nil {
+				return s, err
+			}
+			s.Log = append(s.Log, out.Log...)
+			return s, nil
+		}).
+		AddEdge(graph.START, "start").AddEdge("start", "delegate"),
+		graph.WithCheckpointer(saver))
+	ctx := context.Background()
+
+	_, err := parent.Invoke(ctx, doc{}, graph.WithThread("t"))
+	require.ErrorIs(t, err, graph.ErrInterrupted)
+	out, err := parent.Resume(ctx, "t", graph.WithResumeValue("first"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"start", "worked", "confirmed:first"}, out.Log)
+	require.Equal(t, int32(1), works.Load())
+
+	hist, err := parent.History(ctx, "t", 0)
+	require.NoError(t, err)
+	var afterStart string
+	for _, h := range hist {
+		if slices.Equal(h.Next, []string{"delegate"}) {
+			afterStart = h.CheckpointID
+		}
+	}
+	require.NotEmpty(t, afterStart)
+	_, err = parent.Resume(ctx, "t", graph.FromCheckpoint(afterStart))
+	require.ErrorIs(t, err, graph.ErrInterrupted, "the fork runs the nested graph again, up to its question")
+	assert.Equal(t, int32(2), works.Load())
+	out, err = parent.Resume(ctx, "t", graph.WithResumeValue("second"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"start", "worked", "confirmed:second"}, out.Log)
+	assert.Equal(t, int32(2), works.Load(), "resuming the fork finds the fork's nested run")
 }
