@@ -848,7 +848,7 @@ func (r *run[S]) single(st S) (S, error) {
 	} else {
 		m := &r.ctx.meta
 		m.node = n.name
-		r.scope.id, r.scope.step, r.scope.idx, r.scope.calls = r.taskID(0), m.step, 0, 0
+		r.scope.id, r.scope.step, r.scope.idx, r.scope.calls, r.scope.byCall = r.taskID(0), m.step, 0, 0, nil
 		if r.tel != nil {
 			res, cmd, err = r.traced(&r.ctx.Context, &r.ctx, m, n, &st, false)
 		} else {
@@ -1058,7 +1058,7 @@ func (r *run[S]) exec(ctx context.Context, meta *runMeta, n *node[S], in *S, cli
 			break
 		}
 		meta.task.mu.Lock()
-		meta.task.calls = 0
+		meta.task.calls, meta.task.byCall = 0, nil
 		meta.task.mu.Unlock()
 	}
 	if em != nil {
