@@ -3,5 +3,8 @@
 // (a middleware with state), an argument normalizer (a middleware that
 // rewrites the request), and an audit trail (a middleware written with
 // executor.Intercept), around the permission and timeout middleware of
-// package middleware, in a parallel executor.
+// package middleware, in a parallel executor. The tool calls a model would
+// make are made directly, so it needs no model.
+//
+//	go run ./examples/custom-middleware
 package main

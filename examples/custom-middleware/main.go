@@ -28,10 +28,11 @@ func main() {
 const CodeBudgetExhausted = "budget_exhausted"
 
 // callBudget lets each tool be called at most n times through the chains
-// built with it, across batches (the model's turns). Its state (the counts) is created once, before the
-// Middleware is returned, so every chain built from this value shares it;
-// a mutex guards it because the parallel executor handles calls at once.
-// It is keyed by tool name, never by call ID.
+// built with it, across batches (the model's turns). Its state (the counts)
+// is created once, before the Middleware is returned, so every chain built
+// from this value shares it; a mutex guards it because the parallel
+// executor handles calls at once. It is keyed by tool name, never by call
+// ID.
 func callBudget(n int) executor.Middleware {
 	var (
 		mu   sync.Mutex

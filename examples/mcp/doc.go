@@ -4,8 +4,9 @@
 //     127.0.0.1, and an mcp.Toolset uses it as any MCP client would;
 //  2. the MCP reference server (@modelcontextprotocol/server-everything) is
 //     run over stdio and its tools are called as Trellis tools, when it is
-//     installed (cd .ci && npm ci, or -everything PATH); otherwise the step
-//     is skipped with a message;
+//     installed (cd .ci && npm ci, or -everything PATH, or
+//     TRELLIS_MCP_EVERYTHING=PATH); otherwise the step is skipped with a
+//     message;
 //  3. a broker gives on-demand access to both servers through four tools.
 //
 // It needs no network beyond 127.0.0.1 and no model: the calls a model would

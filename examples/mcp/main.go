@@ -11,7 +11,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/trellis-go/trellis/model"
@@ -21,14 +23,23 @@ import (
 )
 
 func main() {
-	everything := flag.String("everything", "", "path of the mcp-server-everything executable (default: found under .ci/node_modules or in PATH)")
+	everything := flag.String("everything", os.Getenv("TRELLIS_MCP_EVERYTHING"),
+		"path of the mcp-server-everything executable (default: $TRELLIS_MCP_EVERYTHING, else found under .ci/node_modules or in PATH)")
 	flag.Parse()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := run(ctx, os.Stdout, *everything); err != nil {
+	if err := mainErr(*everything); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
+}
+
+func mainErr(everything string) error {
+	// Ctrl-C cancels the run; the deferred Close calls still stop the
+	// servers, the reference server's process included.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	return run(ctx, os.Stdout, everything)
 }
 
 type convertArgs struct {
@@ -110,16 +121,15 @@ func run(ctx context.Context, out io.Writer, everything string) error {
 	if err != nil {
 		return err
 	}
-	byName := map[string]tool.Tool{}
-	for _, t := range tools {
-		byName[tool.Name(t)] = t
-	}
 	for _, step := range []struct{ tool, args string }{
 		{broker.ListServersTool, `{}`},
 		{broker.ListToolsTool, `{"server": "weather"}`},
 		{broker.CallToolTool, `{"server": "weather", "tool": "to_fahrenheit", "arguments": {"celsius": -40}}`},
 	} {
-		r := tool.Invoke(ctx, byName[step.tool], model.ToolCall{ID: "call", Name: step.tool, Arguments: json.RawMessage(step.args)})
+		r, err := call(ctx, b.Name(), tools, step.tool, step.args)
+		if err != nil {
+			return err
+		}
 		fmt.Fprintf(out, "%s -> %s\n", step.tool, r.Text())
 	}
 	return nil
@@ -131,14 +141,27 @@ func show(ctx context.Context, out io.Writer, ts *mcp.Toolset, name, args string
 	if err != nil {
 		return err
 	}
+	r, err := call(ctx, ts.Name(), tools, name, args)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s %s -> %s (%s)\n", name, args, r.Text(), r.Status)
+	return nil
+}
+
+// call makes the call a model would make to the named tool of a toolset.
+// The example expects every call to succeed: an error result is an error.
+func call(ctx context.Context, toolset string, tools []tool.Tool, name, args string) (tool.Result, error) {
 	for _, t := range tools {
 		if tool.Name(t) == name {
-			r := tool.Invoke(ctx, t, model.ToolCall{ID: "call", Name: name, Arguments: json.RawMessage(args)})
-			fmt.Fprintf(out, "%s %s -> %s (%s)\n", name, args, r.Text(), r.Status)
-			return nil
+			r := tool.Invoke(ctx, t, model.ToolCall{ID: "call_" + name, Name: name, Arguments: json.RawMessage(args)})
+			if r.IsError {
+				return r, fmt.Errorf("%s: %s %s failed: %s", toolset, name, args, r.Text())
+			}
+			return r, nil
 		}
 	}
-	return fmt.Errorf("server %q has no tool %q", ts.Name(), name)
+	return tool.Result{}, fmt.Errorf("toolset %q has no tool %q", toolset, name)
 }
 
 // serve runs srv's streamable HTTP handler on a free port of 127.0.0.1.
@@ -168,7 +191,7 @@ func serve(srv *mcp.Server) (string, func(), error) {
 // .ci/node_modules/.bin under the current directory or a parent, else PATH.
 func findEverything(given string) (string, error) {
 	if _, err := exec.LookPath("node"); err != nil {
-		return "", errors.New("Node.js is not installed (the reference server runs on it)")
+		return "", errors.New("the reference server runs on Node.js, which is not installed")
 	}
 	if given != "" {
 		return given, nil

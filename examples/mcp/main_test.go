@@ -43,6 +43,22 @@ func TestMissingReferenceServer(t *testing.T) {
 	t.Setenv("PATH", "") // no node: the reference server part is skipped with a message
 	var out bytes.Buffer
 	require.NoError(t, run(ctx, &out, ""))
-	assert.Contains(t, out.String(), "skipped: Node.js is not installed")
+	assert.Contains(t, out.String(), "skipped: the reference server runs on Node.js, which is not installed")
 	assert.Contains(t, out.String(), `mcp_call_tool -> {"celsius":-40,"fahrenheit":-40}`)
+}
+
+func TestCallReportsFailures(t *testing.T) {
+	ctx := context.Background()
+	tools, err := weatherTools().Tools(ctx)
+	require.NoError(t, err)
+
+	r, err := call(ctx, "weather", tools, "to_fahrenheit", `{"celsius": 100}`)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"celsius":100,"fahrenheit":212}`, r.Text())
+
+	_, err = call(ctx, "weather", tools, "to_kelvin", `{}`)
+	require.EqualError(t, err, `toolset "weather" has no tool "to_kelvin"`)
+
+	_, err = call(ctx, "weather", tools, "to_fahrenheit", `{"celsius": "hot"}`)
+	require.ErrorContains(t, err, `weather: to_fahrenheit {"celsius": "hot"} failed: `)
 }

@@ -22,9 +22,11 @@ type Essay struct {
 }
 
 func build() (*graph.Graph[Essay], error) {
-	reviewer := func(name string, wants string) graph.NodeFunc[Essay] {
+	reviewer := func(name, wants string) graph.NodeFunc[Essay] {
 		return func(ctx context.Context, s Essay) (Essay, error) {
-			time.Sleep(5 * time.Millisecond) // a reviewer takes a moment
+			if err := pause(ctx, 5*time.Millisecond); err != nil { // a reviewer takes a moment
+				return s, err
+			}
 			verdict := "approves"
 			if !strings.Contains(s.Draft, wants) {
 				verdict = "asks for " + wants
@@ -56,8 +58,9 @@ func build() (*graph.Graph[Essay], error) {
 		AddEdge(graph.START, "write").
 		AddEdge("write", "style").
 		AddEdge("write", "facts").
+		// After both reviews of a round are in, edit again or stop.
 		AddConditionalEdges("style", func(_ context.Context, s Essay) []string {
-			for _, r := range s.Reviews[len(s.Reviews)-2:] {
+			for _, r := range s.Reviews[max(0, len(s.Reviews)-2):] {
 				if strings.Contains(r, "asks") {
 					return []string{"edit"}
 				}
@@ -67,6 +70,18 @@ func build() (*graph.Graph[Essay], error) {
 		AddEdge("edit", "style").
 		AddEdge("edit", "facts").
 		Compile()
+}
+
+// pause waits d, or until ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func run(ctx context.Context, w io.Writer) error {
@@ -87,8 +102,10 @@ func run(ctx context.Context, w io.Writer) error {
 		case graph.KindCustom:
 			fmt.Fprintf(w, "          %s\n", ev.Payload)
 		case graph.KindDone:
-			final := ev.State.(Essay)
-			fmt.Fprintf(w, "\nfinal draft after %d revisions: %q\n", final.Revision, final.Draft)
+			if final, ok := ev.State.(Essay); ok {
+				fmt.Fprintf(w, "\nfinal draft after %d revisions: %q\n", final.Revision, final.Draft)
+				fmt.Fprintf(w, "reviews: %s\n", strings.Join(final.Reviews, "; "))
+			}
 		}
 	}
 	return nil

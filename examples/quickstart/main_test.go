@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,4 +21,38 @@ func TestQuickstartRuns(t *testing.T) {
 	assert.Contains(t, s, "flowchart TD")
 	assert.Contains(t, s, "style asks for clearly")
 	assert.Contains(t, s, `final draft after 2 revisions: "Graphs are clearly useful. Here are examples."`)
+
+	// The reviewers of a round start in the same superstep, before either
+	// has finished: they run in parallel.
+	lines := strings.Split(s, "\n")
+	for _, step := range []string{"1", "3", "5"} {
+		style := indexOf(lines, "step "+step+"  ▶ style")
+		facts := indexOf(lines, "step "+step+"  ▶ facts")
+		done := indexOf(lines, "step "+step+"  ✓ ")
+		require.True(t, style >= 0 && facts >= 0 && done >= 0, "step %s:\n%s", step, s)
+		assert.Less(t, style, done)
+		assert.Less(t, facts, done)
+	}
+	assert.NotContains(t, s, "step 6")
+
+	// Their reviews merge in node order (style, then facts), whichever
+	// finished first.
+	assert.Contains(t, s, "reviews: style: asks for clearly; facts: asks for examples; style: approves; facts: asks for examples; style: approves; facts: approves\n")
+}
+
+func TestQuickstartStopsWhenCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := run(ctx, &bytes.Buffer{})
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, context.Canceled), err)
+}
+
+func indexOf(lines []string, prefix string) int {
+	for i, l := range lines {
+		if strings.HasPrefix(l, prefix) {
+			return i
+		}
+	}
+	return -1
 }

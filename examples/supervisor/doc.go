@@ -11,10 +11,14 @@
 //
 // It runs offline on scripted models. With OPENAI_API_KEY set (and optionally
 // OPENAI_BASE_URL and OPENAI_MODEL) or ANTHROPIC_API_KEY set (and optionally
-// ANTHROPIC_MODEL) the same system runs on that provider's model, and an
-// argument replaces the question:
+// ANTHROPIC_BASE_URL and ANTHROPIC_MODEL) the same system runs on that
+// provider's model, and an argument replaces the question. OPENAI_BASE_URL
+// alone selects an OpenAI-compatible server that needs no key, such as
+// Ollama; TRELLIS_PROVIDER (openai, anthropic or scripted) chooses when
+// several are set:
 //
 //	OPENAI_API_KEY=... go run ./examples/supervisor "Explain Go channels to a newcomer."
+//	OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=llama3.2 go run ./examples/supervisor
 //
 // With TRELLIS_OTEL_STDOUT=1 it also prints the run's OpenTelemetry spans and
 // metrics, as JSON, to standard error:

@@ -6,17 +6,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/examples/internal/provider"
 	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/middleware"
 	"github.com/trellis-go/trellis/model"
-	"github.com/trellis-go/trellis/model/anthropic"
-	"github.com/trellis-go/trellis/model/openai"
 	"github.com/trellis-go/trellis/nodes"
 	"github.com/trellis-go/trellis/tool"
 	"github.com/trellis-go/trellis/tool/handoff"
@@ -26,23 +27,37 @@ import (
 const question = "Write a short explainer of goroutines for Go newcomers."
 
 func main() {
+	if err := mainErr(); err != nil {
+		fmt.Fprintln(os.Stderr, "supervisor:", err)
+		os.Exit(1)
+	}
+}
+
+func mainErr() (err error) {
+	// Ctrl-C cancels the run: the model requests and tools in flight stop.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	q := question
 	if len(os.Args) > 1 {
 		q = strings.Join(os.Args[1:], " ")
 	}
-	stop, err := setupTelemetry(os.Getenv, os.Stderr)
+	shutdown, err := setupTelemetry(os.Getenv, os.Stderr)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "supervisor:", err)
-		os.Exit(1)
+		return err
 	}
-	_, err = run(context.Background(), os.Stdout, os.Getenv, q, agent.TraceDurations(time.Millisecond))
-	if serr := stop(context.Background()); err == nil {
-		err = serr
+	defer func() {
+		// Flush the telemetry even when the run failed or was interrupted.
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if serr := shutdown(sctx); err == nil {
+			err = serr
+		}
+	}()
+	_, err = run(ctx, os.Stdout, os.Getenv, q, agent.TraceDurations(time.Millisecond))
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return errors.New("interrupted")
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "supervisor:", err)
-		os.Exit(1)
-	}
+	return err
 }
 
 // stats counts what the tools' bodies did in a run.
@@ -59,15 +74,17 @@ func run(ctx context.Context, w io.Writer, getenv func(string) string, q string,
 	if err != nil {
 		return nil, err
 	}
-	if team.offline {
-		q = question // the scripts answer this question only
+	fmt.Fprintf(w, "models: %s\n", team.describe)
+	if team.offline && q != question {
+		fmt.Fprintln(w, "(the offline scripts answer their own question only)")
+		q = question
 	}
 	st := &stats{}
 	sup, err := build(team, st)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(w, "models: %s\nquestion: %s\n\n", team.describe, q)
+	fmt.Fprintf(w, "question: %s\n\n", q)
 	events := sup.Stream(ctx, agent.Ask(q), graph.WithModes(graph.ModeEvents|graph.ModeUpdates|graph.ModeCustom))
 	if _, err := agent.PrintTrace(w, events, trace...); err != nil {
 		return st, err
@@ -235,39 +252,22 @@ type models struct {
 	offline                        bool
 }
 
-// chooseModels picks a provider from the environment, or scripted models.
+// chooseModels picks the provider the environment selects (see package
+// examples/internal/provider); all three agents then share its model.
+// Without one, each agent gets its scripted model.
 func chooseModels(getenv func(string) string) (models, error) {
-	pick := func(v, fallback string) string {
-		if v != "" {
-			return v
-		}
-		return fallback
+	m, which, err := provider.Lookup(getenv)
+	if err != nil {
+		return models{}, err
 	}
-	switch {
-	case getenv("OPENAI_API_KEY") != "":
-		name := pick(getenv("OPENAI_MODEL"), "gpt-4o-mini")
-		opts := []openai.Option{openai.WithAPIKey(getenv("OPENAI_API_KEY"))}
-		if base := getenv("OPENAI_BASE_URL"); base != "" {
-			opts = append(opts, openai.WithBaseURL(base))
-		}
-		m, err := openai.New(name, opts...)
-		if err != nil {
-			return models{}, err
-		}
-		return models{supervisor: m, researcher: m, writer: m, describe: "openai " + name}, nil
-	case getenv("ANTHROPIC_API_KEY") != "":
-		name := pick(getenv("ANTHROPIC_MODEL"), "claude-haiku-4-5")
-		m, err := anthropic.New(name, anthropic.WithAPIKey(getenv("ANTHROPIC_API_KEY")))
-		if err != nil {
-			return models{}, err
-		}
-		return models{supervisor: m, researcher: m, writer: m, describe: "anthropic " + name}, nil
+	if m != nil {
+		return models{supervisor: m, researcher: m, writer: m, describe: which}, nil
 	}
 	return models{
 		supervisor: scriptedSupervisor(),
 		researcher: scriptedResearcher(),
 		writer:     scriptedWriter(),
-		describe:   "scripted (offline; set OPENAI_API_KEY or ANTHROPIC_API_KEY to use a real model)",
+		describe:   which,
 		offline:    true,
 	}, nil
 }

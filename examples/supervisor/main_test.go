@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/examples/internal/fakeprovider"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -78,16 +80,135 @@ func TestChooseModels(t *testing.T) {
 		{"openai-compatible server", map[string]string{"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:11434/v1", "OPENAI_MODEL": "llama3.2"}, "openai llama3.2"},
 		{"anthropic", map[string]string{"ANTHROPIC_API_KEY": "k"}, "anthropic claude-haiku-4-5"},
 		{"anthropic model", map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_MODEL": "claude-sonnet-4-5"}, "anthropic claude-sonnet-4-5"},
+		{"offline by name", map[string]string{"TRELLIS_PROVIDER": "scripted", "OPENAI_API_KEY": "k"}, "scripted"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			team, err := chooseModels(func(k string) string { return tc.env[k] })
 			require.NoError(t, err)
 			assert.True(t, strings.HasPrefix(team.describe, tc.want), team.describe)
-			assert.Equal(t, tc.env == nil, team.offline)
+			assert.Equal(t, tc.want == "scripted", team.offline)
 			require.NotNil(t, team.supervisor)
 			_, err = build(team, &stats{})
 			require.NoError(t, err, "the system builds on every provider")
+		})
+	}
+}
+
+func TestBadProviderSettingsAreReported(t *testing.T) {
+	for env, want := range map[string]string{
+		"TRELLIS_PROVIDER": `TRELLIS_PROVIDER="gemini": unknown provider; want openai, anthropic or scripted`,
+		"OPENAI_BASE_URL":  `OPENAI_BASE_URL: openai: invalid base URL "gemini"`,
+	} {
+		var out bytes.Buffer
+		_, err := run(context.Background(), &out, func(k string) string {
+			if k == env {
+				return "gemini"
+			}
+			return ""
+		}, question)
+		require.ErrorContains(t, err, want)
+		assert.Empty(t, out.String(), "nothing runs")
+	}
+}
+
+func TestOfflineRunSaysItIgnoresAnotherQuestion(t *testing.T) {
+	var out bytes.Buffer
+	_, err := run(context.Background(), &out, offline, "What is a channel?", agent.TraceDurations(0))
+	require.NoError(t, err)
+	assert.Contains(t, out.String(), "(the offline scripts answer their own question only)\nquestion: "+question+"\n")
+}
+
+// team plays the three agents on a fake provider, telling them apart by the
+// tools each is offered.
+func team(t *testing.T) fakeprovider.Policy {
+	return func(r fakeprovider.Request) fakeprovider.Reply { return play(t, r) }
+}
+
+func play(t *testing.T, r fakeprovider.Request) fakeprovider.Reply {
+	results := r.ToolResults()
+	switch {
+	case r.HasTool("researcher") && r.HasTool("writer"): // the supervisor
+		switch len(results) {
+		case 0:
+			return fakeprovider.Reply{Text: "Both at once.", Calls: []fakeprovider.Call{
+				{Name: "researcher", Arguments: `{"task":"Find facts about goroutines."}`},
+				{Name: "writer", Arguments: `{"task":"Propose a title about goroutines."}`},
+			}}
+		case 2:
+			args, err := json.Marshal(map[string]string{"task": "Write a paragraph.", "context": "Title: " + results[1] + "\n\nFacts:\n" + results[0]})
+			if err != nil {
+				t.Errorf("handoff arguments: %v", err)
+			}
+			return fakeprovider.Reply{Calls: []fakeprovider.Call{{Name: "writer", Arguments: string(args)}}}
+		default:
+			return fakeprovider.Reply{Text: results[len(results)-1]}
+		}
+	case r.HasTool("search"): // the researcher
+		if len(results) == 0 {
+			return fakeprovider.Reply{Calls: []fakeprovider.Call{{Name: "search", Arguments: `{"query":"stack"}`}}}
+		}
+		return fakeprovider.Reply{Text: "- " + strings.Join(results, "\n- ")}
+	case r.HasTool("style_guide"): // the writer
+		if len(results) == 0 {
+			return fakeprovider.Reply{Calls: []fakeprovider.Call{{Name: "style_guide", Arguments: `{}`}}}
+		}
+		if strings.Contains(r.LastUser(), "Propose a title") {
+			return fakeprovider.Reply{Text: "Meet the goroutine"}
+		}
+		return fakeprovider.Reply{Text: "Meet the goroutine\n\nGoroutines start small."}
+	}
+	return fakeprovider.Reply{Text: "who am I?"}
+}
+
+func TestSupervisorRunsOnAProvider(t *testing.T) {
+	cases := []struct {
+		name  string
+		start func(testing.TB, fakeprovider.Policy) *fakeprovider.Server
+		env   func(url string) map[string]string
+		model string
+	}{
+		{"openai", fakeprovider.OpenAI, func(url string) map[string]string {
+			return map[string]string{"OPENAI_BASE_URL": url, "OPENAI_MODEL": "local-model"} // a local server needs no key
+		}, "local-model"},
+		{"anthropic", fakeprovider.Anthropic, func(url string) map[string]string {
+			return map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": url}
+		}, "claude-haiku-4-5"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := c.start(t, team(t))
+			vars := c.env(srv.URL)
+			var out bytes.Buffer
+			st, err := run(context.Background(), &out, func(k string) string { return vars[k] }, "Explain goroutines.", agent.TraceDurations(0), agent.TraceWidth(0))
+			require.NoError(t, err)
+			s := out.String()
+			t.Log(s)
+
+			assert.Contains(t, s, "models: "+c.name+" "+c.model+" at "+srv.URL+"\nquestion: Explain goroutines.\n")
+			assert.Contains(t, s, "supervisor ◆ model "+c.model+" · 11 in / 7 out tokens")
+			assert.Contains(t, s, `  supervisor › researcher → search {"query":"stack"}`)
+			assert.Contains(t, s, "  supervisor › researcher • retry: search attempt 1 failed")
+			assert.Contains(t, s, "supervisor ✓ writer: Meet the goroutine\n")
+			assert.Contains(t, s, "supervisor » Meet the goroutine\n\n  Goroutines start small.\n")
+			assert.Contains(t, s, "supervisor ■ done: 9 model calls")
+			assert.NotContains(t, s, "✗")
+			assert.Equal(t, int32(2), st.searches.Load(), "one failure, one retry")
+			assert.Equal(t, int32(1), st.guideReads.Load(), "the second read came from the cache")
+
+			reqs := srv.Requests()
+			assert.Len(t, reqs, 9)
+			var sawQuestion, sawContext bool
+			for _, r := range reqs {
+				assert.Equal(t, c.model, r.Model)
+				if c.name == "anthropic" {
+					assert.Equal(t, "sk-ant-test", r.Key)
+				}
+				sawQuestion = sawQuestion || r.LastUser() == "Explain goroutines."
+				sawContext = sawContext || strings.Contains(r.LastUser(), "Title: Meet the goroutine")
+			}
+			assert.True(t, sawQuestion, "the supervisor was asked the question")
+			assert.True(t, sawContext, "the writer was given the title and the facts")
 		})
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/trellis-go/trellis/model"
@@ -14,9 +15,13 @@ import (
 // script works whatever order the parallel workers finish in.
 
 // policy returns a scripted model that answers every request with fn.
-func policy(name string, fn func(req *model.Request) model.Message) *scripted.Model {
+func policy(name string, fn func(req *model.Request) (model.Message, error)) *scripted.Model {
 	step := scripted.Func(func(req *model.Request) (*model.Response, error) {
-		return &model.Response{Message: fn(req)}, nil
+		msg, err := fn(req)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return &model.Response{Message: msg}, nil
 	})
 	m := scripted.New()
 	m.Name = name
@@ -46,32 +51,39 @@ func task(msgs []model.Message) string {
 }
 
 func scriptedSupervisor() *scripted.Model {
-	return policy("scripted-supervisor", func(req *model.Request) model.Message {
+	return policy("scripted-supervisor", func(req *model.Request) (model.Message, error) {
 		results := toolResults(req.Messages)
 		switch len(results) {
 		case 0:
 			return model.Assistant("The research and the title do not depend on each other: I ask for both at once.",
 				scripted.Call("researcher", `{"task":"Find the key facts about goroutines: what they are, what they cost, how they are scheduled."}`),
-				scripted.Call("writer", `{"task":"Propose a title for a short explainer of goroutines for Go newcomers. Reply with the title only."}`))
+				scripted.Call("writer", `{"task":"Propose a title for a short explainer of goroutines for Go newcomers. Reply with the title only."}`)), nil
 		case 2:
+			// Results come in call order: the researcher's, then the writer's.
 			facts, title := results[0].Text(), results[1].Text()
-			args, _ := json.Marshal(handoff.Args{
+			args, err := json.Marshal(handoff.Args{
 				Task:    "Write one paragraph explaining goroutines to Go newcomers, using only these facts. Put the title on the first line.",
 				Context: "Title: " + title + "\n\nFacts:\n" + facts,
 			})
-			return model.Assistant("", scripted.Call("writer", string(args)))
+			if err != nil {
+				return model.Message{}, err
+			}
+			return model.Assistant("", scripted.Call("writer", string(args))), nil
+		case 3:
+			// The writer's paragraph is the answer.
+			return model.Assistant(results[2].Text()), nil
 		}
-		return model.Assistant(results[len(results)-1].Text())
+		return model.Message{}, fmt.Errorf("unexpected conversation: %d tool results after the question", len(results))
 	})
 }
 
 func scriptedResearcher() *scripted.Model {
-	return policy("scripted-researcher", func(req *model.Request) model.Message {
+	return policy("scripted-researcher", func(req *model.Request) (model.Message, error) {
 		results := toolResults(req.Messages)
 		if len(results) == 0 {
 			return model.Assistant("",
 				scripted.Call("search", `{"query":"goroutine"}`),
-				scripted.Call("search", `{"query":"scheduler"}`))
+				scripted.Call("search", `{"query":"scheduler"}`)), nil
 		}
 		var facts []string
 		for _, r := range results {
@@ -79,18 +91,18 @@ func scriptedResearcher() *scripted.Model {
 				facts = append(facts, "- "+line)
 			}
 		}
-		return model.Assistant(strings.Join(facts, "\n"))
+		return model.Assistant(strings.Join(facts, "\n")), nil
 	})
 }
 
 func scriptedWriter() *scripted.Model {
-	return policy("scripted-writer", func(req *model.Request) model.Message {
+	return policy("scripted-writer", func(req *model.Request) (model.Message, error) {
 		if len(toolResults(req.Messages)) == 0 {
-			return model.Assistant("", scripted.Call("style_guide", `{}`))
+			return model.Assistant("", scripted.Call("style_guide", `{}`)), nil
 		}
 		t := task(req.Messages)
 		if strings.Contains(t, "Propose a title") {
-			return model.Assistant("Meet the goroutine")
+			return model.Assistant("Meet the goroutine"), nil
 		}
 		var title string
 		var sentences []string
@@ -102,6 +114,9 @@ func scriptedWriter() *scripted.Model {
 				sentences = append(sentences, strings.TrimPrefix(line, "- "))
 			}
 		}
-		return model.Assistant(title + "\n\n" + strings.Join(sentences, " "))
+		if title == "" || len(sentences) == 0 {
+			return model.Message{}, fmt.Errorf("the task has no title or no facts: %q", t)
+		}
+		return model.Assistant(title + "\n\n" + strings.Join(sentences, " ")), nil
 	})
 }

@@ -29,6 +29,8 @@ func setupTelemetry(getenv func(string) string, w io.Writer) (func(context.Conte
 	if err != nil {
 		return nil, err
 	}
+	// A syncer prints each span as it ends, which suits a demo; a service
+	// exports in batches (sdktrace.WithBatcher).
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metrics)))
 	otel.SetTracerProvider(tp)

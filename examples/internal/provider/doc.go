@@ -1,4 +1,5 @@
-// Package provider picks the model the examples run on: a real provider when
-// its environment variables are set, else nothing (the examples then use
-// their scripted models and run offline).
+// Package provider picks the model the examples run on: a real provider
+// when the environment selects one (OPENAI_API_KEY, OPENAI_BASE_URL,
+// ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, or TRELLIS_PROVIDER by name), else
+// none, and the examples run offline on their scripted models.
 package provider
