@@ -180,6 +180,10 @@ func New(name string, opts ...Option) (*Model, error) {
 		// Set but empty means unset; the client would take it for a
 		// relative URL.
 		ro = append(ro, option.WithBaseURL(defaultBaseURL))
+	} else if ok {
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("anthropic: invalid ANTHROPIC_BASE_URL %q: want an absolute http or https URL", v)
+		}
 	}
 	if c.apiKey != nil {
 		ro = append(ro, option.WithAPIKey(*c.apiKey))

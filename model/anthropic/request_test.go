@@ -238,3 +238,15 @@ func TestEmptyBaseURLEnvironmentMeansDefault(t *testing.T) {
 		assert.Equal(t, []string{"https://api.anthropic.com/v1/messages"}, rt.urls)
 	}
 }
+
+func TestInvalidBaseURLEnvironmentIsRefused(t *testing.T) {
+	for _, v := range []string{"localhost:8080", "/v1", "ftp://example.test"} {
+		t.Setenv("ANTHROPIC_BASE_URL", v)
+		_, err := anthropic.New("claude-haiku-4-5", anthropic.WithAPIKey("k"))
+		require.Error(t, err, v)
+		assert.Contains(t, err.Error(), "invalid ANTHROPIC_BASE_URL")
+	}
+	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:8080")
+	_, err := anthropic.New("claude-haiku-4-5", anthropic.WithAPIKey("k"))
+	require.NoError(t, err)
+}

@@ -230,3 +230,15 @@ func TestContentAsAnArrayOfParts(t *testing.T) {
 	}
 	assert.Equal(t, []string{"Hello", " there."}, texts)
 }
+
+func TestInvalidBaseURLEnvironmentIsRefused(t *testing.T) {
+	for _, v := range []string{"localhost:11434", "/v1", "ftp://example.test"} {
+		t.Setenv("OPENAI_BASE_URL", v)
+		_, err := openai.New("gpt-4o-mini")
+		require.Error(t, err, v)
+		assert.Contains(t, err.Error(), "invalid OPENAI_BASE_URL")
+	}
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")
+	_, err := openai.New("llama3.2")
+	require.NoError(t, err)
+}
