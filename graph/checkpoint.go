@@ -132,6 +132,19 @@ func writeRecovering(w func() error) (err error) {
 	return w()
 }
 
+// followLatest makes the thread's latest checkpoint in c's namespace, if
+// there is one, the parent of the next checkpoint c writes.
+func (c *checkpointer[S]) followLatest(ctx context.Context) error {
+	tup, err := c.saver.Get(ctx, c.thread, c.ns, "")
+	switch {
+	case err == nil:
+		c.last = tup.Checkpoint.ID
+	case !errors.Is(err, state.ErrNotFound):
+		return fmt.Errorf("graph: thread %q: reading the latest checkpoint: %w", c.thread, err)
+	}
+	return nil
+}
+
 // do runs a write according to the durability mode.
 func (c *checkpointer[S]) do(w func() error) error {
 	if c.queue != nil {

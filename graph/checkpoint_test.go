@@ -647,3 +647,26 @@ func TestAnEnginePanicReturnsTheLastSuperstepsState(t *testing.T) {
 	assert.Equal(t, []string{"in", "a"}, out.Log)
 	assert.Equal(t, map[string]int{"a": 1}, c.get(), "b never ran")
 }
+
+// TestANewTurnFollowsTheThreadsLatestCheckpoint runs twice on one thread:
+// the second run's input checkpoint names the first run's last as its
+// parent, so History is one chain.
+func TestANewTurnFollowsTheThreadsLatestCheckpoint(t *testing.T) {
+	var c counts
+	g := mustCompile(t, graph.New[doc](logReducer()).
+		AddNode("a", counted(&c, "a")).AddEdge(graph.START, "a"),
+		graph.WithCheckpointer(memory.New()))
+	ctx := context.Background()
+	_, err := g.Invoke(ctx, doc{}, graph.WithThread("t"))
+	require.NoError(t, err)
+	_, err = g.Invoke(ctx, doc{Log: []string{"again"}}, graph.WithThread("t"))
+	require.NoError(t, err)
+	hist, err := g.History(ctx, "t", 0)
+	require.NoError(t, err)
+	require.Len(t, hist, 4)
+	for i := 0; i+1 < len(hist); i++ {
+		assert.Equal(t, hist[i+1].CheckpointID, hist[i].ParentID, "checkpoint %d follows %d", i, i+1)
+	}
+	assert.Empty(t, hist[3].ParentID, "the thread's first checkpoint has no parent")
+	assert.Equal(t, "input", hist[1].Source)
+}

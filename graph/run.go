@@ -534,6 +534,14 @@ func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *em
 			st, err = r.begin(*input)
 		}
 	default:
+		if r.cp != nil {
+			// A new turn on a thread follows its latest checkpoint: the
+			// input's checkpoint names it as its parent, so that History
+			// reads as one chain across turns.
+			if err := r.cp.followLatest(r.ctx.Context); err != nil {
+				return st, err
+			}
+		}
 		st, err = r.begin(*input)
 	}
 	if err != nil {
