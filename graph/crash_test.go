@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/pgtest"
 	"github.com/trellis-go/trellis/state"
 	"github.com/trellis-go/trellis/state/postgres"
 	"github.com/trellis-go/trellis/state/sqlite"
@@ -112,11 +113,7 @@ func openCrashStore(t testing.TB, kind, dsn, schema string) state.Saver {
 		ctx := context.Background()
 		s, err := postgres.Open(ctx, dsn, postgres.WithSchema(schema))
 		if err != nil {
-			msg := fmt.Sprintf("postgres unreachable at 127.0.0.1:5432 (set TRELLIS_POSTGRES_URL to use another server): %v", err)
-			if os.Getenv("CI") == "true" {
-				t.Fatal(msg)
-			}
-			t.Skip(msg)
+			pgtest.Unreachable(t, err)
 		}
 		t.Cleanup(func() { _ = s.Close() })
 		return s
@@ -125,12 +122,7 @@ func openCrashStore(t testing.TB, kind, dsn, schema string) state.Saver {
 	return nil
 }
 
-func postgresURL() string {
-	if u := os.Getenv("TRELLIS_POSTGRES_URL"); u != "" {
-		return u
-	}
-	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-}
+func postgresURL() string { return pgtest.URL() }
 
 // TestCrashChild is the child process of TestCrashAndResume; it does nothing
 // when run directly.
