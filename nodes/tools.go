@@ -202,7 +202,7 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 	toNext := graph.Command[S]{Goto: []string{next}}
 	return func(ctx context.Context, s S) (S, graph.Command[S], error) {
 		msgs := *PS(&s).ChatMessages()
-		calls := unanswered(msgs)
+		calls, whole := unanswered(msgs)
 		if len(calls) == 0 {
 			return s, toNext, nil
 		}
@@ -277,6 +277,9 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 			// Every call is answered, in call order.
 			if err := apply[S, PS](&cfg, &s, run, results); err != nil {
 				return s, graph.Command[S]{}, err
+			}
+			if whole {
+				return s, route(results, toNext), nil // the batch answered at once
 			}
 			return s, routeBatch(*PS(&s).ChatMessages(), run, results, toNext), nil
 		}
@@ -599,18 +602,19 @@ func lastToolCalls(msgs []model.Message) []model.ToolCall {
 }
 
 // unanswered returns the calls of the last assistant message that asked for
-// tools and that no tool message after it answers yet.
-func unanswered(msgs []model.Message) []model.ToolCall {
+// tools and that no tool message after it answers yet; whole says they are
+// all of its calls (none was answered before).
+func unanswered(msgs []model.Message) (calls []model.ToolCall, whole bool) {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := msgs[i]
 		if m.Role != model.RoleAssistant {
 			continue
 		}
 		if !m.HasToolCalls() {
-			return nil
+			return nil, false
 		}
 		if i == len(msgs)-1 {
-			return m.ToolCalls // nothing answers them yet
+			return m.ToolCalls, true // nothing answers them yet
 		}
 		answered := make(map[string]bool)
 		for _, later := range msgs[i+1:] {
@@ -624,7 +628,7 @@ func unanswered(msgs []model.Message) []model.ToolCall {
 				out = append(out, c)
 			}
 		}
-		return out
+		return out, len(out) == len(m.ToolCalls)
 	}
-	return nil
+	return nil, false
 }
