@@ -20,8 +20,10 @@
 // Each call is handled by a Handler, in the net/http style: a one-method
 // interface (Handle(ctx, *Request) tool.Result), a function adapter
 // (HandlerFunc), Middleware as func(Handler) Handler, and Chain, where the
-// first middleware listed is the outermost. Intercept adapts a function
-// that receives the next handler into a Middleware. The handler at the end
+// first middleware listed is the outermost (nil middlewares are skipped; one
+// that returns a nil Handler makes Chain, and so the executor's constructor,
+// panic). Intercept adapts a function that receives the next handler into
+// a Middleware. The handler at the end
 // of every chain (Terminal) runs the tool through the tool package's
 // pipeline (tool.Invoker): argument repair, preparation, coercion and
 // validation, the call, and the conversion of errors and panics into

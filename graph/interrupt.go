@@ -176,8 +176,6 @@ func convertValue[T any](v any, out *T) error {
 	return json.Unmarshal(raw, out)
 }
 
-// interruptID derives a stable ID from where the interrupt happens: the
-// graph's namespace, the task and the call's index within the task.
 // callScopeKey asks a context for the ID of the tool call it belongs to.
 // The tool package's call contexts answer a key with this method (see
 // tool.CallScoped) without either package importing the other.
@@ -186,6 +184,9 @@ type callScopeKey struct{}
 // ScopeOfCall returns the ID of the call that answers the key.
 func (callScopeKey) ScopeOfCall(callID string) any { return callID }
 
+// interruptID derives a stable ID from where the interrupt happens: the
+// graph's namespace, the task (and the tool call within it, if any) and the
+// interrupt's index there.
 func interruptID(ns, task string, idx int) string {
 	h := sha256.Sum256([]byte(ns + "\x00" + task + "\x00" + strconv.Itoa(idx)))
 	return hex.EncodeToString(h[:8])

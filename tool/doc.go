@@ -53,7 +53,9 @@
 //     every other nested type is inlined.
 //   - In must be a struct or a pointer to one; anything else is an error
 //     at construction, as are channels, functions, complex numbers and
-//     non-empty interfaces anywhere in it.
+//     non-empty interfaces anywhere in it, and fields promoted through an
+//     embedded pointer to an unexported struct, which no decoder can
+//     allocate.
 //
 // # The argument pipeline
 //

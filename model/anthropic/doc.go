@@ -4,7 +4,8 @@
 // New takes the model name and options. The base URL and API key come from
 // WithBaseURL and WithAPIKey, or else from the ANTHROPIC_BASE_URL and
 // ANTHROPIC_API_KEY environment variables; an option always wins over the
-// environment.
+// environment. An empty ANTHROPIC_BASE_URL counts as unset, and a base URL
+// that is not an absolute http or https URL makes New fail.
 //
 // The mapping follows the API's rules: system messages form the system
 // prompt; tool messages become tool_result blocks of a user turn; messages
@@ -14,7 +15,9 @@
 // whitespace is left out; a tool choice of none is left out when the
 // request has no tools; a request that sets temperature or top_p gets
 // neither from the model's default settings; max_tokens, which the API
-// requires, defaults to DefaultMaxTokens.
+// requires, defaults to DefaultMaxTokens. Generate streams a request whose
+// max_tokens is too large for a reply without streaming, and collects the
+// stream into the reply.
 //
 // Stream reads the API's server-sent events (message_start,
 // content_block_start, _delta and _stop, message_delta, message_stop, ping

@@ -5,8 +5,9 @@
 // New takes the model name and options. The base URL and API key come from
 // WithBaseURL and WithAPIKey, or else from the OPENAI_BASE_URL and
 // OPENAI_API_KEY environment variables; an option always wins over the
-// environment. Pointing the base URL at a compatible server is all it takes
-// to use it:
+// environment. An empty OPENAI_BASE_URL counts as unset, and a base URL
+// that is not an absolute http or https URL makes New fail. Pointing the
+// base URL at a compatible server is all it takes to use it:
 //
 //	m, err := openai.New("llama3.2", openai.WithBaseURL("http://localhost:11434/v1"))
 //

@@ -24,5 +24,5 @@
 // Every method is a single statement, so each is atomic, and Get reads a
 // checkpoint and its writes from one snapshot. A writing statement that the
 // server aborts as a deadlock or a serialization failure is run again after
-// a short randomized pause, up to eight times.
+// a short randomized pause, for up to eight attempts in all.
 package postgres
