@@ -132,17 +132,23 @@ func writeRecovering(w func() error) (err error) {
 	return w()
 }
 
+// metaBranch is the checkpoint metadata key of the branch a checkpoint
+// belongs to (snapshot.Branch), when it is not the thread's first.
+const metaBranch = "trellis.branch"
+
 // followLatest makes the thread's latest checkpoint in c's namespace, if
-// there is one, the parent of the next checkpoint c writes.
-func (c *checkpointer[S]) followLatest(ctx context.Context) error {
+// there is one, the parent of the next checkpoint c writes, and returns
+// the branch it belongs to.
+func (c *checkpointer[S]) followLatest(ctx context.Context) (branch string, err error) {
 	tup, err := c.saver.Get(ctx, c.thread, c.ns, "")
 	switch {
 	case err == nil:
 		c.last = tup.Checkpoint.ID
+		return tup.Checkpoint.Metadata[metaBranch], nil
 	case !errors.Is(err, state.ErrNotFound):
-		return fmt.Errorf("graph: thread %q: reading the latest checkpoint: %w", c.thread, err)
+		return "", fmt.Errorf("graph: thread %q: reading the latest checkpoint: %w", c.thread, err)
 	}
-	return nil
+	return "", nil
 }
 
 // do runs a write according to the durability mode.
@@ -209,6 +215,10 @@ func (c *checkpointer[S]) put(ctx context.Context, id string, step int, source s
 	cp := state.Checkpoint{
 		ThreadID: c.thread, Namespace: c.ns, ID: id, ParentID: c.last,
 		Step: step, Source: source, CreatedAt: time.Now().UTC(), Payload: payload,
+	}
+	if snap.Branch != "" {
+		// Also readable without decoding the payload (see followLatest).
+		cp.Metadata = map[string]string{metaBranch: snap.Branch}
 	}
 	c.last = cp.ID
 	if c.durability == DurabilityExit {

@@ -538,9 +538,11 @@ func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *em
 			// A new turn on a thread follows its latest checkpoint: the
 			// input's checkpoint names it as its parent, so that History
 			// reads as one chain across turns.
-			if err := r.cp.followLatest(r.ctx.Context); err != nil {
+			branch, err := r.cp.followLatest(r.ctx.Context)
+			if err != nil {
 				return st, err
 			}
+			m.p.branch = branch // a new turn continues the latest checkpoint's branch
 		}
 		st, err = r.begin(*input)
 	}

@@ -275,3 +275,44 @@ func TestAReplayRunsKeyedNestedRunsAgain(t *testing.T) {
 	assert.Equal(t, []string{"start", "worked", "confirmed:second"}, out.Log)
 	assert.Equal(t, int32(2), works.Load(), "resuming the fork finds the fork's nested run")
 }
+
+// TestANewTurnAfterAReplayStaysOnItsBranch forks a thread, then starts a
+// new turn on it: the turn's checkpoints belong to the fork's branch, so
+// its keyed nested runs are the branch's own.
+func TestANewTurnAfterAReplayStaysOnItsBranch(t *testing.T) {
+	saver := memory.New()
+	var works atomic.Int32
+	child := mustCompile(t, graph.New[doc](graph.WithName("helper")).
+		AddNode("work", func(_ context.Context, s doc) (doc, error) {
+			works.Add(1)
+			return s, nil
+		}).
+		AddEdge(graph.START, "work"))
+	g := mustCompile(t, graph.New[doc](logReducer()).
+		AddNode("start", appendLog("start")).
+		AddNode("delegate", func(ctx context.Context, s doc) (doc, error) {
+			_, err := child.Nested(ctx, doc{}, "helper", "call_1") // the same key on every turn
+			return s, err
+		}).
+		AddEdge(graph.START, "start").AddEdge("start", "delegate"),
+		graph.WithCheckpointer(saver))
+	ctx := context.Background()
+	_, err := g.Invoke(ctx, doc{}, graph.WithThread("t"))
+	require.NoError(t, err)
+	hist, err := g.History(ctx, "t", 0)
+	require.NoError(t, err)
+	first := hist[len(hist)-1].CheckpointID // the input
+	_, err = g.Resume(ctx, "t", graph.FromCheckpoint(first))
+	require.NoError(t, err)
+	require.Equal(t, int32(2), works.Load(), "the replay ran the nested graph again")
+	fork, err := g.GetState(ctx, "t")
+	require.NoError(t, err)
+
+	_, err = g.Invoke(ctx, doc{}, graph.WithThread("t"))
+	require.NoError(t, err)
+	latest, err := saver.Get(ctx, "t", "", "")
+	require.NoError(t, err)
+	assert.NotEmpty(t, latest.Checkpoint.Metadata["trellis.branch"], "the new turn is on the fork's branch")
+	assert.NotEqual(t, fork.CheckpointID, latest.Checkpoint.ID)
+	assert.Equal(t, int32(2), works.Load(), "on the branch, the key's finished run is found, as on the thread's first branch")
+}
