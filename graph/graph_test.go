@@ -820,3 +820,25 @@ func TestParallelTasksRunConcurrently(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"n0", "n1", "n2", "n3", "n4"}, out.Log)
 }
+
+func TestDetachKeepsTheNodeForWorkThatOutlivesIt(t *testing.T) {
+	release, seen := make(chan struct{}), make(chan string, 1)
+	g := mustCompile(t, graph.New[doc]().
+		AddNode("a", func(ctx context.Context, s doc) (doc, error) {
+			d := graph.Detach(ctx)
+			go func() {
+				<-release
+				seen <- fmt.Sprintf("%s@%d", graph.NodeName(d), graph.Step(d))
+			}()
+			return s, nil
+		}).
+		AddNode("b", func(ctx context.Context, s doc) (doc, error) {
+			close(release) // the work reads its context while b runs
+			return s, nil
+		}).
+		AddEdge(graph.START, "a").AddEdge("a", "b"))
+	_, err := g.Invoke(context.Background(), doc{})
+	require.NoError(t, err)
+	assert.Equal(t, "a@0", <-seen, "the work started by a still belongs to a while b runs")
+	assert.Equal(t, context.Background(), graph.Detach(context.Background()), "outside a node, Detach returns its context")
+}

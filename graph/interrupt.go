@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // ErrInterrupted is matched by *InterruptError.
@@ -118,24 +119,18 @@ func Interrupt[T any](ctx context.Context, payload any) (T, error) {
 	// Interrupts are numbered in the order a task raises them. Tool calls
 	// that a node runs concurrently each number theirs apart, under the
 	// call's ID, so that the calls need not interrupt in the same order on
-	// resume to get their own answers.
-	call, _ := ctx.Value(callScopeKey{}).(string)
-	ts.mu.Lock()
+	// resume to get their own answers; each invocation of a call (a retry
+	// is another) numbers from the start, as a task's attempts do.
 	var idx int
-	if call == "" {
+	task := ts.taskID()
+	if call, _ := ctx.Value(callScopeKey{}).(*callScope); call != nil && call.id != "" {
+		idx = int(call.n.Add(1) - 1)
+		task += "\x00call\x00" + call.id
+	} else {
+		ts.mu.Lock()
 		idx = ts.calls
 		ts.calls++
-	} else {
-		if ts.byCall == nil {
-			ts.byCall = make(map[string]int)
-		}
-		idx = ts.byCall[call]
-		ts.byCall[call]++
-	}
-	ts.mu.Unlock()
-	task := ts.taskID()
-	if call != "" {
-		task += "\x00call\x00" + call
+		ts.mu.Unlock()
 	}
 	id := interruptID(m.ns(), task, idx)
 	if v, ok := m.resume.get(id); ok {
@@ -176,13 +171,27 @@ func convertValue[T any](v any, out *T) error {
 	return json.Unmarshal(raw, out)
 }
 
-// callScopeKey asks a context for the ID of the tool call it belongs to.
-// The tool package's call contexts answer a key with this method (see
-// tool.CallScoped) without either package importing the other.
+// callScopeKey asks a context for the invocation of the tool call it
+// belongs to. The tool package's call contexts answer a key with this
+// method (see tool.CallScoped) without either package importing the other.
 type callScopeKey struct{}
 
-// ScopeOfCall returns the ID of the call that answers the key.
-func (callScopeKey) ScopeOfCall(callID string) any { return callID }
+// callScope is one invocation of a tool call: its ID and how many
+// interrupts it raised.
+type callScope struct {
+	id string
+	n  atomic.Int32
+}
+
+// ScopeOfCall returns the invocation's callScope, made on first use and
+// kept in its slot.
+func (callScopeKey) ScopeOfCall(callID string, slot *atomic.Value) any {
+	if v := slot.Load(); v != nil {
+		return v
+	}
+	slot.CompareAndSwap(nil, &callScope{id: callID})
+	return slot.Load()
+}
 
 // interruptID derives a stable ID from where the interrupt happens: the
 // graph's namespace, the task (and the tool call within it, if any) and the

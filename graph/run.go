@@ -72,8 +72,7 @@ type taskScope struct {
 	mu        sync.Mutex
 	id        string // the checkpointed task's ID, or empty
 	step, idx int
-	calls     int            // interrupts raised outside tool calls
-	byCall    map[string]int // interrupts raised by each tool call, by call ID
+	calls     int // interrupts raised outside tool calls
 }
 
 // taskID returns the task's ID: its checkpointed ID, or one made of the
@@ -858,7 +857,7 @@ func (r *run[S]) single(st S) (S, error) {
 	} else {
 		m := &r.ctx.meta
 		m.node = n.name
-		r.scope.id, r.scope.step, r.scope.idx, r.scope.calls, r.scope.byCall = r.taskID(0), m.step, 0, 0, nil
+		r.scope.id, r.scope.step, r.scope.idx, r.scope.calls = r.taskID(0), m.step, 0, 0
 		if r.tel != nil {
 			res, cmd, err = r.traced(&r.ctx.Context, &r.ctx, m, n, &st, false)
 		} else {
@@ -1068,7 +1067,7 @@ func (r *run[S]) exec(ctx context.Context, meta *runMeta, n *node[S], in *S, cli
 			break
 		}
 		meta.task.mu.Lock()
-		meta.task.calls, meta.task.byCall = 0, nil
+		meta.task.calls = 0
 		meta.task.mu.Unlock()
 	}
 	if em != nil {
@@ -1439,4 +1438,41 @@ func (r *run[S]) follow(ctx context.Context, rt *route[S], st *S) (err error) {
 		}
 	}
 	return nil
+}
+
+// Detach returns a context for work that a node starts and that may
+// outlive it, such as tool calls a ToolsNode hands to an executor, which
+// middleware can give up on while they go on. Through it, such work keeps
+// seeing the node that started it (NodeName, Step, Path; its interrupts and
+// nested runs are placed there) even after the engine has moved on to
+// later nodes, which reuse the run's own context. Outside a node it
+// returns ctx.
+func Detach(ctx context.Context) context.Context {
+	m := metaFrom(ctx)
+	if m == nil {
+		return ctx
+	}
+	d := &detachedCtx{Context: ctx, meta: *m}
+	if t := m.task; t != nil {
+		t.mu.Lock()
+		d.task = taskScope{id: t.taskID(), step: t.step, idx: t.idx, calls: t.calls}
+		t.mu.Unlock()
+		d.meta.task = &d.task
+	}
+	return d
+}
+
+// detachedCtx carries a copy of a node's runMeta and task scope (see
+// Detach).
+type detachedCtx struct {
+	context.Context
+	meta runMeta
+	task taskScope
+}
+
+func (c *detachedCtx) Value(key any) any {
+	if key == (metaKey{}) {
+		return &c.meta
+	}
+	return c.Context.Value(key)
 }

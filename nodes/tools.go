@@ -242,7 +242,9 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 			interrupts []graph.PendingInterrupt
 		)
 		if len(run) > 0 {
-			results, err = cfg.exec.Execute(ctx, executor.Batch{Calls: run, Tools: list})
+			// The calls see the node that made them even if middleware gives up
+			// on them and they outlive it.
+			results, err = cfg.exec.Execute(graph.Detach(ctx), executor.Batch{Calls: run, Tools: list})
 			if err != nil {
 				return s, graph.Command[S]{}, err
 			}

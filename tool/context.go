@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/trellis-go/trellis/model"
 )
@@ -21,6 +22,10 @@ type conversationKey struct{}
 type callContext struct {
 	context.Context
 	id string
+
+	// scope is the slot of this invocation that CallScoped keys keep their
+	// state in.
+	scope atomic.Value
 
 	// The progress reporter: updates go to sink until the call returns.
 	sink     func(Update)
@@ -43,18 +48,20 @@ func (c *callContext) Value(key any) any {
 			return c
 		}
 	case CallScoped:
-		return k.ScopeOfCall(c.id)
+		return k.ScopeOfCall(c.id, &c.scope)
 	}
 	return c.Context.Value(key)
 }
 
 // CallScoped is a context key that the innermost tool call answers: the
 // context's Value of such a key is what its ScopeOfCall method returns for
-// the call's ID. It lets a package that does not import this one (the graph
-// engine, which numbers the interrupts of each call apart) learn which call
-// its caller runs in.
+// the call's ID and a slot that belongs to this invocation of the call (a
+// retry is a new invocation, with a slot of its own, empty). It lets a
+// package that does not import this one (the graph engine, which numbers
+// the interrupts of each invocation apart) learn which call its caller runs
+// in and keep state with it.
 type CallScoped interface {
-	ScopeOfCall(callID string) any
+	ScopeOfCall(callID string, slot *atomic.Value) any
 }
 
 // WithCallID returns a context that carries the ID of the tool call being
