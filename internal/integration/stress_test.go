@@ -213,17 +213,6 @@ func stressExecutor() executor.Executor {
 	))
 }
 
-// detached runs e's batches in a context that is never cancelled, so that
-// no call is abandoned while it runs and no tool outlives its node: runs
-// cancelled at random points stop at their next superstep instead. (A call
-// abandoned mid-flight races with the engine: see
-// TestStressKnownBugAbandonedCallSeesTheNextNode.)
-func detached(e executor.Executor) executor.Executor {
-	return executor.ExecutorFunc(func(ctx context.Context, b executor.Batch) ([]tool.Result, error) {
-		return e.Execute(context.WithoutCancel(ctx), b)
-	})
-}
-
 // invoiceOf names thread's invoice of a turn: auto-paid on one thread in
 // three, else paid once a human approves.
 func invoiceOf(thread string, i, turn int) string {
@@ -626,7 +615,7 @@ func TestStressStreamsLeftEarly(t *testing.T) {
 	eachStressStore(t, func(t *testing.T, saver state.Saver, n int) {
 		ctx := context.Background()
 		w := newWorld()
-		g := newClerk(t, saver, w, detached(stressExecutor()), nil)
+		g := newClerk(t, saver, w, stressExecutor(), nil)
 		modes := graph.ModeEvents | graph.ModeUpdates | graph.ModeValues | graph.ModeMessages | graph.ModeCustom
 		var wg sync.WaitGroup
 		full := make([][]graph.Event, n)
@@ -692,7 +681,7 @@ func TestStressCancelledAtRandomPointsThenResumed(t *testing.T) {
 		c := newChaos()
 		w := newWorld()
 		w.c = c
-		team := supervisorTeam(t, chaosSaver{Saver: saver, c: c}, w, detached(stressExecutor()), c)
+		team := supervisorTeam(t, chaosSaver{Saver: saver, c: c}, w, stressExecutor(), c)
 		var wg sync.WaitGroup
 		errs := make([]error, n)
 		for i := range n {
