@@ -130,3 +130,26 @@ func neverRetried(ctx context.Context, r tool.Result) bool {
 		errors.Is(r.Err, tool.ErrDeclarationOnly) ||
 		IsPermanent(r.Err)
 }
+
+// settled returns r as the executor answers it: an empty Status filled in
+// and IsError consistent with Status. Middleware inside this one and hooks
+// may leave both unsettled; the executor settles them once the whole chain
+// has answered, so a middleware that reports on a result reads it through
+// settled to report what the model receives.
+func settled(r tool.Result) tool.Result {
+	switch {
+	case r.Status == "" && r.Pending:
+		r.Status = tool.StatusPending
+	case r.Status == "" && r.IsError:
+		r.Status = tool.StatusFailed
+	case r.Status == "":
+		r.Status = tool.StatusSuccess
+	}
+	switch r.Status {
+	case tool.StatusFailed, tool.StatusCancelled, tool.StatusTimeout, tool.StatusDenied:
+		r.IsError = true
+	case tool.StatusPending:
+		r.Pending = true
+	}
+	return r
+}

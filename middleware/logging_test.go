@@ -125,3 +125,33 @@ func TestLoggingRecordsAPanicInTheChain(t *testing.T) {
 	assert.Equal(t, string(tool.StatusFailed), recs[0]["status"])
 	assert.Equal(t, tool.CodePanic, recs[0]["error_code"])
 }
+
+// TestLoggingReadsResultsAsTheExecutorDoes checks that a result a
+// middleware inside Logging makes without a consistent Status and IsError
+// is logged as the executor answers it.
+func TestLoggingReadsResultsAsTheExecutorDoes(t *testing.T) {
+	var buf bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&buf, nil))
+	inner := executor.Intercept(func(ctx context.Context, r *executor.Request, next executor.Handler) tool.Result {
+		switch r.Call.Name {
+		case "slow":
+			return tool.Result{Status: tool.StatusTimeout, ErrorCode: "too_slow"}
+		case "quiet":
+			return tool.Result{Content: []model.Part{model.TextPart("fine")}}
+		}
+		return next.Handle(ctx, r)
+	})
+	res, err := executor.Sequential(executor.WithMiddleware(middleware.Logging(logger), inner)).Execute(context.Background(), executor.Batch{
+		Calls: []model.ToolCall{{ID: "1", Name: "slow"}, {ID: "2", Name: "quiet"}},
+		Tools: executor.Tools(newCounted(t, "slow", readOnly, ok("x")), newCounted(t, "quiet", readOnly, ok("x"))),
+	})
+	require.NoError(t, err)
+	require.True(t, res[0].IsError)
+	recs := logRecords(t, &buf)
+	require.Len(t, recs, 2)
+	assert.Equal(t, "WARN", recs[0]["level"])
+	assert.Equal(t, string(tool.StatusTimeout), recs[0]["status"])
+	assert.Equal(t, "too_slow", recs[0]["error_code"])
+	assert.Equal(t, "INFO", recs[1]["level"])
+	assert.Equal(t, string(tool.StatusSuccess), recs[1]["status"])
+}

@@ -153,17 +153,18 @@ func (t *telemetry) handle(ctx context.Context, next executor.Handler, req *exec
 	}()
 	r := next.Handle(ctx, req)
 	finished = true
-	et := errorType(r)
+	s := settled(r)
+	et := errorType(s)
 	if et != "" && span.IsRecording() {
 		span.SetAttributes(semconv.ErrorTypeKey.String(et))
 		msg := et
-		if r.Err != nil {
-			msg = r.Err.Error()
+		if s.Err != nil {
+			msg = s.Err.Error()
 		}
 		span.SetStatus(codes.Error, msg)
 	}
 	span.End()
-	t.measure(ctx, req, start, r.Status, et)
+	t.measure(ctx, req, start, s.Status, et)
 	return r
 }
 
@@ -215,8 +216,8 @@ func (t *telemetry) attributes(k metricKey) measurementOptions {
 	return opts
 }
 
-// errorType is the error.type of a result: its ErrorCode, else its
-// status; "" for a result that is not an error.
+// errorType is the error.type of a settled result: its ErrorCode, else
+// its status; "" for a result that is not an error.
 func errorType(r tool.Result) string {
 	switch {
 	case !r.IsError:

@@ -229,3 +229,62 @@ func TestOpenTelemetryPanicIsMeasured(t *testing.T) {
 	require.True(t, ok, "the call is timed")
 	assert.EqualValues(t, 1, dur.DataPoints[0].Count)
 }
+
+// TestOpenTelemetryReadsResultsAsTheExecutorDoes checks that a result a
+// middleware inside OpenTelemetry makes without a consistent Status and
+// IsError is traced and measured as the executor answers it: a denied
+// status is a failure, an empty status of a success is "success", an error
+// without a status is "failed".
+func TestOpenTelemetryReadsResultsAsTheExecutorDoes(t *testing.T) {
+	f := newOtel(t)
+	inner := executor.Intercept(func(ctx context.Context, r *executor.Request, next executor.Handler) tool.Result {
+		switch r.Call.Name {
+		case "blocked":
+			return tool.Result{Status: tool.StatusDenied, ErrorCode: "blocked_by_rule"}
+		case "quiet":
+			return tool.Result{Content: []model.Part{model.TextPart("fine")}}
+		case "broken":
+			return tool.Result{IsError: true}
+		}
+		return next.Handle(ctx, r)
+	})
+	lookup := executor.Tools(newCounted(t, "blocked", readOnly, ok("x")), newCounted(t, "quiet", readOnly, ok("x")),
+		newCounted(t, "broken", readOnly, ok("x")))
+	res, err := executor.Sequential(executor.WithMiddleware(f.mw(), inner)).Execute(context.Background(), executor.Batch{
+		Calls: []model.ToolCall{{ID: "1", Name: "blocked"}, {ID: "2", Name: "quiet"}, {ID: "3", Name: "broken"}},
+		Tools: lookup,
+	})
+	require.NoError(t, err)
+	require.True(t, res[0].IsError, "the executor answers the denied call as an error")
+	require.Equal(t, tool.StatusSuccess, res[1].Status)
+	require.Equal(t, tool.StatusFailed, res[2].Status)
+
+	spans := f.spans.Ended()
+	require.Len(t, spans, 3)
+	assert.Equal(t, "blocked_by_rule", attrs(spans[0].Attributes())["error.type"])
+	assert.Equal(t, codes.Error, spans[0].Status().Code)
+	assert.NotContains(t, attrs(spans[1].Attributes()), "error.type")
+	assert.Equal(t, codes.Unset, spans[1].Status().Code)
+	assert.Equal(t, string(tool.StatusFailed), attrs(spans[2].Attributes())["error.type"])
+
+	m := f.metrics(t)
+	calls, isSum := m[middleware.MetricToolCalls].(metricdata.Sum[int64])
+	require.True(t, isSum)
+	got := map[string]int64{}
+	for _, dp := range calls.DataPoints {
+		a := attrs(dp.Attributes.ToSlice())
+		got[a["gen_ai.tool.name"]+"/"+a["trellis.tool.status"]+"/"+a["error.type"]] += dp.Value
+	}
+	assert.Equal(t, map[string]int64{
+		"blocked/denied/blocked_by_rule": 1,
+		"quiet/success/":                 1,
+		"broken/failed/failed":           1,
+	}, got)
+	errs, isSum := m[middleware.MetricToolErrors].(metricdata.Sum[int64])
+	require.True(t, isSum)
+	var nerr int64
+	for _, dp := range errs.DataPoints {
+		nerr += dp.Value
+	}
+	assert.EqualValues(t, 2, nerr)
+}
