@@ -108,6 +108,7 @@ func neverRetried(ctx context.Context, r tool.Result) bool {
 	if ctx.Err() != nil {
 		return true
 	}
+	r = settled(r) // as the executor will read it
 	switch r.Status {
 	case tool.StatusSuccess, tool.StatusPending, tool.StatusCancelled, tool.StatusDenied:
 		return true

@@ -297,3 +297,22 @@ func TestRetryCancelledWhileWaitingNamesTheFailure(t *testing.T) {
 	assert.Contains(t, r.Text(), "was cancelled")
 	assert.Contains(t, r.Text(), "connection dropped")
 }
+
+// A result made inside the chain may come without IsError set to match
+// its status; Retry reads it as the executor settles it.
+func TestRetryReadsResultsAsTheExecutorDoes(t *testing.T) {
+	var runs int
+	inner := executor.HandlerFunc(func(_ context.Context, r *executor.Request) tool.Result {
+		runs++
+		if runs == 1 {
+			return tool.Result{Status: tool.StatusTimeout, ErrorCode: tool.CodeTimeout, Content: tool.Text("slow").Content}
+		}
+		return tool.Text("ok")
+	})
+	clock := newFakeClock()
+	h := executor.Chain(inner, middleware.Retry(middleware.WithClock(clock), middleware.WithJitter(0)))
+	c := newCounted(t, "api", readOnly, failTimes(0, nil))
+	r := h.Handle(context.Background(), req(c, "1", ""))
+	assert.Equal(t, 2, runs, "the timeout was retried")
+	assert.Equal(t, "ok", r.Text())
+}
