@@ -70,6 +70,7 @@ func (t *tally) get(k string) int {
 type chaos struct {
 	mu      sync.Mutex
 	targets map[string]*chaosTarget
+	stopped bool // ticks count no more (see stop)
 }
 
 type chaosTarget struct {
@@ -94,13 +95,21 @@ func (c *chaos) fired(thread string) bool {
 	return tg != nil && tg.n >= tg.at
 }
 
+// stop makes later ticks do nothing: calls abandoned by the cancelled runs
+// may still be running, and tick, when the fresh runs begin.
+func (c *chaos) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+}
+
 func (c *chaos) tick(thread string) {
 	if c == nil {
 		return
 	}
 	c.mu.Lock()
 	tg := c.targets[thread]
-	if tg == nil {
+	if tg == nil || c.stopped {
 		c.mu.Unlock()
 		return
 	}
@@ -695,7 +704,7 @@ func TestStressCancelledAtRandomPointsThenResumed(t *testing.T) {
 		}
 		wg.Wait()
 
-		w.c = nil
+		c.stop()
 		fresh := supervisorTeam(t, saver, w, stressExecutor(), nil)
 		ctx := context.Background()
 		for i := range n {
