@@ -89,7 +89,8 @@ func WithFailFast() Option {
 
 // WithErrorPrefix puts prefix (for example an agent's name) in front of the
 // message of the error Execute returns and of the Err of every error result
-// that has one, as "prefix: message", so that logs say which executor
+// that has one (the results Execute returns and those of the ToolEnd
+// events alike), as "prefix: message", so that logs say which executor
 // failed.
 // errors.Is and errors.As see through it. The content the model reads is
 // not changed.

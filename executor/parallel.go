@@ -96,6 +96,7 @@ func (p *parallel) Execute(ctx context.Context, b Batch) ([]tool.Result, error) 
 				if c.observer != nil {
 					w = new(watch)
 					w.init(ctx, c.observer, b.Calls, reqs)
+					w.prefix = c.prefix
 				}
 				return c.runSequential(ctx, reqs, w)
 			}
@@ -225,6 +226,7 @@ func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, sche
 	if c.observer != nil {
 		pb.w = &pb.watch
 		pb.w.init(parent, c.observer, b.Calls, reqs)
+		pb.w.prefix = c.prefix
 	}
 	switch {
 	case len(c.after) > 0:

@@ -57,6 +57,7 @@ func (c *core) execSequential(ctx context.Context, b Batch) ([]tool.Result, erro
 	}
 	lookup(b, reqs)
 	sw.init(ctx, c.observer, b.Calls, reqs)
+	sw.prefix = c.prefix
 	return c.runSequential(ctx, reqs, &sw.watch)
 }
 

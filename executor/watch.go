@@ -22,6 +22,9 @@ type watch struct {
 	ctx  context.Context
 	obs  Observer
 	reqs []Request // the calls as the executor runs them
+	// prefix is the executor's error prefix (WithErrorPrefix): a ToolEnd
+	// carries the result as Execute returns it.
+	prefix string
 	// ids are the calls' IDs, for routing updates: a copy, since updates
 	// may come from goroutines that outlive Execute.
 	ids  []string
@@ -152,10 +155,20 @@ func (w *watch) emit(ev *Event) {
 	w.emitLocked(ev)
 }
 
+// endEvent returns req's ToolEnd, its result's error prefixed as finish
+// prefixes the results Execute returns.
+func (w *watch) endEvent(req *Request, r *tool.Result, d time.Duration) *Event {
+	ev := &Event{Kind: ToolEnd, Index: req.Index, Call: req.Call, Result: *r, Duration: d}
+	if w.prefix != "" && r.IsError && r.Err != nil {
+		ev.Result.Err = withPrefix(w.prefix, r.Err)
+	}
+	return ev
+}
+
 // end emits req's ToolEnd; a nil w emits nothing.
 func (w *watch) end(req *Request, r *tool.Result, d time.Duration) {
 	if w != nil {
-		w.emit(&Event{Kind: ToolEnd, Index: req.Index, Call: req.Call, Result: *r, Duration: d})
+		w.emit(w.endEvent(req, r, d))
 	}
 }
 
@@ -176,11 +189,11 @@ func (w *watch) startAlone(req *Request) {
 // batch (see startAlone).
 func (w *watch) endAlone(req *Request, r *tool.Result, d time.Duration) {
 	if w != nil {
-		w.emitLocked(&Event{Kind: ToolEnd, Index: req.Index, Call: req.Call, Result: *r, Duration: d})
+		w.emitLocked(w.endEvent(req, r, d))
 	}
 }
 
 // endLocked is end with w.mu held.
 func (w *watch) endLocked(req *Request, r *tool.Result, d time.Duration) {
-	w.emitLocked(&Event{Kind: ToolEnd, Index: req.Index, Call: req.Call, Result: *r, Duration: d})
+	w.emitLocked(w.endEvent(req, r, d))
 }
