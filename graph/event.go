@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 )
 
@@ -93,8 +94,39 @@ type emitter struct {
 	chModes  Mode
 	ch       chan Event
 	stop     chan struct{} // closed when the consumer stops reading
+	gate     *emitGate     // with ch: guards ch against sends after the run
 	log      *slog.Logger
 	logModes Mode
+}
+
+// emitGate lets the run close its stream's channel while goroutines the
+// run's nodes left behind may still emit: their events are then dropped.
+type emitGate struct {
+	mu     sync.RWMutex
+	closed bool
+}
+
+// deliver puts ev on the stream, unless the stream has ended or its
+// consumer stopped reading.
+func (e *emitter) deliver(ev Event) {
+	e.gate.mu.RLock()
+	defer e.gate.mu.RUnlock()
+	if e.gate.closed {
+		return
+	}
+	select {
+	case e.ch <- ev:
+	case <-e.stop:
+	}
+}
+
+// end closes the stream's channel once no send is in progress; later
+// events are dropped.
+func (e *emitter) end() {
+	e.gate.mu.Lock()
+	defer e.gate.mu.Unlock()
+	e.gate.closed = true
+	close(e.ch)
 }
 
 // send delivers ev, an event of mode m, to whoever listens to m.
@@ -106,10 +138,7 @@ func (e *emitter) send(m Mode, ev Event) {
 		logEvent(e.log, ev)
 	}
 	if e.ch != nil && e.chModes&m != 0 {
-		select {
-		case e.ch <- ev:
-		case <-e.stop:
-		}
+		e.deliver(ev)
 	}
 }
 
@@ -124,10 +153,7 @@ func (e *emitter) sendAlways(ev Event) {
 		logEvent(e.log, ev)
 	}
 	if e.ch != nil {
-		select {
-		case e.ch <- ev:
-		case <-e.stop:
-		}
+		e.deliver(ev)
 	}
 }
 
@@ -154,7 +180,8 @@ func Emitting(ctx context.Context, m Mode) bool {
 // Emit sends ev to the stream of the run behind ctx if the stream carries
 // mode m; it does nothing otherwise, and outside a run. Graph, Path, Node
 // and Step are filled in from ctx where ev leaves them empty. Emit is safe
-// to call from goroutines a node starts, until the node returns.
+// to call from goroutines a node starts; once the run is over, their events
+// are dropped.
 func Emit(ctx context.Context, m Mode, ev Event) {
 	meta := metaFrom(ctx)
 	if meta == nil || meta.emit == nil || meta.emit.modes&m == 0 {

@@ -842,3 +842,28 @@ func TestDetachKeepsTheNodeForWorkThatOutlivesIt(t *testing.T) {
 	assert.Equal(t, "a@0", <-seen, "the work started by a still belongs to a while b runs")
 	assert.Equal(t, context.Background(), graph.Detach(context.Background()), "outside a node, Detach returns its context")
 }
+
+// TestEmitAfterTheRunEndedIsDropped emits from a goroutine a node left
+// running, after the stream has ended: the event is dropped, and nothing
+// panics.
+func TestEmitAfterTheRunEndedIsDropped(t *testing.T) {
+	release, done := make(chan struct{}), make(chan struct{})
+	g := mustCompile(t, graph.New[doc]().
+		AddNode("a", func(ctx context.Context, s doc) (doc, error) {
+			go func() {
+				defer close(done)
+				<-release
+				graph.EmitCustom(ctx, "late", 1)
+			}()
+			return s, nil
+		}).
+		AddEdge(graph.START, "a"))
+	var kinds []graph.EventKind
+	for ev, err := range g.Stream(context.Background(), doc{}) {
+		require.NoError(t, err)
+		kinds = append(kinds, ev.Kind)
+	}
+	require.Equal(t, graph.KindDone, kinds[len(kinds)-1])
+	close(release)
+	<-done
+}

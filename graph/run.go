@@ -376,7 +376,12 @@ func (g *Graph[S]) stream(ctx context.Context, input *S, opts []RunOption) iter.
 		ctx, cancelCause := context.WithCancelCause(ctx)
 		cancel := func() { cancelCause(errStreamLeft) }
 		defer cancel()
-		em := &emitter{modes: cfg.modes, chModes: cfg.modes, ch: make(chan Event, 64), stop: make(chan struct{})}
+		se := &struct {
+			emitter
+			gate emitGate
+		}{emitter: emitter{modes: cfg.modes, chModes: cfg.modes, ch: make(chan Event, 64), stop: make(chan struct{})}}
+		em := &se.emitter
+		em.gate = &se.gate // one allocation for both
 		if cfg.logger != nil {
 			em.log, em.logModes = cfg.logger, LogModes
 			em.modes |= LogModes
@@ -386,7 +391,7 @@ func (g *Graph[S]) stream(ctx context.Context, input *S, opts []RunOption) iter.
 			err   error
 		)
 		go func() {
-			defer close(em.ch)
+			defer em.end()
 			growStack(0)
 			final, err = g.execute(ctx, input, &cfg, em, nil)
 		}()
