@@ -48,7 +48,9 @@ var argumentSeeds = []string{
 // and decoding. Nothing may panic, and whatever passes validation must
 // decode without error (the derived schema and the decoder agree), except
 // for numbers beyond the range of their Go type, which the schema does not
-// bound.
+// bound, and text of a []byte field that is not base64, which the schema
+// states (contentEncoding) but validation, as JSON Schema defines it, does
+// not assert: the decoder reports both as argument errors.
 func FuzzArguments(f *testing.F) {
 	for _, s := range argumentSeeds {
 		f.Add([]byte(s), false)
@@ -76,7 +78,7 @@ func FuzzArguments(f *testing.F) {
 		}
 		_, errs := decodeValue[fuzzArgs](dec, a.value)
 		for _, e := range errs {
-			if !strings.Contains(e.Message, "range") {
+			if !strings.Contains(e.Message, "range") && !strings.Contains(e.Message, "base64") {
 				b, _ := json.Marshal(a.value)
 				t.Fatalf("validated arguments %s (from %q) failed to decode: %v", b, in, errs)
 			}

@@ -492,3 +492,17 @@ func TestNilOptionsDoNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, list.Len())
 }
+
+func TestBytesThatAreNotBase64AreAnArgumentError(t *testing.T) {
+	tl := MustFunc("store", "stores bytes", func(_ context.Context, in struct {
+		Blob []byte `json:"blob"`
+	}) (string, error) {
+		return string(in.Blob), nil
+	})
+	r := Invoke(context.Background(), tl, model.ToolCall{ID: "c1", Name: "store", Arguments: []byte(`{"blob":"0"}`)})
+	require.True(t, r.IsError)
+	assert.Equal(t, CodeInvalidArguments, r.ErrorCode)
+	assert.Contains(t, r.Text(), "$.blob")
+	assert.Contains(t, r.Text(), "base64")
+	assert.Equal(t, "hi", Invoke(context.Background(), tl, model.ToolCall{ID: "c2", Name: "store", Arguments: []byte(`{"blob":"aGk="}`)}).Text())
+}
