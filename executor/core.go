@@ -258,6 +258,16 @@ func ended(ctx context.Context) error {
 	}
 }
 
+// Settle returns r as an executor answers it: an empty Status filled in
+// and IsError consistent with Status. Middleware and hooks may leave both
+// unsettled; the executor settles a result once the whole chain has
+// answered, so a middleware that reports on a result it receives reads it
+// through Settle to report what the model will get.
+func Settle(r tool.Result) tool.Result {
+	normalize(&r)
+	return r
+}
+
 // normalize fills in an empty Status and keeps IsError consistent with it,
 // as tool.Invoke does, for results made by middleware and hooks.
 func normalize(r *tool.Result) {

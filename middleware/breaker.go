@@ -220,7 +220,7 @@ func (s *breakerSet) of(name string) *breaker {
 // or whose caller cancelled it whatever answered it, says nothing of the
 // tool.
 func (s *breakerSet) outcome(ctx context.Context, r tool.Result) error {
-	r = settled(r) // as the executor will read it
+	r = executor.Settle(r) // as the executor will read it
 	switch {
 	case r.Status == tool.StatusCancelled || errors.Is(ctx.Err(), context.Canceled):
 		return errNotCounted

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 
+	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -108,7 +109,7 @@ func neverRetried(ctx context.Context, r tool.Result) bool {
 	if ctx.Err() != nil {
 		return true
 	}
-	r = settled(r) // as the executor will read it
+	r = executor.Settle(r) // as the executor will read it
 	switch r.Status {
 	case tool.StatusSuccess, tool.StatusPending, tool.StatusCancelled, tool.StatusDenied:
 		return true
@@ -130,27 +131,4 @@ func neverRetried(ctx context.Context, r tool.Result) bool {
 		errors.Is(r.Err, tool.ErrUnknownTool) ||
 		errors.Is(r.Err, tool.ErrDeclarationOnly) ||
 		IsPermanent(r.Err)
-}
-
-// settled returns r as the executor answers it: an empty Status filled in
-// and IsError consistent with Status. Middleware inside this one and hooks
-// may leave both unsettled; the executor settles them once the whole chain
-// has answered, so a middleware that reports on a result reads it through
-// settled to report what the model receives.
-func settled(r tool.Result) tool.Result {
-	switch {
-	case r.Status == "" && r.Pending:
-		r.Status = tool.StatusPending
-	case r.Status == "" && r.IsError:
-		r.Status = tool.StatusFailed
-	case r.Status == "":
-		r.Status = tool.StatusSuccess
-	}
-	switch r.Status {
-	case tool.StatusFailed, tool.StatusCancelled, tool.StatusTimeout, tool.StatusDenied:
-		r.IsError = true
-	case tool.StatusPending:
-		r.Pending = true
-	}
-	return r
 }

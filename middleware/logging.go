@@ -79,7 +79,7 @@ func Logging(logger *slog.Logger, opts ...LogOption) executor.Middleware {
 // record writes the record of a call that started at start and was
 // answered with r, as the executor settles it.
 func (c *logConfig) record(ctx context.Context, l *slog.Logger, req *executor.Request, start time.Time, r tool.Result) {
-	r = settled(r)
+	r = executor.Settle(r)
 	level := c.success
 	switch {
 	case r.ErrorCode == tool.CodePanic:

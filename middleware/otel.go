@@ -153,7 +153,7 @@ func (t *telemetry) handle(ctx context.Context, next executor.Handler, req *exec
 	}()
 	r := next.Handle(ctx, req)
 	finished = true
-	s := settled(r)
+	s := executor.Settle(r)
 	et := errorType(s)
 	if et != "" && span.IsRecording() {
 		span.SetAttributes(semconv.ErrorTypeKey.String(et))

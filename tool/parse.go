@@ -303,16 +303,12 @@ func (p *parser) slowStr(start int) (string, error) {
 				}
 				p.i += 4
 				if utf16.IsSurrogate(r) {
-					if p.i+6 <= len(p.s) && p.s[p.i] == '\\' && p.s[p.i+1] == 'u' {
-						if r2, ok := p.hex4(p.i + 2); ok {
-							if dec := utf16.DecodeRune(r, r2); dec != unicode.ReplacementChar {
-								p.i += 6
-								b = utf8.AppendRune(b, dec)
-								continue
-							}
-						}
+					if dec, n, ok := lowSurrogate(p.s, p.i, r); ok {
+						p.i += n
+						r = dec
+					} else {
+						r = unicode.ReplacementChar
 					}
-					r = unicode.ReplacementChar
 				}
 				b = utf8.AppendRune(b, r)
 			default:
@@ -331,12 +327,16 @@ func (p *parser) slowStr(start int) (string, error) {
 	return "", p.fail("unexpected end of JSON input")
 }
 
-func (p *parser) hex4(at int) (rune, bool) {
-	if at+4 > len(p.s) {
+func (p *parser) hex4(at int) (rune, bool) { return hex4(p.s, at) }
+
+// hex4 reads the four hex digits of a \u escape at s[at:].
+func hex4[T string | []byte](s T, at int) (rune, bool) {
+	if at+4 > len(s) {
 		return 0, false
 	}
 	var r rune
-	for _, c := range []byte(p.s[at : at+4]) {
+	for k := at; k < at+4; k++ {
+		c := s[k]
 		switch {
 		case c >= '0' && c <= '9':
 			c -= '0'
@@ -347,9 +347,26 @@ func (p *parser) hex4(at int) (rune, bool) {
 		default:
 			return 0, false
 		}
-		r = r*16 + rune(c)
+		r = r<<4 | rune(c)
 	}
 	return r, true
+}
+
+// lowSurrogate joins the high surrogate hi with the \uXXXX escape of a low
+// surrogate at s[at:], if there is one: it returns the character and the
+// length of the escape, or ok false.
+func lowSurrogate[T string | []byte](s T, at int, hi rune) (r rune, n int, ok bool) {
+	if at+6 > len(s) || s[at] != '\\' || s[at+1] != 'u' {
+		return 0, 0, false
+	}
+	lo, ok := hex4(s, at+2)
+	if !ok {
+		return 0, 0, false
+	}
+	if r = utf16.DecodeRune(hi, lo); r == unicode.ReplacementChar {
+		return 0, 0, false
+	}
+	return r, 6, true
 }
 
 // skip scans past the value at p.i without building it. It accepts and

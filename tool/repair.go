@@ -298,13 +298,9 @@ func (r *repairer) rawString() string {
 					if utf16.IsSurrogate(ru) {
 						// A surrogate pair is one character; a lone
 						// surrogate becomes U+FFFD.
-						if r.i+6 <= len(r.src) && r.src[r.i] == '\\' && r.src[r.i+1] == 'u' {
-							if lo, ok := r.hex4(r.i + 2); ok {
-								if dec := utf16.DecodeRune(ru, lo); dec != utf8.RuneError {
-									r.i += 6
-									ru = dec
-								}
-							}
+						if dec, n, ok := lowSurrogate(r.src, r.i, ru); ok {
+							r.i += n
+							ru = dec
 						}
 					}
 					b.WriteRune(ru)
@@ -325,13 +321,7 @@ func (r *repairer) rawString() string {
 }
 
 // hex4 reads the four hexadecimal digits of a \u escape at i.
-func (r *repairer) hex4(i int) (rune, bool) {
-	if i+4 > len(r.src) {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(string(r.src[i:i+4]), 16, 16)
-	return rune(n), err == nil
-}
+func (r *repairer) hex4(i int) (rune, bool) { return hex4(r.src, i) }
 
 func (r *repairer) str() { writeString(&r.out, r.rawString()) }
 
