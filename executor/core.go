@@ -14,7 +14,11 @@ import (
 // core is what both executors share: the handler chain, the hooks, the
 // observer and the failure policy.
 type core struct {
-	handler   Handler
+	handler Handler
+	// term is the terminal handler when the chain is nothing else (no
+	// middleware): calls of known tools then go straight to the tool
+	// package, which recovers their panics itself.
+	term      *terminal
 	before    []func(ctx context.Context, req *Request) (*tool.Result, error)
 	after     []func(ctx context.Context, req *Request, res *tool.Result) error
 	observer  Observer
@@ -27,13 +31,17 @@ type core struct {
 
 func newCore(c *config) core {
 	iv := tool.NewInvoker(c.invokeOpts...)
+	term := &terminal{iv: iv}
 	k := core{
-		handler:   Chain(Terminal(iv), c.middleware...),
+		handler:   Chain(term, c.middleware...),
 		observer:  c.observer,
 		listening: c.listening,
 		failFast:  c.failFast,
 		prefix:    c.prefix,
 		epoch:     time.Now(),
+	}
+	if k.handler == Handler(term) {
+		k.term = term
 	}
 	for _, h := range c.hooks {
 		if h.BeforeCall != nil {
@@ -61,10 +69,10 @@ func (c *core) forBatch(ctx context.Context) *core {
 }
 
 // newRequests returns the requests of a batch of n calls, each with the
-// frame that will hold its call's context (see tool.Frame): all in one
-// allocation for a single call, in two for more. A call whose context
-// outlives it keeps its batch's frames.
-func newRequests(n int) []Request {
+// frame that will hold its call's context (see tool.Frame), and room for
+// their results: all in one allocation for a single call, in three for
+// more. A call whose context outlives it keeps its batch's frames.
+func newRequests(n int) ([]Request, []tool.Result) {
 	if n == 1 {
 		return new(oneRequest).requests()
 	}
@@ -73,19 +81,22 @@ func newRequests(n int) []Request {
 	for i := range reqs {
 		reqs[i].frame = &frames[i]
 	}
-	return reqs
+	return reqs, make([]tool.Result, n)
 }
 
-// oneRequest is the storage of a single call's request and its frame.
+// oneRequest is the storage of a single call's request, its frame and its
+// result.
 type oneRequest struct {
 	req   [1]Request
 	frame tool.Frame
+	res   [1]tool.Result
 }
 
-// requests returns the request, its frame in place.
-func (o *oneRequest) requests() []Request {
+// requests returns the request, its frame in place, and the room for its
+// result.
+func (o *oneRequest) requests() ([]Request, []tool.Result) {
 	o.req[0].frame = &o.frame
-	return o.req[:]
+	return o.req[:], o.res[:]
 }
 
 // lookup fills reqs (len(b.Calls) of them) with the batch's calls and
@@ -112,7 +123,17 @@ func lookup(b Batch, reqs []Request) {
 func (c *core) clock() time.Duration { return time.Since(c.epoch) }
 
 // handle runs the chain for one call; a panic becomes an error result.
-func (c *core) handle(ctx context.Context, req *Request) (res tool.Result) {
+func (c *core) handle(ctx context.Context, req *Request) tool.Result {
+	if c.term != nil && req.Tool != nil {
+		// tool.Invoker.InvokeFrame recovers the tool's panics and settles
+		// the result as normalize does.
+		return c.term.invoke(ctx, req)
+	}
+	return c.handleChain(ctx, req)
+}
+
+// handleChain runs the chain for one call, recovering its panics.
+func (c *core) handleChain(ctx context.Context, req *Request) (res tool.Result) {
 	defer func() {
 		if p := recover(); p != nil {
 			res = PanicResult(req.Call.Name, p, debug.Stack())

@@ -141,15 +141,20 @@ func Terminal(iv *tool.Invoker) Handler {
 	if iv == nil {
 		iv = tool.NewInvoker()
 	}
-	return terminal{iv: iv}
+	return &terminal{iv: iv}
 }
 
 type terminal struct{ iv *tool.Invoker }
 
-func (t terminal) Handle(ctx context.Context, req *Request) tool.Result {
+func (t *terminal) Handle(ctx context.Context, req *Request) tool.Result {
 	if req.Tool == nil {
 		return unknownTool(req)
 	}
+	return t.invoke(ctx, req)
+}
+
+// invoke runs the call of a known tool (req.Tool is not nil).
+func (t *terminal) invoke(ctx context.Context, req *Request) tool.Result {
 	if w := req.watch; w != nil {
 		return t.iv.InvokeFrame(ctx, req.frame, req.Tool, req.Call, w.progressOption(req))
 	}

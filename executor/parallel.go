@@ -77,7 +77,7 @@ func (p *parallel) Execute(ctx context.Context, b Batch) ([]tool.Result, error) 
 	if n <= 1 {
 		return c.execSequential(ctx, b)
 	}
-	reqs := newRequests(n)
+	reqs, results := newRequests(n)
 	lookup(b, reqs)
 	var (
 		groups []string
@@ -98,7 +98,7 @@ func (p *parallel) Execute(ctx context.Context, b Batch) ([]tool.Result, error) 
 					w.init(ctx, c.observer, b.Calls, reqs)
 					w.prefix = c.prefix
 				}
-				return c.runSequential(ctx, reqs, w)
+				return c.runSequential(ctx, reqs, results, w)
 			}
 			group = ""
 			if m.ConcurrencyGroup != "" && p.limits[m.ConcurrencyGroup] > 0 {
@@ -116,7 +116,7 @@ func (p *parallel) Execute(ctx context.Context, b Batch) ([]tool.Result, error) 
 	if p.max > 0 || groups != nil {
 		sched = &scheduler{max: p.max, limits: p.limits, groups: groups}
 	}
-	return c.runParallel(ctx, b, reqs, sched)
+	return c.runParallel(ctx, b, reqs, results, sched)
 }
 
 // The states of a call in a parallel batch.
@@ -205,11 +205,11 @@ type pbatch struct {
 	watch watch // w points here when there is an observer
 }
 
-func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, sched *scheduler) ([]tool.Result, error) {
+func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, results []tool.Result, sched *scheduler) ([]tool.Result, error) {
 	n := len(reqs)
 	pb := &pbatch{
 		c: c, parent: parent, ctx: parent,
-		reqs: reqs, slots: make([]slot, n), results: make([]tool.Result, n), sched: sched,
+		reqs: reqs, slots: make([]slot, n), results: results, sched: sched,
 	}
 	if c.failFast || len(c.before) > 0 || len(c.after) > 0 {
 		// Something may stop the batch: its calls get a context of their

@@ -23,11 +23,11 @@ func TestFailFastAnswersBeforeStopping(t *testing.T) {
 	for _, ends := range []int{endsCollected, endsByWorkers, endsStreamed} {
 		parent := context.Background()
 		ctx, cancel := context.WithCancelCause(parent)
-		reqs := newRequests(2)
+		reqs, results := newRequests(2)
 		lookup(Batch{Calls: []model.ToolCall{{ID: "a", Name: "x"}, {ID: "b", Name: "x"}}}, reqs)
 		pb := &pbatch{
 			c: &c, parent: parent, ctx: ctx,
-			reqs: reqs, slots: make([]slot, 2), results: make([]tool.Result, 2),
+			reqs: reqs, slots: make([]slot, 2), results: results,
 			ends: ends, allDone: make(chan struct{}), wake: make(chan struct{}, 2),
 		}
 		if ends == endsByWorkers {

@@ -32,8 +32,8 @@ func (s *sequential) Execute(ctx context.Context, b Batch) ([]tool.Result, error
 }
 
 // seqWatch is the observed side of a sequential batch with room for the
-// request of a single call and its frame, so that such a batch allocates
-// them along.
+// request of a single call, its frame and its result, so that such a batch
+// allocates them along.
 type seqWatch struct {
 	watch
 	one oneRequest
@@ -44,27 +44,29 @@ type seqWatch struct {
 func (c *core) execSequential(ctx context.Context, b Batch) ([]tool.Result, error) {
 	n := len(b.Calls)
 	if c.observer == nil {
-		reqs := newRequests(n)
+		reqs, results := newRequests(n)
 		lookup(b, reqs)
-		return c.runSequential(ctx, reqs, nil)
+		return c.runSequential(ctx, reqs, results, nil)
 	}
 	sw := &seqWatch{}
-	var reqs []Request
+	var (
+		reqs    []Request
+		results []tool.Result
+	)
 	if n == 1 {
-		reqs = sw.one.requests()
+		reqs, results = sw.one.requests()
 	} else {
-		reqs = newRequests(n)
+		reqs, results = newRequests(n)
 	}
 	lookup(b, reqs)
 	sw.init(ctx, c.observer, b.Calls, reqs)
 	sw.prefix = c.prefix
-	return c.runSequential(ctx, reqs, &sw.watch)
+	return c.runSequential(ctx, reqs, results, &sw.watch)
 }
 
-// runSequential runs reqs one after the other on this goroutine; w, when
-// not nil, watches them.
-func (c *core) runSequential(ctx context.Context, reqs []Request, w *watch) ([]tool.Result, error) {
-	results := make([]tool.Result, len(reqs))
+// runSequential runs reqs one after the other on this goroutine, answering
+// them in results (one per request); w, when not nil, watches them.
+func (c *core) runSequential(ctx context.Context, reqs []Request, results []tool.Result, w *watch) ([]tool.Result, error) {
 	var stop *StopError
 	for i := range reqs {
 		req, res := &reqs[i], &results[i]
