@@ -24,7 +24,11 @@ type Lookup interface {
 // Batch is what an Executor runs: the calls of one model turn and the tools
 // of the run.
 type Batch struct {
-	// Calls are the calls to run, in the order the model made them.
+	// Calls are the calls to run, in the order the model made them. They
+	// belong to the caller (a ToolsNode hands over the calls of the
+	// conversation's assistant message): an Executor reads them and never
+	// modifies them. The executors of this package give each call's
+	// Request a copy, which hooks may change.
 	Calls []model.ToolCall
 	// Tools resolves the calls' names. A nil Tools makes every call a call
 	// of an unknown tool.

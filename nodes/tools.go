@@ -211,30 +211,12 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 		if err != nil {
 			return s, graph.Command[S]{}, err
 		}
-		nExternal, isExt := 0, false
-		for i, c := range calls {
-			// Calls of one tool usually come together.
-			if i == 0 || c.Name != calls[i-1].Name {
-				isExt = external(list, c)
-			}
-			if isExt {
-				nExternal++
-			}
-		}
-		// The batch gets calls of its own: an executor may change them.
-		run := make([]model.ToolCall, 0, len(calls)-nExternal)
-		var ext []model.ToolCall
-		if nExternal == 0 {
-			run = append(run, calls...)
-		} else {
-			ext = make([]model.ToolCall, 0, nExternal)
-			for _, c := range calls {
-				if external(list, c) {
-					ext = append(ext, c)
-				} else {
-					run = append(run, c)
-				}
-			}
+		// The executor reads the calls and does not change them (see
+		// executor.Batch): it runs the assistant message's own, unless the
+		// caller executes some of them.
+		run, ext := slices.Clip(calls), []model.ToolCall(nil)
+		if !list.ExecutesAll() {
+			run, ext = splitExternal(list, calls)
 		}
 
 		var (
@@ -406,6 +388,24 @@ func callNames(calls []model.ToolCall) string {
 func external(list *tool.ToolList, c model.ToolCall) bool {
 	t, ok := list.Lookup(c.Name)
 	return ok && (tool.IsDeclarationOnly(t) || !list.Executable(c.Name))
+}
+
+// splitExternal returns the calls the framework runs and those the caller
+// executes (see external), each in call order.
+func splitExternal(list *tool.ToolList, calls []model.ToolCall) (run, ext []model.ToolCall) {
+	isExt := false
+	for i, c := range calls {
+		// Calls of one tool usually come together.
+		if i == 0 || c.Name != calls[i-1].Name {
+			isExt = external(list, c)
+		}
+		if isExt {
+			ext = append(ext, c)
+		} else {
+			run = append(run, c)
+		}
+	}
+	return run, ext
 }
 
 func interruptsIn(err error) []graph.PendingInterrupt {

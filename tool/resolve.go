@@ -62,6 +62,8 @@ func ExecutableIf(run Predicate) ResolveOption {
 type ToolList struct {
 	entries []listEntry
 	byName  map[string]int
+	// someExternal: the caller executes some of the tools.
+	someExternal bool
 }
 
 type listEntry struct {
@@ -109,6 +111,7 @@ func Resolve(ctx context.Context, sets []Toolset, opts ...ResolveOption) (*ToolL
 			exec := !IsDeclarationOnly(t) && (cfg.executable == nil || cfg.executable(ctx, t))
 			l.byName[def.Name] = len(l.entries)
 			l.entries = append(l.entries, listEntry{tool: t, def: def, source: set.Name(), executable: exec})
+			l.someExternal = l.someExternal || !exec
 		}
 	}
 	for _, s := range cfg.selectors {
@@ -148,6 +151,7 @@ func (l *ToolList) narrow(ctx context.Context, s Selector) error {
 		}
 	}
 	l.entries, l.byName = entries, byName
+	l.someExternal = slices.ContainsFunc(entries, func(e listEntry) bool { return !e.executable })
 	return nil
 }
 
@@ -197,6 +201,10 @@ func (l *ToolList) Executable(name string) bool {
 	i, ok := l.byName[name]
 	return ok && l.entries[i].executable
 }
+
+// ExecutesAll reports whether the framework executes every tool of the
+// list: none is declaration-only or left to the caller by ExecutableIf.
+func (l *ToolList) ExecutesAll() bool { return !l.someExternal }
 
 // Source returns the name of the toolset the named tool came from.
 func (l *ToolList) Source(name string) string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
+	"slices"
 	"strings"
 	"testing"
 
@@ -180,6 +181,20 @@ func TestResolve(t *testing.T) {
 	assert.False(t, l.Executable("ghost"))
 	assert.Equal(t, "by-role", l.Source("purge"))
 	assert.Equal(t, "", l.Source("ghost"))
+	assert.False(t, l.ExecutesAll(), "the caller executes client_pick and purge")
+
+	// A selector that leaves out the caller's tools leaves a list the
+	// framework runs whole.
+	l, err = Resolve(ctx, sets, ExecutableIf(func(_ context.Context, t Tool) bool { return Name(t) != "purge" }),
+		SelectWith(SelectorFunc(func(_ context.Context, ts []Tool) ([]Tool, error) {
+			return slices.DeleteFunc(ts, func(t Tool) bool { return Name(t) == "purge" || Name(t) == "client_pick" }), nil
+		})))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"search", "write", "audit"}, l.Names())
+	assert.True(t, l.ExecutesAll())
+	l, err = Resolve(ctx, []Toolset{NewStatic("local", named("search"), decl)})
+	require.NoError(t, err)
+	assert.False(t, l.ExecutesAll(), "declaration-only tools are the caller's")
 
 	// Tools are resolved from the run's context.
 	l, err = Resolve(context.Background(), sets)
