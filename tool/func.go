@@ -256,13 +256,16 @@ func (t *FuncTool[In, Out]) Call(ctx context.Context, callID string, args json.R
 	return t.callParsed(ctx, callID, a.value, args)
 }
 
-func (t *FuncTool[In, Out]) callFast(ctx context.Context, callID string, args json.RawMessage) (Result, bool, error) {
+func (t *FuncTool[In, Out]) callFast(ctx context.Context, args json.RawMessage) (Result, bool, error) {
 	in, ok := fastArguments[In](t.fast, args)
 	if !ok {
 		return Result{}, false, nil
 	}
-	r, err := t.callDecoded(ctx, callID, in)
-	return r, true, err
+	out, err := t.fn(ctx, in)
+	if err != nil {
+		return Result{}, true, err
+	}
+	return toResult(out), true, nil
 }
 
 func (t *FuncTool[In, Out]) self() Tool { return t }

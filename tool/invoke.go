@@ -37,11 +37,11 @@ type parsedStreamer interface {
 
 // fastCaller is implemented by the typed tools of this package: callFast
 // decodes the arguments in one pass against the tool's fast plan (see
-// fastDecode) and, when the plan accepts them, runs the tool; ok is false,
-// and nothing ran, when the plan declined. fastSchema is the schema the
-// plan checks.
+// fastDecode) and, when the plan accepts them, runs the tool with ctx,
+// which carries the call's ID; ok is false, and nothing ran, when the plan
+// declined. fastSchema is the schema the plan checks.
 type fastCaller interface {
-	callFast(ctx context.Context, callID string, args json.RawMessage) (r Result, ok bool, err error)
+	callFast(ctx context.Context, args json.RawMessage) (r Result, ok bool, err error)
 	fastSchema() *Schema
 }
 
@@ -201,21 +201,47 @@ func (iv *Invoker) InvokeFrame(ctx context.Context, f *Frame, t Tool, call model
 	if t == nil {
 		return UnknownTool(call.Name, nil)
 	}
-	name := call.Name
-	// registered is the Pending the call is registered in while its tool
-	// runs; a panic must not leave the call there.
-	var registered *Pending
+	in := invocation{name: call.Name}
 	defer func() {
-		if p := recover(); p != nil {
-			res = panicResult(name, p)
-			if registered != nil {
-				registered.withdraw(call.ID)
+		if v := recover(); v != nil {
+			res = panicResult(in.name, v)
+			if in.registered != nil {
+				in.registered.withdraw(call.ID)
 			}
 		}
 	}()
-	if name == "" {
-		name = t.Definition().Name
+	if p := ownProfile(t); p != nil {
+		iv.invoke(ctx, f, t, p, call, opts, &in, &res)
+	} else {
+		iv.invokeForeign(ctx, f, t, call, opts, &in, &res)
 	}
+	return res
+}
+
+// invocation is what InvokeFrame needs to answer a call whose tool
+// panicked: the tool's name, and the Pending the call is registered in
+// while its tool runs, which a panic must not leave it in.
+type invocation struct {
+	name       string
+	registered *Pending
+}
+
+// invokeForeign runs a call of a tool of another package, whose profile
+// is found for every call, since nothing says the answers of its optional
+// interfaces stay the same (see profile).
+func (iv *Invoker) invokeForeign(ctx context.Context, f *Frame, t Tool, call model.ToolCall, opts []InvokeOption, in *invocation, res *Result) {
+	var p profile
+	iv.profileOf(t, &p)
+	iv.invoke(ctx, f, t, &p, call, opts, in, res)
+}
+
+// invoke runs a call of t, whose profile is p, and stores its result in
+// res. InvokeFrame recovers its panics.
+func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, call model.ToolCall, opts []InvokeOption, in *invocation, res *Result) {
+	if in.name == "" {
+		in.name = t.Definition().Name
+	}
+	name := in.name
 	// The call's context holds its ID, its progress reporter and, when
 	// the call has options of its own, its configuration, all in the
 	// frame: at most one allocation per call.
@@ -238,47 +264,49 @@ func (iv *Invoker) InvokeFrame(ctx context.Context, f *Frame, t Tool, call model
 		cc.sink, cc.toolName = cfg.sink, name
 		defer cc.closeProgress()
 	}
-	var scratch profile
-	p := iv.profileFor(t, &scratch)
 	// A long-running tool's call is registered before it runs, so that
 	// work that ends before the tool returns (its own goroutine, say) can
 	// complete it; it is withdrawn if the result is not pending.
 	early := cfg.pending != nil && IsLongRunning(t)
 	if early {
 		if err := cfg.pending.Add(model.ToolCall{ID: call.ID, Name: name, Arguments: call.Arguments}); err != nil {
-			res = ErrorResult(CodeToolError, fmt.Errorf("tool %q: %w", name, err))
+			*res = ErrorResult(CodeToolError, fmt.Errorf("tool %q: %w", name, err))
 			res.normalize()
-			return res
+			return
 		}
-		registered = cfg.pending
+		in.registered = cfg.pending
 	}
-	res = run(cc, t, p, name, call, cfg)
-	registered = nil
+	run(cc, t, p, name, call, cfg, res)
+	in.registered = nil
 	res.normalize()
 	switch {
 	case early && !res.Pending:
 		cfg.pending.withdraw(call.ID)
 	case res.Pending && cfg.pending != nil && !early:
 		if err := cfg.pending.Add(model.ToolCall{ID: call.ID, Name: name, Arguments: call.Arguments}); err != nil {
-			res = ErrorResult(CodeToolError, fmt.Errorf("tool %q: %w", name, err))
+			*res = ErrorResult(CodeToolError, fmt.Errorf("tool %q: %w", name, err))
 			res.normalize()
 		}
 	}
 	if limit := p.meta.MaxResultSize; limit > 0 {
-		res = Truncate(res, limit)
+		*res = Truncate(*res, limit)
 	}
-	return res
 }
 
-func run(ctx context.Context, t Tool, p *profile, name string, call model.ToolCall, cfg *invokeConfig) Result {
+// run runs the call in ctx, the call's context, and stores its result in
+// res.
+func run(ctx context.Context, t Tool, p *profile, name string, call model.ToolCall, cfg *invokeConfig, res *Result) {
 	if p.declOnly {
-		return ErrorResult(CodeDeclarationOnly, fmt.Errorf("%w: tool %q", ErrDeclarationOnly, name))
+		*res = ErrorResult(CodeDeclarationOnly, fmt.Errorf("%w: tool %q", ErrDeclarationOnly, name))
+		return
 	}
 	if err := ctx.Err(); err != nil {
-		return callErrorResult(ctx, name, err)
+		*res = callErrorResult(ctx, name, err)
+		return
 	}
 	if p.schemaErr != nil {
-		return schemaErrorResult(name, p.schemaErr)
+		*res = schemaErrorResult(name, p.schemaErr)
+		return
 	}
 	// The fast path, when the tool has one for the schema in force and no
 	// hook rewrites the arguments. Arguments it accepts are valid JSON, so
@@ -287,17 +315,24 @@ func run(ctx context.Context, t Tool, p *profile, name string, call model.ToolCa
 		switch {
 		case p.fs != nil:
 			if seq, ok := p.fs.streamFast(ctx, call.ID, call.Arguments); ok {
-				return drain(ctx, name, seq)
+				*res = drain(ctx, name, seq)
+				return
 			}
 		case p.fc != nil:
-			if r, accepted, cerr := p.fc.callFast(ctx, call.ID, call.Arguments); accepted {
+			if r, accepted, cerr := p.fc.callFast(ctx, call.Arguments); accepted {
 				if cerr != nil {
-					return callOutcome(ctx, name, &r, cerr)
+					r = callOutcome(ctx, name, &r, cerr)
 				}
-				return r
+				*res = r
+				return
 			}
 		}
 	}
+	*res = runSlow(ctx, t, p, name, call, cfg)
+}
+
+// runSlow runs the call through the full argument pipeline.
+func runSlow(ctx context.Context, t Tool, p *profile, name string, call model.ToolCall, cfg *invokeConfig) Result {
 	args, aerr := runArguments(name, call.Arguments, p.schema, p.prepare, cfg.repair, p.ps != nil || p.pc != nil)
 	if aerr != nil {
 		return argumentResult(aerr)

@@ -72,13 +72,3 @@ func ownProfile(t Tool) *profile {
 	}
 	return nil
 }
-
-// profileFor returns t's profile: the one it was built with when it is a
-// tool of this package, otherwise one found now in scratch.
-func (iv *Invoker) profileFor(t Tool, scratch *profile) *profile {
-	if p := ownProfile(t); p != nil {
-		return p
-	}
-	iv.profileOf(t, scratch)
-	return scratch
-}
