@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
@@ -459,9 +460,11 @@ func apply[S any, PS ChatState[S]](c *toolsConfig, s *S, calls []model.ToolCall,
 	}
 	ids := toolMessageIDs(calls)
 	for i := range results {
-		m := results[i].Message(calls[i].ID, calls[i].Name)
-		m.ID, ids = ids[:len(toolMessagePrefix)+len(calls[i].ID)], ids[len(toolMessagePrefix)+len(calls[i].ID):]
-		*msgs = append(*msgs, m)
+		// The message Result.Message makes, built in place.
+		r, n := &results[i], len(toolMessagePrefix)+len(calls[i].ID)
+		*msgs = append(*msgs, model.Message{ID: ids[:n], Role: model.RoleTool, ToolCallID: calls[i].ID,
+			ToolName: calls[i].Name, IsError: r.IsError, Content: r.Content})
+		ids = ids[n:]
 	}
 	for i := range results {
 		switch u := results[i].Actions.Update.(type) {
@@ -489,13 +492,14 @@ func toolMessageIDs(calls []model.ToolCall) string {
 	for i := range calls {
 		n += len(toolMessagePrefix) + len(calls[i].ID)
 	}
-	var b strings.Builder
-	b.Grow(n)
+	b := make([]byte, 0, n)
 	for i := range calls {
-		b.WriteString(toolMessagePrefix)
-		b.WriteString(calls[i].ID)
+		b = append(b, toolMessagePrefix...)
+		b = append(b, calls[i].ID...)
 	}
-	return b.String()
+	// b is never written again: the string may share its bytes, as
+	// strings.Builder's does.
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 func (c *toolsConfig) policyOf(name string) ErrorPolicy {
