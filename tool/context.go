@@ -16,9 +16,10 @@ type reporterKey struct{}
 
 type conversationKey struct{}
 
-// callContext carries a call's ID, its progress reporter (when a sink is
-// set) and the call's configuration in one context value, so that Invoke
-// allocates once per call for all of them.
+// callContext carries a call's ID and, when the call reports progress or
+// has options of its own, its progress reporter and configuration, in one
+// context value, so that Invoke allocates once per call for all of them
+// (twice for a call with a reporter).
 type callContext struct {
 	context.Context
 	id string
@@ -27,15 +28,22 @@ type callContext struct {
 	// state in.
 	scope atomic.Value
 
+	// ext holds the call's progress reporter and its own configuration;
+	// nil for a call with neither. It is set before the call runs.
+	ext *callExtra
+}
+
+// callExtra is the part of a call's context that most calls do without.
+type callExtra struct {
+	// cfg is the Invoker's configuration with the call's own options, when
+	// it has some.
+	cfg invokeConfig
+
 	// The progress reporter: updates go to sink until the call returns.
 	sink     func(Update)
 	toolName string
 	mu       sync.Mutex
 	done     bool
-
-	// cfg is the Invoker's configuration with the call's own options, when
-	// it has some.
-	cfg invokeConfig
 }
 
 // Value answers the call's own keys and defers the rest to the parent.
@@ -44,7 +52,7 @@ func (c *callContext) Value(key any) any {
 	case callIDKey:
 		return c
 	case reporterKey:
-		if c.sink != nil {
+		if c.ext != nil && c.ext.sink != nil {
 			return c
 		}
 	case CallScoped:
@@ -166,22 +174,24 @@ type Update struct {
 
 // report delivers an update to the call's sink, unless the call returned.
 func (c *callContext) report(u Update) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done {
+	x := c.ext
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.done {
 		return false
 	}
-	u.CallID, u.ToolName = c.id, c.toolName
-	c.sink(u)
+	u.CallID, u.ToolName = c.id, x.toolName
+	x.sink(u)
 	return true
 }
 
 // closeProgress drops every later update. It waits for an update being
 // delivered.
 func (c *callContext) closeProgress() {
-	c.mu.Lock()
-	c.done = true
-	c.mu.Unlock()
+	x := c.ext
+	x.mu.Lock()
+	x.done = true
+	x.mu.Unlock()
 }
 
 // ReportProgress sends an update for the call that ctx belongs to and

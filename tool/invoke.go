@@ -184,7 +184,8 @@ func (iv *Invoker) Invoke(ctx context.Context, t Tool, call model.ToolCall, opts
 }
 
 // Frame is the storage of what a call's context carries while Invoke runs
-// it: the call's ID, its progress reporter and its options. Invoke takes
+// it: the call's ID (a call that reports progress, or has options of its
+// own, keeps those in an allocation of their own). Invoke takes
 // a new frame for every call; an executor that runs a batch can allocate
 // the frames of all its calls at once and hand one to each call through
 // InvokeFrame. A frame serves a single call, ever, since the context that
@@ -242,9 +243,8 @@ func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, cal
 		in.name = t.Definition().Name
 	}
 	name := in.name
-	// The call's context holds its ID, its progress reporter and, when
-	// the call has options of its own, its configuration, all in the
-	// frame: at most one allocation per call.
+	// The call's context holds its ID in the frame, and its progress
+	// reporter and its own options, when it has them, next to it.
 	if f == nil || !f.used.CompareAndSwap(false, true) {
 		f = new(Frame)
 	}
@@ -252,16 +252,19 @@ func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, cal
 	cc.Context, cc.id = ctx, call.ID
 	cfg := &iv.cfg
 	if len(opts) > 0 {
-		cc.cfg = iv.cfg
+		cc.ext = &callExtra{cfg: iv.cfg}
 		for _, o := range opts {
 			if o != nil {
-				o(&cc.cfg)
+				o(&cc.ext.cfg)
 			}
 		}
-		cfg = &cc.cfg
+		cfg = &cc.ext.cfg
 	}
 	if cfg.sink != nil {
-		cc.sink, cc.toolName = cfg.sink, name
+		if cc.ext == nil {
+			cc.ext = new(callExtra)
+		}
+		cc.ext.sink, cc.ext.toolName = cfg.sink, name
 		defer cc.closeProgress()
 	}
 	// A long-running tool's call is registered before it runs, so that
