@@ -212,9 +212,9 @@ func (iv *Invoker) InvokeFrame(ctx context.Context, f *Frame, t Tool, call model
 		}
 	}()
 	if p := ownProfile(t); p != nil {
-		iv.invoke(ctx, f, t, p, call, opts, &in, &res)
+		iv.invoke(ctx, f, t, p, &call, opts, &in, &res)
 	} else {
-		iv.invokeForeign(ctx, f, t, call, opts, &in, &res)
+		iv.invokeForeign(ctx, f, t, &call, opts, &in, &res)
 	}
 	return res
 }
@@ -230,7 +230,7 @@ type invocation struct {
 // invokeForeign runs a call of a tool of another package, whose profile
 // is found for every call, since nothing says the answers of its optional
 // interfaces stay the same (see profile).
-func (iv *Invoker) invokeForeign(ctx context.Context, f *Frame, t Tool, call model.ToolCall, opts []InvokeOption, in *invocation, res *Result) {
+func (iv *Invoker) invokeForeign(ctx context.Context, f *Frame, t Tool, call *model.ToolCall, opts []InvokeOption, in *invocation, res *Result) {
 	var p profile
 	iv.profileOf(t, &p)
 	iv.invoke(ctx, f, t, &p, call, opts, in, res)
@@ -238,7 +238,7 @@ func (iv *Invoker) invokeForeign(ctx context.Context, f *Frame, t Tool, call mod
 
 // invoke runs a call of t, whose profile is p, and stores its result in
 // res. InvokeFrame recovers its panics.
-func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, call model.ToolCall, opts []InvokeOption, in *invocation, res *Result) {
+func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, call *model.ToolCall, opts []InvokeOption, in *invocation, res *Result) {
 	if in.name == "" {
 		in.name = t.Definition().Name
 	}
@@ -298,7 +298,7 @@ func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, cal
 
 // run runs the call in ctx, the call's context, and stores its result in
 // res.
-func run(ctx context.Context, t Tool, p *profile, name string, call model.ToolCall, cfg *invokeConfig, res *Result) {
+func run(ctx context.Context, t Tool, p *profile, name string, call *model.ToolCall, cfg *invokeConfig, res *Result) {
 	if p.declOnly {
 		*res = ErrorResult(CodeDeclarationOnly, fmt.Errorf("%w: tool %q", ErrDeclarationOnly, name))
 		return
@@ -331,33 +331,33 @@ func run(ctx context.Context, t Tool, p *profile, name string, call model.ToolCa
 			}
 		}
 	}
-	*res = runSlow(ctx, t, p, name, call, cfg)
+	runSlow(ctx, t, p, name, call, cfg, res)
 }
 
-// runSlow runs the call through the full argument pipeline.
-func runSlow(ctx context.Context, t Tool, p *profile, name string, call model.ToolCall, cfg *invokeConfig) Result {
+// runSlow runs the call through the full argument pipeline and stores its
+// result in res.
+func runSlow(ctx context.Context, t Tool, p *profile, name string, call *model.ToolCall, cfg *invokeConfig, res *Result) {
 	args, aerr := runArguments(name, call.Arguments, p.schema, p.prepare, cfg.repair, p.ps != nil || p.pc != nil)
 	if aerr != nil {
-		return argumentResult(aerr)
+		*res = argumentResult(aerr)
+		return
 	}
-	var (
-		r    Result
-		cerr error
-	)
+	var cerr error
 	switch {
 	case p.ps != nil:
-		return drain(ctx, name, p.ps.streamParsed(ctx, call.ID, args.value, call.Arguments))
+		*res = drain(ctx, name, p.ps.streamParsed(ctx, call.ID, args.value, call.Arguments))
+		return
 	case p.pc != nil:
-		r, cerr = p.pc.callParsed(ctx, call.ID, args.value, call.Arguments)
+		*res, cerr = p.pc.callParsed(ctx, call.ID, args.value, call.Arguments)
 	case p.st != nil:
-		return drain(ctx, name, p.st.Stream(ctx, call.ID, args.raw))
+		*res = drain(ctx, name, p.st.Stream(ctx, call.ID, args.raw))
+		return
 	default:
-		r, cerr = t.Call(ctx, call.ID, args.raw)
+		*res, cerr = t.Call(ctx, call.ID, args.raw)
 	}
 	if cerr != nil {
-		return callOutcome(ctx, name, &r, cerr)
+		*res = callOutcome(ctx, name, res, cerr)
 	}
-	return r
 }
 
 // callOutcome is the result of a call that returned r and the error err:
