@@ -26,11 +26,15 @@ func TestBeforeCallRewritesArguments(t *testing.T) {
 				return nil, nil
 			}}
 			rec := &recorder{}
+			calls := []model.ToolCall{call("c1", "echo", `{"x":1}`), call("c2", "echo", `{"x":2}`)}
 			res, err := k.make(executor.WithHooks(hooks), executor.WithObserver(rec.observe)).Execute(context.Background(), executor.Batch{
-				Calls: []model.ToolCall{call("c1", "echo", `{"x":1}`), call("c2", "echo", `{"x":2}`)},
+				Calls: calls,
 				Tools: executor.Tools(echo(t, "echo"), echo(t, "other")),
 			})
 			require.NoError(t, err)
+			// The batch's calls are the caller's (a ToolsNode hands over its
+			// conversation's): hooks rewrite the requests' copies only.
+			assert.Equal(t, []model.ToolCall{call("c1", "echo", `{"x":1}`), call("c2", "echo", `{"x":2}`)}, calls)
 			assert.Equal(t, `echo:c1:{"rewritten":true}`, res[0].Text())
 			assert.Equal(t, `echo:c2:{"rewritten":true}`, res[1].Text())
 			starts := rec.of(executor.ToolStart)

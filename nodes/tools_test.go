@@ -327,6 +327,46 @@ func TestToolsNodeRejectsAnExecutorThatLosesResults(t *testing.T) {
 	}
 }
 
+// TestToolsNodeLeavesTheModelsCallsAsTheyWere runs a batch through an
+// executor whose hook rewrites the arguments: the tools see the rewritten
+// arguments, while the assistant message in the conversation keeps the
+// calls the model made, in the input state and in the state the node
+// returns.
+func TestToolsNodeLeavesTheModelsCallsAsTheyWere(t *testing.T) {
+	var calls atomic.Int32
+	for _, ex := range []struct {
+		name string
+		make func(executor.Option) executor.Executor
+	}{
+		{"sequential", func(o executor.Option) executor.Executor { return executor.Sequential(o) }},
+		{"parallel", func(o executor.Option) executor.Executor { return executor.Parallel(o) }},
+	} {
+		t.Run(ex.name, func(t *testing.T) {
+			rewrite := executor.WithHooks(executor.Hooks{BeforeCall: func(_ context.Context, req *executor.Request) (*tool.Result, error) {
+				req.Call.Arguments = []byte(`{"ms":0,"name":"rewritten"}`)
+				return nil, nil
+			}})
+			node := nodes.Tools[agentState]("llm", nodes.WithTools(sleeper(&calls)), nodes.WithExecutor(ex.make(rewrite)))
+			made := []model.ToolCall{
+				{ID: "a", Name: "sleep", Arguments: []byte(`{"ms":0,"name":"a"}`)},
+				{ID: "b", Name: "sleep", Arguments: []byte(`{"ms":0,"name":"b"}`)},
+			}
+			in := agentState{Chat: nodes.Chat{Messages: []model.Message{model.User("go"), model.Assistant("", made...)}}}
+			out, _, err := node(context.Background(), in)
+			require.NoError(t, err)
+			require.Len(t, out.Messages, 4)
+			assert.Equal(t, "slept rewritten", out.Messages[2].Text())
+			assert.Equal(t, "slept rewritten", out.Messages[3].Text())
+			want := []model.ToolCall{
+				{ID: "a", Name: "sleep", Arguments: []byte(`{"ms":0,"name":"a"}`)},
+				{ID: "b", Name: "sleep", Arguments: []byte(`{"ms":0,"name":"b"}`)},
+			}
+			assert.Equal(t, want, in.Messages[1].ToolCalls, "the input state")
+			assert.Equal(t, want, out.Messages[1].ToolCalls, "the returned state")
+		})
+	}
+}
+
 // TestRoutingActionsHoldWhenTheBatchIsAnsweredInParts calls tools that
 // route the run alongside a tool the caller executes: the calls that ran
 // are answered before the pause, the caller's after it, and the route is
