@@ -89,13 +89,15 @@ func (f PolicyFunc) Decide(ctx context.Context, req PermissionRequest) (Decision
 // CheckPermission decides whether call of t may run: t's own checker first,
 // then policy (which may be nil). The first decision that does not allow
 // wins; with neither a checker nor a policy the call is allowed. An error
-// from either is returned with a deny decision.
+// from either is returned with a deny decision whose reason says which
+// check failed but not why: the error, which may describe the
+// application's internals, is for the caller, not the model.
 func CheckPermission(ctx context.Context, t Tool, call model.ToolCall, policy Policy) (Decision, error) {
 	req := PermissionRequest{Tool: t, Call: call, Metadata: MetadataOf(t)}
 	if c, ok := As[PermissionChecker](t); ok {
 		d, err := c.CheckPermission(ctx, req)
 		if err != nil {
-			return Deny("permission check failed: " + err.Error()), fmt.Errorf("tool %q: permission check: %w", call.Name, err)
+			return Deny("the tool's permission check failed"), fmt.Errorf("tool %q: permission check: %w", call.Name, err)
 		}
 		if !d.Allowed() {
 			return d, nil
@@ -104,7 +106,7 @@ func CheckPermission(ctx context.Context, t Tool, call model.ToolCall, policy Po
 	if policy != nil {
 		d, err := policy.Decide(ctx, req)
 		if err != nil {
-			return Deny("permission policy failed: " + err.Error()), fmt.Errorf("tool %q: permission policy: %w", call.Name, err)
+			return Deny("the permission policy failed"), fmt.Errorf("tool %q: permission policy: %w", call.Name, err)
 		}
 		if !d.Allowed() {
 			return d, nil

@@ -96,5 +96,6 @@ func TestAuthorizeResults(t *testing.T) {
 	assert.False(t, ok)
 	assert.Equal(t, StatusDenied, r.Status)
 	assert.ErrorIs(t, r.Err, boom)
-	assert.Contains(t, string(r.Content[0].JSON), "policy store down")
+	assert.JSONEq(t, `{"error":"permission_denied","tool":"rm","reason":"the permission policy failed","message":"The call was not run: it is not permitted."}`, string(r.Content[0].JSON))
+	assert.NotContains(t, string(r.Content[0].JSON), "policy store down", "the model is not told the application's internals")
 }
