@@ -64,7 +64,8 @@ func WithMeterProvider(mp metric.MeterProvider) TelemetryOption {
 
 // OpenTelemetry traces and measures each call, following the OpenTelemetry
 // semantic conventions for generative AI. Each call gets a span named
-// "execute_tool {tool name}" (kind internal) with the attributes
+// "execute_tool {tool name}" (kind internal; "execute_tool" alone for a
+// call of an unknown tool) with the attributes
 // gen_ai.operation.name ("execute_tool"), gen_ai.tool.name,
 // gen_ai.tool.call.id and gen_ai.tool.type, and, when the call fails,
 // error.type (the result's ErrorCode) and an error status. The span is in
@@ -183,10 +184,13 @@ func (t *telemetry) measure(ctx context.Context, req *executor.Request, start ti
 	}
 }
 
-// spanName is "execute_tool {name}", built once per known tool.
+// spanName is "execute_tool {name}", built once per known tool, and
+// "execute_tool" for a name the batch's tools do not have: a model can make
+// up any number of names, and span names are meant to be few (the made-up
+// name is in the span's gen_ai.tool.name).
 func (t *telemetry) spanName(name string, known bool) string {
-	if !known { // a made-up name: do not keep it
-		return "execute_tool " + name
+	if !known {
+		return "execute_tool"
 	}
 	if s, ok := t.names.Load(name); ok {
 		return s.(string)

@@ -103,7 +103,8 @@ func TestOpenTelemetrySpans(t *testing.T) {
 	assert.Contains(t, e.Status().Description, "404")
 
 	u := spans[2]
-	assert.Equal(t, "execute_tool nope", u.Name())
+	assert.Equal(t, "execute_tool", u.Name(), "a made-up name stays out of span names")
+	assert.Equal(t, "nope", attrs(u.Attributes())["gen_ai.tool.name"])
 	assert.Equal(t, tool.CodeUnknownTool, attrs(u.Attributes())["error.type"])
 }
 
