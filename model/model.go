@@ -3,7 +3,10 @@ package model
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"iter"
+	"strings"
 )
 
 // ToolDefinition is what a model is told about a tool.
@@ -38,6 +41,37 @@ type ToolChoice struct {
 	Mode ToolChoiceMode `json:"mode,omitempty"`
 	// Name is the required tool when Mode is ToolChoiceTool.
 	Name string `json:"name,omitempty"`
+}
+
+// Check reports whether a request offering tools can satisfy c: a choice
+// that forces a tool call needs tools to call, and ToolChoiceTool needs the
+// tool it names among them. Providers check a request's choice before
+// sending it, so that a choice no reply could follow fails with an error
+// that says why rather than with the API's refusal. It does not judge the
+// mode itself.
+func (c ToolChoice) Check(tools []ToolDefinition) error {
+	switch c.Mode {
+	case ToolChoiceRequired:
+		if len(tools) == 0 {
+			return errors.New("tool choice requires a tool call, but the request offers no tools")
+		}
+	case ToolChoiceTool:
+		if c.Name == "" {
+			return nil // the providers say what is wrong with that
+		}
+		names := make([]string, len(tools))
+		for i := range tools {
+			if tools[i].Name == c.Name {
+				return nil
+			}
+			names[i] = tools[i].Name
+		}
+		if len(tools) == 0 {
+			return fmt.Errorf("tool choice names tool %q, but the request offers no tools", c.Name)
+		}
+		return fmt.Errorf("tool choice names tool %q, which the request does not offer (tools: %s)", c.Name, strings.Join(names, ", "))
+	}
+	return nil
 }
 
 // ResponseFormat asks for a reply that is a JSON value matching Schema.

@@ -376,6 +376,8 @@ func TestRequestMappingErrors(t *testing.T) {
 		{"bad required", &model.Request{Tools: []model.ToolDefinition{{Name: "t", InputSchema: json.RawMessage(`{"type":"object","required":"a"}`)}}}, `"required" is not a list of names`},
 		{"tool choice without name", &model.Request{ToolChoice: model.ToolChoice{Mode: model.ToolChoiceTool}}, "tool choice names no tool"},
 		{"unknown tool choice", &model.Request{ToolChoice: model.ToolChoice{Mode: "often"}}, `unknown tool choice mode "often"`},
+		{"tool call required without tools", &model.Request{ToolChoice: model.ToolChoice{Mode: model.ToolChoiceRequired}}, "anthropic: tool choice requires a tool call, but the request offers no tools"},
+		{"tool choice of a tool not offered", &model.Request{Tools: []model.ToolDefinition{{Name: "search"}, {Name: "fetch"}}, ToolChoice: model.ToolChoice{Mode: model.ToolChoiceTool, Name: "serch"}}, `anthropic: tool choice names tool "serch", which the request does not offer (tools: search, fetch)`},
 		{"response format without schema", &model.Request{ResponseFormat: &model.ResponseFormat{Name: "x"}}, "response format schema: empty schema"},
 		{"negative max tokens", &model.Request{Settings: model.Settings{MaxTokens: -1}}, "negative max tokens"},
 	}

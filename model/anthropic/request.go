@@ -40,6 +40,9 @@ func (m *Model) params(req *model.Request) (sdk.MessageNewParams, error) {
 	if p.ToolChoice, err = toolChoice(req.ToolChoice); err != nil {
 		return p, err
 	}
+	if err := req.ToolChoice.Check(req.Tools); err != nil {
+		return p, fmt.Errorf("anthropic: %w", err)
+	}
 	if len(p.Tools) == 0 && req.ToolChoice.Mode == model.ToolChoiceNone {
 		// The API refuses a tool choice without tools, and with no tools
 		// none is what the model gets anyway.

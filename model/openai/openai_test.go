@@ -290,6 +290,8 @@ func TestRequestMappingErrors(t *testing.T) {
 		{"schema not an object", &model.Request{Tools: []model.ToolDefinition{{Name: "t", InputSchema: json.RawMessage(`[1]`)}}}, `tool "t": input schema is not a JSON object`},
 		{"tool choice without name", &model.Request{ToolChoice: model.ToolChoice{Mode: model.ToolChoiceTool}}, "tool choice names no tool"},
 		{"unknown tool choice", &model.Request{ToolChoice: model.ToolChoice{Mode: "sometimes"}}, `unknown tool choice mode "sometimes"`},
+		{"tool call required without tools", &model.Request{ToolChoice: model.ToolChoice{Mode: model.ToolChoiceRequired}}, "openai: tool choice requires a tool call, but the request offers no tools"},
+		{"tool choice of a tool not offered", &model.Request{Tools: []model.ToolDefinition{{Name: "search"}, {Name: "fetch"}}, ToolChoice: model.ToolChoice{Mode: model.ToolChoiceTool, Name: "serch"}}, `openai: tool choice names tool "serch", which the request does not offer (tools: search, fetch)`},
 		{"response format without schema", &model.Request{ResponseFormat: &model.ResponseFormat{Name: "x"}}, "response format has no schema"},
 		{"response format with bad schema", &model.Request{ResponseFormat: &model.ResponseFormat{Name: "x", Schema: json.RawMessage(`{`)}}, "schema is not valid JSON"},
 		{"negative max tokens", &model.Request{Settings: model.Settings{MaxTokens: -1}}, "negative max tokens"},
