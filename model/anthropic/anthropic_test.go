@@ -223,6 +223,23 @@ func TestConversationShapes(t *testing.T) {
 				]}]}
 			]`,
 		},
+		{
+			name: "image media types in the API's form",
+			msgs: []model.Message{
+				{Role: model.RoleUser, Content: []model.Part{
+					model.ImagePart("image/jpg", []byte{0xff}),
+					model.ImagePart(" Image/PNG; name=x.png", []byte{0x89}),
+					model.ImagePart("image/gif", []byte("G")),
+				}},
+			},
+			want: `[
+				{"role": "user", "content": [
+					{"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "/w=="}},
+					{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iQ=="}},
+					{"type": "image", "source": {"type": "base64", "media_type": "image/gif", "data": "Rw=="}}
+				]}
+			]`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -237,7 +237,7 @@ func contentBlocks(parts []model.Part) ([]sdk.ContentBlockParamUnion, error) {
 			}
 			img.Source.OfBase64 = &sdk.Base64ImageSourceParam{
 				Data:      base64.StdEncoding.EncodeToString(part.Data),
-				MediaType: sdk.Base64ImageSourceMediaType(part.MIMEType),
+				MediaType: sdk.Base64ImageSourceMediaType(mediaType(part.MIMEType)),
 			}
 		case part.URL != "":
 			img.Source.OfURL = &sdk.URLImageSourceParam{URL: part.URL}
@@ -247,6 +247,18 @@ func contentBlocks(parts []model.Part) ([]sdk.ContentBlockParamUnion, error) {
 		out = append(out, sdk.ContentBlockParamUnion{OfImage: img})
 	}
 	return out, nil
+}
+
+// mediaType returns a MIME type in the form the API expects: lower case,
+// without parameters, and image/jpeg for the common alias image/jpg. The
+// API judges the type itself.
+func mediaType(mime string) string {
+	t, _, _ := strings.Cut(mime, ";")
+	t = strings.ToLower(strings.TrimSpace(t))
+	if t == "image/jpg" || t == "image/pjpeg" {
+		return "image/jpeg"
+	}
+	return t
 }
 
 // objectFields decodes a JSON object keeping each value as raw JSON, so that
