@@ -184,6 +184,37 @@ func TestLegacyFunctionCall(t *testing.T) {
 	assert.Equal(t, want, resp.Message.ToolCalls)
 }
 
+// Servers that speak the API name some finish reasons their own way; they
+// are reported under the normalized names, and unknown ones as sent.
+func TestFinishReasonsOfOtherServers(t *testing.T) {
+	for sent, want := range map[string]string{
+		"stop": "stop", "eos_token": "stop", "eos": "stop", "end_turn": "stop", "stop_sequence": "stop",
+		"length": "length", "max_tokens": "length", "model_length": "length",
+		"tool_calls": "tool_calls", "tool_use": "tool_calls",
+		"content_filter": "content_filter", "abort": "abort",
+	} {
+		t.Run(sent, func(t *testing.T) {
+			reply := `{"id":"c1","object":"chat.completion","created":1,"model":"local",
+				"choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"` + sent + `"}]}`
+			s := newServer(t, jsonReply(200, reply))
+			m, _ := newModel(t, s)
+			resp, err := m.Generate(context.Background(), userReq("x"))
+			require.NoError(t, err)
+			assert.Equal(t, want, resp.FinishReason)
+
+			const prefix = `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"local",`
+			s2 := newServer(t, sseReply([]string{
+				prefix + `"choices":[{"index":0,"delta":{"role":"assistant","content":"ok"},"finish_reason":null}]}`,
+				prefix + `"choices":[{"index":0,"delta":{},"finish_reason":"` + sent + `"}]}`,
+			}))
+			m2, _ := newModel(t, s2)
+			resp, err = model.Collect(m2.Stream(context.Background(), userReq("x")))
+			require.NoError(t, err)
+			assert.Equal(t, want, resp.FinishReason)
+		})
+	}
+}
+
 // OpenAI answers a tool_choice sent without tools with 400 ("'tool_choice'
 // is only allowed when 'tools' are specified"). Tool lists are resolved per
 // call, so a node that forbids tool calls may have none to offer.

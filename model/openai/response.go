@@ -103,11 +103,18 @@ func usage(u oai.CompletionUsage) model.Usage {
 	}
 }
 
-// finishReason normalizes the legacy "function_call" to "tool_calls"; the
-// other reasons OpenAI sends already use the normalized names.
+// finishReason normalizes the legacy "function_call" to "tool_calls", and
+// the names other servers that speak the API use for the normalized
+// reasons; the reasons OpenAI sends already use the normalized names.
+// Others pass through unchanged.
 func finishReason(r string) string {
-	if r == "function_call" {
+	switch r {
+	case "function_call", "tool_use":
 		return "tool_calls"
+	case "eos", "eos_token", "end_turn", "stop_sequence":
+		return "stop"
+	case "max_tokens", "max_length", "model_length":
+		return "length"
 	}
 	return r
 }
