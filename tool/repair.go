@@ -28,7 +28,8 @@ const maxRepairDepth = 512
 //   - Python and JavaScript literals: True, False, None, undefined, NaN,
 //     Infinity (the last three become null);
 //   - comments (// and /* */);
-//   - raw control characters and invalid escapes inside strings;
+//   - raw control characters and invalid escapes inside strings, and quotes
+//     inside strings the model did not escape ("he said "hi"");
 //   - numbers such as +1, .5, 1., 01;
 //   - truncated input: an unterminated string, number or literal is
 //     completed, a member without a value is dropped, and open arrays and
@@ -261,7 +262,9 @@ func (r *repairer) array(depth int) error {
 	return nil
 }
 
-// rawString reads a quoted string and returns its text.
+// rawString reads a quoted string and returns its text. A quote that
+// cannot end the string, judging by what follows it, is taken for one the
+// model forgot to escape ("say "hi" now") and kept in the text.
 func (r *repairer) rawString() string {
 	quote := r.peek()
 	r.i++
@@ -270,7 +273,11 @@ func (r *repairer) rawString() string {
 		c := r.peek()
 		if c == quote {
 			r.i++
-			return b.String()
+			if r.closes(r.i, quote) {
+				return b.String()
+			}
+			b.WriteByte(c)
+			continue
 		}
 		if c == '\\' {
 			r.i++
@@ -318,6 +325,61 @@ func (r *repairer) rawString() string {
 		r.i += size
 	}
 	return b.String() // unterminated: closed here
+}
+
+// closes reports whether a quote that ends at i ends its string: the text
+// after it (past spaces and tabs) is what may follow a string — the end, a
+// line break, a comma, a colon, a closing bracket, a comment, an opening
+// bracket (a comma missing in an array) — or the next key of an object
+// whose comma is missing (a word and a colon, or a quoted string that is
+// not itself followed by what ends a string). Anything else — a letter, a
+// quote that ends the string itself — makes the quote part of the text.
+func (r *repairer) closes(i int, quote byte) bool {
+	i, nl := r.blank(i)
+	if i >= len(r.src) || nl {
+		return true
+	}
+	switch c := r.src[i]; {
+	case c == ',' || c == ':' || c == '}' || c == ']' || c == '{' || c == '[' || c == '/' || c == ';':
+		return true
+	case c == quote:
+		// Either the real end of this string ("say "hi"" ...), or the start
+		// of the next string after a missing comma ("a" "b": 1).
+		j, nl := r.blank(i + 1)
+		if j >= len(r.src) || nl {
+			return false
+		}
+		switch r.src[j] {
+		case ',', ':', '}', ']':
+			return false
+		}
+		return true
+	case c == '"' || c == '\'' || c == '`':
+		return true // another kind of string starts: a missing comma
+	case isWordByte(c):
+		// An unquoted key after a missing comma ("a" b: 1), or text.
+		for i < len(r.src) && (isWordByte(r.src[i]) || r.src[i] == '-' || r.src[i] == '.') {
+			i++
+		}
+		i, _ = r.blank(i)
+		return i < len(r.src) && (r.src[i] == ':' || r.src[i] == '=')
+	}
+	return false
+}
+
+// blank skips spaces and tabs from i and reports where they end and
+// whether a line break came first.
+func (r *repairer) blank(i int) (int, bool) {
+	for ; i < len(r.src); i++ {
+		switch r.src[i] {
+		case ' ', '\t':
+		case '\n', '\r':
+			return i, true
+		default:
+			return i, false
+		}
+	}
+	return i, false
 }
 
 // hex4 reads the four hexadecimal digits of a \u escape at i.

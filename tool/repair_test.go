@@ -49,6 +49,16 @@ var repairCases = []struct {
 	{"fence inside a string", "{\"code\": \"```go\\nx := 1\\n```\",}", "{\"code\":\"```go\\nx := 1\\n```\"}"},
 	{"fence inside a fenced value", "```json\n{\"md\": \"```sh\\nls\\n```\",}\n```", "{\"md\":\"```sh\\nls\\n```\"}"},
 	{"inline code before the fence", "Run ```ls``` first:\n```json\n{\"a\": 1,}\n```", `{"a":1}`},
+	{"unescaped quotes in a value", `{"say": "he said "hi" to me", "n": 1}`, `{"say":"he said \"hi\" to me","n":1}`},
+	{"unescaped quotes ending a value", `{"say": "he said "hi""}`, `{"say":"he said \"hi\""}`},
+	{"unescaped quote in an array item", `["a "b" c", "d"]`, `["a \"b\" c","d"]`},
+	{"apostrophe in a single-quoted string", `{'a': 'it's fine'}`, `{"a":"it's fine"}`},
+	{"unescaped quote with a missing comma after", `{"a": "x "y" z" "b": 1}`, `{"a":"x \"y\" z","b":1}`},
+	{"missing comma before a quoted key", `{"a": "x" "b": "y"}`, `{"a":"x","b":"y"}`},
+	{"missing comma before an unquoted key", `{"a": "x" b: "y"}`, `{"a":"x","b":"y"}`},
+	{"missing comma between strings", `["a" "b"]`, `["a","b"]`},
+	{"missing comma on a new line", "{\"a\": \"x\"\n \"b\": 1,}", `{"a":"x","b":1}`},
+	{"quotes around a path in code", `{"cmd": "grep "a b" file.txt",}`, `{"cmd":"grep \"a b\" file.txt"}`},
 }
 
 func TestRepairJSON(t *testing.T) {
