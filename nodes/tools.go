@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"unsafe"
 
 	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
@@ -460,11 +459,11 @@ func apply[S any, PS ChatState[S]](c *toolsConfig, s *S, calls []model.ToolCall,
 	}
 	ids := toolMessageIDs(calls)
 	for i := range results {
-		// The message Result.Message makes, built in place.
-		r, n := &results[i], len(toolMessagePrefix)+len(calls[i].ID)
-		*msgs = append(*msgs, model.Message{ID: ids[:n], Role: model.RoleTool, ToolCallID: calls[i].ID,
-			ToolName: calls[i].Name, IsError: r.IsError, Content: r.Content})
-		ids = ids[n:]
+		// Result.Message's message, without copying the result.
+		r := &results[i]
+		m := model.ToolMessage(calls[i].ID, calls[i].Name, r.IsError, r.Content...)
+		m.ID, ids = ids[:len(toolMessagePrefix)+len(calls[i].ID)], ids[len(toolMessagePrefix)+len(calls[i].ID):]
+		*msgs = append(*msgs, m)
 	}
 	for i := range results {
 		switch u := results[i].Actions.Update.(type) {
@@ -492,14 +491,13 @@ func toolMessageIDs(calls []model.ToolCall) string {
 	for i := range calls {
 		n += len(toolMessagePrefix) + len(calls[i].ID)
 	}
-	b := make([]byte, 0, n)
+	var b strings.Builder
+	b.Grow(n)
 	for i := range calls {
-		b = append(b, toolMessagePrefix...)
-		b = append(b, calls[i].ID...)
+		b.WriteString(toolMessagePrefix)
+		b.WriteString(calls[i].ID)
 	}
-	// b is never written again: the string may share its bytes, as
-	// strings.Builder's does.
-	return unsafe.String(unsafe.SliceData(b), len(b))
+	return b.String()
 }
 
 func (c *toolsConfig) policyOf(name string) ErrorPolicy {

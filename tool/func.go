@@ -256,6 +256,9 @@ func (t *FuncTool[In, Out]) Call(ctx context.Context, callID string, args json.R
 	return t.callParsed(ctx, callID, a.value, args)
 }
 
+// callFast is callDecoded on arguments it decodes itself, without the call
+// ID check: Invoke's ctx carries the ID. It runs the function itself rather
+// than through another call, every call of a typed tool taking this path.
 func (t *FuncTool[In, Out]) callFast(ctx context.Context, args json.RawMessage) (Result, bool, error) {
 	in, ok := fastArguments[In](t.fast, args)
 	if !ok {
