@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/trellis-go/trellis/state"
@@ -115,6 +116,16 @@ func (g *Graph[S]) History(ctx context.Context, thread string, limit int) ([]Sna
 // are the graph's entry nodes, with END nothing is due. Resume continues
 // from the new checkpoint. UpdateState returns its ID. Like a run, it fails
 // with ErrThreadBusy while a run of g on the thread is in progress.
+//
+// On the thread's latest checkpoint, paused in the middle of a superstep
+// (some of its nodes finished, others were interrupted), the update
+// completes that superstep instead: update gets the checkpoint's state and
+// its result counts as the write of one of asNode's unfinished tasks (or as
+// one more write of asNode); the finished nodes' writes are kept, merged
+// with it at the barrier by the state's reducers in task order (two writes
+// of a field without a reducer fail with a *state.ConflictError and write
+// nothing); the nodes that follow the finished ones and asNode are due, and
+// so are the superstep's other unfinished nodes, which run again.
 func (g *Graph[S]) UpdateState(ctx context.Context, thread, asNode string, update func(S) S, opts ...RunOption) (string, error) {
 	var cfg runConfig
 	for _, o := range opts {
@@ -140,16 +151,19 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread, asNode string, updat
 		return "", fmt.Errorf("graph %q: thread %q: %w", g.name, thread, ErrThreadBusy)
 	}
 	defer g.running.Delete(thread)
-	tup, snap, _, err := c.load(ctx, cfg.from)
+	tup, snap, recs, err := c.load(ctx, cfg.from)
 	if err != nil {
 		return "", err
 	}
+	if cfg.from != "" {
+		// What the tasks of an earlier checkpoint recorded is history: a
+		// fork from it starts from its state alone, as a replay does.
+		if latest, err := c.saver.Get(ctx, thread, c.ns, ""); err != nil || latest.Checkpoint.ID != tup.Checkpoint.ID {
+			recs = nil
+		}
+	}
 	if err := g.checkJoins(thread, tup.Checkpoint.ID, snap.Joins); err != nil {
 		return "", err
-	}
-	st := snap.State
-	if update != nil {
-		st = update(st)
 	}
 	r := &run[S]{g: g, cp: c}
 	r.tasks, r.next, r.prev = r.bufs[0][:0], r.bufs[1][:0], r.bufs[2][:0]
@@ -157,6 +171,22 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread, asNode string, updat
 	r.ctx.meta = runMeta{graph: g.name, step: tup.Checkpoint.Step, p: &persistence{saver: c.saver, ser: c.ser, thread: thread, branch: snap.Branch}}
 	r.joinDone = snap.Joins
 	c.last = tup.Checkpoint.ID
+	if len(recs) > 0 && n != nil {
+		// The checkpoint's superstep was under way: the update completes it.
+		st, err := r.completeSuperstep(tup.Checkpoint.ID, snap, recs, n, update)
+		if err != nil {
+			return "", err
+		}
+		r.advance()
+		if err := r.checkpoint(tup.Checkpoint.Step+1, "update", &st, nil); err != nil {
+			return "", err
+		}
+		return c.last, c.flush(ctx)
+	}
+	st := snap.State
+	if update != nil {
+		st = update(st)
+	}
 	if asNode != END {
 		if err := r.successors(&r.ctx, n, &st, nil); err != nil {
 			return "", err
@@ -167,4 +197,84 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread, asNode string, updat
 		return "", err
 	}
 	return c.last, c.flush(ctx)
+}
+
+// completeSuperstep finishes the superstep of a checkpoint some of whose
+// tasks finished before others paused (recs holds what they recorded), with
+// update as the write of node n: the finished tasks' writes and n's meet at
+// the barrier in task order (n's in place of the first of n's tasks that did
+// not finish, last when there is none), the nodes that follow them are
+// triggered, and the other tasks that did not finish are due again. It
+// returns the merged state.
+func (r *run[S]) completeSuperstep(id string, snap *snapshot[S], recs map[string]*taskRecord[S], n *node[S], update func(S) S) (S, error) {
+	g := r.g
+	type ran struct {
+		n   *node[S]
+		cmd *Command[S]
+	}
+	var (
+		ws    []write[S]
+		after []ran
+		again []task[S]
+	)
+	asWrite := func() write[S] {
+		out := snap.State
+		if update != nil {
+			out = update(out)
+		}
+		return write[S]{node: n.name, in: &snap.State, out: &out}
+	}
+	finished := func(ref taskRef[S]) bool {
+		rec := recs[ref.ID]
+		return rec != nil && rec.Output != nil && len(rec.Interrupts) == 0
+	}
+	// The update answers for the first of n's tasks that did not finish;
+	// without one, it is one more write of n.
+	mine := slices.IndexFunc(snap.Tasks, func(ref taskRef[S]) bool { return ref.Node == n.name && !finished(ref) })
+	updated := false
+	for k, ref := range snap.Tasks {
+		i, ok := g.byName[ref.Node]
+		if !ok {
+			return snap.State, fmt.Errorf("graph: thread %q: checkpoint %q: %w: node %q is not in graph %q", r.cp.thread, id, ErrCorruptCheckpoint, ref.Node, g.name)
+		}
+		tn := g.nodes[i]
+		rec := recs[ref.ID]
+		switch {
+		case k == mine:
+			ws = append(ws, asWrite())
+			after = append(after, ran{n: n})
+			updated = true
+		case finished(ref):
+			in := ref.Input
+			if in == nil {
+				in = &snap.State
+			}
+			g.fields.adoptUnchanged(rec.Output, in)
+			ws = append(ws, write[S]{node: tn.name, in: in, out: rec.Output, send: ref.Input != nil})
+			after = append(after, ran{n: tn, cmd: rec.command()})
+		default:
+			again = append(again, task[S]{node: i, in: ref.Input})
+		}
+	}
+	if !updated {
+		ws = append(ws, asWrite())
+		after = append(after, ran{n: n})
+	}
+	st, err := g.fields.merge(&snap.State, ws, make([]write[S], 0, len(ws)))
+	if err != nil {
+		return snap.State, fmt.Errorf("graph %q: UpdateState as node %q: %w", g.name, n.name, err)
+	}
+	for _, a := range after {
+		if err := r.successors(&r.ctx, a.n, &st, a.cmd); err != nil {
+			return snap.State, err
+		}
+	}
+	for _, t := range again {
+		if t.in != nil {
+			r.sends = append(r.sends, t)
+		} else {
+			r.trigger(t.node)
+		}
+	}
+	return st, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/state"
 	"github.com/trellis-go/trellis/state/memory"
 )
 
@@ -83,4 +84,195 @@ func TestUpdateStateRefusesJoinsThatDoNotFitTheGraph(t *testing.T) {
 		_, err = g.Resume(ctx, "t")
 		require.ErrorIs(t, err, graph.ErrCorruptCheckpoint, name)
 	}
+}
+
+// An update as one node of a superstep paused by another keeps what the
+// superstep's finished nodes wrote, and runs their successors.
+func TestUpdateStateKeepsTheFinishedNodesOfAPausedSuperstep(t *testing.T) {
+	saver := memory.New()
+	var c counts
+	ask := func(ctx context.Context, s doc) (doc, error) {
+		c.inc("ask")
+		v, err := graph.Interrupt[string](ctx, "approve?")
+		if err != nil {
+			return s, err
+		}
+		s.Log = append(s.Log, "ask="+v)
+		return s, nil
+	}
+	g := mustCompile(t, graph.New[doc](logReducer()).
+		AddNode("work", counted(&c, "work")).AddNode("ask", ask).
+		AddNode("after-work", counted(&c, "after-work")).AddNode("after-ask", counted(&c, "after-ask")).
+		AddEdge(graph.START, "work").AddEdge(graph.START, "ask").
+		AddEdge("work", "after-work").AddEdge("ask", "after-ask"),
+		graph.WithCheckpointer(saver))
+	ctx := context.Background()
+	_, err := g.Invoke(ctx, doc{}, graph.WithThread("t"))
+	require.ErrorIs(t, err, graph.ErrInterrupted)
+
+	// A person answers in ask's place instead of resuming it.
+	_, err = g.UpdateState(ctx, "t", "ask", func(s doc) doc {
+		s.Log = append(s.Log, "answered by hand")
+		return s
+	})
+	require.NoError(t, err)
+	snap, err := g.GetState(ctx, "t")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"work", "answered by hand"}, snap.State.Log, "work's write is kept, in node order")
+	assert.Equal(t, []string{"after-work", "after-ask"}, snap.Next)
+	assert.Empty(t, snap.Interrupts)
+
+	out, err := g.Resume(ctx, "t")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"work", "answered by hand", "after-work", "after-ask"}, out.Log)
+	assert.Equal(t, map[string]int{"work": 1, "ask": 1, "after-work": 1, "after-ask": 1}, c.get(), "work did not run again")
+}
+
+// The finished nodes' writes and the update meet at the barrier like any
+// superstep's writes: a field both change without a reducer is an error that
+// names it, and nothing is written.
+func TestUpdateStateRefusesAConflictWithAFinishedNode(t *testing.T) {
+	type st struct {
+		A string `json:"a"`
+		B string `json:"b"`
+	}
+	saver := memory.New()
+	g := mustCompile(t, graph.New[st]().
+		AddNode("set", func(_ context.Context, s st) (st, error) { s.A = "from set"; return s, nil }).
+		AddNode("ask", func(ctx context.Context, s st) (st, error) {
+			v, err := graph.Interrupt[string](ctx, "b?")
+			s.B = v
+			return s, err
+		}).
+		AddEdge(graph.START, "set").AddEdge(graph.START, "ask"),
+		graph.WithCheckpointer(saver))
+	ctx := context.Background()
+	_, err := g.Invoke(ctx, st{}, graph.WithThread("t"))
+	require.ErrorIs(t, err, graph.ErrInterrupted)
+	before, err := g.GetState(ctx, "t")
+	require.NoError(t, err)
+
+	_, err = g.UpdateState(ctx, "t", "ask", func(s st) st { s.A, s.B = "from ask", "by hand"; return s })
+	var ce *state.ConflictError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "A", ce.Field)
+	assert.Equal(t, []string{"set", "ask"}, ce.Nodes)
+	assert.Contains(t, err.Error(), `UpdateState as node "ask"`)
+	after, err := g.GetState(ctx, "t")
+	require.NoError(t, err)
+	assert.Equal(t, before.CheckpointID, after.CheckpointID, "nothing was written")
+
+	_, err = g.UpdateState(ctx, "t", "ask", func(s st) st { s.B = "by hand"; return s })
+	require.NoError(t, err)
+	out, err := g.Resume(ctx, "t")
+	require.NoError(t, err)
+	assert.Equal(t, st{A: "from set", B: "by hand"}, out)
+}
+
+// The superstep's other paused nodes are due again: they run once more and
+// ask again, and nothing they would have done is lost.
+func TestUpdateStateLeavesTheOtherPausedNodesDue(t *testing.T) {
+	saver := memory.New()
+	var c counts
+	ask := func(name string) graph.NodeFunc[doc] {
+		return func(ctx context.Context, s doc) (doc, error) {
+			c.inc(name)
+			v, err := graph.Interrupt[string](ctx, name+"?")
+			if err != nil {
+				return s, err
+			}
+			s.Log = append(s.Log, name+"="+v)
+			return s, nil
+		}
+	}
+	g := mustCompile(t, graph.New[doc](logReducer()).
+		AddNode("x", ask("x")).AddNode("y", ask("y")).AddNode("z", counted(&c, "z")).
+		AddEdge(graph.START, "x").AddEdge(graph.START, "y").AddEdge(graph.START, "z"),
+		graph.WithCheckpointer(saver))
+	ctx := context.Background()
+	_, err := g.Invoke(ctx, doc{}, graph.WithThread("t"))
+	require.ErrorIs(t, err, graph.ErrInterrupted)
+
+	_, err = g.UpdateState(ctx, "t", "x", func(s doc) doc { s.Log = append(s.Log, "x by hand"); return s })
+	require.NoError(t, err)
+	snap, err := g.GetState(ctx, "t")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"x by hand", "z"}, snap.State.Log)
+	assert.Equal(t, []string{"y"}, snap.Next)
+
+	_, err = g.Resume(ctx, "t")
+	var ie *graph.InterruptError
+	require.ErrorAs(t, err, &ie)
+	require.Len(t, ie.Interrupts, 1)
+	assert.Equal(t, "y", ie.Interrupts[0].Node)
+	out, err := g.Resume(ctx, "t", graph.WithResumeValue("2"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"x by hand", "z", "y=2"}, out.Log)
+	assert.Equal(t, map[string]int{"x": 1, "y": 3, "z": 1}, c.get())
+}
+
+// A fork from an earlier checkpoint starts from its state alone: what its
+// superstep's tasks recorded then is history, not part of the update.
+func TestUpdateStateFromAnEarlierCheckpointIgnoresItsRecordedWrites(t *testing.T) {
+	saver := memory.New()
+	var c counts
+	g := mustCompile(t, graph.New[doc](logReducer()).
+		AddNode("a", counted(&c, "a")).AddNode("b", counted(&c, "b")).AddNode("c", counted(&c, "c")).
+		AddEdge(graph.START, "a").AddEdge(graph.START, "b").AddEdge("b", "c"),
+		graph.WithCheckpointer(saver))
+	ctx := context.Background()
+	_, err := g.Invoke(ctx, doc{}, graph.WithThread("t"))
+	require.NoError(t, err)
+	hist, err := g.History(ctx, "t", 0)
+	require.NoError(t, err)
+	first := hist[len(hist)-1] // the input: a and b are due
+	require.Equal(t, []string{"a", "b"}, first.Next)
+
+	_, err = g.UpdateState(ctx, "t", "b", func(s doc) doc { s.Log = append(s.Log, "b by hand"); return s }, graph.FromCheckpoint(first.CheckpointID))
+	require.NoError(t, err)
+	snap, err := g.GetState(ctx, "t")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"b by hand"}, snap.State.Log)
+	assert.Equal(t, []string{"c"}, snap.Next)
+}
+
+// With several tasks of the node (sent with their own inputs), the update
+// answers for the one that paused, and the one that finished keeps its
+// write.
+func TestUpdateStateAnswersForThePausedTaskOfASentNode(t *testing.T) {
+	saver := memory.New()
+	var c counts
+	g := mustCompile(t, graph.New[doc](logReducer()).
+		AddCommandNode("fan", func(_ context.Context, s doc) (doc, graph.Command[doc], error) {
+			return s, graph.Command[doc]{Send: []graph.Send[doc]{
+				{Node: "item", State: doc{Log: []string{"plain"}}},
+				{Node: "item", State: doc{Log: []string{"ask"}}},
+			}}, nil
+		}, []string{"item"}).
+		AddNode("item", func(ctx context.Context, s doc) (doc, error) {
+			c.inc("item")
+			if s.Log[0] == "ask" {
+				v, err := graph.Interrupt[string](ctx, "ok?")
+				if err != nil {
+					return s, err
+				}
+				s.Log = append(s.Log, v)
+				return s, nil
+			}
+			s.Log = append(s.Log, "done")
+			return s, nil
+		}).
+		AddEdge(graph.START, "fan"),
+		graph.WithCheckpointer(saver))
+	ctx := context.Background()
+	_, err := g.Invoke(ctx, doc{}, graph.WithThread("t"))
+	require.ErrorIs(t, err, graph.ErrInterrupted)
+
+	_, err = g.UpdateState(ctx, "t", "item", func(s doc) doc { s.Log = append(s.Log, "by hand"); return s })
+	require.NoError(t, err)
+	snap, err := g.GetState(ctx, "t")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"done", "by hand"}, snap.State.Log, "the finished task's write, then the update's")
+	assert.Empty(t, snap.Next)
+	assert.Equal(t, map[string]int{"item": 2}, c.get())
 }
