@@ -108,8 +108,8 @@ type ModelCall struct {
 // LLM returns a node that calls m with the conversation and appends its
 // reply. The system prompt (plus the instructions of the resolved tools) is
 // sent first; the tools of the configured toolsets are resolved from the
-// run's context on every call, with the state reachable by tool.RunState.
-// Nil options are ignored.
+// run's context on every call, with the state reachable by tool.RunState
+// and the node's conversation by tool.Conversation. Nil options are ignored.
 func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFunc[S] {
 	cfg := llmConfig{maxHops: DefaultMaxHops}
 	for _, o := range opts {
@@ -136,7 +136,10 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 			return s, errors.New("nodes: LLM node has no model")
 		}
 		msgs := PS(&s).ChatMessages()
-		ctx = tool.WithRunState(ctx, s)
+		// Prompt functions, toolsets and the model read the node's own run:
+		// its state and its conversation (not that of a caller whose tool
+		// started this run).
+		ctx = tool.WithRun(ctx, s, slices.Clip(*msgs))
 		req := &model.Request{Model: cfg.modelName, Settings: cfg.settings}
 		var instructions string
 		if len(cfg.toolsets) > 0 {

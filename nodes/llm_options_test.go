@@ -398,3 +398,21 @@ func TestStructuredOutputAcceptsAJSONTextAnswer(t *testing.T) {
 		})
 	}
 }
+
+// The LLM node's prompt functions and toolsets read the node's own
+// conversation, even inside a run started by a tool that carries its
+// caller's (a handoff's nested agent, say).
+func TestLLMNodeContextCarriesItsOwnConversation(t *testing.T) {
+	m := scripted.New(scripted.Reply("ok"))
+	var seen []model.Message
+	g := llmGraph(t, m, nodes.WithSystemPromptFunc(func(ctx context.Context) string {
+		seen = tool.Conversation(ctx)
+		return "prompt"
+	}))
+	caller := []model.Message{model.User("the caller's question"), model.Assistant("the caller's answer")}
+	ctx := tool.WithConversation(context.Background(), caller)
+	_, err := g.Invoke(ctx, user("the nested agent's task"))
+	require.NoError(t, err)
+	require.Len(t, seen, 1)
+	assert.Equal(t, "the nested agent's task", seen[0].Text())
+}

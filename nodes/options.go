@@ -98,7 +98,8 @@ func WithSystemPrompt(text string) LLMOption {
 }
 
 // WithSystemPromptFunc computes the system prompt per call, from the run's
-// context (tool.RunState reads the graph's state from it).
+// context (tool.RunState reads the graph's state from it, tool.Conversation
+// the node's conversation).
 func WithSystemPromptFunc(fn func(ctx context.Context) string) LLMOption {
 	return llmOption(func(c *llmConfig) { c.systemFunc = fn })
 }
