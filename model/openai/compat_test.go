@@ -273,3 +273,41 @@ func TestInvalidBaseURLEnvironmentIsRefused(t *testing.T) {
 	_, err := openai.New("llama3.2")
 	require.NoError(t, err)
 }
+
+// Some compatible servers and gateways ignore "stream": true and answer with
+// the whole completion as JSON. The stream yields that reply as chunks, the
+// way it would have arrived, instead of taking it for a stream cut short.
+func TestStreamFromAServerThatIgnoresStreaming(t *testing.T) {
+	s := newServer(t, jsonReply(http.StatusOK, completionToolCalls))
+	m, w := newModel(t, s)
+	var chunks []model.Chunk
+	for c, err := range m.Stream(context.Background(), userReq("Weather and time in Paris?")) {
+		require.NoError(t, err)
+		chunks = append(chunks, c)
+	}
+	require.Len(t, chunks, 3)
+	assert.Equal(t, &model.ToolCallDelta{Index: 0, ID: "call_8Qm2vXb1Yk3LsT0pRz7Wn4Jd", Name: "get_weather", Arguments: `{"city": "Paris", "unit": "celsius"}`}, chunks[0].ToolCall)
+	assert.Equal(t, &model.ToolCallDelta{Index: 1, ID: "call_2Hf9cKd5Nw1QaP6mEo3Ls8Vb", Name: "get_time", Arguments: `{"timezone":"Europe/Paris"}`}, chunks[1].ToolCall)
+	last := chunks[2]
+	assert.Equal(t, "tool_calls", last.FinishReason)
+	assert.Equal(t, "gpt-4o-mini-2024-07-18", last.Model)
+	require.NotNil(t, last.Usage)
+	assert.Equal(t, 147, last.Usage.TotalTokens)
+	assert.Len(t, s.Received(), 1, "not retried")
+	assert.Empty(t, w.All())
+
+	s2 := newServer(t, jsonReply(http.StatusOK, completionText))
+	m2, _ := newModel(t, s2)
+	resp, err := model.Collect(m2.Stream(context.Background(), userReq("Weather in Paris?")))
+	require.NoError(t, err)
+	assert.Equal(t, "Paris is sunny today, around 21°C.", resp.Message.Text())
+	assert.Equal(t, "stop", resp.FinishReason)
+	assert.Equal(t, 130, resp.Usage.TotalTokens)
+
+	// A JSON body that is not a completion is an error that says so.
+	s3 := newServer(t, jsonReply(http.StatusOK, `{"status":"ok"}`))
+	m3, _ := newModel(t, s3)
+	_, err = model.Collect(m3.Stream(context.Background(), userReq("x")))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no choices")
+}

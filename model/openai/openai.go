@@ -229,7 +229,10 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 // yields the reply as it arrives. Until the first text or tool-call fragment
 // arrives, failures (an error event or a stream cut short after the opening
 // events that carry nothing, such as the assistant role) are retried like
-// Generate's; once a chunk has been yielded, errors end the sequence.
+// Generate's; once a chunk has been yielded, errors end the sequence. A
+// server that ignores streaming and answers with the whole completion as
+// JSON gets its reply yielded as chunks all the same: the text, each tool
+// call whole, then the final chunk.
 func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
 		params, err := m.params(req)
@@ -243,10 +246,13 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			stream *ssestream.Stream[oai.ChatCompletionChunk]
 			st     streamState
 			first  []model.Chunk
+			whole  wholeReply
+			// wholeResp is the reply of a server that ignored streaming.
+			wholeResp *model.Response
 		)
 		err = m.retry.Do(ctx, func(ctx context.Context) error {
-			st = streamState{}
-			s := m.client.Chat.Completions.NewStreaming(ctx, params)
+			st, whole, wholeResp = streamState{}, wholeReply{}, nil
+			s := m.client.Chat.Completions.NewStreaming(ctx, params, option.WithMiddleware(whole.capture))
 			for s.Next() {
 				if out := st.add(s.Current()); len(out) > 0 {
 					stream, first = s, out
@@ -257,6 +263,12 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			if err := s.Err(); err != nil {
 				return convertError(err)
 			}
+			if whole.body != nil {
+				// The server ignored "stream": true and sent the whole reply.
+				resp, err := whole.response()
+				wholeResp = resp
+				return err
+			}
 			if st.finish != "" {
 				return nil // a complete reply with no text and no calls
 			}
@@ -264,6 +276,14 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 		})
 		if err != nil {
 			yield(model.Chunk{}, err)
+			return
+		}
+		if wholeResp != nil {
+			for c := range model.ResponseChunks(wholeResp) {
+				if !yield(c, nil) {
+					return
+				}
+			}
 			return
 		}
 		if stream != nil {
