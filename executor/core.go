@@ -192,11 +192,15 @@ func (c *core) runAfter(ctx context.Context, req *Request, res *tool.Result) err
 	return c.runAfterHooks(ctx, req, res)
 }
 
-// runAfterHooks is runAfter with hooks to run.
+// runAfterHooks is runAfter with hooks to run. The hooks may change the
+// result only: they get a copy of req (which a call the batch gave up on
+// may still be reading), so that ToolEnd and a StopError name the call
+// that ran.
 func (c *core) runAfterHooks(ctx context.Context, req *Request, res *tool.Result) error {
+	view := *req
 	var first error
 	for _, h := range c.after {
-		if err := callAfter(ctx, h, req, res); err != nil && first == nil {
+		if err := callAfter(ctx, h, &view, res); err != nil && first == nil {
 			first = err
 		}
 	}

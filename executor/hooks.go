@@ -34,7 +34,8 @@ type Hooks struct {
 	// AfterCall runs after a call's tool (through the middleware chain)
 	// returned, for every call the BeforeCall hooks let through, even when
 	// the batch has been stopped (the result then says cancelled). It may
-	// rewrite the result in place, and stop the run by returning an error:
+	// rewrite the result in place (changes to req are ignored), and stop the
+	// run by returning an error:
 	// the result stays, the calls that have not finished are cancelled, and
 	// Execute returns a *StopError wrapping the error. Once the batch is
 	// stopped, the errors of later AfterCall hooks are ignored.

@@ -163,6 +163,39 @@ func TestAfterCallRewritesResult(t *testing.T) {
 	}
 }
 
+// AfterCall may rewrite the result, not the request: the call that ran is
+// the one ToolEnd reports, and the one a StopError names.
+func TestAfterCallChangesToTheRequestAreIgnored(t *testing.T) {
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			stop := errors.New("stop here")
+			hooks := executor.Hooks{AfterCall: func(_ context.Context, req *executor.Request, _ *tool.Result) error {
+				id := req.Call.ID
+				req.Call.ID, req.Call.Name, req.Index = "hijacked", "other", 99
+				if id == "c1" {
+					return stop
+				}
+				return nil
+			}}
+			rec := &recorder{}
+			_, err := k.make(executor.WithHooks(hooks), executor.WithObserver(rec.observe)).Execute(context.Background(), executor.Batch{
+				Calls: calls(2, "echo"), Tools: executor.Tools(echo(t, "echo")),
+			})
+			var se *executor.StopError
+			require.ErrorAs(t, err, &se)
+			assert.Equal(t, 1, se.Index)
+			assert.Equal(t, "c1", se.Call.ID)
+			ends := rec.of(executor.ToolEnd)
+			require.Len(t, ends, 2)
+			for i, ev := range ends {
+				assert.Equal(t, calls(2, "")[i].ID, ev.Call.ID)
+				assert.Equal(t, "echo", ev.Call.Name)
+				assert.Equal(t, i, ev.Index)
+			}
+		})
+	}
+}
+
 func TestAfterCallStopsTheRun(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
