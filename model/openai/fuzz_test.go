@@ -2,13 +2,16 @@ package openai_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/internal/wiretest"
+	"github.com/trellis-go/trellis/model/openai"
 )
 
 // FuzzStream feeds arbitrary bodies to the stream decoder: whatever a server
@@ -39,5 +42,46 @@ func FuzzStream(f *testing.F) {
 			require.NotNil(t, resp)
 			require.NotEmpty(t, resp.FinishReason, "a reply without a finish reason is reported as truncated")
 		}
+	})
+}
+
+// FuzzWholeReply answers streaming requests with arbitrary JSON, as a server
+// that ignores streaming does: Stream never panics, and it agrees with
+// Generate on the same body — the same reply, or an error for both.
+func FuzzWholeReply(f *testing.F) {
+	f.Add(completionText)
+	f.Add(completionToolCalls)
+	f.Add(completionOllama)
+	f.Add(`{"choices":[]}`)
+	f.Add(`{"choices":[{"message":{"content":[{"type":"text","text":"a"}]}}]}`)
+	f.Add(`{"choices":[{"message":{"tool_calls":[{"id":"1","function":{"name":"f","arguments":"{bad"}}]}}]}`)
+	f.Add(`[1,2]`)
+	f.Add(`null`)
+
+	var mu sync.Mutex
+	var body string
+	s := newServer(f, func(w http.ResponseWriter, _ int) {
+		mu.Lock()
+		b := body
+		mu.Unlock()
+		writeJSON(w, http.StatusOK, b)
+	})
+	m, _ := newModel(f, s, openai.WithRetry(model.Retry{MaxRetries: 0}))
+
+	f.Fuzz(func(t *testing.T, in string) {
+		mu.Lock()
+		body = in
+		mu.Unlock()
+		want, werr := m.Generate(context.Background(), userReq("x"))
+		got, gerr := model.Collect(m.Stream(context.Background(), userReq("x")))
+		if werr != nil {
+			require.Error(t, gerr, "Generate failed with %v", werr)
+			return
+		}
+		require.NoError(t, gerr)
+		require.Equal(t, want.Message.Text(), got.Message.Text())
+		require.Equal(t, want.Message.ToolCalls, got.Message.ToolCalls)
+		require.Equal(t, want.FinishReason, got.FinishReason)
+		require.Equal(t, want.Usage, got.Usage)
 	})
 }

@@ -342,8 +342,10 @@ func (w *wholeReply) capture(req *http.Request, next option.MiddlewareNext) (*ht
 
 // response returns the captured completion as a Response.
 func (w *wholeReply) response() (*model.Response, error) {
+	// Decoded as the client decodes a reply to Generate: the first JSON
+	// value of the body.
 	var c oai.ChatCompletion
-	if err := json.Unmarshal(w.body, &c); err != nil {
+	if err := json.NewDecoder(bytes.NewReader(w.body)).Decode(&c); err != nil {
 		return nil, fmt.Errorf("openai: the server answered a streaming request with JSON that is not a chat completion: %w", err)
 	}
 	return toResponse(&c)
