@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime/debug"
 	"unsafe"
 
 	"github.com/trellis-go/trellis/state"
@@ -58,7 +59,13 @@ func (b *binding[S, T]) locate() (uintptr, reflect.Type) {
 	return fp - base, reflect.TypeFor[T]()
 }
 
-func (b *binding[S, T]) merge(dst, base *S, ws []write[S]) error {
+func (b *binding[S, T]) merge(dst, base *S, ws []write[S]) (err error) {
+	defer func() {
+		// The reducer is the application's code.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("reducer %w", panicError(p, debug.Stack()))
+		}
+	}()
 	changes := make([]state.Change[T], len(ws))
 	for i, w := range ws {
 		changes[i] = state.Change[T]{Node: w.node, Before: *b.get(w.in), After: *b.get(w.out)}
