@@ -84,6 +84,23 @@ func newRequests(n int) ([]Request, []tool.Result) {
 	return reqs, make([]tool.Result, n)
 }
 
+// newFrames returns the frames of a batch of n calls and room for their
+// results, for a batch that needs no Requests (see core.plain): in one
+// allocation for a single call, in two for more.
+func newFrames(n int) ([]tool.Frame, []tool.Result) {
+	if n == 1 {
+		o := new(oneFrame)
+		return o.frame[:], o.res[:]
+	}
+	return make([]tool.Frame, n), make([]tool.Result, n)
+}
+
+// oneFrame is the storage of a single call's frame and result.
+type oneFrame struct {
+	frame [1]tool.Frame
+	res   [1]tool.Result
+}
+
 // oneRequest is the storage of a single call's request, its frame and its
 // result.
 type oneRequest struct {

@@ -422,40 +422,56 @@ func testDeadlineAnswersRunningCallsWithTimeout(t *testing.T) {
 }
 
 func TestFailFast(t *testing.T) {
-	for _, k := range kinds {
-		t.Run(k.name, func(t *testing.T) {
-			fail := newTool(t, "fail", safe, func(context.Context, string, json.RawMessage) (tool.Result, error) {
-				return tool.Result{}, errors.New("disk full")
+	// Without an observer, middleware or hooks, the sequential executor
+	// runs the calls without Requests: both ways are checked.
+	for _, observed := range []bool{false, true} {
+		for _, k := range kinds {
+			t.Run(fmt.Sprintf("%s/observed=%v", k.name, observed), func(t *testing.T) {
+				testFailFast(t, k, observed)
 			})
-			waiter := newTool(t, "wait", safe, func(ctx context.Context, _ string, _ json.RawMessage) (tool.Result, error) {
-				<-ctx.Done() // runs until the batch is stopped
-				return tool.Result{}, ctx.Err()
-			})
-			batch := executor.Batch{
-				Calls: []model.ToolCall{call("w", "wait", ""), call("f", "fail", ""), call("x", "wait", "")},
-				Tools: executor.Tools(fail, waiter),
-			}
-			if k.name == "sequential" { // the first waiter would wait forever in line
-				batch.Calls = batch.Calls[1:]
-			}
-			res, err := k.make(executor.WithFailFast()).Execute(context.Background(), batch)
-			require.Error(t, err)
-			assert.ErrorIs(t, err, executor.ErrFailFast)
-			assert.ErrorIs(t, err, executor.ErrStopped)
-			var se *executor.StopError
-			require.ErrorAs(t, err, &se)
-			assert.True(t, se.FailFast)
-			assert.Equal(t, "f", se.Call.ID)
-			assert.Contains(t, err.Error(), "disk full")
-			require.Len(t, res, len(batch.Calls))
-			for i, r := range res {
-				if batch.Calls[i].ID == "f" {
-					assert.Equal(t, tool.StatusFailed, r.Status)
-				} else {
-					assert.Equal(t, tool.StatusCancelled, r.Status, "call %s", batch.Calls[i].ID)
-				}
-			}
-		})
+		}
+	}
+}
+
+func testFailFast(t *testing.T, k kind, observed bool) {
+	fail := newTool(t, "fail", safe, func(context.Context, string, json.RawMessage) (tool.Result, error) {
+		return tool.Result{}, errors.New("disk full")
+	})
+	waiter := newTool(t, "wait", safe, func(ctx context.Context, _ string, _ json.RawMessage) (tool.Result, error) {
+		<-ctx.Done() // runs until the batch is stopped
+		return tool.Result{}, ctx.Err()
+	})
+	batch := executor.Batch{
+		Calls: []model.ToolCall{call("w", "wait", ""), call("f", "fail", ""), call("x", "wait", "")},
+		Tools: executor.Tools(fail, waiter),
+	}
+	if k.name == "sequential" { // the first waiter would wait forever in line
+		batch.Calls = batch.Calls[1:]
+	}
+	opts := []executor.Option{executor.WithFailFast()}
+	rec := &recorder{}
+	if observed {
+		opts = append(opts, executor.WithObserver(rec.observe))
+	}
+	res, err := k.make(opts...).Execute(context.Background(), batch)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, executor.ErrFailFast)
+	assert.ErrorIs(t, err, executor.ErrStopped)
+	var se *executor.StopError
+	require.ErrorAs(t, err, &se)
+	assert.True(t, se.FailFast)
+	assert.Equal(t, "f", se.Call.ID)
+	assert.Contains(t, err.Error(), "disk full")
+	require.Len(t, res, len(batch.Calls))
+	for i, r := range res {
+		if batch.Calls[i].ID == "f" {
+			assert.Equal(t, tool.StatusFailed, r.Status)
+		} else {
+			assert.Equal(t, tool.StatusCancelled, r.Status, "call %s", batch.Calls[i].ID)
+		}
+	}
+	if observed {
+		assert.Len(t, rec.of(executor.ToolEnd), len(batch.Calls))
 	}
 }
 

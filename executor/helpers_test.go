@@ -106,11 +106,14 @@ func (f *inflight) enter() {
 
 func (f *inflight) leave() { f.now.Add(-1) }
 
-// kinds lists both executors for table tests.
-var kinds = []struct {
+// kind is an executor for table tests.
+type kind struct {
 	name string
 	make func(opts ...executor.Option) executor.Executor
-}{
+}
+
+// kinds lists both executors for table tests.
+var kinds = []kind{
 	{"sequential", func(opts ...executor.Option) executor.Executor { return executor.Sequential(opts...) }},
 	{"parallel", func(opts ...executor.Option) executor.Executor {
 		po := make([]executor.ParallelOption, len(opts))

@@ -43,6 +43,9 @@ type seqWatch struct {
 // other on this goroutine.
 func (c *core) execSequential(ctx context.Context, b Batch) ([]tool.Result, error) {
 	n := len(b.Calls)
+	if c.plain() {
+		return c.runPlain(ctx, b)
+	}
 	if c.observer == nil {
 		reqs, results := newRequests(n)
 		lookup(b, reqs)
@@ -110,6 +113,52 @@ func (c *core) runSequential(ctx context.Context, reqs []Request, results []tool
 			stop = &StopError{Index: i, Call: req.Call, Err: err}
 		}
 		w.endAlone(req, res, d)
+	}
+	return c.finish(results, stop)
+}
+
+// plain reports whether nothing stands between the executor and the tools:
+// no middleware, no hooks and nobody observing. Nothing then sees a call's
+// Request, and runPlain does without them.
+func (c *core) plain() bool {
+	return c.term != nil && c.observer == nil && len(c.before) == 0 && len(c.after) == 0
+}
+
+// runPlain is runSequential for a plain core (see plain): it hands each
+// call of a known tool to the tool package with its frame, and builds a
+// Request only for a call of an unknown tool, which the terminal handler
+// answers.
+func (c *core) runPlain(ctx context.Context, b Batch) ([]tool.Result, error) {
+	frames, results := newFrames(len(b.Calls))
+	var (
+		stop *StopError
+		t    tool.Tool
+	)
+	for i := range b.Calls {
+		call, res := &b.Calls[i], &results[i]
+		if stop != nil || ctx.Err() != nil {
+			cause := errBatchStopped
+			if stop == nil {
+				cause = ended(ctx)
+			}
+			*res = notRun(*call, cause)
+			continue
+		}
+		if i == 0 || call.Name != b.Calls[i-1].Name {
+			t = nil
+			if b.Tools != nil {
+				t, _ = b.Tools.Lookup(call.Name)
+			}
+		}
+		if t != nil {
+			*res = c.term.iv.InvokeFrame(ctx, &frames[i], t, *call)
+		} else {
+			req := Request{Call: *call, Index: i, Tools: b.Tools, slot: i, frame: &frames[i]}
+			*res = c.handleChain(ctx, &req)
+		}
+		if c.failFast && res.IsError && ctx.Err() == nil {
+			stop = &StopError{Index: i, Call: *call, FailFast: true, Err: failure(*res)}
+		}
 	}
 	return c.finish(results, stop)
 }
