@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,15 +88,22 @@ func TestUpdatesAfterEndAreDropped(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
 			late := make(chan bool)
+			ended := make(chan struct{})
 			leaky := newTool(t, "leaky", safe, func(ctx context.Context, _ string, _ json.RawMessage) (tool.Result, error) {
 				go func() {
-					time.Sleep(5 * time.Millisecond)
+					<-ended // the call's ToolEnd was emitted
 					late <- tool.ReportProgress(ctx, tool.Update{Message: "too late"})
 				}()
 				return tool.Text("ok"), nil
 			})
 			rec := &recorder{}
-			_, err := k.make(executor.WithObserver(rec.observe)).Execute(context.Background(), executor.Batch{
+			observe := func(ctx context.Context, ev executor.Event) {
+				rec.observe(ctx, ev)
+				if ev.Kind == executor.ToolEnd {
+					close(ended)
+				}
+			}
+			_, err := k.make(executor.WithObserver(observe)).Execute(context.Background(), executor.Batch{
 				Calls: calls(1, "leaky"), Tools: executor.Tools(leaky),
 			})
 			require.NoError(t, err)
