@@ -74,7 +74,7 @@ type parallel struct {
 func (p *parallel) Execute(ctx context.Context, b Batch) ([]tool.Result, error) {
 	c := p.core.forBatch(ctx)
 	n := len(b.Calls)
-	if n <= 1 {
+	if n <= 1 || c.plain() && p.inLine(b) {
 		return c.execSequential(ctx, b)
 	}
 	reqs, results := newRequests(n)
@@ -91,7 +91,7 @@ func (p *parallel) Execute(ctx context.Context, b Batch) ([]tool.Result, error) 
 		// metadata says the same for all of them.
 		if i == 0 || reqs[i-1].Tool == nil || reqs[i].Call.Name != reqs[i-1].Call.Name {
 			m := tool.MetadataOf(reqs[i].Tool)
-			if m.Sequential || (p.checkSafe && !m.ConcurrencySafe) {
+			if p.sequential(m) {
 				var w *watch
 				if c.observer != nil {
 					w = new(watch)
@@ -117,6 +117,29 @@ func (p *parallel) Execute(ctx context.Context, b Batch) ([]tool.Result, error) 
 		sched = &scheduler{max: p.max, limits: p.limits, groups: groups}
 	}
 	return c.runParallel(ctx, b, reqs, results, sched)
+}
+
+// sequential reports whether a batch with a call of a tool with metadata m
+// runs sequentially.
+func (p *parallel) sequential(m tool.Metadata) bool {
+	return m.Sequential || (p.checkSafe && !m.ConcurrencySafe)
+}
+
+// inLine reports whether batch b runs sequentially: one of its tools says
+// so (see sequential). Calls of unknown tools do not count.
+func (p *parallel) inLine(b Batch) bool {
+	if b.Tools == nil {
+		return false
+	}
+	for i := range b.Calls {
+		if i > 0 && b.Calls[i].Name == b.Calls[i-1].Name {
+			continue // calls of one tool usually come together
+		}
+		if t, ok := b.Tools.Lookup(b.Calls[i].Name); ok && p.sequential(tool.MetadataOf(t)) {
+			return true
+		}
+	}
+	return false
 }
 
 // The states of a call in a parallel batch.
