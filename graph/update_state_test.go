@@ -91,17 +91,8 @@ func TestUpdateStateRefusesJoinsThatDoNotFitTheGraph(t *testing.T) {
 func TestUpdateStateKeepsTheFinishedNodesOfAPausedSuperstep(t *testing.T) {
 	saver := memory.New()
 	var c counts
-	ask := func(ctx context.Context, s doc) (doc, error) {
-		c.inc("ask")
-		v, err := graph.Interrupt[string](ctx, "approve?")
-		if err != nil {
-			return s, err
-		}
-		s.Log = append(s.Log, "ask="+v)
-		return s, nil
-	}
 	g := mustCompile(t, graph.New[doc](logReducer()).
-		AddNode("work", counted(&c, "work")).AddNode("ask", ask).
+		AddNode("work", counted(&c, "work")).AddNode("ask", asking(&c, "ask")).
 		AddNode("after-work", counted(&c, "after-work")).AddNode("after-ask", counted(&c, "after-ask")).
 		AddEdge(graph.START, "work").AddEdge(graph.START, "ask").
 		AddEdge("work", "after-work").AddEdge("ask", "after-ask"),
@@ -174,19 +165,8 @@ func TestUpdateStateRefusesAConflictWithAFinishedNode(t *testing.T) {
 func TestUpdateStateLeavesTheOtherPausedNodesDue(t *testing.T) {
 	saver := memory.New()
 	var c counts
-	ask := func(name string) graph.NodeFunc[doc] {
-		return func(ctx context.Context, s doc) (doc, error) {
-			c.inc(name)
-			v, err := graph.Interrupt[string](ctx, name+"?")
-			if err != nil {
-				return s, err
-			}
-			s.Log = append(s.Log, name+"="+v)
-			return s, nil
-		}
-	}
 	g := mustCompile(t, graph.New[doc](logReducer()).
-		AddNode("x", ask("x")).AddNode("y", ask("y")).AddNode("z", counted(&c, "z")).
+		AddNode("x", asking(&c, "x")).AddNode("y", asking(&c, "y")).AddNode("z", counted(&c, "z")).
 		AddEdge(graph.START, "x").AddEdge(graph.START, "y").AddEdge(graph.START, "z"),
 		graph.WithCheckpointer(saver))
 	ctx := context.Background()
@@ -275,4 +255,17 @@ func TestUpdateStateAnswersForThePausedTaskOfASentNode(t *testing.T) {
 	assert.Equal(t, []string{"done", "by hand"}, snap.State.Log, "the finished task's write, then the update's")
 	assert.Empty(t, snap.Next)
 	assert.Equal(t, map[string]int{"item": 2}, c.get())
+}
+
+// asking is a node that asks name+"?" and logs name=answer.
+func asking(c *counts, name string) graph.NodeFunc[doc] {
+	return func(ctx context.Context, s doc) (doc, error) {
+		c.inc(name)
+		v, err := graph.Interrupt[string](ctx, name+"?")
+		if err != nil {
+			return s, err
+		}
+		s.Log = append(s.Log, name+"="+v)
+		return s, nil
+	}
 }
