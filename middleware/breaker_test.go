@@ -141,11 +141,16 @@ func TestBreakerUnder100ConcurrentCalls(t *testing.T) {
 		middleware.WithOpenTimeout(30*time.Millisecond),
 		middleware.WithHalfOpenCalls(3),
 	))
+	var answered atomic.Int64 // calls of the current storm answered so far
 	storm := func() []tool.Result {
+		answered.Store(0)
 		out := make([]tool.Result, n)
 		var wg sync.WaitGroup
 		for i := range n {
-			wg.Go(func() { out[i] = h.Handle(context.Background(), req(api, fmt.Sprint(i), "")) })
+			wg.Go(func() {
+				out[i] = h.Handle(context.Background(), req(api, fmt.Sprint(i), ""))
+				answered.Add(1)
+			})
 		}
 		wg.Wait()
 		return out
@@ -173,8 +178,12 @@ func TestBreakerUnder100ConcurrentCalls(t *testing.T) {
 	fail.Store(false)
 	runsBefore := api.Runs()
 	go func() {
-		require.Eventually(t, func() bool { return api.Runs()-runsBefore == 3 }, 5*time.Second, time.Millisecond)
-		time.Sleep(10 * time.Millisecond)
+		// The calls that run are released once every call of the storm is
+		// running or was turned away: released earlier, the trial calls
+		// would close the breaker for calls still on their way to it.
+		for answered.Load()+api.Runs()-runsBefore < n {
+			time.Sleep(time.Millisecond)
+		}
 		close(release)
 	}()
 	rs = storm()

@@ -236,7 +236,9 @@ func TestRetryAttemptTimeout(t *testing.T) {
 		}
 		return tool.Text("second try"), nil
 	})
-	h := handler(middleware.Retry(middleware.WithClock(clock), middleware.WithAttemptTimeout(10*time.Millisecond), middleware.WithJitter(0)))
+	// The second attempt must start within the attempt timeout, which a
+	// loaded machine can make take a while.
+	h := handler(middleware.Retry(middleware.WithClock(clock), middleware.WithAttemptTimeout(250*time.Millisecond), middleware.WithJitter(0)))
 	r := h.Handle(context.Background(), req(hangsOnce, "1", ""))
 	assert.Equal(t, "second try", r.Text())
 	assert.EqualValues(t, 2, hangsOnce.Runs())
