@@ -138,12 +138,11 @@ func TestBreakerUnder100ConcurrentCalls(t *testing.T) {
 	})
 	h := handler(middleware.CircuitBreaker(
 		middleware.WithConsecutiveFailures(5),
-		middleware.WithOpenTimeout(30*time.Millisecond),
+		middleware.WithOpenTimeout(300*time.Millisecond),
 		middleware.WithHalfOpenCalls(3),
 	))
-	var answered atomic.Int64 // calls of the current storm answered so far
+	var answered atomic.Int64 // calls of the storm answered so far
 	storm := func() []tool.Result {
-		answered.Store(0)
 		out := make([]tool.Result, n)
 		var wg sync.WaitGroup
 		for i := range n {
@@ -174,9 +173,10 @@ func TestBreakerUnder100ConcurrentCalls(t *testing.T) {
 	assert.Equal(t, middleware.CodeCircuitOpen, h.Handle(context.Background(), req(api, "x", "")).ErrorCode)
 
 	// Half-open: of 100 concurrent calls, exactly 3 trial calls run.
-	time.Sleep(40 * time.Millisecond)
+	time.Sleep(310 * time.Millisecond)
 	fail.Store(false)
 	runsBefore := api.Runs()
+	answered.Store(0)
 	go func() {
 		// The calls that run are released once every call of the storm is
 		// running or was turned away: released earlier, the trial calls
