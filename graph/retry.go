@@ -23,7 +23,9 @@ type RetryPolicy struct {
 	// Jitter, when true, draws each wait uniformly from [wait/2, wait].
 	Jitter bool
 	// RetryOn reports whether an error deserves another try. By default every
-	// error is retried except panics and the run's own cancellation.
+	// error is retried except panics and the run's own cancellation. A
+	// RetryOn that panics stops the retries: the node fails with its error,
+	// which then mentions the panic.
 	RetryOn func(error) bool
 }
 
@@ -74,14 +76,20 @@ func (p *RetryPolicy) delay(attempt int) time.Duration {
 }
 
 // retryable reports whether err deserves another try, cancellation aside.
-func (p *RetryPolicy) retryable(err error) bool {
+// A RetryOn that panics ends the retries: err is returned with the panic.
+func (p *RetryPolicy) retryable(err error) (retry bool, out error) {
 	if errors.Is(err, ErrNodePanic) || isInterrupt(err) {
-		return false
+		return false, err
 	}
-	if p.RetryOn != nil {
-		return p.RetryOn(err)
+	if p.RetryOn == nil {
+		return true, err
 	}
-	return true
+	defer func() {
+		if v := recover(); v != nil {
+			retry, out = false, fmt.Errorf("%w (not retried: RetryOn panicked: %v)", err, v)
+		}
+	}()
+	return p.RetryOn(err), err
 }
 
 // sleep waits d or until ctx is done.

@@ -91,3 +91,23 @@ func TestNodeTimeoutMatchesDeadlineWhateverTheNodeReturns(t *testing.T) {
 	require.ErrorIs(t, err, gaveUp)
 	assert.Equal(t, `graph: node "slow": node timed out after 1ms: gave up waiting`, err.Error())
 }
+
+// RetryOn is the application's code: one that panics ends the retries, and
+// the node fails with its own error and the panic, not an internal panic.
+func TestRetryOnThatPanicsFailsTheNode(t *testing.T) {
+	flaky := errors.New("flaky")
+	calls := 0
+	g := mustCompile(t, graph.New[doc]().
+		AddNode("a", func(_ context.Context, s doc) (doc, error) {
+			calls++
+			return s, flaky
+		}, graph.WithRetry(graph.RetryPolicy{MaxAttempts: 5, InitialInterval: time.Millisecond,
+			RetryOn: func(error) bool { panic("policy bug") }})).
+		AddEdge(graph.START, "a"))
+	var err error
+	require.NotPanics(t, func() { _, err = g.Invoke(context.Background(), doc{}) })
+	require.ErrorIs(t, err, flaky)
+	assert.Contains(t, err.Error(), `graph: node "a": flaky (not retried: RetryOn panicked: policy bug)`)
+	assert.NotContains(t, err.Error(), "internal panic")
+	assert.Equal(t, 1, calls)
+}

@@ -1051,7 +1051,11 @@ func (r *run[S]) exec(ctx context.Context, meta *runMeta, n *node[S], in *S, cli
 			arg = r.g.fields.isolated(arg, clip)
 		}
 		out, cmd, err = r.call(ctx, n, arg)
-		if err == nil || attempt >= attempts || !n.retry.retryable(err) {
+		retry := err != nil && attempt < attempts
+		if retry {
+			retry, err = n.retry.retryable(err)
+		}
+		if !retry {
 			if err != nil {
 				err = r.wrap(meta, n, attempt, err)
 			}
