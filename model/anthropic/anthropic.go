@@ -1,7 +1,9 @@
 package anthropic
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +18,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/internal/wholereply"
 )
 
 // DefaultMaxTokens is the max_tokens sent when neither the request's
@@ -237,9 +240,17 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	if err != nil {
 		return nil, err
 	}
+	return messageResponse(msg)
+}
+
+// messageResponse maps a reply to a Response, refusing one without the
+// content array: it is not a message, and answering with an empty one would
+// hide that.
+func messageResponse(msg *sdk.Message) (*model.Response, error) {
+	if msg == nil { // the body was JSON null
+		return nil, errors.New("anthropic: the reply is not a message: it is null")
+	}
 	if !msg.JSON.Content.Valid() {
-		// A reply without the content array is not a message: say so
-		// rather than answer with an empty one.
 		raw := msg.RawJSON()
 		if len(raw) > 200 {
 			raw = raw[:200] + "…"
@@ -249,12 +260,25 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 	return toResponse(msg), nil
 }
 
+// wholeResponse returns the message a server that ignored streaming sent
+// whole, as a Response. It is decoded as the client decodes a reply to
+// Generate: the first JSON value of the body.
+func wholeResponse(body []byte) (*model.Response, error) {
+	var msg sdk.Message
+	if err := json.NewDecoder(bytes.NewReader(body)).Decode(&msg); err != nil {
+		return nil, fmt.Errorf("anthropic: the server answered a streaming request with JSON that is not a message: %w", err)
+	}
+	return messageResponse(&msg)
+}
+
 // Stream sends req to the Messages API with streaming on and yields the
 // reply as it arrives. Until the first text or tool-call fragment arrives,
 // failures (an error event such as overloaded_error, or a stream cut short
 // after opening events that carry nothing, such as message_start) are
 // retried like Generate's; once a chunk has been yielded, errors end the
-// sequence.
+// sequence. A server that ignores streaming and answers with the whole
+// message as JSON gets its reply yielded as chunks all the same: the text,
+// each tool call whole, then the final chunk.
 func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
 		params, err := m.params(req)
@@ -266,10 +290,13 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			stream *ssestream.Stream[sdk.MessageStreamEventUnion]
 			st     *streamState
 			first  []model.Chunk
+			// wholeResp is the reply of a server that ignored streaming.
+			wholeResp *model.Response
 		)
 		err = m.retry.Do(ctx, func(ctx context.Context) error {
-			st, first = newStreamState(), nil
-			s := m.client.Messages.NewStreaming(ctx, params)
+			st, first, wholeResp = newStreamState(), nil, nil
+			whole := wholereply.Capture{Provider: "anthropic"}
+			s := m.client.Messages.NewStreaming(ctx, params, option.WithMiddleware(whole.Middleware))
 			for s.Next() {
 				first = append(first, st.add(s.Current())...)
 				if st.stopped || hasContent(first) {
@@ -281,10 +308,24 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			if err := s.Err(); err != nil {
 				return convertError(err)
 			}
+			if whole.Body != nil {
+				// The server ignored "stream": true and sent the whole reply.
+				resp, err := wholeResponse(whole.Body)
+				wholeResp = resp
+				return err
+			}
 			return fmt.Errorf("anthropic: stream ended before the reply began: %w", io.ErrUnexpectedEOF)
 		})
 		if err != nil {
 			yield(model.Chunk{}, err)
+			return
+		}
+		if wholeResp != nil {
+			for c := range model.ResponseChunks(wholeResp) {
+				if !yield(c, nil) {
+					return
+				}
+			}
 			return
 		}
 		defer stream.Close()

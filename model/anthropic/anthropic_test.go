@@ -692,6 +692,7 @@ func TestGenerateRefusesAReplyThatIsNotAMessage(t *testing.T) {
 		"empty object": `{}`,
 		"null content": `{"id":"msg_1","type":"message","role":"assistant","content":null,"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`,
 		"other shape":  `{"result":"ok"}`,
+		"null":         `null`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := newServer(t, jsonReply(200, body))
@@ -727,4 +728,43 @@ func TestGenerateWithALargeMaxTokensStreams(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(s.Received()[0].Body), &body))
 	assert.Equal(t, true, body["stream"])
 	assert.EqualValues(t, 64000, body["max_tokens"])
+}
+
+// A compatible server or gateway that ignores "stream": true answers with the
+// whole message as JSON: the stream yields it as chunks, and agrees with
+// Generate on the same body, instead of taking it for a stream cut short.
+func TestStreamFromAServerThatIgnoresStreaming(t *testing.T) {
+	s := newServer(t, jsonReply(http.StatusOK, messageToolUse))
+	m, w := newModel(t, s)
+	want, err := m.Generate(context.Background(), userReq("Weather in Paris and Oslo?"))
+	require.NoError(t, err)
+	var chunks []model.Chunk
+	for c, err := range m.Stream(context.Background(), userReq("Weather in Paris and Oslo?")) {
+		require.NoError(t, err)
+		chunks = append(chunks, c)
+	}
+	require.Len(t, chunks, 4) // the text, two calls, the end
+	assert.Equal(t, "I'll check the weather in both cities.", chunks[0].Text)
+	assert.Equal(t, &model.ToolCallDelta{Index: 1, ID: "toolu_01B7kq2mXw3Rz9Lp4Vn8Ty6", Name: "get_weather", Arguments: `{"city": "Oslo"}`}, chunks[2].ToolCall)
+	got, err := model.Collect(func(yield func(model.Chunk, error) bool) {
+		for _, c := range chunks {
+			if !yield(c, nil) {
+				return
+			}
+		}
+	})
+	require.NoError(t, err)
+	assert.Equal(t, want.Message, got.Message)
+	assert.Equal(t, want.Usage, got.Usage)
+	assert.Equal(t, want.FinishReason, got.FinishReason)
+	assert.Equal(t, "tool_calls", got.FinishReason)
+	assert.Len(t, s.Received(), 2, "one request each, not retried")
+	assert.Empty(t, w.All())
+
+	// JSON that is not a message is an error that says so.
+	s2 := newServer(t, jsonReply(http.StatusOK, `{"status":"ok"}`))
+	m2, _ := newModel(t, s2)
+	_, err = model.Collect(m2.Stream(context.Background(), userReq("x")))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not a message")
 }

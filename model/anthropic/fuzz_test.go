@@ -2,12 +2,15 @@ package anthropic_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/anthropic"
 	"github.com/trellis-go/trellis/model/internal/wiretest"
 )
 
@@ -39,5 +42,46 @@ func FuzzStream(f *testing.F) {
 		if err == nil {
 			require.NotNil(t, resp)
 		}
+	})
+}
+
+// FuzzWholeReply answers streaming requests with arbitrary JSON, as a server
+// that ignores streaming does: Stream never panics, and it agrees with
+// Generate on the same body — the same reply, or an error for both.
+func FuzzWholeReply(f *testing.F) {
+	f.Add(messageText)
+	f.Add(messageToolUse)
+	f.Add(`{"content":[]}`)
+	f.Add(`{"content":[{"type":"tool_use","id":"t","name":"f","input":"not an object"}],"stop_reason":"tool_use"}`)
+	f.Add(`{"type":"message"}`)
+	f.Add(`[1,2]`)
+	f.Add(`null`)
+
+	var mu sync.Mutex
+	var body string
+	s := newServer(f, func(w http.ResponseWriter, _ int) {
+		mu.Lock()
+		b := body
+		mu.Unlock()
+		writeJSON(w, http.StatusOK, b)
+	})
+	// No retries: both calls read the body once, and nothing waits.
+	m, _ := newModel(f, s, anthropic.WithRetry(model.Retry{MaxRetries: -1}))
+
+	f.Fuzz(func(t *testing.T, in string) {
+		mu.Lock()
+		body = in
+		mu.Unlock()
+		want, werr := m.Generate(context.Background(), userReq("x"))
+		got, gerr := model.Collect(m.Stream(context.Background(), userReq("x")))
+		if werr != nil {
+			require.Error(t, gerr, "Generate failed with %v", werr)
+			return
+		}
+		require.NoError(t, gerr)
+		require.Equal(t, want.Message.Text(), got.Message.Text())
+		require.Equal(t, want.Message.ToolCalls, got.Message.ToolCalls)
+		require.Equal(t, want.FinishReason, got.FinishReason)
+		require.Equal(t, want.Usage, got.Usage)
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/internal/wholereply"
 )
 
 // Model is a chat model served by the OpenAI Chat Completions API or by any
@@ -246,13 +247,13 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			stream *ssestream.Stream[oai.ChatCompletionChunk]
 			st     streamState
 			first  []model.Chunk
-			whole  wholeReply
+			whole  wholereply.Capture
 			// wholeResp is the reply of a server that ignored streaming.
 			wholeResp *model.Response
 		)
 		err = m.retry.Do(ctx, func(ctx context.Context) error {
-			st, whole, wholeResp = streamState{}, wholeReply{}, nil
-			s := m.client.Chat.Completions.NewStreaming(ctx, params, option.WithMiddleware(whole.capture))
+			st, whole, wholeResp = streamState{}, wholereply.Capture{Provider: "openai"}, nil
+			s := m.client.Chat.Completions.NewStreaming(ctx, params, option.WithMiddleware(whole.Middleware))
 			for s.Next() {
 				if out := st.add(s.Current()); len(out) > 0 {
 					stream, first = s, out
@@ -263,9 +264,9 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			if err := s.Err(); err != nil {
 				return convertError(err)
 			}
-			if whole.body != nil {
+			if whole.Body != nil {
 				// The server ignored "stream": true and sent the whole reply.
-				resp, err := whole.response()
+				resp, err := wholeResponse(whole.Body)
 				wholeResp = resp
 				return err
 			}

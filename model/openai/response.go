@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"strings"
 	"time"
@@ -307,45 +306,13 @@ func bodyMessage(body io.Reader) string {
 	return s
 }
 
-// maxWholeReply bounds the JSON reply read from a server that answers a
-// streaming request without streaming.
-const maxWholeReply = 32 << 20
-
-// wholeReply catches the answer of a server that ignores "stream": true:
-// capture, the streaming request's middleware, takes a successful JSON
-// reply's body for itself and leaves the event decoder an empty stream.
-type wholeReply struct {
-	body []byte
-}
-
-func (w *wholeReply) capture(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	res, err := next(req)
-	if err != nil || res == nil || res.StatusCode/100 != 2 || res.Body == nil {
-		return res, err
-	}
-	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt != "application/json" {
-		return res, nil
-	}
-	b, err := io.ReadAll(io.LimitReader(res.Body, maxWholeReply+1))
-	_ = res.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxWholeReply {
-		return nil, fmt.Errorf("openai: the server answered a streaming request with a JSON reply of more than %d bytes", maxWholeReply)
-	}
-	w.body = b
-	res.Body = io.NopCloser(strings.NewReader(""))
-	res.ContentLength = 0
-	return res, nil
-}
-
-// response returns the captured completion as a Response.
-func (w *wholeReply) response() (*model.Response, error) {
+// wholeResponse returns the completion a server that ignored streaming
+// sent whole, as a Response.
+func wholeResponse(body []byte) (*model.Response, error) {
 	// Decoded as the client decodes a reply to Generate: the first JSON
 	// value of the body.
 	var c oai.ChatCompletion
-	if err := json.NewDecoder(bytes.NewReader(w.body)).Decode(&c); err != nil {
+	if err := json.NewDecoder(bytes.NewReader(body)).Decode(&c); err != nil {
 		return nil, fmt.Errorf("openai: the server answered a streaming request with JSON that is not a chat completion: %w", err)
 	}
 	return toResponse(&c)

@@ -1,0 +1,53 @@
+// Package wholereply lets the providers' streams read the answer of a
+// server that ignores a request's "stream": true and sends the whole reply
+// as one JSON document: Capture, the streaming request's middleware, takes
+// a successful JSON reply's body for itself and leaves the client's event
+// decoder an empty stream, which the provider then reads as a one-shot
+// reply.
+package wholereply
+
+import (
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+)
+
+// MaxBody bounds the JSON reply read from a server that answers a streaming
+// request without streaming.
+const MaxBody = 32 << 20
+
+// Capture holds the body of a whole reply to a streaming request. Its zero
+// value is ready to use; use one per request.
+type Capture struct {
+	// Provider names the provider in errors.
+	Provider string
+	// Body is the JSON reply, nil when the server streamed (or failed).
+	Body []byte
+}
+
+// Middleware is the streaming request's middleware (both providers' client
+// libraries take this signature): a 2xx reply of type application/json has
+// its body moved into c.Body.
+func (c *Capture) Middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	res, err := next(req)
+	if err != nil || res == nil || res.StatusCode/100 != 2 || res.Body == nil {
+		return res, err
+	}
+	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt != "application/json" {
+		return res, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(res.Body, MaxBody+1))
+	_ = res.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxBody {
+		return nil, fmt.Errorf("%s: the server answered a streaming request with a JSON reply of more than %d bytes", c.Provider, MaxBody)
+	}
+	c.Body = b
+	res.Body = io.NopCloser(strings.NewReader(""))
+	res.ContentLength = 0
+	return res, nil
+}
