@@ -174,6 +174,12 @@ func (s *cacheStore) serve(ctx context.Context, key string, next executor.Handle
 		}
 		r := f.res
 		if !joined {
+			if f.abandoned && !succeeded(r) {
+				// This call's context ended while the tool ran: that says
+				// more than the failure it brought about, whichever of the
+				// two this call saw first.
+				return callerGone(ctx, req.Call.Name)
+			}
 			return copyResult(r)
 		}
 		switch {
