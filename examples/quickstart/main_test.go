@@ -22,16 +22,16 @@ func TestQuickstartRuns(t *testing.T) {
 	assert.Contains(t, s, "style asks for clearly")
 	assert.Contains(t, s, `final draft after 2 revisions: "Graphs are clearly useful. Here are examples."`)
 
-	// The reviewers of a round start in the same superstep, before either
-	// has finished: they run in parallel.
+	// The reviewers of a round run in the same superstep. (Whether the
+	// second starts before the first finishes depends on how soon the
+	// machine gives it a CPU; the engine's tests check that the tasks of a
+	// superstep run concurrently.)
 	lines := strings.Split(s, "\n")
 	for _, step := range []string{"1", "3", "5"} {
 		style := indexOf(lines, "step "+step+"  ▶ style")
 		facts := indexOf(lines, "step "+step+"  ▶ facts")
-		done := indexOf(lines, "step "+step+"  ✓ ")
-		require.True(t, style >= 0 && facts >= 0 && done >= 0, "step %s:\n%s", step, s)
-		assert.Less(t, style, done)
-		assert.Less(t, facts, done)
+		require.True(t, style >= 0 && facts >= 0, "step %s:\n%s", step, s)
+		assert.Equal(t, 2, strings.Count(s, "step "+step+"  ✓ "), "both reviewers finish in step %s", step)
 	}
 	assert.NotContains(t, s, "step 6")
 
