@@ -2,9 +2,7 @@ package openai_test
 
 import (
 	"context"
-	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -58,31 +56,11 @@ func FuzzWholeReply(f *testing.F) {
 	f.Add(`[1,2]`)
 	f.Add(`null`)
 
-	var mu sync.Mutex
-	var body string
-	s := newServer(f, func(w http.ResponseWriter, _ int) {
-		mu.Lock()
-		b := body
-		mu.Unlock()
-		writeJSON(w, http.StatusOK, b)
-	})
+	var body wiretest.JSONBody
 	// No retries: both calls read the body once, and nothing waits.
-	m, _ := newModel(f, s, openai.WithRetry(model.Retry{MaxRetries: -1}))
-
+	m, _ := newModel(f, newServer(f, body.Reply), openai.WithRetry(model.Retry{MaxRetries: -1}))
 	f.Fuzz(func(t *testing.T, in string) {
-		mu.Lock()
-		body = in
-		mu.Unlock()
-		want, werr := m.Generate(context.Background(), userReq("x"))
-		got, gerr := model.Collect(m.Stream(context.Background(), userReq("x")))
-		if werr != nil {
-			require.Error(t, gerr, "Generate failed with %v", werr)
-			return
-		}
-		require.NoError(t, gerr)
-		require.Equal(t, want.Message.Text(), got.Message.Text())
-		require.Equal(t, want.Message.ToolCalls, got.Message.ToolCalls)
-		require.Equal(t, want.FinishReason, got.FinishReason)
-		require.Equal(t, want.Usage, got.Usage)
+		body.Set(in)
+		wiretest.CheckStreamAgrees(t, m, userReq("x"))
 	})
 }

@@ -5,9 +5,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/trellis-go/trellis/model"
 )
 
 // Call is one request the server received.
@@ -120,4 +123,56 @@ func (b *StreamBody) Reply(w http.ResponseWriter, _ int) {
 	b.mu.Unlock()
 	w.Header().Set("Content-Type", "text/event-stream")
 	_, _ = io.WriteString(w, body)
+}
+
+// JSONBody is a JSON reply that can be changed between requests, for fuzz
+// targets that replay many replies against one server. Its zero value is an
+// empty body; Reply is its ReplyFunc.
+type JSONBody struct {
+	mu   sync.Mutex
+	body string
+}
+
+// Set makes body the answer to the next requests.
+func (b *JSONBody) Set(body string) {
+	b.mu.Lock()
+	b.body = body
+	b.mu.Unlock()
+}
+
+// Reply answers with status 200 and the current body as application/json,
+// whether or not the request asked for a stream.
+func (b *JSONBody) Reply(w http.ResponseWriter, _ int) {
+	b.mu.Lock()
+	body := b.body
+	b.mu.Unlock()
+	WriteJSON(w, http.StatusOK, body)
+}
+
+// CheckStreamAgrees fails t unless m's Stream, collected, and its Generate
+// agree on req: the same text, tool calls, finish reason and usage, or an
+// error for both. A provider whose server answers streaming requests with a
+// whole JSON reply (see JSONBody) must give the same answer either way.
+func CheckStreamAgrees(t testing.TB, m model.Model, req *model.Request) {
+	t.Helper()
+	want, werr := m.Generate(context.Background(), req)
+	got, gerr := model.Collect(m.Stream(context.Background(), req))
+	if werr != nil {
+		if gerr == nil {
+			t.Fatalf("Generate failed with %v, Stream answered %+v", werr, got)
+		}
+		return
+	}
+	if gerr != nil {
+		t.Fatalf("Generate answered %+v, Stream failed with %v", want, gerr)
+	}
+	if a, b := want.Message.Text(), got.Message.Text(); a != b {
+		t.Fatalf("text: Generate %q, Stream %q", a, b)
+	}
+	if !reflect.DeepEqual(want.Message.ToolCalls, got.Message.ToolCalls) {
+		t.Fatalf("tool calls: Generate %+v, Stream %+v", want.Message.ToolCalls, got.Message.ToolCalls)
+	}
+	if want.FinishReason != got.FinishReason || want.Usage != got.Usage {
+		t.Fatalf("finish and usage: Generate %q %+v, Stream %q %+v", want.FinishReason, want.Usage, got.FinishReason, got.Usage)
+	}
 }
