@@ -101,52 +101,45 @@ func JSONReply(status int, body string, headers ...string) ReplyFunc {
 	return func(w http.ResponseWriter, _ int) { WriteJSON(w, status, body, headers...) }
 }
 
+// body is a reply body that can be changed between requests.
+type body struct {
+	mu   sync.Mutex
+	text string
+}
+
+// Set makes text the answer to the next requests.
+func (b *body) Set(text string) {
+	b.mu.Lock()
+	b.text = text
+	b.mu.Unlock()
+}
+
+func (b *body) get() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.text
+}
+
 // StreamBody is an event-stream body that can be changed between requests,
 // for fuzz targets that replay many streams against one server. Its zero
 // value is an empty body; Reply is its ReplyFunc.
-type StreamBody struct {
-	mu   sync.Mutex
-	body string
-}
-
-// Set makes body the answer to the next requests.
-func (b *StreamBody) Set(body string) {
-	b.mu.Lock()
-	b.body = body
-	b.mu.Unlock()
-}
+type StreamBody struct{ body }
 
 // Reply answers with the current body as text/event-stream.
 func (b *StreamBody) Reply(w http.ResponseWriter, _ int) {
-	b.mu.Lock()
-	body := b.body
-	b.mu.Unlock()
 	w.Header().Set("Content-Type", "text/event-stream")
-	_, _ = io.WriteString(w, body)
+	_, _ = io.WriteString(w, b.get())
 }
 
 // JSONBody is a JSON reply that can be changed between requests, for fuzz
 // targets that replay many replies against one server. Its zero value is an
 // empty body; Reply is its ReplyFunc.
-type JSONBody struct {
-	mu   sync.Mutex
-	body string
-}
-
-// Set makes body the answer to the next requests.
-func (b *JSONBody) Set(body string) {
-	b.mu.Lock()
-	b.body = body
-	b.mu.Unlock()
-}
+type JSONBody struct{ body }
 
 // Reply answers with status 200 and the current body as application/json,
 // whether or not the request asked for a stream.
 func (b *JSONBody) Reply(w http.ResponseWriter, _ int) {
-	b.mu.Lock()
-	body := b.body
-	b.mu.Unlock()
-	WriteJSON(w, http.StatusOK, body)
+	WriteJSON(w, http.StatusOK, b.get())
 }
 
 // CheckStreamAgrees fails t unless m's Stream, collected, and its Generate
