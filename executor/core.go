@@ -123,16 +123,49 @@ func lookup(b Batch, reqs []Request) {
 	for i, call := range b.Calls {
 		r := &reqs[i]
 		r.Call, r.Index, r.Tools, r.slot = call, i, b.Tools, i
-		switch {
-		case b.Tools == nil:
-		case i > 0 && call.Name == b.Calls[i-1].Name:
+		if i > 0 && call.Name == b.Calls[i-1].Name {
 			r.Tool = reqs[i-1].Tool
-		default:
-			if t, ok := b.Tools.Lookup(call.Name); ok {
-				r.Tool = t
-			}
+		} else {
+			r.Tool = find(b.Tools, call.Name)
 		}
 	}
+}
+
+// find returns the tool of tools named name, nil when there is none (or
+// tools is nil).
+func find(tools Lookup, name string) tool.Tool {
+	if tools == nil {
+		return nil
+	}
+	t, _ := tools.Lookup(name)
+	return t
+}
+
+// skipped answers a call that is not run because the batch was stopped
+// (stop is not nil) or ctx ended.
+func skipped(ctx context.Context, call model.ToolCall, stop *StopError) tool.Result {
+	if stop != nil {
+		return notRun(call, errBatchStopped)
+	}
+	return notRun(call, ended(ctx))
+}
+
+// failedFast returns the error that stops the batch when call i's result
+// res failed under WithFailFast, nil when it does not stop the batch (ctx,
+// the batch's context, ended first: the failure may be its doing).
+func (c *core) failedFast(ctx context.Context, i int, call *model.ToolCall, res *tool.Result) *StopError {
+	if !c.failFast {
+		return nil // the usual case, inlined at the call site
+	}
+	return failFastStop(ctx, i, call, res)
+}
+
+// failFastStop is failedFast under WithFailFast.
+func failFastStop(ctx context.Context, i int, call *model.ToolCall, res *tool.Result) *StopError {
+	if !res.IsError || ctx.Err() != nil {
+		return nil
+	}
+	return &StopError{Index: i, Call: *call, FailFast: true, Err: failure(*res)}
 }
 
 // clock reads the monotonic clock, as the time since c.epoch; it costs

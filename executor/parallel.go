@@ -128,14 +128,11 @@ func (p *parallel) sequential(m tool.Metadata) bool {
 // inLine reports whether batch b runs sequentially: one of its tools says
 // so (see sequential). Calls of unknown tools do not count.
 func (p *parallel) inLine(b Batch) bool {
-	if b.Tools == nil {
-		return false
-	}
 	for i := range b.Calls {
 		if i > 0 && b.Calls[i].Name == b.Calls[i-1].Name {
 			continue // calls of one tool usually come together
 		}
-		if t, ok := b.Tools.Lookup(b.Calls[i].Name); ok && p.sequential(tool.MetadataOf(t)) {
+		if t := find(b.Tools, b.Calls[i].Name); t != nil && p.sequential(tool.MetadataOf(t)) {
 			return true
 		}
 	}
@@ -534,8 +531,8 @@ func (pb *pbatch) answer(i int, r *tool.Result, d time.Duration) {
 	s := &pb.slots[i]
 	if s.body.CompareAndSwap(bodyRunning, bodyWriting) {
 		pb.results[i], s.dur = *r, d
-		if pb.c.failFast && r.IsError && pb.ctx.Err() == nil {
-			pb.stopWith(&StopError{Index: i, Call: pb.reqs[i].Call, FailFast: true, Err: failure(*r)})
+		if stop := pb.c.failedFast(pb.ctx, i, &pb.reqs[i].Call, r); stop != nil {
+			pb.stopWith(stop)
 		}
 		s.body.Store(bodyDone)
 	}

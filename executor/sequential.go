@@ -74,11 +74,7 @@ func (c *core) runSequential(ctx context.Context, reqs []Request, results []tool
 	for i := range reqs {
 		req, res := &reqs[i], &results[i]
 		if stop != nil || ctx.Err() != nil {
-			cause := errBatchStopped
-			if stop == nil {
-				cause = ended(ctx)
-			}
-			*res = notRun(req.Call, cause)
+			*res = skipped(ctx, req.Call, stop)
 			w.startAlone(req)
 			w.endAlone(req, res, 0)
 			continue
@@ -106,9 +102,7 @@ func (c *core) runSequential(ctx context.Context, reqs []Request, results []tool
 			d = c.clock() - t0
 			w.close(i)
 		}
-		if c.failFast && res.IsError && ctx.Err() == nil {
-			stop = &StopError{Index: i, Call: req.Call, FailFast: true, Err: failure(*res)}
-		}
+		stop = c.failedFast(ctx, i, &req.Call, res) // nil so far: a stopped batch runs nothing
 		if err := c.runAfter(ctx, req, res); err != nil && stop == nil {
 			stop = &StopError{Index: i, Call: req.Call, Err: err}
 		}
@@ -137,18 +131,11 @@ func (c *core) runPlain(ctx context.Context, b Batch) ([]tool.Result, error) {
 	for i := range b.Calls {
 		call, res := &b.Calls[i], &results[i]
 		if stop != nil || ctx.Err() != nil {
-			cause := errBatchStopped
-			if stop == nil {
-				cause = ended(ctx)
-			}
-			*res = notRun(*call, cause)
+			*res = skipped(ctx, *call, stop)
 			continue
 		}
 		if i == 0 || call.Name != b.Calls[i-1].Name {
-			t = nil
-			if b.Tools != nil {
-				t, _ = b.Tools.Lookup(call.Name)
-			}
+			t = find(b.Tools, call.Name)
 		}
 		if t != nil {
 			*res = c.term.iv.InvokeFrame(ctx, &frames[i], t, *call)
@@ -156,9 +143,7 @@ func (c *core) runPlain(ctx context.Context, b Batch) ([]tool.Result, error) {
 			req := Request{Call: *call, Index: i, Tools: b.Tools, slot: i, frame: &frames[i]}
 			*res = c.handleChain(ctx, &req)
 		}
-		if c.failFast && res.IsError && ctx.Err() == nil {
-			stop = &StopError{Index: i, Call: *call, FailFast: true, Err: failure(*res)}
-		}
+		stop = c.failedFast(ctx, i, call, res)
 	}
 	return c.finish(results, stop)
 }
