@@ -75,6 +75,12 @@ type taskRecord[S any] struct {
 	Resume     map[string]json.RawMessage `json:"resume,omitempty"` // as JSON text, so that values keep their precision
 }
 
+// finished reports whether rec (which may be nil) records a task that
+// returned: its output, not an interrupt.
+func (rec *taskRecord[S]) finished() bool {
+	return rec != nil && rec.Output != nil && len(rec.Interrupts) == 0
+}
+
 // checkpointer writes one run's checkpoints.
 type checkpointer[S any] struct {
 	saver      state.Saver
@@ -253,6 +259,19 @@ func (c *checkpointer[S]) write(ctx context.Context, cpID, taskID string, rec *t
 		}
 		return nil
 	})
+}
+
+// replays reports whether a run or an update that loaded checkpoint id,
+// named by the caller (from, empty when the caller named none), starts a
+// new branch from it: from names a checkpoint that is not the thread's
+// latest. The tasks of such a checkpoint recorded history; naming the
+// latest is a resume.
+func (c *checkpointer[S]) replays(ctx context.Context, from, id string) bool {
+	if from == "" {
+		return false
+	}
+	latest, err := c.saver.Get(ctx, c.thread, c.ns, "")
+	return err != nil || latest.Checkpoint.ID != id
 }
 
 // load reads a checkpoint (the latest if id is empty) and its pending writes.

@@ -44,6 +44,25 @@ type write[S any] struct {
 	send bool // the task was started by a Send
 }
 
+// taskWrite is the write of a task of node that returned out: in is the
+// task's own input (a Send's), nil for a task triggered by edges, which
+// read base.
+func taskWrite[S any](node string, in, base, out *S) write[S] {
+	if in != nil {
+		return write[S]{node: node, in: in, out: out, send: true}
+	}
+	return write[S]{node: node, in: base, out: out}
+}
+
+// taskInput is the input of a task whose own input is in (a Send's), base
+// for a task triggered by edges.
+func taskInput[S any](in, base *S) *S {
+	if in != nil {
+		return in
+	}
+	return base
+}
+
 type binding[S, T any] struct {
 	get    func(*S) *T
 	reduce state.Reducer[T]

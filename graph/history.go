@@ -155,12 +155,8 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread, asNode string, updat
 	if err != nil {
 		return "", err
 	}
-	if cfg.from != "" {
-		// What the tasks of an earlier checkpoint recorded is history: a
-		// fork from it starts from its state alone, as a replay does.
-		if latest, err := c.saver.Get(ctx, thread, c.ns, ""); err != nil || latest.Checkpoint.ID != tup.Checkpoint.ID {
-			recs = nil
-		}
+	if c.replays(ctx, cfg.from, tup.Checkpoint.ID) {
+		recs = nil // a fork from an earlier checkpoint starts from its state alone
 	}
 	if err := g.checkJoins(thread, tup.Checkpoint.ID, snap.Joins); err != nil {
 		return "", err
@@ -171,27 +167,25 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread, asNode string, updat
 	r.ctx.meta = runMeta{graph: g.name, step: tup.Checkpoint.Step, p: &persistence{saver: c.saver, ser: c.ser, thread: thread, branch: snap.Branch}}
 	r.joinDone = snap.Joins
 	c.last = tup.Checkpoint.ID
-	if len(recs) > 0 && n != nil {
+	var st S
+	switch {
+	case len(recs) > 0 && n != nil:
 		// The checkpoint's superstep was under way: the update completes it.
-		st, err := r.completeSuperstep(tup.Checkpoint.ID, snap, recs, n, update)
-		if err != nil {
+		if st, err = r.completeSuperstep(tup.Checkpoint.ID, snap, recs, n, update); err != nil {
 			return "", err
 		}
 		r.advance()
-		if err := r.checkpoint(tup.Checkpoint.Step+1, "update", &st, nil); err != nil {
-			return "", err
+	default:
+		st = snap.State
+		if update != nil {
+			st = update(st)
 		}
-		return c.last, c.flush(ctx)
-	}
-	st := snap.State
-	if update != nil {
-		st = update(st)
-	}
-	if asNode != END {
-		if err := r.successors(&r.ctx, n, &st, nil); err != nil {
-			return "", err
+		if asNode != END {
+			if err := r.successors(&r.ctx, n, &st, nil); err != nil {
+				return "", err
+			}
+			r.advance()
 		}
-		r.advance()
 	}
 	if err := r.checkpoint(tup.Checkpoint.Step+1, "update", &st, nil); err != nil {
 		return "", err
@@ -217,47 +211,33 @@ func (r *run[S]) completeSuperstep(id string, snap *snapshot[S], recs map[string
 		after []ran
 		again []task[S]
 	)
-	asWrite := func() write[S] {
-		out := snap.State
-		if update != nil {
-			out = update(out)
-		}
-		return write[S]{node: n.name, in: &snap.State, out: &out}
+	out := snap.State
+	if update != nil {
+		out = update(out)
 	}
-	finished := func(ref taskRef[S]) bool {
-		rec := recs[ref.ID]
-		return rec != nil && rec.Output != nil && len(rec.Interrupts) == 0
-	}
+	mine := write[S]{node: n.name, in: &snap.State, out: &out}
 	// The update answers for the first of n's tasks that did not finish;
 	// without one, it is one more write of n.
-	mine := slices.IndexFunc(snap.Tasks, func(ref taskRef[S]) bool { return ref.Node == n.name && !finished(ref) })
-	updated := false
+	at := slices.IndexFunc(snap.Tasks, func(ref taskRef[S]) bool { return ref.Node == n.name && !recs[ref.ID].finished() })
 	for k, ref := range snap.Tasks {
 		i, ok := g.byName[ref.Node]
 		if !ok {
 			return snap.State, fmt.Errorf("graph: thread %q: checkpoint %q: %w: node %q is not in graph %q", r.cp.thread, id, ErrCorruptCheckpoint, ref.Node, g.name)
 		}
-		tn := g.nodes[i]
-		rec := recs[ref.ID]
-		switch {
-		case k == mine:
-			ws = append(ws, asWrite())
+		switch rec := recs[ref.ID]; {
+		case k == at:
+			ws = append(ws, mine)
 			after = append(after, ran{n: n})
-			updated = true
-		case finished(ref):
-			in := ref.Input
-			if in == nil {
-				in = &snap.State
-			}
-			g.fields.adoptUnchanged(rec.Output, in)
-			ws = append(ws, write[S]{node: tn.name, in: in, out: rec.Output, send: ref.Input != nil})
-			after = append(after, ran{n: tn, cmd: rec.command()})
+		case rec.finished():
+			g.fields.adoptUnchanged(rec.Output, taskInput(ref.Input, &snap.State))
+			ws = append(ws, taskWrite(ref.Node, ref.Input, &snap.State, rec.Output))
+			after = append(after, ran{n: g.nodes[i], cmd: rec.command()})
 		default:
 			again = append(again, task[S]{node: i, in: ref.Input})
 		}
 	}
-	if !updated {
-		ws = append(ws, asWrite())
+	if at < 0 {
+		ws = append(ws, mine)
 		after = append(after, ran{n: n})
 	}
 	st, err := g.fields.merge(&snap.State, ws, make([]write[S], 0, len(ws)))

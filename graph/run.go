@@ -613,13 +613,7 @@ func (r *run[S]) restore(cfg *runConfig, nested bool) (S, error) {
 	if err != nil {
 		return zero, err
 	}
-	replay := cfg.from != ""
-	if replay {
-		// The thread's latest checkpoint named explicitly is a resume.
-		if latest, err := r.cp.saver.Get(r.ctx.Context, r.cp.thread, r.cp.ns, ""); err == nil && latest.Checkpoint.ID == tup.Checkpoint.ID {
-			replay = false
-		}
-	}
+	replay := r.cp.replays(r.ctx.Context, cfg.from, tup.Checkpoint.ID)
 	pending := pendingInterrupts(snap, recs)
 	if !nested {
 		if err := r.acceptResume(cfg, pending); err != nil {
@@ -666,12 +660,8 @@ func (r *run[S]) restore(cfg *runConfig, nested bool) (S, error) {
 					}
 					r.resumeSet().add(vals)
 				}
-			case rec.Output != nil:
-				in := t.in
-				if in == nil {
-					in = &snap.State
-				}
-				r.g.fields.adoptUnchanged(rec.Output, in)
+			case rec.finished():
+				r.g.fields.adoptUnchanged(rec.Output, taskInput(t.in, &snap.State))
 				t.done = rec
 			}
 		}
@@ -1282,11 +1272,7 @@ func (r *run[S]) parallel(st S) (S, error) {
 	}
 	ws := make([]write[S], 0, 2*n)
 	for i := range tasks {
-		w := write[S]{node: r.g.nodes[tasks[i].node].name, in: &st, out: &p.slots[i].out}
-		if tasks[i].in != nil {
-			w.in, w.send = tasks[i].in, true
-		}
-		ws = append(ws, w)
+		ws = append(ws, taskWrite(r.g.nodes[tasks[i].node].name, tasks[i].in, &st, &p.slots[i].out))
 	}
 	merged, err := r.g.fields.merge(&st, ws, ws[n:n])
 	if err != nil {
