@@ -1,9 +1,7 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -260,17 +258,6 @@ func messageResponse(msg *sdk.Message) (*model.Response, error) {
 	return toResponse(msg), nil
 }
 
-// wholeResponse returns the message a server that ignored streaming sent
-// whole, as a Response. It is decoded as the client decodes a reply to
-// Generate: the first JSON value of the body.
-func wholeResponse(body []byte) (*model.Response, error) {
-	var msg sdk.Message
-	if err := json.NewDecoder(bytes.NewReader(body)).Decode(&msg); err != nil {
-		return nil, fmt.Errorf("anthropic: the server answered a streaming request with JSON that is not a message: %w", err)
-	}
-	return messageResponse(&msg)
-}
-
 // Stream sends req to the Messages API with streaming on and yields the
 // reply as it arrives. Until the first text or tool-call fragment arrives,
 // failures (an error event such as overloaded_error, or a stream cut short
@@ -310,8 +297,11 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			}
 			if whole.Body != nil {
 				// The server ignored "stream": true and sent the whole reply.
-				resp, err := wholeResponse(whole.Body)
-				wholeResp = resp
+				msg, err := wholereply.Decode[sdk.Message](&whole, "a message")
+				if err != nil {
+					return err
+				}
+				wholeResp, err = messageResponse(msg)
 				return err
 			}
 			return fmt.Errorf("anthropic: stream ended before the reply began: %w", io.ErrUnexpectedEOF)

@@ -247,12 +247,12 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			stream *ssestream.Stream[oai.ChatCompletionChunk]
 			st     streamState
 			first  []model.Chunk
-			whole  wholereply.Capture
 			// wholeResp is the reply of a server that ignored streaming.
 			wholeResp *model.Response
 		)
 		err = m.retry.Do(ctx, func(ctx context.Context) error {
-			st, whole, wholeResp = streamState{}, wholereply.Capture{Provider: "openai"}, nil
+			st, wholeResp = streamState{}, nil
+			whole := wholereply.Capture{Provider: "openai"}
 			s := m.client.Chat.Completions.NewStreaming(ctx, params, option.WithMiddleware(whole.Middleware))
 			for s.Next() {
 				if out := st.add(s.Current()); len(out) > 0 {
@@ -266,8 +266,11 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			}
 			if whole.Body != nil {
 				// The server ignored "stream": true and sent the whole reply.
-				resp, err := wholeResponse(whole.Body)
-				wholeResp = resp
+				c, err := wholereply.Decode[oai.ChatCompletion](&whole, "a chat completion")
+				if err != nil {
+					return err
+				}
+				wholeResp, err = toResponse(c)
 				return err
 			}
 			if st.finish != "" {

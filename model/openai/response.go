@@ -305,15 +305,3 @@ func bodyMessage(body io.Reader) string {
 	}
 	return s
 }
-
-// wholeResponse returns the completion a server that ignored streaming
-// sent whole, as a Response.
-func wholeResponse(body []byte) (*model.Response, error) {
-	// Decoded as the client decodes a reply to Generate: the first JSON
-	// value of the body.
-	var c oai.ChatCompletion
-	if err := json.NewDecoder(bytes.NewReader(body)).Decode(&c); err != nil {
-		return nil, fmt.Errorf("openai: the server answered a streaming request with JSON that is not a chat completion: %w", err)
-	}
-	return toResponse(&c)
-}

@@ -1,6 +1,8 @@
 package wholereply
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
@@ -44,4 +46,15 @@ func (c *Capture) Middleware(req *http.Request, next func(*http.Request) (*http.
 	res.Body = io.NopCloser(strings.NewReader(""))
 	res.ContentLength = 0
 	return res, nil
+}
+
+// Decode reads the captured reply into a T, as the client libraries read
+// the reply to a one-shot request: the first JSON value of the body. what
+// names a T in the error, for example "a chat completion".
+func Decode[T any](c *Capture, what string) (*T, error) {
+	var v T
+	if err := json.NewDecoder(bytes.NewReader(c.Body)).Decode(&v); err != nil {
+		return nil, fmt.Errorf("%s: the server answered a streaming request with JSON that is not %s: %w", c.Provider, what, err)
+	}
+	return &v, nil
 }

@@ -65,3 +65,18 @@ func TestCaptureRefusesAHugeReply(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "p: the server answered a streaming request with a JSON reply of more than")
 }
+
+func TestDecodeReadsTheFirstJSONValue(t *testing.T) {
+	type reply struct {
+		A int `json:"a"`
+	}
+	c := wholereply.Capture{Provider: "p", Body: []byte(`{"a":1} trailing`)}
+	v, err := wholereply.Decode[reply](&c, "a reply")
+	require.NoError(t, err)
+	assert.Equal(t, 1, v.A)
+
+	c.Body = []byte(`{"a":`)
+	_, err = wholereply.Decode[reply](&c, "a reply")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "p: the server answered a streaming request with JSON that is not a reply")
+}
