@@ -101,3 +101,23 @@ func ExampleRetryAfter() {
 	// 20s true
 	// 1.5s true
 }
+
+// A reply's reasoning stands apart from its text.
+func ExampleMessage_Reasoning() {
+	var acc model.Accumulator
+	for _, c := range []model.Chunk{
+		{Reasoning: &model.ReasoningDelta{Text: "The user wants a greeting. "}},
+		{Reasoning: &model.ReasoningDelta{Text: "Keep it short.", Data: "sig"}},
+		{Text: "Hello!"},
+	} {
+		acc.Add(c)
+	}
+	msg := acc.Response().Message
+	fmt.Println(msg.Text())
+	fmt.Println(msg.Reasoning())
+	fmt.Println(msg.Content[0].Type, string(msg.Content[0].Data))
+	// Output:
+	// Hello!
+	// The user wants a greeting. Keep it short.
+	// reasoning sig
+}

@@ -24,9 +24,19 @@ const (
 	PartText  PartType = "text"
 	PartImage PartType = "image"
 	PartJSON  PartType = "json"
+	// PartReasoning is what a model thought before it answered (Claude's
+	// "thinking", the "reasoning_content" of some OpenAI-compatible
+	// servers): Text holds what the provider shows of it, possibly nothing,
+	// and Data the provider's signature, which lets the part be sent back to
+	// the model that wrote it. It is never part of the message's Text.
+	PartReasoning PartType = "reasoning"
+	// PartRedactedReasoning is reasoning the provider hands out only
+	// encrypted: Data holds it, to be sent back as it is.
+	PartRedactedReasoning PartType = "redacted_reasoning"
 )
 
-// Part is one piece of a message's content: text, an image, or a JSON value.
+// Part is one piece of a message's content: text, an image, a JSON value,
+// or the model's reasoning.
 //
 // Part is a tagged struct rather than an interface so that messages marshal
 // to and from JSON without type registries.
@@ -37,7 +47,8 @@ type Part struct {
 	Text string `json:"text,omitempty"`
 	// MIMEType is the media type of a PartImage, for example "image/png".
 	MIMEType string `json:"mime_type,omitempty"`
-	// Data holds the bytes of an inline image.
+	// Data holds the bytes of an inline image, the signature of a
+	// PartReasoning, or the encrypted reasoning of a PartRedactedReasoning.
 	Data []byte `json:"data,omitempty"`
 	// URL locates an image that is not inline.
 	URL string `json:"url,omitempty"`
@@ -60,6 +71,20 @@ func ImageURLPart(mimeType, url string) Part {
 
 // JSONPart returns a JSON part holding raw.
 func JSONPart(raw json.RawMessage) Part { return Part{Type: PartJSON, JSON: raw} }
+
+// ReasoningPart returns a reasoning part with the given text and the
+// provider's signature (nil when it gave none).
+func ReasoningPart(text string, signature []byte) Part {
+	return Part{Type: PartReasoning, Text: text, Data: signature}
+}
+
+// RedactedReasoningPart returns a reasoning part the provider encrypted.
+func RedactedReasoningPart(data []byte) Part {
+	return Part{Type: PartRedactedReasoning, Data: data}
+}
+
+// IsReasoning reports whether p is a reasoning part, redacted or not.
+func (p Part) IsReasoning() bool { return p.Type == PartReasoning || p.Type == PartRedactedReasoning }
 
 // ToolCall is a model's request to run a tool. Arguments stay raw JSON from
 // the model to the tool.
@@ -124,6 +149,18 @@ func (p Part) text() string {
 		return string(p.JSON)
 	}
 	return ""
+}
+
+// Reasoning returns the text of the message's reasoning parts,
+// concatenated in order (see PartReasoning).
+func (m Message) Reasoning() string {
+	var b strings.Builder
+	for _, p := range m.Content {
+		if p.Type == PartReasoning {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
 }
 
 // HasToolCalls reports whether the message asks for at least one tool call.

@@ -171,8 +171,25 @@ type ToolCallDelta struct {
 	Arguments string `json:"arguments,omitempty"`
 }
 
+// ReasoningDelta is a fragment of a reasoning part in a stream (see
+// PartReasoning). Fragments with the same Index belong to the same part;
+// the reply's reasoning parts are numbered from 0 in the order they start.
+type ReasoningDelta struct {
+	Index int `json:"index"`
+	// Text is a fragment of the part's text.
+	Text string `json:"text,omitempty"`
+	// Data is a fragment of the part's Data: the signature, or the
+	// encrypted reasoning of a redacted part.
+	Data string `json:"data,omitempty"`
+	// Redacted marks a PartRedactedReasoning.
+	Redacted bool `json:"redacted,omitempty"`
+}
+
 // Chunk is one element of a streamed reply.
 type Chunk struct {
+	// Reasoning is a fragment of the model's reasoning, which comes before
+	// the text and tool calls it leads to.
+	Reasoning *ReasoningDelta `json:"reasoning,omitempty"`
 	// Text is a fragment of the reply's text.
 	Text string `json:"text,omitempty"`
 	// ToolCall is a fragment of a tool call.

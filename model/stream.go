@@ -15,18 +15,27 @@ import (
 // an index are kept, and argument fragments are concatenated. A fragment
 // whose non-empty ID differs from the one its index holds starts a new call
 // at that index, after the others there (some compatible servers stream
-// every call at index 0). The last non-empty finish reason and model, and
-// the last usage, win.
+// every call at index 0). Reasoning fragments are merged by their Index
+// too, their text and data concatenated, into reasoning parts that come
+// before the text in the message's content. The last non-empty finish
+// reason and model, and the last usage, win.
 //
 // The zero value is ready to use. An Accumulator is not safe for concurrent
 // use, and must not be copied once used (it holds a strings.Builder).
 type Accumulator struct {
-	text   strings.Builder
-	calls  []*pendingCall
-	byIdx  map[int]*pendingCall
-	usage  Usage
-	finish string
-	model  string
+	reasoning []*pendingReasoning
+	text      strings.Builder
+	calls     []*pendingCall
+	byIdx     map[int]*pendingCall
+	usage     Usage
+	finish    string
+	model     string
+}
+
+type pendingReasoning struct {
+	index      int
+	redacted   bool
+	text, data strings.Builder
 }
 
 type pendingCall struct {
@@ -38,6 +47,9 @@ type pendingCall struct {
 
 // Add merges one chunk into the reply being assembled.
 func (a *Accumulator) Add(c Chunk) {
+	if d := c.Reasoning; d != nil {
+		a.addReasoning(d)
+	}
 	a.text.WriteString(c.Text)
 	if d := c.ToolCall; d != nil {
 		p := a.byIdx[d.Index]
@@ -71,6 +83,23 @@ func (a *Accumulator) Add(c Chunk) {
 	}
 }
 
+func (a *Accumulator) addReasoning(d *ReasoningDelta) {
+	var p *pendingReasoning
+	for _, r := range a.reasoning {
+		if r.index == d.Index {
+			p = r
+			break
+		}
+	}
+	if p == nil {
+		p = &pendingReasoning{index: d.Index}
+		a.reasoning = append(a.reasoning, p)
+	}
+	p.redacted = p.redacted || d.Redacted
+	p.text.WriteString(d.Text)
+	p.data.WriteString(d.Data)
+}
+
 // Response returns the reply assembled so far. Tool calls are ordered by
 // their stream index; a call whose arguments never arrived gets the empty
 // object "{}". Arguments are otherwise kept exactly as streamed, even when
@@ -79,8 +108,23 @@ func (a *Accumulator) Add(c Chunk) {
 // Response may be called more than once; each call returns a new Response.
 func (a *Accumulator) Response() *Response {
 	msg := Message{Role: RoleAssistant}
+	if len(a.reasoning) > 0 {
+		ordered := slices.Clone(a.reasoning)
+		slices.SortStableFunc(ordered, func(x, y *pendingReasoning) int { return x.index - y.index })
+		for _, r := range ordered {
+			var data []byte
+			if r.data.Len() > 0 {
+				data = []byte(r.data.String())
+			}
+			if r.redacted {
+				msg.Content = append(msg.Content, RedactedReasoningPart(data))
+			} else {
+				msg.Content = append(msg.Content, ReasoningPart(r.text.String(), data))
+			}
+		}
+	}
 	if a.text.Len() > 0 {
-		msg.Content = []Part{TextPart(a.text.String())}
+		msg.Content = append(msg.Content, TextPart(a.text.String()))
 	}
 	if len(a.calls) > 0 {
 		ordered := slices.Clone(a.calls)
@@ -111,13 +155,25 @@ func Collect(seq iter.Seq2[Chunk, error]) (*Response, error) {
 }
 
 // ResponseChunks returns a sequence that replays a complete reply as chunks:
-// its text, one complete fragment per tool call, then a final chunk with the
-// usage, finish reason and model. It lets a model that cannot stream
-// implement Stream; collecting the sequence gives back an equivalent Response.
+// one complete fragment per reasoning part, its text, one complete fragment
+// per tool call, then a final chunk with the usage, finish reason and model.
+// It lets a model that cannot stream implement Stream; collecting the
+// sequence gives back an equivalent Response.
 func ResponseChunks(resp *Response) iter.Seq2[Chunk, error] {
 	return func(yield func(Chunk, error) bool) {
 		if resp == nil {
 			return
+		}
+		n := 0
+		for _, p := range resp.Message.Content {
+			if !p.IsReasoning() {
+				continue
+			}
+			d := &ReasoningDelta{Index: n, Text: p.Text, Data: string(p.Data), Redacted: p.Type == PartRedactedReasoning}
+			n++
+			if !yield(Chunk{Reasoning: d}, nil) {
+				return
+			}
 		}
 		if text := resp.Message.Text(); text != "" {
 			if !yield(Chunk{Text: text}, nil) {

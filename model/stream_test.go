@@ -180,6 +180,60 @@ func TestCollectStopsAtError(t *testing.T) {
 	assert.Equal(t, 2, yielded, "Collect must stop pulling after an error")
 }
 
+func TestAccumulatorReasoning(t *testing.T) {
+	var a model.Accumulator
+	for _, c := range []model.Chunk{
+		{Reasoning: &model.ReasoningDelta{Index: 0, Text: "The user wants "}},
+		{Reasoning: &model.ReasoningDelta{Index: 1, Data: "ENC", Redacted: true}},
+		{Reasoning: &model.ReasoningDelta{Index: 0, Text: "the weather."}},
+		{Reasoning: &model.ReasoningDelta{Index: 0, Data: "sig-"}},
+		{Text: "Let me look."},
+		{Reasoning: &model.ReasoningDelta{Index: 0, Data: "1"}},
+		{Reasoning: &model.ReasoningDelta{Index: 1, Data: "RYPTED"}},
+		delta(0, "c1", "weather", `{"city":"Oslo"}`),
+	} {
+		a.Add(c)
+	}
+	msg := a.Response().Message
+	want := []model.Part{
+		model.ReasoningPart("The user wants the weather.", []byte("sig-1")),
+		model.RedactedReasoningPart([]byte("ENCRYPTED")),
+		model.TextPart("Let me look."),
+	}
+	assert.Equal(t, want, msg.Content)
+	assert.Equal(t, "Let me look.", msg.Text(), "reasoning is not part of the text")
+	assert.Equal(t, "The user wants the weather.", msg.Reasoning())
+	require.Len(t, msg.ToolCalls, 1)
+}
+
+func TestResponseChunksRoundTripsReasoning(t *testing.T) {
+	msg := model.Assistant("Done.", model.ToolCall{ID: "c1", Name: "a", Arguments: json.RawMessage(`{}`)})
+	msg.Content = append([]model.Part{
+		model.ReasoningPart("first", []byte("s1")),
+		model.ReasoningPart("", nil), // a provider that shows nothing of it
+		model.RedactedReasoningPart([]byte("xyz")),
+	}, msg.Content...)
+	resp := &model.Response{Message: msg, FinishReason: "tool_calls"}
+	got, err := model.Collect(model.ResponseChunks(resp))
+	require.NoError(t, err)
+	assert.Equal(t, resp, got)
+
+	var kinds []string
+	for c := range model.ResponseChunks(resp) {
+		switch {
+		case c.Reasoning != nil:
+			kinds = append(kinds, "reasoning")
+		case c.Text != "":
+			kinds = append(kinds, "text")
+		case c.ToolCall != nil:
+			kinds = append(kinds, "call")
+		default:
+			kinds = append(kinds, "final")
+		}
+	}
+	assert.Equal(t, []string{"reasoning", "reasoning", "reasoning", "text", "call", "final"}, kinds)
+}
+
 func TestResponseChunksRoundTrip(t *testing.T) {
 	resp := &model.Response{
 		Message: model.Assistant("Let me look.",
@@ -240,8 +294,12 @@ func decodeDeltas(data []byte) []model.Chunk {
 			out = append(out, delta(idx, payload, "", ""))
 		case 2:
 			out = append(out, delta(idx, "", payload, ""))
-		case 3, 4, 5:
+		case 3:
 			out = append(out, delta(idx, "", "", payload))
+		case 4:
+			out = append(out, model.Chunk{Reasoning: &model.ReasoningDelta{Index: idx, Text: payload}})
+		case 5:
+			out = append(out, model.Chunk{Reasoning: &model.ReasoningDelta{Index: idx, Data: payload, Redacted: idx%2 != 0}})
 		case 6:
 			out = append(out, model.Chunk{FinishReason: payload})
 		default:
@@ -258,6 +316,7 @@ func FuzzAccumulator(f *testing.F) {
 	f.Add([]byte{3, 200, '{'})
 	f.Add([]byte{7, 2, 0xff, 0xff, 6, 4, 's', 't', 'o', 'p'})
 	f.Add([]byte{})
+	f.Add([]byte{4 | 5<<3, 3, 'h', 'm', 'm', 5 | 5<<3, 2, 's', 'g', 4 | 4<<3, 1, 'a', 0, 2, 'o', 'k'})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		chunks := decodeDeltas(data)
 		var a model.Accumulator
@@ -270,9 +329,25 @@ func FuzzAccumulator(f *testing.F) {
 		}
 		byIndex := map[int][]*call{}
 		total := 0
+		// The reasoning of each index: text, data, and whether redacted.
+		type thought struct {
+			text, data strings.Builder
+			redacted   bool
+		}
+		thoughts := map[int]*thought{}
 		for _, c := range chunks {
 			a.Add(c)
 			text.WriteString(c.Text)
+			if d := c.Reasoning; d != nil {
+				th := thoughts[d.Index]
+				if th == nil {
+					th = &thought{}
+					thoughts[d.Index] = th
+				}
+				th.text.WriteString(d.Text)
+				th.data.WriteString(d.Data)
+				th.redacted = th.redacted || d.Redacted
+			}
 			if d := c.ToolCall; d != nil {
 				list := byIndex[d.Index]
 				if len(list) == 0 || d.ID != "" && list[len(list)-1].id != "" && list[len(list)-1].id != d.ID {
@@ -290,6 +365,31 @@ func FuzzAccumulator(f *testing.F) {
 		resp := a.Response()
 		require.Equal(t, text.String(), resp.Message.Text())
 		require.Len(t, resp.Message.ToolCalls, total)
+
+		// The reasoning parts come first, one per index in index order.
+		order := make([]int, 0, len(thoughts))
+		for i := range thoughts {
+			order = append(order, i)
+		}
+		slices.Sort(order)
+		require.GreaterOrEqual(t, len(resp.Message.Content), len(order))
+		var reasoning strings.Builder
+		for k, i := range order {
+			p, want := resp.Message.Content[k], thoughts[i]
+			require.Equal(t, want.data.String(), string(p.Data), "data of the reasoning at index %d", i)
+			if want.redacted {
+				require.Equal(t, model.PartRedactedReasoning, p.Type, "part %d", k)
+				require.Empty(t, p.Text)
+			} else {
+				require.Equal(t, model.PartReasoning, p.Type, "part %d", k)
+				require.Equal(t, want.text.String(), p.Text)
+				reasoning.WriteString(want.text.String())
+			}
+		}
+		require.Equal(t, reasoning.String(), resp.Message.Reasoning())
+		for _, p := range resp.Message.Content[len(order):] {
+			require.False(t, p.IsReasoning(), "reasoning after the text")
+		}
 
 		indices := make([]int, 0, len(byIndex))
 		for i := range byIndex {

@@ -292,6 +292,22 @@ func (s *Step) play(req *model.Request, name, idPrefix string, n int) (*model.Re
 // chunksOf splits a reply into stream chunks.
 func chunksOf(resp *model.Response) []model.Chunk {
 	var out []model.Chunk
+	// Reasoning first, word by word, each part's data after its text.
+	k := 0
+	for _, p := range resp.Message.Content {
+		if !p.IsReasoning() {
+			continue
+		}
+		redacted := p.Type == model.PartRedactedReasoning
+		out = append(out, model.Chunk{Reasoning: &model.ReasoningDelta{Index: k, Redacted: redacted}})
+		for _, w := range splitWords(p.Text) {
+			out = append(out, model.Chunk{Reasoning: &model.ReasoningDelta{Index: k, Text: w}})
+		}
+		if len(p.Data) > 0 {
+			out = append(out, model.Chunk{Reasoning: &model.ReasoningDelta{Index: k, Data: string(p.Data)}})
+		}
+		k++
+	}
 	for _, w := range splitWords(resp.Message.Text()) {
 		out = append(out, model.Chunk{Text: w})
 	}

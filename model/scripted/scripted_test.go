@@ -290,6 +290,35 @@ func TestStreamFragments(t *testing.T) {
 	assert.Equal(t, want, got)
 }
 
+// A scripted reply with reasoning streams it first, word by word, and
+// collects into the reply Generate gives.
+func TestStreamReasoning(t *testing.T) {
+	msg := model.Assistant("It is sunny.")
+	msg.Content = append([]model.Part{
+		model.ReasoningPart("The user asks about Oslo.", []byte("sig")),
+		model.RedactedReasoningPart([]byte("ENC")),
+	}, msg.Content...)
+	script := func() *scripted.Model { return scripted.New(scripted.Respond(msg)) }
+	ctx := context.Background()
+	want, err := script().Generate(ctx, userReq("x"))
+	require.NoError(t, err)
+	var thoughts []string
+	sawText := false
+	for c, err := range script().Stream(ctx, userReq("x")) {
+		require.NoError(t, err)
+		if c.Reasoning != nil {
+			assert.False(t, sawText, "reasoning comes before the text")
+			thoughts = append(thoughts, c.Reasoning.Text)
+		}
+		sawText = sawText || c.Text != ""
+	}
+	assert.Equal(t, []string{"", "The", " user", " asks", " about", " Oslo.", "", "", ""}, thoughts)
+	got, err := model.Collect(script().Stream(ctx, userReq("x")))
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.Equal(t, msg.Content, got.Message.Content)
+}
+
 func TestStreamMultibyteArguments(t *testing.T) {
 	args := `{"q":"日本語"}`
 	m := scripted.New(scripted.CallTools(scripted.Call("search", args)), scripted.Reply("naïve café  "))
