@@ -36,6 +36,7 @@ type Model struct {
 	retry            model.Retry
 	settings         model.Settings
 	structuredOutput bool
+	thinking         sdk.ThinkingConfigParamUnion
 }
 
 var (
@@ -51,6 +52,7 @@ type config struct {
 	retry            model.Retry
 	settings         model.Settings
 	structuredOutput bool
+	thinking         sdk.ThinkingConfigParamUnion
 	requestOptions   []option.RequestOption
 	errs             []error
 }
@@ -142,6 +144,35 @@ func WithStructuredOutput() Option {
 	return func(c *config) { c.structuredOutput = true }
 }
 
+// MinThinkingBudget is the smallest thinking budget the API accepts.
+const MinThinkingBudget = 1024
+
+// WithThinking turns on extended thinking with a budget of thinking tokens
+// (at least MinThinkingBudget, and less than the request's max_tokens,
+// which the thinking counts against). The model's thinking arrives as
+// reasoning parts (model.PartReasoning) before the text of its reply, and
+// as reasoning fragments in a stream; kept in the conversation, they are
+// sent back with the assistant message, as the API requires when the model
+// thought before calling tools.
+func WithThinking(budgetTokens int) Option {
+	return func(c *config) {
+		if budgetTokens < MinThinkingBudget {
+			c.errs = append(c.errs, fmt.Errorf("WithThinking: budget %d is below the minimum of %d tokens", budgetTokens, MinThinkingBudget))
+			return
+		}
+		c.thinking = sdk.ThinkingConfigParamOfEnabled(int64(budgetTokens))
+	}
+}
+
+// WithAdaptiveThinking lets the model decide whether and how much to think,
+// on the models that support it. Its thinking is handled as WithThinking
+// describes.
+func WithAdaptiveThinking() Option {
+	return func(c *config) {
+		c.thinking = sdk.ThinkingConfigParamUnion{OfAdaptive: &sdk.ThinkingConfigAdaptiveParam{}}
+	}
+}
+
 // WithRequestOptions passes options of the anthropic-sdk-go client through,
 // for needs this package does not cover. They are applied last.
 func WithRequestOptions(opts ...option.RequestOption) Option {
@@ -202,6 +233,7 @@ func New(name string, opts ...Option) (*Model, error) {
 		retry:            c.retry,
 		settings:         c.settings,
 		structuredOutput: c.structuredOutput,
+		thinking:         c.thinking,
 	}, nil
 }
 
@@ -259,13 +291,14 @@ func messageResponse(msg *sdk.Message) (*model.Response, error) {
 }
 
 // Stream sends req to the Messages API with streaming on and yields the
-// reply as it arrives. Until the first text or tool-call fragment arrives,
-// failures (an error event such as overloaded_error, or a stream cut short
-// after opening events that carry nothing, such as message_start) are
-// retried like Generate's; once a chunk has been yielded, errors end the
-// sequence. A server that ignores streaming and answers with the whole
-// message as JSON gets its reply yielded as chunks all the same: the text,
-// each tool call whole, then the final chunk.
+// reply as it arrives: thinking as reasoning fragments, text, tool-call
+// fragments. Until the first of those arrives, failures (an error event
+// such as overloaded_error, or a stream cut short after opening events that
+// carry nothing, such as message_start) are retried like Generate's; once a
+// chunk has been yielded, errors end the sequence. A server that ignores
+// streaming and answers with the whole message as JSON gets its reply
+// yielded as chunks all the same: the thinking, the text, each tool call
+// whole, then the final chunk.
 func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
 		params, err := m.params(req)
@@ -344,11 +377,11 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 	}
 }
 
-// hasContent reports whether chunks carry part of the reply itself: text or
-// a tool call.
+// hasContent reports whether chunks carry part of the reply itself:
+// thinking, text or a tool call.
 func hasContent(chunks []model.Chunk) bool {
 	for _, c := range chunks {
-		if c.Text != "" || c.ToolCall != nil {
+		if c.Text != "" || c.ToolCall != nil || c.Reasoning != nil {
 			return true
 		}
 	}

@@ -128,10 +128,10 @@ func TestGenerateToolUse(t *testing.T) {
 	resp, err := m.Generate(context.Background(), userReq("Weather in Paris and Oslo?"))
 	require.NoError(t, err)
 	assert.Equal(t, &model.Response{
-		Message: model.Assistant("I'll check the weather in both cities.",
+		Message: withReasoning(model.Assistant("I'll check the weather in both cities.",
 			model.ToolCall{ID: "toolu_01A09q90qw90lq917835lq9", Name: "get_weather", Arguments: json.RawMessage(`{"city": "Paris", "unit": "celsius"}`)},
 			model.ToolCall{ID: "toolu_01B7kq2mXw3Rz9Lp4Vn8Ty6", Name: "get_weather", Arguments: json.RawMessage(`{"city": "Oslo"}`)},
-		),
+		), model.ReasoningPart("Two cities, two calls.", []byte("EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"))),
 		Usage:        model.Usage{InputTokens: 592, OutputTokens: 120, TotalTokens: 712},
 		FinishReason: "tool_calls",
 		Model:        "claude-sonnet-4-5-20250929",
@@ -446,13 +446,24 @@ func TestStreamText(t *testing.T) {
 func TestStreamToolUseInterleaved(t *testing.T) {
 	s := newServer(t, sseReply(streamToolUse))
 	m, _ := newModel(t, s)
-	var deltas []model.ToolCallDelta
+	var (
+		deltas   []model.ToolCallDelta
+		thinking []model.ReasoningDelta
+	)
 	for c, err := range m.Stream(context.Background(), userReq("x")) {
 		require.NoError(t, err)
 		if c.ToolCall != nil {
 			deltas = append(deltas, *c.ToolCall)
 		}
+		if c.Reasoning != nil {
+			thinking = append(thinking, *c.Reasoning)
+		}
 	}
+	assert.Equal(t, []model.ReasoningDelta{
+		{Index: 0},
+		{Index: 0, Text: "Both cities need a call."},
+		{Index: 0, Data: "EqQBCgIYAhIM1gbcDa9GJwZA"},
+	}, thinking, "the thinking block's start, its text, its signature")
 	assert.Equal(t, []model.ToolCallDelta{
 		{Index: 0, ID: "toolu_01Paris", Name: "get_weather"},
 		{Index: 1, ID: "toolu_02Oslo", Name: "get_weather"},
@@ -466,11 +477,11 @@ func TestStreamToolUseInterleaved(t *testing.T) {
 	resp, err := model.Collect(m.Stream(context.Background(), userReq("x")))
 	require.NoError(t, err)
 	assert.Equal(t, &model.Response{
-		Message: model.Assistant("Checking both.",
+		Message: withReasoning(model.Assistant("Checking both.",
 			model.ToolCall{ID: "toolu_01Paris", Name: "get_weather", Arguments: json.RawMessage(`{"city": "Paris"}`)},
 			model.ToolCall{ID: "toolu_02Oslo", Name: "get_weather", Arguments: json.RawMessage(`{"city": "Oslo"}`)},
 			model.ToolCall{ID: "toolu_03Time", Name: "get_time", Arguments: json.RawMessage(`{}`)},
-		),
+		), model.ReasoningPart("Both cities need a call.", []byte("EqQBCgIYAhIM1gbcDa9GJwZA"))),
 		Usage:        model.Usage{InputTokens: 500, OutputTokens: 89, TotalTokens: 589},
 		FinishReason: "tool_calls",
 		Model:        "claude-sonnet-4-5-20250929",
@@ -743,9 +754,10 @@ func TestStreamFromAServerThatIgnoresStreaming(t *testing.T) {
 		require.NoError(t, err)
 		chunks = append(chunks, c)
 	}
-	require.Len(t, chunks, 4) // the text, two calls, the end
-	assert.Equal(t, "I'll check the weather in both cities.", chunks[0].Text)
-	assert.Equal(t, &model.ToolCallDelta{Index: 1, ID: "toolu_01B7kq2mXw3Rz9Lp4Vn8Ty6", Name: "get_weather", Arguments: `{"city": "Oslo"}`}, chunks[2].ToolCall)
+	require.Len(t, chunks, 5) // the thinking, the text, two calls, the end
+	assert.Equal(t, &model.ReasoningDelta{Text: "Two cities, two calls.", Data: "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"}, chunks[0].Reasoning)
+	assert.Equal(t, "I'll check the weather in both cities.", chunks[1].Text)
+	assert.Equal(t, &model.ToolCallDelta{Index: 1, ID: "toolu_01B7kq2mXw3Rz9Lp4Vn8Ty6", Name: "get_weather", Arguments: `{"city": "Oslo"}`}, chunks[3].ToolCall)
 	got, err := model.Collect(func(yield func(model.Chunk, error) bool) {
 		for _, c := range chunks {
 			if !yield(c, nil) {
@@ -767,4 +779,11 @@ func TestStreamFromAServerThatIgnoresStreaming(t *testing.T) {
 	_, err = model.Collect(m2.Stream(context.Background(), userReq("x")))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not a message")
+}
+
+// withReasoning returns msg with parts put before its content, where a
+// reply's reasoning stands.
+func withReasoning(msg model.Message, parts ...model.Part) model.Message {
+	msg.Content = append(parts, msg.Content...)
+	return msg
 }

@@ -24,6 +24,13 @@
 // and error) and numbers tool calls 0, 1, 2... in the order their content
 // blocks start.
 //
+// WithThinking and WithAdaptiveThinking turn on extended thinking. Thinking
+// blocks, whether asked for or a model's default, become reasoning parts
+// (model.PartReasoning with the signature in Data, and
+// model.PartRedactedReasoning), streamed as model.ReasoningDelta fragments;
+// the signed ones are sent back with their assistant turn, first in it, as
+// the API requires after thinking that led to tool calls.
+//
 // Native structured output is sent when a request has a ResponseFormat, but
 // Info reports it only when WithStructuredOutput declares that the model
 // supports it; otherwise callers use a set-model-response tool.

@@ -78,6 +78,10 @@ func (m *Model) params(req *model.Request) (sdk.MessageNewParams, error) {
 	if s.TopP != nil {
 		p.TopP = sdk.Float(*s.TopP)
 	}
+	p.Thinking = m.thinking
+	if b := m.thinking.OfEnabled; b != nil && b.BudgetTokens >= p.MaxTokens {
+		return p, fmt.Errorf("anthropic: the thinking budget of %d tokens is not less than max_tokens %d, which it counts against; raise max_tokens (WithMaxTokens or Settings.MaxTokens)", b.BudgetTokens, p.MaxTokens)
+	}
 	for _, stop := range s.Stop {
 		if stop != "" { // the API refuses empty stop sequences
 			p.StopSequences = append(p.StopSequences, stop)
@@ -131,8 +135,12 @@ func messages(in []model.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, err
 			add(sdk.MessageParamRoleUser, blocks)
 
 		case model.RoleAssistant:
-			var blocks []sdk.ContentBlockParamUnion
+			// Thinking comes first in the turn, as the model wrote it.
+			blocks := thinkingBlocks(msg.Content)
 			for j, part := range msg.Content {
+				if part.IsReasoning() {
+					continue
+				}
 				text, ok := partText(part)
 				if !ok {
 					return nil, nil, fmt.Errorf("anthropic: message %d (assistant): part %d: %s content is not supported", i, j, part.Type)
@@ -186,6 +194,27 @@ func messages(in []model.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, err
 		}
 	}
 	return system, out, nil
+}
+
+// thinkingBlocks maps the reasoning parts of an assistant message to
+// thinking and redacted_thinking blocks. Parts without data are left out:
+// the API takes back only the thinking it signed, so reasoning that came
+// from another provider, or that a model showed without a signature, cannot
+// be returned to it.
+func thinkingBlocks(parts []model.Part) []sdk.ContentBlockParamUnion {
+	var out []sdk.ContentBlockParamUnion
+	for _, p := range parts {
+		if len(p.Data) == 0 {
+			continue
+		}
+		switch p.Type {
+		case model.PartReasoning:
+			out = append(out, sdk.NewThinkingBlock(string(p.Data), p.Text))
+		case model.PartRedactedReasoning:
+			out = append(out, sdk.NewRedactedThinkingBlock(string(p.Data)))
+		}
+	}
+	return out
 }
 
 // blank reports whether text is empty or only whitespace: the API rejects

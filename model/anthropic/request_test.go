@@ -250,3 +250,95 @@ func TestInvalidBaseURLEnvironmentIsRefused(t *testing.T) {
 	_, err := anthropic.New("claude-haiku-4-5", anthropic.WithAPIKey("k"))
 	require.NoError(t, err)
 }
+
+// The model's thinking goes back with its assistant message, before the
+// text and the tool calls, as the API requires when the model thought
+// before it called tools; reasoning without a signature (another
+// provider's, or shown without one) cannot be, and is left out.
+func TestThinkingIsSentBack(t *testing.T) {
+	reply := model.Assistant("Checking.", model.ToolCall{ID: "a", Name: "t", Arguments: json.RawMessage(`{"x":1}`)})
+	reply.Content = append([]model.Part{
+		model.ReasoningPart("Two cities.", []byte("sig-1")),
+		model.ReasoningPart("unsigned", nil),
+		model.RedactedReasoningPart([]byte("ENCRYPTED")),
+	}, reply.Content...)
+	body := sentBody(t, &model.Request{Messages: []model.Message{
+		model.User("go"),
+		reply,
+		model.ToolMessage("a", "t", false, model.TextPart("done")),
+	}})
+	assert.JSONEq(t, `[
+		{"role": "user", "content": [{"type": "text", "text": "go"}]},
+		{"role": "assistant", "content": [
+			{"type": "thinking", "thinking": "Two cities.", "signature": "sig-1"},
+			{"type": "redacted_thinking", "data": "ENCRYPTED"},
+			{"type": "text", "text": "Checking."},
+			{"type": "tool_use", "id": "a", "name": "t", "input": {"x": 1}}
+		]},
+		{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": [{"type": "text", "text": "done"}]}]}
+	]`, string(body["messages"]))
+	_, ok := body["thinking"]
+	assert.False(t, ok, "thinking is not configured without WithThinking")
+
+	// Reasoning has no place in a user's message.
+	s := newServer(t, jsonReply(200, messageText))
+	m, _ := newModel(t, s)
+	_, err := m.Generate(context.Background(), &model.Request{Messages: []model.Message{
+		{Role: model.RoleUser, Content: []model.Part{model.ReasoningPart("x", []byte("s"))}},
+	}})
+	require.ErrorContains(t, err, `message 0 (user): part 0: unknown part type "reasoning"`)
+	assert.Empty(t, s.Received())
+}
+
+func TestThinkingOptions(t *testing.T) {
+	body := sentBody(t, userReq("x"), anthropic.WithThinking(2048))
+	assert.JSONEq(t, `{"type": "enabled", "budget_tokens": 2048}`, string(body["thinking"]))
+
+	body = sentBody(t, userReq("x"), anthropic.WithAdaptiveThinking())
+	assert.JSONEq(t, `{"type": "adaptive"}`, string(body["thinking"]))
+
+	_, err := anthropic.New("claude", anthropic.WithThinking(1000))
+	require.ErrorContains(t, err, "WithThinking: budget 1000 is below the minimum of 1024 tokens")
+
+	// The budget counts against max_tokens: a budget that leaves no room
+	// for the answer fails before anything is sent.
+	s := newServer(t, jsonReply(200, messageText))
+	m, _ := newModel(t, s, anthropic.WithThinking(8000), anthropic.WithMaxTokens(8000))
+	_, err = m.Generate(context.Background(), userReq("x"))
+	require.ErrorContains(t, err, "thinking budget of 8000 tokens is not less than max_tokens 8000")
+	assert.Empty(t, s.Received())
+	req := userReq("x")
+	req.Settings.MaxTokens = 16000
+	_, err = m.Generate(context.Background(), req)
+	require.NoError(t, err, "a request's own max_tokens makes room")
+}
+
+// A redacted_thinking block streams whole in its start event.
+func TestStreamRedactedThinking(t *testing.T) {
+	events := []event{
+		{"message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":10,"output_tokens":1}}}`},
+		{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix"}}`},
+		{"content_block_stop", `{"type":"content_block_stop","index":0}`},
+		{"content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"thinking","thinking":"","signature":""}}`},
+		{"content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"thinking_delta","thinking":"Short "}}`},
+		{"content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"thinking_delta","thinking":"answer."}}`},
+		{"content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"signature_delta","signature":"Eq0B"}}`},
+		{"content_block_stop", `{"type":"content_block_stop","index":1}`},
+		{"content_block_start", `{"type":"content_block_start","index":2,"content_block":{"type":"text","text":""}}`},
+		{"content_block_delta", `{"type":"content_block_delta","index":2,"delta":{"type":"text_delta","text":"Yes."}}`},
+		{"content_block_stop", `{"type":"content_block_stop","index":2}`},
+		{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":30}}`},
+		{"message_stop", `{"type":"message_stop"}`},
+	}
+	s := newServer(t, sseReply(events))
+	m, _ := newModel(t, s)
+	resp, err := model.Collect(m.Stream(context.Background(), userReq("x")))
+	require.NoError(t, err)
+	assert.Equal(t, []model.Part{
+		model.RedactedReasoningPart([]byte("EmwKAhgBEgy3va3pzix")),
+		model.ReasoningPart("Short answer.", []byte("Eq0B")),
+		model.TextPart("Yes."),
+	}, resp.Message.Content)
+	assert.Equal(t, "Yes.", resp.Message.Text())
+	assert.Equal(t, "Short answer.", resp.Message.Reasoning())
+}

@@ -13,14 +13,19 @@ import (
 	"github.com/trellis-go/trellis/model"
 )
 
-// toResponse maps a message of the Messages API to a Response. Text blocks
-// are joined; tool_use blocks become tool calls; other blocks (thinking,
-// server tools) are left out.
+// toResponse maps a message of the Messages API to a Response. Thinking
+// blocks become reasoning parts (the signature in Data), before the text;
+// text blocks are joined; tool_use blocks become tool calls; other blocks
+// (server tools) are left out.
 func toResponse(msg *sdk.Message) *model.Response {
 	out := model.Message{Role: model.RoleAssistant}
 	var text strings.Builder
 	for _, b := range msg.Content {
 		switch b.Type {
+		case "thinking":
+			out.Content = append(out.Content, model.ReasoningPart(b.Thinking, bytesOf(b.Signature)))
+		case "redacted_thinking":
+			out.Content = append(out.Content, model.RedactedReasoningPart(bytesOf(b.Data)))
 		case "text":
 			text.WriteString(b.Text)
 		case "tool_use":
@@ -28,7 +33,7 @@ func toResponse(msg *sdk.Message) *model.Response {
 		}
 	}
 	if text.Len() > 0 {
-		out.Content = []model.Part{model.TextPart(text.String())}
+		out.Content = append(out.Content, model.TextPart(text.String()))
 	}
 	u := model.Usage{
 		InputTokens:  int(msg.Usage.InputTokens + msg.Usage.CacheCreationInputTokens + msg.Usage.CacheReadInputTokens),
@@ -41,6 +46,14 @@ func toResponse(msg *sdk.Message) *model.Response {
 		FinishReason: finishReason(string(msg.StopReason)),
 		Model:        msg.Model,
 	}
+}
+
+// bytesOf returns s as bytes, nil when it is empty.
+func bytesOf(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return []byte(s)
 }
 
 func rawInput(in json.RawMessage) json.RawMessage {
@@ -66,15 +79,16 @@ func finishReason(r string) string {
 }
 
 // streamState turns Messages API stream events into chunks. Content block
-// indices count text and tool_use blocks together; tool calls are numbered
-// 0, 1, 2... in the order their blocks start.
+// indices count every kind of block together; tool calls are numbered 0, 1,
+// 2... in the order their blocks start, and so are thinking blocks.
 type streamState struct {
-	model     string
-	finish    string
-	stopped   bool
-	toolIndex map[int64]int  // content block index → tool call index
-	pending   map[int64]bool // tool blocks that have not streamed input yet
-	initial   map[int64]string
+	model      string
+	finish     string
+	stopped    bool
+	toolIndex  map[int64]int  // content block index → tool call index
+	thinkIndex map[int64]int  // content block index → reasoning part index
+	pending    map[int64]bool // tool blocks that have not streamed input yet
+	initial    map[int64]string
 
 	// Token counts. The input counts are kept apart because message_delta
 	// may update any one of them; Usage.InputTokens is their sum.
@@ -82,7 +96,7 @@ type streamState struct {
 }
 
 func newStreamState() *streamState {
-	return &streamState{toolIndex: map[int64]int{}, pending: map[int64]bool{}, initial: map[int64]string{}}
+	return &streamState{toolIndex: map[int64]int{}, thinkIndex: map[int64]int{}, pending: map[int64]bool{}, initial: map[int64]string{}}
 }
 
 func (s *streamState) add(ev sdk.MessageStreamEventUnion) []model.Chunk {
@@ -99,6 +113,14 @@ func (s *streamState) add(ev sdk.MessageStreamEventUnion) []model.Chunk {
 	case "content_block_start":
 		cb := ev.ContentBlock
 		switch cb.Type {
+		case "thinking", "redacted_thinking":
+			idx := len(s.thinkIndex)
+			s.thinkIndex[ev.Index] = idx
+			d := &model.ReasoningDelta{Index: idx, Text: cb.Thinking, Data: cb.Signature}
+			if cb.Type == "redacted_thinking" {
+				d = &model.ReasoningDelta{Index: idx, Data: cb.Data, Redacted: true}
+			}
+			return []model.Chunk{{Reasoning: d}}
 		case "text":
 			if cb.Text != "" {
 				return []model.Chunk{{Text: cb.Text}}
@@ -117,6 +139,12 @@ func (s *streamState) add(ev sdk.MessageStreamEventUnion) []model.Chunk {
 			if ev.Delta.Text != "" {
 				return []model.Chunk{{Text: ev.Delta.Text}}
 			}
+		case "thinking_delta", "signature_delta":
+			idx, ok := s.thinkIndex[ev.Index]
+			if !ok || ev.Delta.Thinking == "" && ev.Delta.Signature == "" {
+				return nil
+			}
+			return []model.Chunk{{Reasoning: &model.ReasoningDelta{Index: idx, Text: ev.Delta.Thinking, Data: ev.Delta.Signature}}}
 		case "input_json_delta":
 			idx, ok := s.toolIndex[ev.Index]
 			if !ok || ev.Delta.PartialJSON == "" {
