@@ -260,6 +260,64 @@ func TestContentAsAnArrayOfParts(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"Hello", " there."}, texts)
+
+	resp, err = model.Collect(m2.Stream(context.Background(), userReq("x")))
+	require.NoError(t, err)
+	assert.Equal(t, []model.Part{model.ReasoningPart("Hm.", nil), model.TextPart("Hello there.")}, resp.Message.Content)
+}
+
+// Servers that reason (DeepSeek, vLLM, SGLang, llama.cpp, Ollama) send the
+// reasoning beside the content, as "reasoning_content" or "reasoning". It
+// becomes a reasoning part, before the text, and is not sent back.
+func TestReasoningOfCompatibleServers(t *testing.T) {
+	for _, key := range []string{"reasoning_content", "reasoning"} {
+		t.Run(key, func(t *testing.T) {
+			reply := `{"id":"c1","object":"chat.completion","created":1,"model":"deepseek-reasoner",
+				"choices":[{"index":0,"message":{"role":"assistant","content":"",` + `"` + key + `":"Oslo needs a lookup.",
+				"tool_calls":[{"id":"call_1","type":"function","function":{"name":"weather","arguments":"{\"city\":\"Oslo\"}"}}]},
+				"finish_reason":"tool_calls"}]}`
+			s := newServer(t, jsonReply(200, reply))
+			m, _ := newModel(t, s)
+			resp, err := m.Generate(context.Background(), userReq("Weather in Oslo?"))
+			require.NoError(t, err)
+			assert.Equal(t, []model.Part{model.ReasoningPart("Oslo needs a lookup.", nil)}, resp.Message.Content)
+			assert.Equal(t, "Oslo needs a lookup.", resp.Message.Reasoning())
+			assert.Empty(t, resp.Message.Text())
+			require.Len(t, resp.Message.ToolCalls, 1)
+
+			const prefix = `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"deepseek-reasoner",`
+			events := []string{
+				prefix + `"choices":[{"index":0,"delta":{"role":"assistant","content":null,"` + key + `":"Oslo "},"finish_reason":null}]}`,
+				prefix + `"choices":[{"index":0,"delta":{"content":null,"` + key + `":"needs a lookup."},"finish_reason":null}]}`,
+				prefix + `"choices":[{"index":0,"delta":{"content":"It is ","` + key + `":null},"finish_reason":null}]}`,
+				prefix + `"choices":[{"index":0,"delta":{"content":"sunny."},"finish_reason":"stop"}]}`,
+			}
+			s2 := newServer(t, sseReply(events))
+			m2, _ := newModel(t, s2)
+			streamed, err := model.Collect(m2.Stream(context.Background(), userReq("x")))
+			require.NoError(t, err)
+			assert.Equal(t, []model.Part{model.ReasoningPart("Oslo needs a lookup.", nil), model.TextPart("It is sunny.")}, streamed.Message.Content)
+
+			// The reply goes back without its reasoning.
+			s3 := newServer(t, jsonReply(200, completionText))
+			m3, _ := newModel(t, s3)
+			_, err = m3.Generate(context.Background(), &model.Request{Messages: []model.Message{
+				model.User("Weather in Oslo?"), streamed.Message, model.User("Thanks"),
+			}})
+			require.NoError(t, err)
+			calls := s3.Received()
+			require.Len(t, calls, 1)
+			var body struct {
+				Messages []map[string]json.RawMessage `json:"messages"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(calls[0].Body), &body))
+			require.Len(t, body.Messages, 3)
+			assert.JSONEq(t, `"It is sunny."`, string(body.Messages[1]["content"]))
+			for k := range body.Messages[1] {
+				assert.NotContains(t, k, "reasoning")
+			}
+		})
+	}
 }
 
 func TestInvalidBaseURLEnvironmentIsRefused(t *testing.T) {

@@ -227,13 +227,13 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 }
 
 // Stream sends req to the Chat Completions endpoint with streaming on and
-// yields the reply as it arrives. Until the first text or tool-call fragment
-// arrives, failures (an error event or a stream cut short after the opening
-// events that carry nothing, such as the assistant role) are retried like
-// Generate's; once a chunk has been yielded, errors end the sequence. A
-// server that ignores streaming and answers with the whole completion as
-// JSON gets its reply yielded as chunks all the same: the text, each tool
-// call whole, then the final chunk.
+// yields the reply as it arrives. Until the first reasoning, text or
+// tool-call fragment arrives, failures (an error event or a stream cut
+// short after the opening events that carry nothing, such as the assistant
+// role) are retried like Generate's; once a chunk has been yielded, errors
+// end the sequence. A server that ignores streaming and answers with the
+// whole completion as JSON gets its reply yielded as chunks all the same:
+// the reasoning, the text, each tool call whole, then the final chunk.
 func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
 		params, err := m.params(req)

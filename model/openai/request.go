@@ -131,7 +131,7 @@ func message(msg model.Message) (oai.ChatCompletionMessageParamUnion, error) {
 	var u oai.ChatCompletionMessageParamUnion
 	switch msg.Role {
 	case model.RoleSystem:
-		text, err := textOnly(msg.Content)
+		text, err := assistantText(msg.Content)
 		if err != nil {
 			return u, err
 		}
@@ -167,7 +167,7 @@ func message(msg model.Message) (oai.ChatCompletionMessageParamUnion, error) {
 		u.OfUser = p
 
 	case model.RoleAssistant:
-		text, err := textOnly(msg.Content)
+		text, err := assistantText(msg.Content)
 		if err != nil {
 			return u, err
 		}
@@ -240,10 +240,15 @@ func partText(p model.Part) (string, bool) {
 	return "", false
 }
 
-// textOnly joins the text of parts, refusing parts that are not text.
-func textOnly(parts []model.Part) (string, error) {
+// assistantText joins the text of an assistant message's parts, refusing
+// parts that are not text. Reasoning parts are left out: the servers that
+// send reasoning do not take it back.
+func assistantText(parts []model.Part) (string, error) {
 	var b strings.Builder
 	for j, p := range parts {
+		if p.IsReasoning() {
+			continue
+		}
 		text, ok := partText(p)
 		if !ok {
 			return "", fmt.Errorf("part %d: %s content is not supported for this role", j, p.Type)

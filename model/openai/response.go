@@ -12,6 +12,7 @@ import (
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/respjson"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/trellis-go/trellis/model"
@@ -24,12 +25,18 @@ func toResponse(c *oai.ChatCompletion) (*model.Response, error) {
 	}
 	choice := c.Choices[0]
 	msg := model.Message{Role: model.RoleAssistant}
-	text := contentText(choice.Message.Content, choice.Message.JSON.Content.Raw())
+	text, reasoning := contentText(choice.Message.Content, choice.Message.JSON.Content.Raw())
+	if r := reasoningText(choice.Message.JSON.ExtraFields); r != "" {
+		reasoning = r + reasoning
+	}
+	if reasoning != "" {
+		msg.Content = []model.Part{model.ReasoningPart(reasoning, nil)}
+	}
 	if text == "" {
 		text = choice.Message.Refusal
 	}
 	if text != "" {
-		msg.Content = []model.Part{model.TextPart(text)}
+		msg.Content = append(msg.Content, model.TextPart(text))
 	}
 	for _, tc := range choice.Message.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {
@@ -57,28 +64,62 @@ func toResponse(c *oai.ChatCompletion) (*model.Response, error) {
 	return resp, nil
 }
 
-// contentText returns the text of a message's content. Some compatible
-// servers (Mistral's, for one) send the content as an array of parts, which
-// the client hands over as the array's JSON; the text of its "text" parts is
-// the reply, and parts of other types, such as "thinking", are left out.
-func contentText(content, raw string) string {
+// contentText returns the text of a message's content and the reasoning
+// it holds. Some compatible servers (Mistral's, for one) send the content as
+// an array of parts, which the client hands over as the array's JSON: the
+// text of its "text" parts is the reply, the text inside its "thinking"
+// parts the reasoning, and parts of other types are left out.
+func contentText(content, raw string) (text, reasoning string) {
 	if !strings.HasPrefix(strings.TrimSpace(raw), "[") {
-		return content
+		return content, ""
 	}
-	var parts []struct {
+	type textPart struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	}
-	if json.Unmarshal([]byte(raw), &parts) != nil {
-		return content
+	var parts []struct {
+		textPart
+		Thinking json.RawMessage `json:"thinking"`
 	}
-	var b strings.Builder
+	if json.Unmarshal([]byte(raw), &parts) != nil {
+		return content, ""
+	}
+	var b, r strings.Builder
 	for _, p := range parts {
-		if p.Type == "text" {
+		switch p.Type {
+		case "text":
 			b.WriteString(p.Text)
+		case "thinking":
+			var inner []textPart
+			if json.Unmarshal(p.Thinking, &inner) != nil {
+				continue
+			}
+			for _, t := range inner {
+				if t.Type == "text" {
+					r.WriteString(t.Text)
+				}
+			}
 		}
 	}
-	return b.String()
+	return b.String(), r.String()
+}
+
+// reasoningText returns the reasoning that some compatible servers send
+// beside the content of a message or delta: "reasoning_content" (DeepSeek,
+// vLLM, SGLang, llama.cpp) or "reasoning" (Ollama, OpenRouter). OpenAI's
+// own models do not return their reasoning through this API.
+func reasoningText(extra map[string]respjson.Field) string {
+	for _, key := range [...]string{"reasoning_content", "reasoning"} {
+		f, ok := extra[key]
+		if !ok {
+			continue
+		}
+		var text string
+		if json.Unmarshal([]byte(f.Raw()), &text) == nil && text != "" {
+			return text
+		}
+	}
+	return ""
 }
 
 func rawArguments(args string) json.RawMessage {
@@ -141,7 +182,15 @@ func (s *streamState) add(c oai.ChatCompletionChunk) []model.Chunk {
 		if ch.Index != 0 {
 			continue
 		}
-		if text := contentText(ch.Delta.Content, ch.Delta.JSON.Content.Raw()); text != "" {
+		text, reasoning := contentText(ch.Delta.Content, ch.Delta.JSON.Content.Raw())
+		if r := reasoningText(ch.Delta.JSON.ExtraFields); r != "" {
+			reasoning = r + reasoning
+		}
+		if reasoning != "" {
+			// One reasoning part: these servers stream it before the text.
+			out = append(out, model.Chunk{Reasoning: &model.ReasoningDelta{Text: reasoning}})
+		}
+		if text != "" {
 			out = append(out, model.Chunk{Text: text})
 		}
 		if ch.Delta.Refusal != "" {
