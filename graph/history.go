@@ -125,7 +125,10 @@ func (g *Graph[S]) History(ctx context.Context, thread string, limit int) ([]Sna
 // with it at the barrier by the state's reducers in task order (two writes
 // of a field without a reducer fail with a *state.ConflictError and write
 // nothing); the nodes that follow the finished ones and asNode are due, and
-// so are the superstep's other unfinished nodes, which run again.
+// so are the superstep's other unfinished nodes, which run again. As START
+// or END, the update replaces the rest of that superstep: the finished
+// nodes' writes are merged first, in task order, update gets the result,
+// and the nodes due are START's or none, as above.
 func (g *Graph[S]) UpdateState(ctx context.Context, thread, asNode string, update func(S) S, opts ...RunOption) (string, error) {
 	var cfg runConfig
 	for _, o := range opts {
@@ -177,6 +180,13 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread, asNode string, updat
 		r.advance()
 	default:
 		st = snap.State
+		if len(recs) > 0 {
+			// As START or END on a superstep under way: what its finished
+			// nodes wrote is kept, and the update applies to it.
+			if st, err = r.finishedState(tup.Checkpoint.ID, snap, recs, asNode); err != nil {
+				return "", err
+			}
+		}
 		if update != nil {
 			st = update(st)
 		}
@@ -191,6 +201,48 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread, asNode string, updat
 		return "", err
 	}
 	return c.last, c.flush(ctx)
+}
+
+// finishedState returns the state of a checkpoint whose superstep was under
+// way (recs holds what its tasks recorded) with the writes of the tasks that
+// finished merged in task order, for an update as asNode (START or END)
+// that replaces the rest of the superstep.
+func (r *run[S]) finishedState(id string, snap *snapshot[S], recs map[string]*taskRecord[S], asNode string) (S, error) {
+	g := r.g
+	var ws []write[S]
+	for _, ref := range snap.Tasks {
+		if _, err := r.nodeOf(id, ref); err != nil {
+			return snap.State, err
+		}
+		if rec := recs[ref.ID]; rec.finished() {
+			ws = append(ws, g.finishedWrite(snap, ref, rec))
+		}
+	}
+	if len(ws) == 0 {
+		return snap.State, nil
+	}
+	st, err := g.fields.merge(&snap.State, ws, make([]write[S], 0, len(ws)))
+	if err != nil {
+		return snap.State, fmt.Errorf("graph %q: UpdateState as %s: %w", g.name, asNode, err)
+	}
+	return st, nil
+}
+
+// nodeOf returns the index of the node of a task of checkpoint id's
+// superstep, or an error when the graph has no such node.
+func (r *run[S]) nodeOf(id string, ref taskRef[S]) (int, error) {
+	i, ok := r.g.byName[ref.Node]
+	if !ok {
+		return 0, fmt.Errorf("graph: thread %q: checkpoint %q: %w: node %q is not in graph %q", r.cp.thread, id, ErrCorruptCheckpoint, ref.Node, r.g.name)
+	}
+	return i, nil
+}
+
+// finishedWrite returns the write that a task of a checkpoint's superstep
+// recorded when it finished (rec.finished()).
+func (g *Graph[S]) finishedWrite(snap *snapshot[S], ref taskRef[S], rec *taskRecord[S]) write[S] {
+	g.fields.adoptUnchanged(rec.Output, taskInput(ref.Input, &snap.State))
+	return taskWrite(ref.Node, ref.Input, &snap.State, rec.Output)
 }
 
 // completeSuperstep finishes the superstep of a checkpoint some of whose
@@ -220,17 +272,16 @@ func (r *run[S]) completeSuperstep(id string, snap *snapshot[S], recs map[string
 	// without one, it is one more write of n.
 	at := slices.IndexFunc(snap.Tasks, func(ref taskRef[S]) bool { return ref.Node == n.name && !recs[ref.ID].finished() })
 	for k, ref := range snap.Tasks {
-		i, ok := g.byName[ref.Node]
-		if !ok {
-			return snap.State, fmt.Errorf("graph: thread %q: checkpoint %q: %w: node %q is not in graph %q", r.cp.thread, id, ErrCorruptCheckpoint, ref.Node, g.name)
+		i, err := r.nodeOf(id, ref)
+		if err != nil {
+			return snap.State, err
 		}
 		switch rec := recs[ref.ID]; {
 		case k == at:
 			ws = append(ws, mine)
 			after = append(after, ran{n: n})
 		case rec.finished():
-			g.fields.adoptUnchanged(rec.Output, taskInput(ref.Input, &snap.State))
-			ws = append(ws, taskWrite(ref.Node, ref.Input, &snap.State, rec.Output))
+			ws = append(ws, g.finishedWrite(snap, ref, rec))
 			after = append(after, ran{n: g.nodes[i], cmd: rec.command()})
 		default:
 			again = append(again, task[S]{node: i, in: ref.Input})

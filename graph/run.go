@@ -645,9 +645,9 @@ func (r *run[S]) restore(cfg *runConfig, nested bool) (S, error) {
 	}
 	r.ctx.meta.step = tup.Checkpoint.Step
 	for _, ref := range snap.Tasks {
-		i, ok := r.g.byName[ref.Node]
-		if !ok {
-			return zero, fmt.Errorf("graph: thread %q: checkpoint %q: %w: node %q is not in graph %q", r.cp.thread, tup.Checkpoint.ID, ErrCorruptCheckpoint, ref.Node, r.g.name)
+		i, err := r.nodeOf(tup.Checkpoint.ID, ref)
+		if err != nil {
+			return zero, err
 		}
 		t := task[S]{node: i, in: ref.Input}
 		if rec := recs[ref.ID]; rec != nil && !replay {

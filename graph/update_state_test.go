@@ -269,3 +269,64 @@ func asking(c *counts, name string) graph.NodeFunc[doc] {
 		return s, nil
 	}
 }
+
+// An update as END on a superstep paused by one node ends the thread with
+// what the finished nodes wrote kept: the update sees it, and nothing is due.
+func TestUpdateStateAsEndKeepsTheFinishedNodesOfAPausedSuperstep(t *testing.T) {
+	saver := memory.New()
+	var c counts
+	g := mustCompile(t, graph.New[doc](logReducer()).
+		AddNode("work", counted(&c, "work")).AddNode("ask", asking(&c, "ask")).
+		AddNode("after", counted(&c, "after")).
+		AddEdge(graph.START, "work").AddEdge(graph.START, "ask").AddEdge("work", "after"),
+		graph.WithCheckpointer(saver))
+	ctx := context.Background()
+	_, err := g.Invoke(ctx, doc{}, graph.WithThread("t"))
+	require.ErrorIs(t, err, graph.ErrInterrupted)
+
+	var seen []string
+	_, err = g.UpdateState(ctx, "t", graph.END, func(s doc) doc {
+		seen = append([]string(nil), s.Log...)
+		s.Log = append(s.Log, "closed by hand")
+		return s
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"work"}, seen, "the update sees the finished node's write")
+	snap, err := g.GetState(ctx, "t")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"work", "closed by hand"}, snap.State.Log)
+	assert.Empty(t, snap.Next)
+	assert.Empty(t, snap.Interrupts)
+
+	out, err := g.Resume(ctx, "t")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"work", "closed by hand"}, out.Log)
+	assert.Equal(t, map[string]int{"work": 1, "ask": 1}, c.get(), "nothing ran after the update")
+}
+
+// An update as START on such a superstep is new input: the finished nodes'
+// writes are kept, and the graph starts over from its entry nodes.
+func TestUpdateStateAsStartKeepsTheFinishedNodesOfAPausedSuperstep(t *testing.T) {
+	saver := memory.New()
+	var c counts
+	g := mustCompile(t, graph.New[doc](logReducer()).
+		AddNode("work", counted(&c, "work")).AddNode("ask", asking(&c, "ask")).
+		AddEdge(graph.START, "work").AddEdge(graph.START, "ask"),
+		graph.WithCheckpointer(saver))
+	ctx := context.Background()
+	_, err := g.Invoke(ctx, doc{}, graph.WithThread("t"))
+	require.ErrorIs(t, err, graph.ErrInterrupted)
+
+	_, err = g.UpdateState(ctx, "t", graph.START, func(s doc) doc { s.Log = append(s.Log, "input"); return s })
+	require.NoError(t, err)
+	snap, err := g.GetState(ctx, "t")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"work", "input"}, snap.State.Log)
+	assert.Equal(t, []string{"work", "ask"}, snap.Next)
+
+	_, err = g.Resume(ctx, "t")
+	require.ErrorIs(t, err, graph.ErrInterrupted, "ask asks again")
+	out, err := g.Resume(ctx, "t", graph.WithResumeValue("yes"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"work", "input", "work", "ask=yes"}, out.Log)
+}
