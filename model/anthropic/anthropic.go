@@ -153,7 +153,8 @@ const MinThinkingBudget = 1024
 // reasoning parts (model.PartReasoning) before the text of its reply, and
 // as reasoning fragments in a stream; kept in the conversation, they are
 // sent back with the assistant message, as the API requires when the model
-// thought before calling tools.
+// thought before calling tools. Recent models prefer WithAdaptiveThinking
+// (the client warns on standard error when one is given a budget).
 func WithThinking(budgetTokens int) Option {
 	return func(c *config) {
 		if budgetTokens < MinThinkingBudget {

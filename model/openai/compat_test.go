@@ -369,3 +369,27 @@ func TestStreamFromAServerThatIgnoresStreaming(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no choices")
 }
+
+func TestReasoningEffort(t *testing.T) {
+	for _, c := range []struct {
+		opts []openai.Option
+		want string // the field's JSON, "" when absent
+	}{
+		{nil, ""},
+		{[]openai.Option{openai.WithReasoningEffort("low")}, `"low"`},
+	} {
+		s := newServer(t, jsonReply(200, completionText))
+		m, _ := newModel(t, s, c.opts...)
+		_, err := m.Generate(context.Background(), userReq("x"))
+		require.NoError(t, err)
+		var body map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal([]byte(s.Received()[0].Body), &body))
+		if c.want == "" {
+			assert.NotContains(t, body, "reasoning_effort")
+		} else {
+			assert.JSONEq(t, c.want, string(body["reasoning_effort"]))
+		}
+	}
+	_, err := openai.New("o3", openai.WithReasoningEffort(" "))
+	require.ErrorContains(t, err, "WithReasoningEffort: empty effort")
+}

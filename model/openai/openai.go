@@ -27,6 +27,7 @@ type Model struct {
 	retry           model.Retry
 	settings        model.Settings
 	legacyMaxTokens bool
+	effort          string
 }
 
 var (
@@ -44,6 +45,7 @@ type config struct {
 	retry           model.Retry
 	settings        model.Settings
 	legacyMaxTokens bool
+	effort          string
 	requestOptions  []option.RequestOption
 	errs            []error
 }
@@ -128,6 +130,19 @@ func WithLegacyMaxTokens() Option {
 	return func(c *config) { c.legacyMaxTokens = true }
 }
 
+// WithReasoningEffort sends "reasoning_effort" with every request, for
+// reasoning models: "minimal", "low", "medium" or "high", and the other
+// levels a model documents ("none", "xhigh"). The server judges the value.
+func WithReasoningEffort(effort string) Option {
+	return func(c *config) {
+		if strings.TrimSpace(effort) == "" {
+			c.errs = append(c.errs, errors.New("WithReasoningEffort: empty effort"))
+			return
+		}
+		c.effort = effort
+	}
+}
+
 // WithRequestOptions passes options of the openai-go client through, for
 // needs this package does not cover. They are applied last.
 func WithRequestOptions(opts ...option.RequestOption) Option {
@@ -195,6 +210,7 @@ func New(name string, opts ...Option) (*Model, error) {
 		retry:           c.retry,
 		settings:        c.settings,
 		legacyMaxTokens: c.legacyMaxTokens,
+		effort:          c.effort,
 	}, nil
 }
 

@@ -88,6 +88,7 @@ func (m *Model) params(req *model.Request) (oai.ChatCompletionNewParams, error) 
 	if s.Seed != nil {
 		p.Seed = oai.Int(*s.Seed)
 	}
+	p.ReasoningEffort = shared.ReasoningEffort(m.effort)
 	return p, nil
 }
 
