@@ -383,3 +383,27 @@ func TestExecutorSettingsAlongsideWithExecutorAreRefused(t *testing.T) {
 	_, err = agent.NewReAct(m, agent.WithMiddleware(middleware.Timeout(time.Second)), agent.WithExecutorOptions(executor.WithMaxConcurrency(2)))
 	require.NoError(t, err)
 }
+
+// A tool's own permission rule holds in a default agent, whose executor has
+// no permission middleware: the refused call does not run, and the model
+// reads why.
+func TestReActHonoursAToolsOwnPermissionChecker(t *testing.T) {
+	ran := false
+	wipe := tool.MustFunc("wipe", "deletes everything", func(context.Context, cityIn) (string, error) {
+		ran = true
+		return "wiped", nil
+	}, tool.WithPermission(tool.PermissionCheckerFunc(func(context.Context, tool.PermissionRequest) (tool.Decision, error) {
+		return tool.Deny("wiping needs an administrator"), nil
+	})))
+	m := scripted.New(scripted.CallTools(scripted.CallWithID("w", "wipe", `{"city":"all"}`)), scripted.Reply("I may not."))
+	g, err := agent.NewReAct(m, agent.WithTools(wipe))
+	require.NoError(t, err)
+	out, err := g.Invoke(context.Background(), agent.Ask("wipe it"))
+	require.NoError(t, err)
+	assert.False(t, ran, "the denied call did not run")
+	answer := out.Messages[2]
+	require.Equal(t, model.RoleTool, answer.Role)
+	assert.True(t, answer.IsError)
+	assert.Contains(t, answer.Text(), "permission_denied")
+	assert.Contains(t, answer.Text(), "wiping needs an administrator")
+}

@@ -42,6 +42,18 @@ type Request struct {
 // ToolName returns the name the call uses.
 func (r *Request) ToolName() string { return r.Call.Name }
 
+// MarkAuthorized records that the call passed its tool's own permission
+// check (tool.Authorize, as middleware.Permission runs it), so that the
+// terminal handler does not consult the tool's checker a second time; the
+// mark goes with copies of the request. Without it, the tool package
+// consults the checker before the tool runs (see tool.Invoker.Invoke).
+func (r *Request) MarkAuthorized() {
+	if r.frame == nil {
+		r.frame = new(tool.Frame)
+	}
+	r.frame.MarkAuthorized()
+}
+
 // Handler handles one call and returns its result. A Handler never returns
 // an error: failures are error results (IsError set, a Status and an
 // ErrorCode saying what went wrong, the Go error in Err).

@@ -17,6 +17,11 @@ import (
 // The check sees the call's final arguments (after the executor's
 // BeforeCall hooks and the middleware outside this one). Calls of unknown
 // tools pass through: there is nothing to run.
+//
+// Without this middleware the tool's own checker is still consulted, by
+// the tool package right before the tool runs; a call this middleware
+// allowed is marked (executor.Request.MarkAuthorized) so that it is not
+// consulted twice.
 func Permission(policy tool.Policy) executor.Middleware {
 	return func(next executor.Handler) executor.Handler {
 		return executor.HandlerFunc(func(ctx context.Context, req *executor.Request) tool.Result {
@@ -26,6 +31,7 @@ func Permission(policy tool.Policy) executor.Middleware {
 			if r, ok := tool.Authorize(ctx, req.Tool, req.Call, policy); !ok {
 				return r
 			}
+			req.MarkAuthorized()
 			return next.Handle(ctx, req)
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -73,4 +74,37 @@ func TestPermissionUnknownToolPassesThrough(t *testing.T) {
 	denyAll := tool.PolicyFunc(func(context.Context, tool.PermissionRequest) (tool.Decision, error) { return tool.Deny("no"), nil })
 	r := handler(middleware.Permission(denyAll)).Handle(context.Background(), req(nil, "1", ""))
 	assert.Equal(t, tool.CodeUnknownTool, r.ErrorCode)
+}
+
+// The tool's own checker is consulted once per call: by Permission when it
+// is in the chain (the call then runs without a second check, on every
+// attempt of a retry inside it), and by the tool package when it is not.
+func TestToolsOwnCheckerIsConsultedOncePerCall(t *testing.T) {
+	var checks atomic.Int32
+	attempts := 0
+	tl, err := tool.New(model.ToolDefinition{Name: "flaky", InputSchema: objectSchema},
+		func(context.Context, string, json.RawMessage) (tool.Result, error) {
+			attempts++
+			if attempts < 3 {
+				return tool.Result{}, errors.New("transient")
+			}
+			return tool.Text("ran"), nil
+		}, tool.WithPermission(tool.PermissionCheckerFunc(func(context.Context, tool.PermissionRequest) (tool.Decision, error) {
+			checks.Add(1)
+			return tool.Allow(), nil
+		})))
+	require.NoError(t, err)
+	retry := middleware.Retry(middleware.WithMaxAttempts(3), middleware.WithClock(newFakeClock()),
+		middleware.WithRetryOn(func(context.Context, middleware.RetryInfo) bool { return true }))
+
+	r := handler(middleware.Permission(nil), retry).Handle(context.Background(), req(tl, "1", `{}`))
+	assert.Equal(t, "ran", r.Text())
+	assert.Equal(t, 3, attempts)
+	assert.Equal(t, int32(1), checks.Load(), "checked by Permission alone")
+
+	attempts = 0
+	checks.Store(0)
+	r = handler(retry).Handle(context.Background(), req(tl, "2", `{}`))
+	assert.Equal(t, "ran", r.Text())
+	assert.Equal(t, int32(3), checks.Load(), "without Permission, each attempt is checked before it runs")
 }

@@ -73,6 +73,9 @@ func (c *core) bind(t Tool) {
 	var iv Invoker
 	p := new(profile)
 	iv.profileOf(t, p)
+	// The profile serves t alone, whose permission check is c's: the
+	// checker set WithPermission, if any.
+	p.checker = c.cfg.checker
 	c.prof = p
 }
 

@@ -158,7 +158,11 @@ func Invoke(ctx context.Context, t Tool, call model.ToolCall, opts ...InvokeOpti
 //
 //  1. puts the call's ID in the context (CallID) and, when a progress sink
 //     is set, installs the call's progress reporter until it returns;
-//  2. runs the arguments through JSON repair (opt-in), the tool's
+//  2. consults the tool's own permission checker (WithPermission, or a
+//     tool that implements PermissionChecker), unless the call passed it
+//     already (Frame.MarkAuthorized): a call it does not allow is answered
+//     with the structured denied result Authorize gives, and does not run;
+//  3. runs the arguments through JSON repair (opt-in), the tool's
 //     PrepareArguments hook, coercion toward the input schema and
 //     validation against it: a failure at any step is an error result
 //     (ErrorCode CodeInvalidArguments) that lists every bad field by JSON
@@ -166,13 +170,13 @@ func Invoke(ctx context.Context, t Tool, call model.ToolCall, opts ...InvokeOpti
 //     Arguments that need no repair and no coercion and that the schema
 //     accepts are usually checked (and, for a typed tool, decoded) in one
 //     pass over their text; the outcome is the pipeline's;
-//  3. calls the tool (a Streamer's pieces become progress updates and are
+//  4. calls the tool (a Streamer's pieces become progress updates and are
 //     merged into the result);
-//  4. turns an error into an error result: status timeout when the deadline
+//  5. turns an error into an error result: status timeout when the deadline
 //     passed, cancelled when the context was cancelled, failed otherwise;
 //     and a panic into an error result with ErrorCode CodePanic whose
 //     Details hold the stack;
-//  5. fills in an empty Status and truncates content beyond the tool's
+//  6. fills in an empty Status and truncates content beyond the tool's
 //     Metadata.MaxResultSize.
 //
 // A declaration-only tool is not run: its calls belong to the caller, and
@@ -192,9 +196,16 @@ func (iv *Invoker) Invoke(ctx context.Context, t Tool, call model.ToolCall, opts
 // holds it may outlive the call: InvokeFrame takes a new one when the
 // frame it is given has served already. The zero Frame is ready to use.
 type Frame struct {
-	cc   callContext
-	used atomic.Bool
+	cc         callContext
+	used       atomic.Bool
+	authorized bool
 }
+
+// MarkAuthorized records that the call f is to serve has passed its tool's
+// permission check already (Authorize, as the executor's permission
+// middleware runs it), so that InvokeFrame does not consult the tool's
+// checker a second time. It must be called before the call starts.
+func (f *Frame) MarkAuthorized() { f.authorized = true }
 
 // InvokeFrame is Invoke with the call's context stored in f (see Frame);
 // a nil f stands for a new frame.
@@ -246,7 +257,11 @@ func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, cal
 	// The call's context holds its ID in the frame, and its progress
 	// reporter and its own options, when it has them, next to it.
 	if f == nil || !f.used.CompareAndSwap(false, true) {
+		// A frame that served already (the call is retried) passes on
+		// what it knows of the call's permission.
+		authorized := f != nil && f.authorized
 		f = new(Frame)
+		f.authorized = authorized
 	}
 	cc := &f.cc
 	cc.Context, cc.id = ctx, call.ID
@@ -279,7 +294,15 @@ func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, cal
 		}
 		in.registered = cfg.pending
 	}
-	run(cc, t, p, name, call, cfg, res)
+	if p.checker != nil && !f.authorized {
+		if r, ok := authorize(cc, t, p.checker, p.meta, *call, nil); !ok {
+			*res = r
+		} else {
+			run(cc, t, p, name, call, cfg, res)
+		}
+	} else {
+		run(cc, t, p, name, call, cfg, res)
+	}
 	in.registered = nil
 	res.normalize()
 	switch {

@@ -93,8 +93,19 @@ func (f PolicyFunc) Decide(ctx context.Context, req PermissionRequest) (Decision
 // check failed but not why: the error, which may describe the
 // application's internals, is for the caller, not the model.
 func CheckPermission(ctx context.Context, t Tool, call model.ToolCall, policy Policy) (Decision, error) {
-	req := PermissionRequest{Tool: t, Call: call, Metadata: MetadataOf(t)}
-	if c, ok := As[PermissionChecker](t); ok {
+	var c PermissionChecker
+	if p := ownProfile(t); p != nil {
+		c = p.checker
+	} else {
+		c, _ = As[PermissionChecker](t)
+	}
+	return check(ctx, t, c, MetadataOf(t), call, policy)
+}
+
+// check is CheckPermission with t's checker (nil for none) and metadata.
+func check(ctx context.Context, t Tool, c PermissionChecker, meta Metadata, call model.ToolCall, policy Policy) (Decision, error) {
+	req := PermissionRequest{Tool: t, Call: call, Metadata: meta}
+	if c != nil {
 		d, err := c.CheckPermission(ctx, req)
 		if err != nil {
 			return Deny("the tool's permission check failed"), fmt.Errorf("tool %q: permission check: %w", call.Name, err)
@@ -121,6 +132,18 @@ func CheckPermission(ctx context.Context, t Tool, call model.ToolCall, policy Po
 // CodeApprovalRequired for ask). A failing check refuses the call.
 func Authorize(ctx context.Context, t Tool, call model.ToolCall, policy Policy) (Result, bool) {
 	d, err := CheckPermission(ctx, t, call, policy)
+	return authorized(call, d, err)
+}
+
+// authorize is Authorize with t's checker (nil for none) and metadata.
+func authorize(ctx context.Context, t Tool, c PermissionChecker, meta Metadata, call model.ToolCall, policy Policy) (Result, bool) {
+	d, err := check(ctx, t, c, meta, call, policy)
+	return authorized(call, d, err)
+}
+
+// authorized returns what Authorize does for the decision d and the error
+// err of a check.
+func authorized(call model.ToolCall, d Decision, err error) (Result, bool) {
 	if err == nil && d.Allowed() {
 		return Result{}, true
 	}

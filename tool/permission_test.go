@@ -99,3 +99,69 @@ func TestAuthorizeResults(t *testing.T) {
 	assert.JSONEq(t, `{"error":"permission_denied","tool":"rm","reason":"the permission policy failed","message":"The call was not run: it is not permitted."}`, string(r.Content[0].JSON))
 	assert.NotContains(t, string(r.Content[0].JSON), "policy store down", "the model is not told the application's internals")
 }
+
+// Invoke consults the tool's own checker before the tool runs, whoever
+// invokes it: a call it refuses is answered with the denied result and the
+// body never runs. A frame marked authorized (a permission middleware ran
+// the check) skips it, also when the call is retried with that frame.
+func TestInvokeEnforcesTheToolsOwnChecker(t *testing.T) {
+	var checks, runs int
+	verdict := Allow()
+	var failure error
+	rm := MustFunc("rm", "", func(context.Context, searchArgs) (string, error) {
+		runs++
+		return "removed", nil
+	}, WithPermission(PermissionCheckerFunc(func(ctx context.Context, req PermissionRequest) (Decision, error) {
+		checks++
+		assert.Equal(t, "c1", CallID(ctx), "the check runs in the call's context")
+		assert.JSONEq(t, `{"query":"/tmp"}`, string(req.Call.Arguments))
+		return verdict, failure
+	})))
+	c := model.ToolCall{ID: "c1", Name: "rm", Arguments: json.RawMessage(`{"query":"/tmp"}`)}
+	ctx := context.Background()
+
+	r := Invoke(ctx, rm, c)
+	assert.Equal(t, "removed", r.Text())
+	assert.Equal(t, 1, checks)
+
+	verdict = Deny("never on Fridays")
+	r = Invoke(ctx, rm, c)
+	assert.Equal(t, StatusDenied, r.Status)
+	assert.Equal(t, CodePermissionDenied, r.ErrorCode)
+	assert.Contains(t, r.Text(), "never on Fridays")
+	assert.Equal(t, 1, runs, "a denied call does not run")
+
+	verdict = Ask("sure?")
+	r = Invoke(ctx, rm, c)
+	assert.Equal(t, CodeApprovalRequired, r.ErrorCode)
+
+	verdict, failure = Allow(), errors.New("directory service down")
+	r = Invoke(ctx, rm, c)
+	assert.Equal(t, StatusDenied, r.Status)
+	assert.ErrorIs(t, r.Err, ErrPermission)
+	assert.NotContains(t, r.Text(), "directory service", "the model does not read the check's error")
+	assert.Equal(t, 1, runs)
+
+	// Checked already: the checker is not consulted again, on a retry
+	// with the same frame either.
+	checks, failure, verdict = 0, nil, Deny("would refuse")
+	var f Frame
+	f.MarkAuthorized()
+	var iv Invoker
+	assert.Equal(t, "removed", iv.InvokeFrame(ctx, &f, rm, c).Text())
+	assert.Equal(t, "removed", iv.InvokeFrame(ctx, &f, rm, c).Text(), "the used frame's mark passes on")
+	assert.Zero(t, checks)
+
+	// A tool of another package that implements PermissionChecker is
+	// held to it too.
+	r = Invoke(ctx, &checkedTool{Tool: MustFunc("ls", "", func(context.Context, searchArgs) (string, error) { return "x", nil })}, model.ToolCall{ID: "c2", Name: "ls", Arguments: json.RawMessage(`{"query":"/"}`)})
+	assert.Equal(t, StatusDenied, r.Status)
+	assert.Contains(t, r.Text(), "read-only day")
+}
+
+// checkedTool wraps a tool with a permission rule of its own.
+type checkedTool struct{ Tool }
+
+func (c *checkedTool) CheckPermission(context.Context, PermissionRequest) (Decision, error) {
+	return Deny("read-only day"), nil
+}

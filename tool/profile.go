@@ -15,6 +15,8 @@ type profile struct {
 	schema    *Schema
 	schemaErr error
 	prepare   prepareFunc
+	// checker is the tool's own permission checker, nil when it has none.
+	checker PermissionChecker
 
 	// How the tool is called: at most one of ps and pc is set (a parsed
 	// streamer wins), fs or fc when its fast path checks schema, and st
@@ -37,6 +39,7 @@ type profiled interface {
 func (iv *Invoker) profileOf(t Tool, p *profile) {
 	p.owner = t
 	p.meta = askMetadata(t)
+	p.checker, _ = As[PermissionChecker](t)
 	if askDeclarationOnly(t) {
 		p.declOnly = true
 		return

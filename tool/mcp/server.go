@@ -322,10 +322,15 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 			// No arguments, or null: a call without arguments.
 			call.Arguments = json.RawMessage(`{}`)
 		}
-		if s.policy != nil || hasChecker(t) {
+		// The tool's own checker and the server's policy, in that order;
+		// without a policy, Invoke consults the checker itself.
+		var frame *tool.Frame
+		if s.policy != nil {
 			if denied, ok := tool.Authorize(ctx, t, call, s.policy); !ok {
 				return CallToolResult(denied), nil
 			}
+			frame = new(tool.Frame)
+			frame.MarkAuthorized()
 		}
 		var opts []tool.InvokeOption
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
@@ -341,12 +346,6 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 				})
 			}))
 		}
-		return CallToolResult(s.invoker.Invoke(ctx, t, call, opts...)), nil
+		return CallToolResult(s.invoker.InvokeFrame(ctx, frame, t, call, opts...)), nil
 	}
-}
-
-// hasChecker reports whether t enforces its own permission rule.
-func hasChecker(t tool.Tool) bool {
-	_, ok := tool.As[tool.PermissionChecker](t)
-	return ok
 }
