@@ -80,6 +80,14 @@ func WithToolsets(sets ...tool.Toolset) Option {
 	return func(c *config) { c.shared, c.hasTools = append(c.shared, nodes.WithToolsets(sets...)), true }
 }
 
+// WithResolveOptions filters and selects the agent's tools for each run
+// (tool.VisibleIf, tool.ExecutableIf, tool.SelectWith): the model is
+// offered what they leave, and its calls are resolved against the same
+// filters (the selectors run once per turn, for the model).
+func WithResolveOptions(opts ...tool.ResolveOption) Option {
+	return func(c *config) { c.shared = append(c.shared, nodes.WithResolveOptions(opts...)) }
+}
+
 // WithExecutor runs the agent's tool calls through e. Without it the agent
 // runs them through a parallel executor built with WithMiddleware and
 // WithExecutorOptions, which configure only that executor: given with

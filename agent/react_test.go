@@ -407,3 +407,45 @@ func TestReActHonoursAToolsOwnPermissionChecker(t *testing.T) {
 	assert.Contains(t, answer.Text(), "permission_denied")
 	assert.Contains(t, answer.Text(), "wiping needs an administrator")
 }
+
+// A selector picks what the model is offered, once per turn: the ToolsNode
+// does not ask it again, so a tool offered on a turn runs even when the
+// selector would now pick another, and a filter set once applies to both
+// nodes.
+func TestReActSelectorsRunOncePerTurn(t *testing.T) {
+	var selections atomic.Int32
+	// The selector alternates between the two tools.
+	alternate := tool.SelectorFunc(func(_ context.Context, tools []tool.Tool) ([]tool.Tool, error) {
+		n := selections.Add(1)
+		for _, x := range tools {
+			if (n%2 == 1) == (tool.Name(x) == "weather") {
+				return []tool.Tool{x}, nil
+			}
+		}
+		return nil, nil
+	})
+	hidden := tool.MustFunc("secret", "", func(context.Context, cityIn) (string, error) { return "leaked", nil })
+	clock := tool.MustFunc("clock", "the time", func(context.Context, cityIn) (string, error) { return "noon", nil })
+	var running, peak atomic.Int32
+	m := scripted.New(
+		scripted.CallTools(scripted.CallWithID("w", "weather", `{"city":"Oslo"}`)),
+		scripted.CallTools(scripted.CallWithID("s", "secret", `{"city":"Oslo"}`)),
+		scripted.Reply("done"),
+	)
+	g, err := agent.NewReAct(m, agent.WithTools(weather(&running, &peak), clock, hidden),
+		agent.WithResolveOptions(
+			tool.VisibleIf(func(_ context.Context, x tool.Tool) bool { return tool.Name(x) != "secret" }),
+			tool.SelectWith(alternate)))
+	require.NoError(t, err)
+	out, err := g.Invoke(context.Background(), agent.Ask("weather?"))
+	require.NoError(t, err)
+	assert.Equal(t, int32(3), selections.Load(), "one selection per model call")
+	reqs := m.Requests()
+	require.Len(t, reqs, 3)
+	require.Len(t, reqs[0].Tools, 1)
+	assert.Equal(t, "weather", reqs[0].Tools[0].Name)
+	assert.Equal(t, "sunny in Oslo", out.Messages[2].Text(), "the offered tool ran")
+	assert.True(t, out.Messages[4].IsError)
+	assert.Equal(t, `unknown tool "secret". Available tools: weather, clock.`, out.Messages[4].Text(),
+		"a hidden tool stays unknown; the tools the selector left out are still available")
+}

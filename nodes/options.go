@@ -55,6 +55,17 @@ func (c *toolSource) resolveTools(ctx context.Context) (*tool.ToolList, error) {
 	return tool.Resolve(ctx, c.toolsets, c.resolve...)
 }
 
+// resolveCalls returns the tool list that a turn's calls are resolved
+// against: the run's, without the selectors, which chose what the model was
+// offered already (see tool.IgnoreSelectors).
+func (c *toolSource) resolveCalls(ctx context.Context) (*tool.ToolList, error) {
+	if len(c.resolve) == 0 {
+		return c.resolveTools(ctx)
+	}
+	opts := append(c.resolve[:len(c.resolve):len(c.resolve)], tool.IgnoreSelectors())
+	return tool.Resolve(ctx, c.toolsets, opts...)
+}
+
 func allStatic(sets []tool.Toolset) bool {
 	for _, s := range sets {
 		if _, ok := s.(*tool.Static); !ok {

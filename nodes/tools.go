@@ -320,7 +320,7 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 // filter the application's tools, neither hide it nor leave its calls to
 // the caller.
 func (c *toolsConfig) runTools(ctx context.Context, calls []model.ToolCall) (*tool.ToolList, error) {
-	list, err := c.resolveTools(ctx)
+	list, err := c.resolveCalls(ctx)
 	if err != nil || c.response == nil {
 		return list, err
 	}

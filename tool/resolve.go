@@ -13,6 +13,7 @@ type resolveConfig struct {
 	visible    Predicate
 	executable Predicate
 	selectors  []Selector
+	noSelect   bool
 }
 
 // Selector narrows a run's visible tools as a whole, for example to the
@@ -32,9 +33,22 @@ func (f SelectorFunc) Select(ctx context.Context, tools []Tool) ([]Tool, error) 
 
 // SelectWith narrows the visible tools with s, after VisibleIf and the
 // duplicate check. Selectors run in the order given. Tools s leaves out are
-// not shown to the model, and a call of one is an unknown tool.
+// not shown to the model. Selection is about relevance, not access: the
+// ToolsNode resolves a turn's calls without the selectors (IgnoreSelectors),
+// so every tool the model was offered runs even when a selector would pick
+// differently a second time, and a call of a visible tool the selector left
+// out runs too. VisibleIf and permission checks are what keep tools from
+// running.
 func SelectWith(s Selector) ResolveOption {
 	return func(c *resolveConfig) { c.selectors = append(c.selectors, s) }
+}
+
+// IgnoreSelectors makes Resolve skip the selectors of the other options
+// (SelectWith), for resolving the calls of a turn whose tools were selected
+// already: a selector is not run twice per turn, and its second answer
+// cannot turn a tool the model was offered into an unknown one.
+func IgnoreSelectors() ResolveOption {
+	return func(c *resolveConfig) { c.noSelect = true }
 }
 
 // ResolveOption configures Resolve. A nil ResolveOption does nothing.
@@ -115,6 +129,9 @@ func Resolve(ctx context.Context, sets []Toolset, opts ...ResolveOption) (*ToolL
 		}
 	}
 	for _, s := range cfg.selectors {
+		if cfg.noSelect {
+			break
+		}
 		if err := l.narrow(ctx, s); err != nil {
 			return nil, err
 		}

@@ -292,6 +292,14 @@ func TestResolveWithSelector(t *testing.T) {
 		return nil, errors.New("embedding service down")
 	})))
 	assert.ErrorContains(t, err, "embedding service down")
+
+	// IgnoreSelectors keeps the filters and skips the selectors.
+	l, err = Resolve(ctx, []Toolset{set}, VisibleIf(DenyNames("calendar")), SelectWith(SelectorFunc(func(context.Context, []Tool) ([]Tool, error) {
+		t.Error("the selector ran")
+		return nil, nil
+	})), IgnoreSelectors())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"weather", "stocks", "news"}, l.Names())
 }
 
 // logged is a wrapper from outside the package: it adds behaviour to Call
