@@ -194,7 +194,9 @@ func addSwarmAgent[S any, PS SwarmChat[S]](b *graph.Builder[S], a SwarmAgent, c 
 
 	var shared []nodes.Option
 	if len(transfers) > 0 {
-		shared = append(shared, nodes.WithTools(transfers...))
+		// The swarm's own tools: the agent's filters (WithResolveOptions),
+		// written for its tools, must not hide them.
+		shared = append(shared, nodes.WithToolsets(tool.Fixed(tool.NewStatic("swarm", transfers...))))
 	}
 	llm, tools := c.nodeOptions(a.Name, shared...)
 	b.AddNode(a.Name, activate[S, PS](a.Name, nodes.LLM[S, PS](a.Model, llm...)))

@@ -269,3 +269,37 @@ func TestSwarmTransferInABatchThatPausesHandsOverOnResume(t *testing.T) {
 	assert.Equal(t, 1, front.Calls(), "the agent that transferred is not asked again")
 	assert.Equal(t, []string{"user", "front→transfer_to_billing", "billing"}, speakers(out.Messages))
 }
+
+// An agent's filters are written for its own tools: an allow-list or a
+// selector does not hide the swarm's transfer tools, nor leave their calls
+// to the caller.
+func TestSwarmFiltersLeaveTheTransferToolsAlone(t *testing.T) {
+	price := tool.MustFunc("price", "prices an item", func(context.Context, struct{}) (string, error) { return "3€", nil })
+	stock := tool.MustFunc("stock", "counts an item", func(context.Context, struct{}) (string, error) { return "12", nil })
+	var offered [][]string
+	onlyPrice := tool.SelectorFunc(func(_ context.Context, tools []tool.Tool) ([]tool.Tool, error) {
+		var names []string
+		for _, x := range tools {
+			names = append(names, tool.Name(x))
+		}
+		offered = append(offered, names)
+		return tools[:1], nil
+	})
+	triage := scripted.New(scripted.CallTools(scripted.Call(agent.TransferToolName("sales"), `{}`)))
+	g, err := agent.NewSwarm([]agent.SwarmAgent{
+		{Name: "triage", Model: triage, Options: []agent.Option{
+			agent.WithTools(price, stock),
+			agent.WithResolveOptions(
+				tool.VisibleIf(tool.AllowNames("price", "stock")),
+				tool.ExecutableIf(tool.AllowNames("stock")),
+				tool.SelectWith(onlyPrice)),
+		}},
+		{Name: "sales", Model: scripted.New(scripted.Reply("Sales here."))},
+	})
+	require.NoError(t, err)
+	out, err := g.Invoke(context.Background(), agent.SwarmState{Chat: agent.Ask("hi").Chat})
+	require.NoError(t, err)
+	assert.Equal(t, "Sales here.", agent.FinalText(out.Messages), "the transfer ran")
+	assert.Equal(t, []string{"price", "transfer_to_sales"}, toolNames(triage.Requests()[0]))
+	assert.Equal(t, [][]string{{"price", "stock"}}, offered, "the selector sees the agent's own tools")
+}

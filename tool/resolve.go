@@ -85,6 +85,7 @@ type listEntry struct {
 	def        model.ToolDefinition
 	source     string
 	executable bool
+	fixed      bool // from a Fixed toolset: no filter or selector applies
 }
 
 // Resolve builds a run's tool list from sets, in order: it asks each set
@@ -108,11 +109,12 @@ func Resolve(ctx context.Context, sets []Toolset, opts ...ResolveOption) (*ToolL
 		if err != nil {
 			return nil, fmt.Errorf("tool: resolve toolset %q: %w", set.Name(), err)
 		}
+		_, fixed := set.(*fixedSet)
 		for _, t := range tools {
 			if t == nil {
 				return nil, fmt.Errorf("%w: toolset %q returned a nil tool", ErrInvalidTool, set.Name())
 			}
-			if cfg.visible != nil && !cfg.visible(ctx, t) {
+			if !fixed && cfg.visible != nil && !cfg.visible(ctx, t) {
 				continue
 			}
 			def := t.Definition()
@@ -122,9 +124,9 @@ func Resolve(ctx context.Context, sets []Toolset, opts ...ResolveOption) (*ToolL
 			if i, dup := l.byName[def.Name]; dup {
 				return nil, &DuplicateToolError{Name: def.Name, First: l.entries[i].source, Second: set.Name()}
 			}
-			exec := !IsDeclarationOnly(t) && (cfg.executable == nil || cfg.executable(ctx, t))
+			exec := !IsDeclarationOnly(t) && (fixed || cfg.executable == nil || cfg.executable(ctx, t))
 			l.byName[def.Name] = len(l.entries)
-			l.entries = append(l.entries, listEntry{tool: t, def: def, source: set.Name(), executable: exec})
+			l.entries = append(l.entries, listEntry{tool: t, def: def, source: set.Name(), executable: exec, fixed: fixed})
 			l.someExternal = l.someExternal || !exec
 		}
 	}
@@ -139,22 +141,31 @@ func Resolve(ctx context.Context, sets []Toolset, opts ...ResolveOption) (*ToolL
 	return l, nil
 }
 
-// narrow keeps the entries that s selects, in their original order.
+// narrow keeps the entries that s selects, and those of Fixed toolsets,
+// which s is not shown, in their original order.
 func (l *ToolList) narrow(ctx context.Context, s Selector) error {
 	if s == nil {
 		return nil
 	}
-	kept, err := s.Select(ctx, l.Tools())
+	offered := make([]Tool, 0, len(l.entries))
+	keep := make(map[string]bool, len(l.entries))
+	for _, e := range l.entries {
+		if e.fixed {
+			keep[e.def.Name] = true
+		} else {
+			offered = append(offered, e.tool)
+		}
+	}
+	kept, err := s.Select(ctx, offered)
 	if err != nil {
 		return fmt.Errorf("tool: select tools: %w", err)
 	}
-	keep := make(map[string]bool, len(kept))
 	for _, t := range kept {
 		if t == nil {
 			return fmt.Errorf("%w: selector returned a nil tool", ErrInvalidTool)
 		}
 		name := Name(t)
-		if _, ok := l.byName[name]; !ok {
+		if i, ok := l.byName[name]; !ok || l.entries[i].fixed {
 			return fmt.Errorf("%w: selector returned tool %q, which it was not given", ErrInvalidTool, name)
 		}
 		keep[name] = true

@@ -223,3 +223,20 @@ type renamedStreamer struct {
 func (r *renamedStreamer) Stream(ctx context.Context, callID string, args json.RawMessage) iter.Seq2[Result, error] {
 	return r.inner.(Streamer).Stream(ctx, callID, args)
 }
+
+// Fixed returns set as a toolset whose tools no resolve option applies to:
+// VisibleIf and selectors never hide them, ExecutableIf never leaves their
+// calls to the caller (declaration-only tools aside). It is for the tools
+// the framework or an application adds to every run on its own account,
+// such as a swarm's transfer tools, which an allow-list written for the
+// application's tools would otherwise hide. Their names still count in the
+// duplicate check.
+func Fixed(set Toolset) Toolset {
+	if set == nil {
+		return nil
+	}
+	return &fixedSet{set}
+}
+
+// fixedSet is a toolset that Fixed exempts from the resolve options.
+type fixedSet struct{ Toolset }

@@ -377,3 +377,34 @@ func TestToolsetsReportNilTools(t *testing.T) {
 	assert.Equal(t, []string{"b"}, l.Names())
 	assert.NoError(t, c.Close())
 }
+
+func TestFixedToolsetsIgnoreTheResolveOptions(t *testing.T) {
+	ctx := context.Background()
+	app := NewStatic("app", named("search"), named("delete"))
+	own := Fixed(NewStatic("framework", named("transfer")))
+	var shown []string
+	sel := SelectorFunc(func(_ context.Context, tools []Tool) ([]Tool, error) {
+		shown = nil
+		for _, x := range tools {
+			shown = append(shown, Name(x))
+		}
+		return tools[:1], nil
+	})
+	l, err := Resolve(ctx, []Toolset{app, own},
+		VisibleIf(AllowNames("search", "delete")), ExecutableIf(AllowNames("delete")), SelectWith(sel))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"search", "transfer"}, l.Names())
+	assert.Equal(t, []string{"search", "delete"}, shown, "the selector is not shown the fixed tools")
+	assert.True(t, l.Executable("transfer"))
+	assert.False(t, l.Executable("search"))
+	assert.Equal(t, "framework", l.Source("transfer"))
+
+	_, err = Resolve(ctx, []Toolset{own, Fixed(NewStatic("again", named("transfer")))})
+	assert.ErrorIs(t, err, ErrDuplicateTool, "fixed tools still have unique names")
+
+	_, err = Resolve(ctx, []Toolset{app, own}, SelectWith(SelectorFunc(func(context.Context, []Tool) ([]Tool, error) {
+		return []Tool{named("transfer")}, nil
+	})))
+	assert.ErrorContains(t, err, `selector returned tool "transfer", which it was not given`)
+	assert.Nil(t, Fixed(nil))
+}
