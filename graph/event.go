@@ -83,6 +83,12 @@ type Event struct {
 	Name string
 	// Payload carries the data of custom, tool and model events.
 	Payload any
+	// CallID is, for an event of a nested run that a tool call started
+	// (the agent of a handoff tool), the ID of that call, so that a user
+	// interface can show the run's events under the call; for deeper runs,
+	// the innermost such call's. It is empty for other events (see
+	// WithCallID).
+	CallID string
 	// Time is when the event was emitted.
 	Time time.Time
 }
@@ -97,6 +103,7 @@ type emitter struct {
 	gate     *emitGate     // with ch: guards ch against sends after the run
 	log      *slog.Logger
 	logModes Mode
+	callID   string // Event.CallID of the events of a nested run
 }
 
 // emitGate lets the run close its stream's channel while goroutines the
@@ -134,6 +141,9 @@ func (e *emitter) send(m Mode, ev Event) {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
+	if ev.CallID == "" {
+		ev.CallID = e.callID
+	}
 	if e.log != nil && e.logModes&m != 0 {
 		logEvent(e.log, ev)
 	}
@@ -148,6 +158,9 @@ func (e *emitter) send(m Mode, ev Event) {
 func (e *emitter) sendAlways(ev Event) {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
+	}
+	if ev.CallID == "" {
+		ev.CallID = e.callID
 	}
 	if e.log != nil && e.logModes != 0 {
 		logEvent(e.log, ev)

@@ -44,6 +44,9 @@ func logEvent(l *slog.Logger, ev Event) {
 	if len(ev.Path) > 0 {
 		attrs = append(attrs, slog.String("path", strings.Join(ev.Path, "/")))
 	}
+	if ev.CallID != "" {
+		attrs = append(attrs, slog.String("call_id", ev.CallID))
+	}
 	if ev.Node != "" {
 		attrs = append(attrs, slog.String("node", ev.Node), slog.Int("step", ev.Step))
 	}

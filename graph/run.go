@@ -188,6 +188,14 @@ type runConfig struct {
 	hasOne     bool
 	durability *Durability
 	logger     *slog.Logger
+	callID     string
+}
+
+// WithCallID gives the events of a nested run (Graph.Nested) the ID of the
+// tool call that started it, in Event.CallID; the handoff tools pass their
+// call's ID. Other runs ignore it.
+func WithCallID(id string) RunOption {
+	return func(c *runConfig) { c.callID = id }
 }
 
 // WithLogger logs the run's lifecycle to l with log/slog: nodes starting

@@ -181,7 +181,8 @@ func nestedNamespace(m *runMeta, name, key string) string {
 // its nodes or from a tool such a node runs (which is how handoff tools run
 // agents). The nested run
 //   - sends its events to the parent's stream, with name appended to their
-//     Path (restrict them with WithModes, or drop them with WithModes(0));
+//     Path (restrict them with WithModes, or drop them with WithModes(0))
+//     and, given WithCallID, the call's ID in their CallID;
 //   - checkpoints through the parent's saver, in a namespace of its own made
 //     of the parent task, name and key, so that when the parent task runs
 //     again after an interrupt or a crash, the nested run resumes from its
@@ -205,6 +206,9 @@ func (g *Graph[S]) Nested(ctx context.Context, input S, name, key string, opts .
 		return g.execute(ctx, &input, &cfg, nil, nil)
 	}
 	em := m.emit.restrict(cfg.modes)
+	if em != nil && cfg.callID != "" {
+		em.callID = cfg.callID // restrict made em a copy
+	}
 	ns := nestedNamespace(m, name, key)
 	cfg.thread = ""
 	return g.execute(ctx, &input, &cfg, em, &nesting{parent: m, path: append(slices.Clip(m.path), name), ns: ns})

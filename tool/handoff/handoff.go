@@ -234,7 +234,7 @@ func (r *runner[S, PS]) retryable(ctx context.Context, err error, attempt int) b
 func (r *runner[S, PS]) attempt(ctx context.Context, g *graph.Graph[S], input []model.Message, key string, attempt int) (Output, error) {
 	var s S
 	*PS(&s).ChatMessages() = slices.Clone(input)
-	final, err := g.Nested(ctx, s, r.name, key, graph.WithModes(r.cfg.modes))
+	final, err := g.Nested(ctx, s, r.name, key, graph.WithModes(r.cfg.modes), graph.WithCallID(tool.CallID(ctx)))
 	if err != nil {
 		return Output{}, err
 	}

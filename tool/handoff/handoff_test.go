@@ -434,6 +434,33 @@ func TestChildEventsReachTheParentStreamWithTheirPath(t *testing.T) {
 	}
 }
 
+// Two calls of one agent in one batch run side by side; each child run's
+// events carry the ID of the call that started it, so that they can be
+// shown under the right call, and the parent's own events carry none.
+func TestChildEventsCarryTheirCallID(t *testing.T) {
+	wm := scripted.New(scripted.Func(func(req *model.Request) (*model.Response, error) {
+		return &model.Response{Message: model.Assistant("done: " + req.Messages[len(req.Messages)-1].Text())}, nil
+	}))
+	h, err := handoff.New("researcher", "finds", worker(t, "researcher", wm))
+	require.NoError(t, err)
+	pm := scripted.New(scripted.CallTools(
+		scripted.CallWithID("r1", "researcher", `{"task":"a"}`),
+		scripted.CallWithID("r2", "researcher", `{"task":"b"}`),
+	), scripted.Reply("end"))
+	g := parent(t, pm, []tool.Tool{h})
+	byCall := map[string][]string{}
+	for ev, err := range g.Stream(context.Background(), agent.Ask("go"), graph.WithModes(graph.ModeEvents)) {
+		require.NoError(t, err)
+		if len(ev.Path) == 0 {
+			assert.Empty(t, ev.CallID, "the parent's own %s event", ev.Kind)
+			continue
+		}
+		byCall[ev.CallID] = append(byCall[ev.CallID], string(ev.Kind))
+	}
+	want := []string{"node_start", "model_start", "model_end", "node_end"}
+	assert.Equal(t, map[string][]string{"r1": want, "r2": want}, byCall)
+}
+
 func TestCancelledCallerIsNotRetried(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	wm := scripted.New(scripted.Func(func(*model.Request) (*model.Response, error) {
