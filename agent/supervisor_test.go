@@ -404,3 +404,35 @@ func TestSupervisorInterruptThroughTheStandardMiddleware(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "shipper: human: yes", agent.FinalText(out.Messages))
 }
+
+// A worker that asks the user (nodes.AskUser) pauses the whole system; the
+// user's answer goes back to that worker, which carries on with it.
+func TestSupervisorWorkerAsksTheUser(t *testing.T) {
+	askOnce := scripted.Func(func(req *model.Request) (*model.Response, error) {
+		if last := req.Messages[len(req.Messages)-1]; last.Role == model.RoleTool {
+			return &model.Response{Message: model.Assistant("booked for " + last.Text())}, nil
+		}
+		return &model.Response{Message: model.Assistant("", scripted.Call(nodes.AskUserName, `{"question":"Which date?"}`))}, nil
+	})
+	booker := scripted.New()
+	booker.Fallback = &askOnce
+	sup := scripted.New(scripted.CallTools(scripted.CallWithID("b", "booker", `{"task":"book a table"}`)), echoLastTool("done: "))
+	g, err := agent.NewSupervisor(sup, []agent.Worker{
+		{Name: "booker", Description: "books tables", Agent: newWorker(t, "booker", booker, agent.WithTools(nodes.AskUser()))},
+	}, agent.WithCheckpointer(memory.New()))
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = g.Invoke(ctx, agent.Ask("book me a table"), graph.WithThread("t"))
+	var ie *graph.InterruptError
+	require.ErrorAs(t, err, &ie)
+	require.Len(t, ie.Interrupts, 1)
+	assert.Equal(t, []string{"booker"}, ie.Interrupts[0].Path, "the question names the worker that asks")
+	q, ok := ie.Interrupts[0].Payload.(nodes.Question)
+	require.True(t, ok)
+	assert.Equal(t, "Which date?", q.Question)
+
+	out, err := g.Resume(ctx, "t", graph.WithResumeValue("Friday"))
+	require.NoError(t, err)
+	assert.Equal(t, "done: booked for Friday", agent.FinalText(out.Messages))
+	assert.Equal(t, 2, sup.Calls(), "the supervisor was not asked again before the worker answered")
+}

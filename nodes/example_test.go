@@ -2,12 +2,14 @@ package nodes_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/scripted"
 	"github.com/trellis-go/trellis/nodes"
+	"github.com/trellis-go/trellis/state/memory"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -109,4 +111,44 @@ func ExampleWithStructuredOutput() {
 	// tool: error=true
 	// assistant: error=false
 	// false <nil>
+}
+
+// The model asks the user a question: the run pauses, and resumes with the
+// answer.
+func ExampleAskUser() {
+	ask := nodes.AskUser()
+	m := scripted.New(
+		scripted.CallTools(scripted.Call(nodes.AskUserName, `{"question": "Which city?"}`)),
+		scripted.Func(func(req *model.Request) (*model.Response, error) {
+			last := req.Messages[len(req.Messages)-1]
+			return &model.Response{Message: model.Assistant("Booking a trip to " + last.Text() + ".")}, nil
+		}),
+	)
+	b := graph.New[State](nodes.MessagesReducer[State]()).
+		AddNode("llm", nodes.LLM[State](m, nodes.WithTools(ask))).
+		AddEdge(graph.START, "llm").
+		AddConditionalEdges("llm", nodes.ToolsCondition[State]("tools"), "tools", graph.END)
+	nodes.AddTools[State](b, "tools", "llm", nodes.WithTools(ask))
+	g, err := b.Compile(graph.WithCheckpointer(memory.New()))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	_, err = g.Invoke(ctx, State{Chat: nodes.Chat{Messages: []model.Message{model.User("Book me a trip.")}}}, graph.WithThread("trip"))
+	var ie *graph.InterruptError
+	if !errors.As(err, &ie) {
+		fmt.Println("no question:", err)
+		return
+	}
+	fmt.Println("asked:", ie.Interrupts[0].Payload.(nodes.Question).Question)
+	out, err := g.Resume(ctx, "trip", graph.WithResumeValue("Lisbon"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(out.Messages[len(out.Messages)-1].Text())
+	// Output:
+	// asked: Which city?
+	// Booking a trip to Lisbon.
 }
