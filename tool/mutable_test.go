@@ -88,4 +88,3 @@ func TestMutableToolsetUnderConcurrentChange(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
-
