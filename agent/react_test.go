@@ -449,3 +449,33 @@ func TestReActSelectorsRunOncePerTurn(t *testing.T) {
 	assert.Equal(t, `unknown tool "secret". Available tools: weather, clock.`, out.Messages[4].Text(),
 		"a hidden tool stays unknown; the tools the selector left out are still available")
 }
+
+// One compiled agent serves runs with different tools: the filters of the
+// run's context (tool.ResolveWith) decide what each run's model is offered
+// and what its calls may reach.
+func TestReActRunFiltersFromTheContext(t *testing.T) {
+	var running, peak atomic.Int32
+	admin := tool.MustFunc("purge", "purges the cache", func(context.Context, cityIn) (string, error) { return "purged", nil })
+	m := scripted.New(
+		scripted.CallTools(scripted.CallWithID("p", "purge", `{"city":"x"}`)), scripted.Reply("ok"),
+		scripted.CallTools(scripted.CallWithID("p", "purge", `{"city":"x"}`)), scripted.Reply("ok"),
+	)
+	g, err := agent.NewReAct(m, agent.WithTools(weather(&running, &peak), admin))
+	require.NoError(t, err)
+
+	adminRun, err := g.Invoke(context.Background(), agent.Ask("purge"))
+	require.NoError(t, err)
+	assert.Equal(t, "purged", adminRun.Messages[2].Text())
+
+	userCtx := tool.ResolveWith(context.Background(), tool.VisibleIf(tool.DenyNames("purge")))
+	userRun, err := g.Invoke(userCtx, agent.Ask("purge"))
+	require.NoError(t, err)
+	assert.True(t, userRun.Messages[2].IsError)
+	assert.Contains(t, userRun.Messages[2].Text(), `unknown tool "purge"`)
+
+	reqs := m.Requests()
+	require.Len(t, reqs, 4)
+	assert.Len(t, reqs[0].Tools, 2)
+	require.Len(t, reqs[2].Tools, 1, "the user's run was offered the weather alone")
+	assert.Equal(t, "weather", reqs[2].Tools[0].Name)
+}

@@ -46,11 +46,11 @@ type toolSource struct {
 }
 
 // resolveTools returns the run's tool list. Static toolsets without resolve
-// options give the same list every time: it is resolved once.
+// options (the node's or the run's, tool.ResolveWith) give the same list
+// every time: it is resolved once.
 func (c *toolSource) resolveTools(ctx context.Context) (*tool.ToolList, error) {
-	if len(c.resolve) == 0 && allStatic(c.toolsets) {
-		c.once.Do(func() { c.static, c.serr = tool.Resolve(context.Background(), c.toolsets) })
-		return c.static, c.serr
+	if len(c.resolve) == 0 && tool.RunResolveOptions(ctx) == nil {
+		return c.unfiltered(ctx)
 	}
 	return tool.Resolve(ctx, c.toolsets, c.resolve...)
 }
@@ -59,11 +59,21 @@ func (c *toolSource) resolveTools(ctx context.Context) (*tool.ToolList, error) {
 // against: the run's, without the selectors, which chose what the model was
 // offered already (see tool.IgnoreSelectors).
 func (c *toolSource) resolveCalls(ctx context.Context) (*tool.ToolList, error) {
-	if len(c.resolve) == 0 {
-		return c.resolveTools(ctx)
+	if len(c.resolve) == 0 && tool.RunResolveOptions(ctx) == nil {
+		return c.unfiltered(ctx)
 	}
 	opts := append(c.resolve[:len(c.resolve):len(c.resolve)], tool.IgnoreSelectors())
 	return tool.Resolve(ctx, c.toolsets, opts...)
+}
+
+// unfiltered returns the list of the toolsets when no resolve option
+// applies: resolved once when every set is static.
+func (c *toolSource) unfiltered(ctx context.Context) (*tool.ToolList, error) {
+	if allStatic(c.toolsets) {
+		c.once.Do(func() { c.static, c.serr = tool.Resolve(context.Background(), c.toolsets) })
+		return c.static, c.serr
+	}
+	return tool.Resolve(ctx, c.toolsets)
 }
 
 func allStatic(sets []tool.Toolset) bool {

@@ -57,17 +57,54 @@ type ResolveOption func(*resolveConfig)
 // VisibleIf keeps in the run's tool list only the tools keep selects: the
 // others are not shown to the model, and a call of one is an unknown tool.
 // Visibility is a soft constraint (a model may still guess a name); tools
-// that must not run also need a permission check.
+// that must not run also need a permission check. Several VisibleIf
+// options all apply: a tool is visible when every one keeps it.
 func VisibleIf(keep Predicate) ResolveOption {
-	return func(c *resolveConfig) { c.visible = keep }
+	return func(c *resolveConfig) { c.visible = both(c.visible, keep) }
 }
 
 // ExecutableIf sets which visible tools the framework executes. The calls
 // of the others are left to the caller, which runs them outside the
 // framework and answers with tool messages. Declaration-only tools are
-// never executable.
+// never executable. Several ExecutableIf options all apply.
 func ExecutableIf(run Predicate) ResolveOption {
-	return func(c *resolveConfig) { c.executable = run }
+	return func(c *resolveConfig) { c.executable = both(c.executable, run) }
+}
+
+// both returns the predicate that holds where a and b do; a nil predicate
+// holds everywhere.
+func both(a, b Predicate) Predicate {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return func(ctx context.Context, t Tool) bool { return a(ctx, t) && b(ctx, t) }
+}
+
+// runOptionsKey is the context key of the options ResolveWith adds.
+type runOptionsKey struct{}
+
+// ResolveWith returns a context under which every Resolve also applies
+// opts, after its own: filters and selectors for one run of an agent that
+// serves many (the tools one user may see, a feature turned off for a
+// request), without building an agent per case. Run the graph with the
+// returned context. The options add to those of earlier ResolveWith calls
+// on ctx, and to the agent's own; Fixed toolsets are exempt, as always. The
+// runs of agents that tools start under ctx (handoffs) resolve their tools
+// under it too, so prefer rules that name what they refuse over allow-lists
+// written for one agent's tools.
+func ResolveWith(ctx context.Context, opts ...ResolveOption) context.Context {
+	prev := RunResolveOptions(ctx)
+	return context.WithValue(ctx, runOptionsKey{}, append(prev[:len(prev):len(prev)], opts...))
+}
+
+// RunResolveOptions returns the options ResolveWith added to ctx, which
+// Resolve applies; nil when there are none.
+func RunResolveOptions(ctx context.Context) []ResolveOption {
+	opts, _ := ctx.Value(runOptionsKey{}).([]ResolveOption)
+	return opts
 }
 
 // ToolList is a run's resolved tools: what the model sees, in order, and
@@ -90,12 +127,17 @@ type listEntry struct {
 
 // Resolve builds a run's tool list from sets, in order: it asks each set
 // for its tools (with the run's ctx), keeps the visible ones, and marks the
-// executable ones. Two visible tools with one name are an error
+// executable ones, by opts and by the options ResolveWith put in ctx. Two visible tools with one name are an error
 // (DuplicateToolError naming both sources), as is a tool with an empty
 // name.
 func Resolve(ctx context.Context, sets []Toolset, opts ...ResolveOption) (*ToolList, error) {
 	var cfg resolveConfig
 	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	for _, o := range RunResolveOptions(ctx) {
 		if o != nil {
 			o(&cfg)
 		}

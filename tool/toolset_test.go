@@ -408,3 +408,23 @@ func TestFixedToolsetsIgnoreTheResolveOptions(t *testing.T) {
 	assert.ErrorContains(t, err, `selector returned tool "transfer", which it was not given`)
 	assert.Nil(t, Fixed(nil))
 }
+
+// Filters add up: two VisibleIf options both apply, and so do the options
+// ResolveWith puts in the run's context, on top of Resolve's own.
+func TestFiltersAddUpAcrossOptionsAndTheRunContext(t *testing.T) {
+	set := NewStatic("all", named("search"), named("delete"), named("send"), named("read"))
+	fixed := Fixed(NewStatic("framework", named("transfer")))
+	l, err := Resolve(context.Background(), []Toolset{set}, VisibleIf(DenyNames("delete")), VisibleIf(DenyNames("send")))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"search", "read"}, l.Names())
+
+	ctx := ResolveWith(context.Background(), VisibleIf(DenyNames("search")))
+	ctx = ResolveWith(ctx, ExecutableIf(DenyNames("read")))
+	assert.Len(t, RunResolveOptions(ctx), 2)
+	l, err = Resolve(ctx, []Toolset{set, fixed}, VisibleIf(DenyNames("delete")))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"send", "read", "transfer"}, l.Names(), "the run's filters and Resolve's own")
+	assert.False(t, l.Executable("read"))
+	assert.True(t, l.Executable("send"))
+	assert.Nil(t, RunResolveOptions(context.Background()))
+}
