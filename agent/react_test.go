@@ -479,3 +479,11 @@ func TestReActRunFiltersFromTheContext(t *testing.T) {
 	require.Len(t, reqs[2].Tools, 1, "the user's run was offered the weather alone")
 	assert.Equal(t, "weather", reqs[2].Tools[0].Name)
 }
+
+func TestNewReActRefusesTwoToolsWithOneName(t *testing.T) {
+	a := tool.MustFunc("lookup", "a", func(context.Context, cityIn) (string, error) { return "a", nil })
+	b := tool.MustFunc("lookup", "b", func(context.Context, cityIn) (string, error) { return "b", nil })
+	_, err := agent.NewReAct(scripted.New(), agent.WithTools(a, b))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `duplicate tool name "lookup"`)
+}

@@ -139,6 +139,16 @@ func New[S any](opts ...Option) *Builder[S] {
 	return b
 }
 
+// Problem records a problem that a helper adding nodes found (nodes.AddTools
+// checks the names of its fixed tools, for one): Compile fails with it
+// among its problems. A nil err is ignored.
+func (b *Builder[S]) Problem(err error) *Builder[S] {
+	if err != nil {
+		b.problemf("%v", err)
+	}
+	return b
+}
+
 func (b *Builder[S]) problemf(format string, args ...any) {
 	b.problems = append(b.problems, fmt.Sprintf(format, args...))
 }

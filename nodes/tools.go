@@ -160,6 +160,13 @@ func AddTools[S any, PS ChatState[S]](b *graph.Builder[S], name, next string, op
 		}
 	}
 	dests := append([]string{next, name, graph.END}, cfg.transfers...)
+	if len(cfg.toolsets) > 0 && allStatic(cfg.toolsets) {
+		// Tools given as a list have their names now: two with one name
+		// fail Compile rather than the first run.
+		if _, err := tool.Resolve(context.Background(), cfg.toolsets); err != nil {
+			b.Problem(fmt.Errorf("ToolsNode %q: %w", name, err))
+		}
+	}
 	return b.AddCommandNode(name, Tools[S, PS](next, opts...), dests)
 }
 

@@ -486,3 +486,20 @@ func TestToolsNodeFailsWhenItsRunStops(t *testing.T) {
 	assert.True(t, out.Messages[2].IsError)
 	assert.Contains(t, out.Messages[2].Text(), "timed out")
 }
+
+// Two tools with one name among the tools given as a list fail Compile,
+// naming the node and the tool, instead of the first run.
+func TestAddToolsRefusesDuplicateNamesAtCompile(t *testing.T) {
+	a := tool.MustFunc("lookup", "a", func(context.Context, struct{}) (string, error) { return "a", nil })
+	b := tool.MustFunc("lookup", "b", func(context.Context, struct{}) (string, error) { return "b", nil })
+	gb := graph.New[agentState](nodes.MessagesReducer[agentState]()).
+		AddNode("llm", nodes.LLM[agentState](scripted.New(), nodes.WithTools(a))).
+		AddEdge(graph.START, "llm").
+		AddConditionalEdges("llm", nodes.ToolsCondition[agentState]("tools"), "tools", graph.END)
+	nodes.AddTools[agentState](gb, "tools", "llm", nodes.WithTools(a), nodes.WithTools(b))
+	_, err := gb.Compile()
+	var ce *graph.CompileError
+	require.ErrorAs(t, err, &ce)
+	assert.Contains(t, err.Error(), `ToolsNode "tools"`)
+	assert.Contains(t, err.Error(), `"lookup"`)
+}
