@@ -80,6 +80,13 @@ func WithToolsets(sets ...tool.Toolset) Option {
 	return func(c *config) { c.shared, c.hasTools = append(c.shared, nodes.WithToolsets(sets...)), true }
 }
 
+// WithArgumentRepair repairs the tool-call arguments of the model's replies
+// that are not valid JSON before they enter the conversation (see
+// nodes.WithArgumentRepair).
+func WithArgumentRepair() Option {
+	return func(c *config) { c.llm = append(c.llm, nodes.WithArgumentRepair()) }
+}
+
 // WithResolveOptions filters and selects the agent's tools for each run
 // (tool.VisibleIf, tool.ExecutableIf, tool.SelectWith): the model is
 // offered what they leave, and its calls are resolved against the same

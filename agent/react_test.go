@@ -487,3 +487,30 @@ func TestNewReActRefusesTwoToolsWithOneName(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `duplicate tool name "lookup"`)
 }
+
+// With argument repair, broken arguments are repaired in the conversation
+// itself: the tool, the events and the next model call all see valid JSON,
+// and the message says which calls were repaired.
+func TestReActRepairsArgumentsInTheConversation(t *testing.T) {
+	var running, peak atomic.Int32
+	m := scripted.New(
+		scripted.CallTools(
+			scripted.CallWithID("a", "weather", `{city: 'Oslo',}`),
+			scripted.CallWithID("b", "weather", `{"city":"Rome"}`),
+			scripted.CallWithID("c", "weather", `not json at all`),
+		),
+		scripted.Reply("done"),
+	)
+	g, err := agent.NewReAct(m, agent.WithTools(weather(&running, &peak)), agent.WithArgumentRepair())
+	require.NoError(t, err)
+	out, err := g.Invoke(context.Background(), agent.Ask("weather?"))
+	require.NoError(t, err)
+	calls := out.Messages[1].ToolCalls
+	assert.JSONEq(t, `{"city":"Oslo"}`, string(calls[0].Arguments))
+	assert.Equal(t, `{"city":"Rome"}`, string(calls[1].Arguments), "valid arguments are left as they are")
+	assert.Equal(t, "a", out.Messages[1].Metadata[nodes.MetaRepairedCalls])
+	assert.Equal(t, "sunny in Oslo", out.Messages[2].Text())
+	assert.True(t, out.Messages[4].IsError, "what repair cannot fix is still refused")
+	sent := m.Requests()[1].Messages[1].ToolCalls[0]
+	assert.JSONEq(t, `{"city":"Oslo"}`, string(sent.Arguments), "the provider is sent the repaired call")
+}

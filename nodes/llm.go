@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -56,6 +57,7 @@ type llmConfig struct {
 	format          *model.ResponseFormat
 	forceTool       bool // use a set-model-response tool even if the model supports structured output
 	maxHops         int
+	repair          bool // WithArgumentRepair
 	stream          *bool
 	setResponse     *tool.SetModelResponseTool
 	structureErr    error
@@ -206,6 +208,9 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 		reply.Role = model.RoleAssistant
 		reply.ID = NewMessageID()
 		reply.ToolCalls = uniqueCallIDs(*msgs, reply.ToolCalls)
+		if cfg.repair {
+			repairArguments(&reply)
+		}
 		if cfg.name != "" {
 			reply.Name = cfg.name
 		}
@@ -353,6 +358,39 @@ func jsonText(text string) (string, bool) {
 		return "", false
 	}
 	return text, true
+}
+
+// repairArguments repairs the arguments of reply's calls that are not
+// valid JSON and that tool.RepairJSON can fix, in a copy of the calls, and
+// lists the repaired calls' IDs in the reply's metadata.
+func repairArguments(reply *model.Message) {
+	var (
+		out      []model.ToolCall // a copy, made at the first change
+		repaired []string
+	)
+	for i, c := range reply.ToolCalls {
+		if json.Valid(c.Arguments) {
+			continue
+		}
+		fixed, err := tool.RepairJSON(c.Arguments)
+		if err != nil || !json.Valid(fixed) {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(reply.ToolCalls)
+		}
+		out[i].Arguments = fixed
+		repaired = append(repaired, c.ID)
+	}
+	if out == nil {
+		return
+	}
+	reply.ToolCalls = out
+	reply.Metadata = maps.Clone(reply.Metadata)
+	if reply.Metadata == nil {
+		reply.Metadata = map[string]string{}
+	}
+	reply.Metadata[MetaRepairedCalls] = strings.Join(repaired, ",")
 }
 
 // uniqueCallIDs makes the IDs of a reply's tool calls usable: a call

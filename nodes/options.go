@@ -167,6 +167,24 @@ func WithMaxHops(n int) LLMOption {
 	return llmOption(func(c *llmConfig) { c.maxHops = n })
 }
 
+// WithArgumentRepair repairs the arguments of the reply's tool calls that
+// are not valid JSON (tool.RepairJSON: unquoted keys, single quotes,
+// trailing commas, a truncated object, prose around it) before the reply
+// enters the state. Everything after the model then sees the repaired
+// arguments: events, permission checks, the tools, the conversation sent
+// back to the provider and any code that reads it. Arguments repair cannot
+// fix are kept as the model sent them, and the tool layer answers the call
+// with the invalid-arguments result. Metadata key MetaRepairedCalls lists
+// the IDs of the calls it repaired.
+func WithArgumentRepair() LLMOption {
+	return llmOption(func(c *llmConfig) { c.repair = true })
+}
+
+// MetaRepairedCalls is the Message.Metadata key under which an LLM node with
+// WithArgumentRepair lists, comma-separated, the IDs of the reply's calls
+// whose arguments it repaired.
+const MetaRepairedCalls = "trellis.repaired_calls"
+
 // WithStreaming makes the node stream the model's reply (on) or not (off).
 // By default it streams when the run's stream carries graph.ModeMessages,
 // and emits each chunk as a KindModelDelta event.
