@@ -90,8 +90,9 @@ func (c Config) transport() Transport {
 	return ""
 }
 
-// serverName returns the name c identifies its server by.
-func (c Config) serverName() string {
+// ServerName returns the name c identifies its server by: Name, else the
+// base name of Command, else the host of URL.
+func (c Config) ServerName() string {
 	if c.Name != "" {
 		return c.Name
 	}
@@ -156,7 +157,7 @@ func (c Config) Validate() error {
 	if len(problems) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: server %q: %s", ErrInvalidConfig, c.serverName(), strings.Join(problems, "; "))
+	return fmt.Errorf("%w: server %q: %s", ErrInvalidConfig, c.ServerName(), strings.Join(problems, "; "))
 }
 
 // checkHTTPURL checks that raw is an absolute http or https URL.

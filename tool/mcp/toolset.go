@@ -104,7 +104,7 @@ func New(cfg Config, opts ...Option) (*Toolset, error) {
 	}
 	ts := &Toolset{
 		cfg:        cfg,
-		name:       cfg.serverName(),
+		name:       cfg.ServerName(),
 		o:          o,
 		connecting: make(chan struct{}, 1),
 		done:       make(chan struct{}),

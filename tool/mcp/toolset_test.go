@@ -59,9 +59,9 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestConfigName(t *testing.T) {
-	assert.Equal(t, "files", Config{Name: "files", Command: "/usr/bin/x"}.serverName())
-	assert.Equal(t, "mcp-server-git", Config{Command: "/opt/bin/mcp-server-git"}.serverName())
-	assert.Equal(t, "127.0.0.1:9000", Config{URL: "http://127.0.0.1:9000/mcp"}.serverName())
+	assert.Equal(t, "files", Config{Name: "files", Command: "/usr/bin/x"}.ServerName())
+	assert.Equal(t, "mcp-server-git", Config{Command: "/opt/bin/mcp-server-git"}.ServerName())
+	assert.Equal(t, "127.0.0.1:9000", Config{URL: "http://127.0.0.1:9000/mcp"}.ServerName())
 }
 
 func TestInitFailsFast(t *testing.T) {

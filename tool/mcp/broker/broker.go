@@ -59,6 +59,7 @@ type Broker struct {
 	configs  map[string]mcp.Config
 	allow    allowList
 	tsOpts   []mcp.Option
+	targetFn func(Target) []mcp.Option
 	policy   tool.Policy
 	maxAdHoc int
 	tools    []tool.Tool
@@ -76,8 +77,20 @@ type config struct {
 	servers  []mcp.Config
 	allow    []string
 	tsOpts   []mcp.Option
+	targetFn func(Target) []mcp.Option
 	policy   tool.Policy
 	maxAdHoc int
+}
+
+// Target describes a server the broker connects to, for WithTargetOptions.
+type Target struct {
+	// Name is the named server's name, or the URL of an ad-hoc server.
+	Name string
+	// URL is the server's URL; empty for a server started as a command.
+	URL string
+	// AdHoc is true for a URL the model gave (allowed by WithAllowedURLs),
+	// false for a server of WithServers.
+	AdHoc bool
 }
 
 // WithServers adds named servers. Each config's Name (or the name derived
@@ -98,10 +111,21 @@ func WithAllowedURLs(entries ...string) Option {
 	return func(c *config) { c.allow = append(c.allow, entries...) }
 }
 
-// WithToolsetOptions sets options of every toolset the broker opens (header
-// functions, reconnection, filters).
+// WithToolsetOptions sets options of every toolset the broker opens
+// (reconnection, filters), ad-hoc servers at URLs the model chose included:
+// give credentials with WithTargetOptions instead.
 func WithToolsetOptions(opts ...mcp.Option) Option {
 	return func(c *config) { c.tsOpts = append(c.tsOpts, opts...) }
+}
+
+// WithTargetOptions sets options of the toolset the broker opens for each
+// server by what the server is: fn gets the target and returns the options
+// to add after those of WithToolsetOptions. It is where credentials go
+// (mcp.WithHeaderFunc), so that a named server's token is
+// sent to that server alone and never to a URL the model chose. fn runs
+// once per toolset the broker opens.
+func WithTargetOptions(fn func(t Target) []mcp.Option) Option {
+	return func(c *config) { c.targetFn = fn }
 }
 
 // WithPolicy sets a permission policy that mcp_call_tool consults for the
@@ -140,6 +164,7 @@ func New(opts ...Option) (*Broker, error) {
 		named:    map[string]*mcp.Toolset{},
 		configs:  map[string]mcp.Config{},
 		tsOpts:   c.tsOpts,
+		targetFn: c.targetFn,
 		policy:   c.policy,
 		maxAdHoc: c.maxAdHoc,
 		adHoc:    map[string]*mcp.Toolset{},
@@ -154,7 +179,7 @@ func New(opts ...Option) (*Broker, error) {
 		b.allow = append(b.allow, pat)
 	}
 	for _, cfg := range c.servers {
-		ts, err := mcp.New(cfg, c.tsOpts...)
+		ts, err := mcp.New(cfg, b.optionsFor(Target{Name: cfg.ServerName(), URL: cfg.URL})...)
 		if err != nil {
 			problems = append(problems, err.Error())
 			continue
@@ -238,13 +263,21 @@ func (b *Broker) resolve(server string) (*mcp.Toolset, *tool.Result) {
 		r := tool.Errorf("broker: already connected to %d ad-hoc servers, the most allowed; use one of them or a named server", len(b.adHoc))
 		return nil, &r
 	}
-	ts, err := mcp.New(mcp.Config{Name: key, URL: key}, b.tsOpts...)
+	ts, err := mcp.New(mcp.Config{Name: key, URL: key}, b.optionsFor(Target{Name: key, URL: key, AdHoc: true})...)
 	if err != nil {
 		r := tool.ErrorResult(CodeNotAllowed, err)
 		return nil, &r
 	}
 	b.adHoc[key] = ts
 	return ts, nil
+}
+
+// optionsFor returns the options of the toolset for t.
+func (b *Broker) optionsFor(t Target) []mcp.Option {
+	if b.targetFn == nil {
+		return b.tsOpts
+	}
+	return append(slices.Clip(b.tsOpts), b.targetFn(t)...)
 }
 
 // unknownServer is the error for a name that is no named server.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,13 +30,27 @@ type addArgs struct {
 // serve serves tools over streamable HTTP on 127.0.0.1 until the test ends
 // and returns the endpoint's URL.
 func serve(t testing.TB, name string, tools ...tool.Tool) string {
+	return serveSeeing(t, name, nil, tools...)
+}
+
+// serveSeeing is serve, with seen (when not nil) called with every request
+// the server receives.
+func serveSeeing(t testing.TB, name string, seen func(*http.Request), tools ...tool.Tool) string {
 	t.Helper()
 	srv, err := mcp.NewServer(context.Background(), tool.NewStatic(name, tools...))
 	require.NoError(t, err)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp/"+name, srv.Handler(nil))
+	var h http.Handler = srv.Handler(nil)
+	if seen != nil {
+		inner := h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			seen(r)
+			inner.ServeHTTP(w, r)
+		})
+	}
+	mux.Handle("/mcp/"+name, h)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	done := make(chan struct{})
 	go func() { defer close(done); _ = hs.Serve(l) }()
@@ -353,4 +368,54 @@ func TestBrokerAdHocFailuresFreeTheirSlot(t *testing.T) {
 	// The cap still holds for servers it is connected to.
 	r = run(t, b, ListToolsTool, fmt.Sprintf(`{"server":%q}`, dead))
 	assert.Contains(t, r.Text(), "already connected to 1 ad-hoc servers")
+}
+
+// Credentials given per target go to their server alone: the named
+// server's token never reaches a URL the model chose.
+func TestBrokerTargetOptionsKeepCredentialsToTheirServer(t *testing.T) {
+	var mu sync.Mutex
+	auth := map[string][]string{}
+	record := func(server string) func(*http.Request) {
+		return func(r *http.Request) {
+			mu.Lock()
+			defer mu.Unlock()
+			auth[server] = append(auth[server], r.Header.Get("Authorization"))
+		}
+	}
+	calc := serveSeeing(t, "calc", record("calc"), calcTools()...)
+	other := serveSeeing(t, "other", record("other"), adHocTools()...)
+	host := other[:len(other)-len("/mcp/other")]
+	var targets []Target
+	b, err := New(WithServers(mcp.Config{Name: "calc", URL: calc}), WithAllowedURLs(host+"/mcp/other"),
+		WithTargetOptions(func(tg Target) []mcp.Option {
+			mu.Lock()
+			targets = append(targets, tg)
+			mu.Unlock()
+			if tg.AdHoc {
+				return nil
+			}
+			return []mcp.Option{mcp.WithHeaderFunc(func(_ context.Context, h http.Header) error {
+				h.Set("Authorization", "Bearer calc-token")
+				return nil
+			})}
+		}))
+	require.NoError(t, err)
+	defer b.Close()
+
+	r := run(t, b, CallToolTool, `{"server":"calc","tool":"add","arguments":{"a":1,"b":2}}`)
+	require.Equal(t, "3", r.Text())
+	r = run(t, b, CallToolTool, fmt.Sprintf(`{"server":%q,"tool":"ping"}`, other))
+	require.Equal(t, "pong", r.Text())
+
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []Target{{Name: "calc", URL: calc}, {Name: other, URL: other, AdHoc: true}}, targets)
+	require.NotEmpty(t, auth["calc"])
+	for _, a := range auth["calc"] {
+		assert.Equal(t, "Bearer calc-token", a)
+	}
+	require.NotEmpty(t, auth["other"])
+	for _, a := range auth["other"] {
+		assert.Empty(t, a, "the ad-hoc server got no credentials")
+	}
 }
