@@ -25,8 +25,25 @@ func Ask(text string) State {
 	return State{Chat: nodes.Chat{Messages: []model.Message{model.User(text)}}}
 }
 
-// FinalText returns the text of the last assistant message of msgs, or "".
+// FinalText returns the run's answer in msgs: the text of the last
+// assistant message, or, when the conversation ends with tool messages
+// whose results ended the run (tool.Result.Terminate, a handoff
+// WithDirectAnswer), their text, one per line. It returns "" when there is
+// neither.
 func FinalText(msgs []model.Message) string {
+	i := len(msgs)
+	for i > 0 && msgs[i-1].Role == model.RoleTool {
+		i--
+	}
+	if tail := msgs[i:]; len(tail) > 0 && !slices.ContainsFunc(tail, func(m model.Message) bool {
+		return m.Metadata[nodes.MetaTerminate] != "true"
+	}) {
+		texts := make([]string, len(tail))
+		for k, m := range tail {
+			texts[k] = m.Text()
+		}
+		return strings.Join(texts, "\n")
+	}
 	if m, ok := model.LastAssistant(msgs); ok {
 		return m.Text()
 	}

@@ -436,3 +436,48 @@ func TestSupervisorWorkerAsksTheUser(t *testing.T) {
 	assert.Equal(t, "done: booked for Friday", agent.FinalText(out.Messages))
 	assert.Equal(t, 2, sup.Calls(), "the supervisor was not asked again before the worker answered")
 }
+
+// A worker whose answer is the final answer (handoff.WithDirectAnswer) ends
+// the supervisor's turn: the supervisor's model is not called again to
+// restate it, and FinalText returns it.
+func TestSupervisorWorkerWithADirectAnswer(t *testing.T) {
+	writer := scripted.New(scripted.Reply("Roses are red."))
+	sup := scripted.New(scripted.CallTools(scripted.CallWithID("w", "poet", `{"task":"a poem"}`)), scripted.Reply("unused"))
+	g, err := agent.NewSupervisor(sup, []agent.Worker{{
+		Name: "poet", Description: "writes poems", Agent: newWorker(t, "poet", writer),
+		Handoff: []handoff.Option{handoff.WithDirectAnswer()},
+	}})
+	require.NoError(t, err)
+	out, err := g.Invoke(context.Background(), agent.Ask("a poem please"))
+	require.NoError(t, err)
+	assert.Equal(t, "Roses are red.", agent.FinalText(out.Messages))
+	assert.Equal(t, 1, sup.Calls(), "no second call to restate the answer")
+	last := out.Messages[len(out.Messages)-1]
+	assert.Equal(t, model.RoleTool, last.Role)
+	assert.Equal(t, "true", last.Metadata[nodes.MetaTerminate])
+
+	// A failed worker goes back to the supervisor's model as usual.
+	failing := scripted.New(scripted.Fail(errors.New("writer's block")))
+	sup2 := scripted.New(scripted.CallTools(scripted.CallWithID("w", "poet", `{"task":"a poem"}`)), echoLastTool("sorry: "))
+	g2, err := agent.NewSupervisor(sup2, []agent.Worker{{
+		Name: "poet", Description: "writes poems", Agent: newWorker(t, "poet", failing),
+		Handoff: []handoff.Option{handoff.WithDirectAnswer()},
+	}})
+	require.NoError(t, err)
+	out, err = g2.Invoke(context.Background(), agent.Ask("a poem please"))
+	require.NoError(t, err)
+	assert.Equal(t, 2, sup2.Calls())
+	assert.Contains(t, agent.FinalText(out.Messages), "sorry: ")
+}
+
+func TestFinalText(t *testing.T) {
+	done := model.ToolMessage("c1", "t", false, model.TextPart("direct"))
+	done.Metadata = map[string]string{nodes.MetaTerminate: "true"}
+	plain := model.ToolMessage("c2", "t", false, model.TextPart("plain"))
+	ask := model.Assistant("thinking", model.ToolCall{ID: "c1", Name: "t"})
+	assert.Equal(t, "direct", agent.FinalText([]model.Message{model.User("q"), ask, done}))
+	assert.Equal(t, "thinking", agent.FinalText([]model.Message{model.User("q"), ask, done, plain}), "not every result ended the run")
+	assert.Equal(t, "answer", agent.FinalText([]model.Message{model.User("q"), model.Assistant("answer")}))
+	assert.Equal(t, "", agent.FinalText([]model.Message{model.User("q")}))
+	assert.Equal(t, "", agent.FinalText(nil))
+}

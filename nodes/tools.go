@@ -470,6 +470,9 @@ func apply[S any, PS ChatState[S]](c *toolsConfig, s *S, calls []model.ToolCall,
 		r := &results[i]
 		m := model.ToolMessage(calls[i].ID, calls[i].Name, r.IsError, r.Content...)
 		m.ID, ids = ids[:len(toolMessagePrefix)+len(calls[i].ID)], ids[len(toolMessagePrefix)+len(calls[i].ID):]
+		if r.Terminate {
+			m.Metadata = map[string]string{MetaTerminate: "true"}
+		}
 		*msgs = append(*msgs, m)
 	}
 	for i := range results {
@@ -535,11 +538,15 @@ func route[S any](results []tool.Result, next graph.Command[S]) graph.Command[S]
 	return next
 }
 
+// MetaTerminate is the Message.Metadata key, set to "true", of a tool
+// message whose result asked to end the run (tool.Result.Terminate).
+const MetaTerminate = "trellis.terminate"
+
 // The metadata keys of a tool message whose result asked something of the
 // run's route, in a batch answered in parts (see markRoutes).
 const (
 	metaEscalate   = "trellis.escalate"
-	metaTerminate  = "trellis.terminate"
+	metaTerminate  = MetaTerminate
 	metaTransferTo = "trellis.transfer_to"
 )
 

@@ -262,6 +262,7 @@ func (r *runner[S, PS]) result(out Output) tool.Result {
 		res = tool.Text(out.Answer)
 	}
 	res.Details = out
+	res.Terminate = r.cfg.direct
 	return res
 }
 

@@ -18,6 +18,7 @@ type Option func(*config)
 type config struct {
 	shared   bool
 	all      bool
+	direct   bool
 	retries  int
 	backoff  time.Duration
 	retryIf  func(error) bool
@@ -52,6 +53,14 @@ func WithSharedHistory() Option { return func(c *config) { c.shared = true } }
 // (assistant messages, tool calls and tool results), as a JSON array of
 // model.Message, instead of the text of its last assistant message.
 func WithAllMessages() Option { return func(c *config) { c.all = true } }
+
+// WithDirectAnswer makes the agent's answer the caller's final answer: a
+// successful result sets Terminate, so a batch of such calls ends the
+// caller's loop without another model call to restate the answer (the
+// tool messages end the conversation, and agent.FinalText returns their
+// text). A batch that also holds other calls continues as usual; a failed
+// call goes back to the caller's model.
+func WithDirectAnswer() Option { return func(c *config) { c.direct = true } }
 
 // WithRetries runs the agent up to n more times when a run fails or its
 // answer is rejected (see WithValidator), waiting backoff before the first
