@@ -37,6 +37,9 @@ type Model struct {
 	settings         model.Settings
 	structuredOutput bool
 	thinking         sdk.ThinkingConfigParamUnion
+	// requestOptions are WithRequestOptions': a request timeout among them
+	// lets Generate wait for a long reply without streaming.
+	requestOptions []option.RequestOption
 }
 
 var (
@@ -235,6 +238,7 @@ func New(name string, opts ...Option) (*Model, error) {
 		settings:         c.settings,
 		structuredOutput: c.structuredOutput,
 		thinking:         c.thinking,
+		requestOptions:   c.requestOptions,
 	}, nil
 }
 
@@ -247,16 +251,18 @@ func (m *Model) Info() model.Info {
 // Generate sends req to the Messages API and returns the reply. Transient
 // failures are retried according to the model's retry policy. A request
 // whose max_tokens is too large for a reply without streaming (the client
-// refuses to wait more than ten minutes for one) is streamed, and the
-// stream collected into the reply.
+// refuses to wait more than ten minutes for one, unless WithRequestOptions
+// sets a request timeout) is streamed, and the stream collected into the
+// reply.
 func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
 	params, err := m.params(req)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := sdk.CalculateNonStreamingTimeout(int(params.MaxTokens), params.Model, nil); err != nil {
+	if _, err := sdk.CalculateNonStreamingTimeout(int(params.MaxTokens), params.Model, m.requestOptions); err != nil {
 		// The client refuses to wait for a reply this long without a
-		// stream (a large max_tokens): collect a stream instead.
+		// stream (a large max_tokens, and no request timeout of the
+		// caller's): collect a stream instead.
 		return model.Collect(m.Stream(ctx, req))
 	}
 	var msg *sdk.Message

@@ -739,6 +739,16 @@ func TestGenerateWithALargeMaxTokensStreams(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(s.Received()[0].Body), &body))
 	assert.Equal(t, true, body["stream"])
 	assert.EqualValues(t, 64000, body["max_tokens"])
+
+	// With a request timeout of the caller's, the client waits that long
+	// for the reply: Generate does not stream.
+	s2 := newServer(t, jsonReply(200, messageText))
+	m2, _ := newModel(t, s2, anthropic.WithMaxTokens(64000), anthropic.WithRequestOptions(option.WithRequestTimeout(30*time.Minute)))
+	_, err = m2.Generate(context.Background(), userReq("Weather?"))
+	require.NoError(t, err)
+	body = nil
+	require.NoError(t, json.Unmarshal([]byte(s2.Received()[0].Body), &body))
+	assert.NotContains(t, body, "stream")
 }
 
 // A compatible server or gateway that ignores "stream": true answers with the
