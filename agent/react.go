@@ -104,6 +104,13 @@ func WithArgumentRepair() Option {
 	return func(c *config) { c.llm = append(c.llm, nodes.WithArgumentRepair()) }
 }
 
+// WithMemory gives the agent's runs a memory store that its tools search
+// with tool.SearchMemory (see nodes.WithMemory); per run, run the agent with
+// a context from tool.WithMemory instead.
+func WithMemory(r tool.Retriever) Option {
+	return func(c *config) { c.shared = append(c.shared, nodes.WithMemory(r)) }
+}
+
 // WithResolveOptions filters and selects the agent's tools for each run
 // (tool.VisibleIf, tool.ExecutableIf, tool.SelectWith): the model is
 // offered what they leave, and its calls are resolved against the same

@@ -514,3 +514,40 @@ func TestReActRepairsArgumentsInTheConversation(t *testing.T) {
 	sent := m.Requests()[1].Messages[1].ToolCalls[0]
 	assert.JSONEq(t, `{"city":"Oslo"}`, string(sent.Arguments), "the provider is sent the repaired call")
 }
+
+// Tools search the run's memory: the agent's store, or the one a run
+// brings in its context.
+func TestReActToolsSearchTheRunsMemory(t *testing.T) {
+	storeOf := func(fact string) tool.Retriever {
+		return tool.RetrieverFunc(func(context.Context, string, int) ([]tool.Document, error) {
+			return []tool.Document{{Content: fact}}, nil
+		})
+	}
+	recall := tool.MustFunc("recall", "recalls what is known about the user", func(ctx context.Context, in cityIn) (string, error) {
+		docs, err := tool.SearchMemory(ctx, in.City, 1)
+		if err != nil {
+			return "", err
+		}
+		return docs[0].Content, nil
+	})
+	newModel := func() *scripted.Model {
+		return scripted.New(scripted.CallTools(scripted.Call("recall", `{"city":"Oslo"}`)), scripted.Reply("ok"))
+	}
+	g, err := agent.NewReAct(newModel(), agent.WithTools(recall), agent.WithMemory(storeOf("likes fjords")))
+	require.NoError(t, err)
+	out, err := g.Invoke(context.Background(), agent.Ask("plan a trip"))
+	require.NoError(t, err)
+	assert.Equal(t, "likes fjords", out.Messages[2].Text())
+
+	g, err = agent.NewReAct(newModel(), agent.WithTools(recall))
+	require.NoError(t, err)
+	out, err = g.Invoke(tool.WithMemory(context.Background(), storeOf("likes deserts")), agent.Ask("plan a trip"))
+	require.NoError(t, err)
+	assert.Equal(t, "likes deserts", out.Messages[2].Text(), "the run's own store")
+
+	g, err = agent.NewReAct(newModel(), agent.WithTools(recall))
+	require.NoError(t, err)
+	out, err = g.Invoke(context.Background(), agent.Ask("plan a trip"))
+	require.NoError(t, err)
+	assert.True(t, out.Messages[2].IsError, "no memory: the tool's error goes to the model")
+}

@@ -141,7 +141,7 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 		// Prompt functions, toolsets and the model read the node's own run:
 		// its state and its conversation (not that of a caller whose tool
 		// started this run).
-		ctx = tool.WithRun(ctx, s, slices.Clip(*msgs))
+		ctx = tool.WithRun(cfg.withMemory(ctx), s, slices.Clip(*msgs))
 		req := &model.Request{Model: cfg.modelName, Settings: cfg.settings}
 		var instructions string
 		if len(cfg.toolsets) > 0 {

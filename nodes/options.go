@@ -39,6 +39,7 @@ func (o toolsOption) applyTools(c *toolsConfig) { o(c) }
 type toolSource struct {
 	toolsets []tool.Toolset
 	resolve  []tool.ResolveOption
+	memory   tool.Retriever // WithMemory
 
 	once   sync.Once
 	static *tool.ToolList // the resolved list, when every set is static
@@ -101,6 +102,22 @@ func WithTools(tools ...tool.Tool) Option {
 // run's context.
 func WithToolsets(sets ...tool.Toolset) Option {
 	return sharedOption(func(c *toolSource) { c.toolsets = append(c.toolsets, sets...) })
+}
+
+// WithMemory gives the node's run a memory store: tools search it with
+// tool.SearchMemory, prompt functions and toolsets with tool.Memory (see
+// tool.WithMemory). A store the run's context carries already is replaced
+// for the node.
+func WithMemory(r tool.Retriever) Option {
+	return sharedOption(func(c *toolSource) { c.memory = r })
+}
+
+// withMemory returns ctx with the node's memory store, if it has one.
+func (c *toolSource) withMemory(ctx context.Context) context.Context {
+	if c.memory == nil {
+		return ctx
+	}
+	return tool.WithMemory(ctx, c.memory)
 }
 
 // WithResolveOptions filters the tools resolved per call (see tool.Resolve):

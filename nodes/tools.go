@@ -213,7 +213,7 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 		if len(calls) == 0 {
 			return s, toNext, nil
 		}
-		ctx = tool.WithRun(ctx, s, slices.Clip(msgs))
+		ctx = tool.WithRun(cfg.withMemory(ctx), s, slices.Clip(msgs))
 		list, err := cfg.runTools(ctx, calls)
 		if err != nil {
 			return s, graph.Command[S]{}, err
