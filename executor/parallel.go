@@ -221,8 +221,6 @@ type pbatch struct {
 
 	mu   sync.Mutex
 	stop *StopError
-
-	watch watch // w points here when there is an observer
 }
 
 func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, results []tool.Result, sched *scheduler) ([]tool.Result, error) {
@@ -244,7 +242,9 @@ func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, resu
 		pb.helper = pb.help
 	}
 	if c.observer != nil {
-		pb.w = &pb.watch
+		// An allocation of its own: a ToolsNode outside a streaming run,
+		// the common case, has no observer and does without.
+		pb.w = new(watch)
 		pb.w.init(parent, c.observer, b.Calls, reqs)
 		pb.w.prefix = c.prefix
 	}

@@ -31,7 +31,7 @@ func TestFailFastAnswersBeforeStopping(t *testing.T) {
 			ends: ends, allDone: make(chan struct{}), wake: make(chan struct{}, 2),
 		}
 		if ends == endsByWorkers {
-			pb.w = &pb.watch
+			pb.w = new(watch)
 			pb.w.init(parent, func(context.Context, Event) {}, []model.ToolCall{{ID: "a"}, {ID: "b"}}, reqs)
 		}
 		pb.slots[0].state, pb.slots[1].state = stDispatched, stDispatched
