@@ -131,6 +131,18 @@ func lookup(b Batch, reqs []Request) {
 	}
 }
 
+// lookupTools sets tools[i] to the tool of the batch's call i, nil for an
+// unknown one; calls of one tool that come together are looked up once.
+func lookupTools(b Batch, tools []tool.Tool) {
+	for i, call := range b.Calls {
+		if i > 0 && call.Name == b.Calls[i-1].Name {
+			tools[i] = tools[i-1]
+		} else {
+			tools[i] = find(b.Tools, call.Name)
+		}
+	}
+}
+
 // find returns the tool of tools named name, nil when there is none (or
 // tools is nil).
 func find(tools Lookup, name string) tool.Tool {

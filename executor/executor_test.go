@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -229,8 +230,15 @@ func TestParallelGroupLimit(t *testing.T) {
 }
 
 // TestParallelForcedSequential checks the tools that make a batch run
-// sequentially.
+// sequentially, with and without an observer (which makes the executor
+// build Requests).
 func TestParallelForcedSequential(t *testing.T) {
+	for _, observed := range []bool{false, true} {
+		t.Run(fmt.Sprint("observed=", observed), func(t *testing.T) { testParallelForcedSequential(t, observed) })
+	}
+}
+
+func testParallelForcedSequential(t *testing.T, observed bool) {
 	cases := []struct {
 		name       string
 		meta       tool.Metadata
@@ -265,10 +273,23 @@ func TestParallelForcedSequential(t *testing.T) {
 				return slow.Call(ctx, id, a)
 			})
 			batch := executor.Batch{Calls: []model.ToolCall{call("a", "slow", ""), call("b", "special", "")}, Tools: executor.Tools(slow, special)}
-			res, err := executor.Parallel(tc.opts...).Execute(context.Background(), batch)
+			opts := tc.opts
+			var mu sync.Mutex
+			var events []string
+			if observed {
+				opts = append(slices.Clip(opts), executor.WithObserver(func(_ context.Context, ev executor.Event) {
+					mu.Lock()
+					defer mu.Unlock()
+					events = append(events, string(ev.Kind)+":"+ev.Call.ID)
+				}))
+			}
+			res, err := executor.Parallel(opts...).Execute(context.Background(), batch)
 			require.NoError(t, err)
 			assert.Equal(t, "a", res[0].Text())
 			assert.Equal(t, "b", res[1].Text())
+			if observed && !tc.concurrent {
+				assert.Equal(t, []string{"tool_start:a", "tool_end:a", "tool_start:b", "tool_end:b"}, events)
+			}
 			if tc.concurrent {
 				assert.EqualValues(t, 2, f.peak.Load())
 			} else {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -74,31 +75,55 @@ type parallel struct {
 func (p *parallel) Execute(ctx context.Context, b Batch) ([]tool.Result, error) {
 	c := p.core.forBatch(ctx)
 	n := len(b.Calls)
-	if n <= 1 || c.plain() && p.inLine(b) {
+	if n <= 1 {
 		return c.execSequential(ctx, b)
+	}
+	if c.plain() {
+		// Nothing reads the calls' Requests: the batch does without.
+		tools := make([]tool.Tool, n)
+		lookupTools(b, tools)
+		seq, sched := p.schedule(b.Calls, func(i int) tool.Tool { return tools[i] })
+		if seq {
+			return c.runPlainWith(ctx, b, tools)
+		}
+		frames, results := newFrames(n)
+		return c.runParallel(ctx, b, nil, results, sched, &bare{calls: b.Calls, tools: tools, frames: frames, lookup: b.Tools})
 	}
 	reqs, results := newRequests(n)
 	lookup(b, reqs)
+	seq, sched := p.schedule(b.Calls, func(i int) tool.Tool { return reqs[i].Tool })
+	if seq {
+		var w *watch
+		if c.observer != nil {
+			w = new(watch)
+			w.init(ctx, c.observer, b.Calls, reqs)
+			w.prefix = c.prefix
+		}
+		return c.runSequential(ctx, reqs, results, w)
+	}
+	return c.runParallel(ctx, b, reqs, results, sched, nil)
+}
+
+// schedule reads the metadata of the batch's tools (toolOf(i) is the tool
+// of calls[i], nil for an unknown one): whether the batch runs
+// sequentially, and otherwise the scheduler its caps call for, nil when
+// there are none.
+func (p *parallel) schedule(calls []model.ToolCall, toolOf func(i int) tool.Tool) (bool, *scheduler) {
 	var (
 		groups []string
 		group  string // the capped group of the tool of the previous call
 	)
-	for i := range reqs {
-		if reqs[i].Tool == nil {
+	for i := range calls {
+		t := toolOf(i)
+		if t == nil {
 			continue
 		}
 		// Calls of one tool usually come together (see lookup): its
 		// metadata says the same for all of them.
-		if i == 0 || reqs[i-1].Tool == nil || reqs[i].Call.Name != reqs[i-1].Call.Name {
-			m := tool.MetadataOf(reqs[i].Tool)
+		if i == 0 || toolOf(i-1) == nil || calls[i].Name != calls[i-1].Name {
+			m := tool.MetadataOf(t)
 			if p.sequential(m) {
-				var w *watch
-				if c.observer != nil {
-					w = new(watch)
-					w.init(ctx, c.observer, b.Calls, reqs)
-					w.prefix = c.prefix
-				}
-				return c.runSequential(ctx, reqs, results, w)
+				return true, nil
 			}
 			group = ""
 			if m.ConcurrencyGroup != "" && p.limits[m.ConcurrencyGroup] > 0 {
@@ -107,36 +132,21 @@ func (p *parallel) Execute(ctx context.Context, b Batch) ([]tool.Result, error) 
 		}
 		if group != "" {
 			if groups == nil {
-				groups = make([]string, n)
+				groups = make([]string, len(calls))
 			}
 			groups[i] = group
 		}
 	}
-	var sched *scheduler
 	if p.max > 0 || groups != nil {
-		sched = &scheduler{max: p.max, limits: p.limits, groups: groups}
+		return false, &scheduler{max: p.max, limits: p.limits, groups: groups}
 	}
-	return c.runParallel(ctx, b, reqs, results, sched)
+	return false, nil
 }
 
 // sequential reports whether a batch with a call of a tool with metadata m
 // runs sequentially.
 func (p *parallel) sequential(m tool.Metadata) bool {
 	return m.Sequential || (p.checkSafe && !m.ConcurrencySafe)
-}
-
-// inLine reports whether batch b runs sequentially: one of its tools says
-// so (see sequential). Calls of unknown tools do not count.
-func (p *parallel) inLine(b Batch) bool {
-	for i := range b.Calls {
-		if i > 0 && b.Calls[i].Name == b.Calls[i-1].Name {
-			continue // calls of one tool usually come together
-		}
-		if t := find(b.Tools, b.Calls[i].Name); t != nil && p.sequential(tool.MetadataOf(t)) {
-			return true
-		}
-	}
-	return false
 }
 
 // The states of a call in a parallel batch.
@@ -185,6 +195,16 @@ const (
 	endsStreamed
 )
 
+// bare is what a parallel batch of a plain core (see plain) has of its
+// calls instead of Requests: the calls, their tools (nil for an unknown
+// one) and their frames.
+type bare struct {
+	calls  []model.ToolCall
+	tools  []tool.Tool
+	frames []tool.Frame
+	lookup Lookup
+}
+
 // pbatch is one run of a parallel batch.
 //
 // Without caps, the dispatched calls are claimed from a shared counter by
@@ -203,7 +223,8 @@ type pbatch struct {
 	// and WithFailFast do), the parent itself, with a nil cancel.
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
-	reqs    []Request
+	reqs    []Request // nil for a bare batch
+	bare    bare      // the calls of a batch without requests (see bare)
 	slots   []slot
 	results []tool.Result
 	w       *watch // nil without an observer
@@ -223,11 +244,14 @@ type pbatch struct {
 	stop *StopError
 }
 
-func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, results []tool.Result, sched *scheduler) ([]tool.Result, error) {
-	n := len(reqs)
+func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, results []tool.Result, sched *scheduler, bare *bare) ([]tool.Result, error) {
+	n := len(b.Calls)
 	pb := &pbatch{
 		c: c, parent: parent, ctx: parent,
 		reqs: reqs, slots: make([]slot, n), results: results, sched: sched,
+	}
+	if reqs == nil {
+		pb.bare = *bare
 	}
 	if c.failFast || len(c.before) > 0 || len(c.after) > 0 {
 		// Something may stop the batch: its calls get a context of their
@@ -261,6 +285,9 @@ func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, resu
 	}
 
 	// Before the bodies: hooks and ToolStart, in call order.
+	if reqs == nil {
+		pb.dispatchAll()
+	}
 	for i := range reqs {
 		req, s := &reqs[i], &pb.slots[i]
 		if pb.ctx.Err() != nil {
@@ -319,7 +346,7 @@ func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, resu
 	switch pb.ends {
 	case endsCollected:
 		pb.waitAll()
-		for i := range reqs {
+		for i := range n {
 			pb.settle(i)
 		}
 	case endsByWorkers:
@@ -357,6 +384,30 @@ func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, resu
 	return c.finish(pb.results, stop)
 }
 
+// dispatchAll dispatches every call of a bare batch (no hook can answer or
+// stop one before it runs), or, when the batch's context has ended, none.
+func (pb *pbatch) dispatchAll() {
+	if pb.ctx.Err() != nil {
+		for i := range pb.slots {
+			pb.slots[i].state = stSkipped
+		}
+		return
+	}
+	for i := range pb.slots {
+		s := &pb.slots[i]
+		s.state, s.pos, s.todo = stDispatched, int32(i), int32(i)
+	}
+	pb.ndisp = int32(len(pb.slots))
+}
+
+// call returns call i of the batch.
+func (pb *pbatch) call(i int) *model.ToolCall {
+	if pb.reqs == nil {
+		return &pb.bare.calls[i]
+	}
+	return &pb.reqs[i].Call
+}
+
 // waitAll waits until every dispatched call finished or the batch's
 // context ends.
 func (pb *pbatch) waitAll() {
@@ -376,16 +427,16 @@ func (pb *pbatch) settle(i int) time.Duration {
 	s := &pb.slots[i]
 	switch s.state {
 	case stSkipped:
-		pb.results[i] = notRun(pb.reqs[i].Call, pb.cause())
+		pb.results[i] = notRun(*pb.call(i), pb.cause())
 		return 0
 	case stAnswered:
 		return 0
 	}
 	if s.body.CompareAndSwap(bodyRunning, bodyAbandoned) {
 		if pb.taken(i) {
-			pb.results[i] = cutShort(pb.reqs[i].Call, pb.cause())
+			pb.results[i] = cutShort(*pb.call(i), pb.cause())
 		} else {
-			pb.results[i] = notRun(pb.reqs[i].Call, pb.cause())
+			pb.results[i] = notRun(*pb.call(i), pb.cause())
 		}
 		return 0
 	}
@@ -480,6 +531,24 @@ func (pb *pbatch) runAdmitted(i int) {
 // has abandoned it meanwhile. A call whose batch's context ended before it
 // began is not run.
 func (pb *pbatch) runBody(i int) {
+	if pb.reqs == nil {
+		b := &pb.bare
+		var r tool.Result
+		switch {
+		case pb.ctx.Err() != nil:
+			r = notRun(b.calls[i], pb.cause())
+		case b.tools[i] != nil:
+			r = pb.c.term.iv.InvokeFrame(pb.ctx, &b.frames[i], b.tools[i], b.calls[i])
+		default:
+			req := Request{Call: b.calls[i], Index: i, Tools: b.lookup, slot: i, frame: &b.frames[i]}
+			r = pb.c.handleChain(pb.ctx, &req)
+		}
+		pb.answer(i, &r, 0)
+		if pb.pending.Add(-1) == 0 {
+			close(pb.allDone)
+		}
+		return
+	}
 	req := &pb.reqs[i]
 	var (
 		r tool.Result
@@ -531,7 +600,7 @@ func (pb *pbatch) answer(i int, r *tool.Result, d time.Duration) {
 	s := &pb.slots[i]
 	if s.body.CompareAndSwap(bodyRunning, bodyWriting) {
 		pb.results[i], s.dur = *r, d
-		if stop := pb.c.failedFast(pb.ctx, i, &pb.reqs[i].Call, r); stop != nil {
+		if stop := pb.c.failedFast(pb.ctx, i, pb.call(i), r); stop != nil {
 			pb.stopWith(stop)
 		}
 		s.body.Store(bodyDone)

@@ -123,6 +123,12 @@ func (c *core) plain() bool {
 // Request only for a call of an unknown tool, which the terminal handler
 // answers.
 func (c *core) runPlain(ctx context.Context, b Batch) ([]tool.Result, error) {
+	return c.runPlainWith(ctx, b, nil)
+}
+
+// runPlainWith is runPlain with the calls' tools looked up already (tools[i]
+// is the tool of call i, nil for an unknown one), or, with tools nil, not.
+func (c *core) runPlainWith(ctx context.Context, b Batch, tools []tool.Tool) ([]tool.Result, error) {
 	frames, results := newFrames(len(b.Calls))
 	var (
 		stop *StopError
@@ -134,7 +140,10 @@ func (c *core) runPlain(ctx context.Context, b Batch) ([]tool.Result, error) {
 			*res = skipped(ctx, *call, stop)
 			continue
 		}
-		if i == 0 || call.Name != b.Calls[i-1].Name {
+		switch {
+		case tools != nil:
+			t = tools[i]
+		case i == 0 || call.Name != b.Calls[i-1].Name:
 			t = find(b.Tools, call.Name)
 		}
 		if t != nil {
