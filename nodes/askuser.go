@@ -43,7 +43,9 @@ type askArgs struct {
 // instruction, metadata) add to or replace what it has. An empty answer is
 // given to the model as "(no answer)".
 func AskUser(opts ...tool.Option) tool.Tool {
-	base := []tool.Option{tool.WithMetadata(tool.Metadata{ReadOnly: true, ConcurrencySafe: true})}
+	// Not ReadOnly: a cache would serve one user's answer to another's
+	// question.
+	base := []tool.Option{tool.WithMetadata(tool.Metadata{ConcurrencySafe: true})}
 	return tool.MustFunc(AskUserName,
 		"Asks the user a question and returns the answer. Use it when you need information or a decision only the user can give; do not use it for what you can find out yourself.",
 		askUser, append(base, opts...)...)

@@ -7,7 +7,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/middleware"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/scripted"
 	"github.com/trellis-go/trellis/nodes"
@@ -51,4 +53,30 @@ func TestAskUserRefusesAnEmptyQuestion(t *testing.T) {
 		r := tool.Invoke(context.Background(), nodes.AskUser(), model.ToolCall{ID: "q", Name: nodes.AskUserName, Arguments: []byte(args)})
 		assert.True(t, r.IsError, args)
 	}
+}
+
+// Each question is put to the user, even with a cache in the executor: an
+// answer is one user's, never served for the same question in another run.
+func TestAskUserIsNeverCached(t *testing.T) {
+	exec := executor.Parallel(executor.WithMiddleware(middleware.Cache()))
+	saver := memory.New()
+	ask := nodes.AskUser()
+	run := func(thread, answer string) string {
+		m := scripted.New(
+			scripted.CallTools(scripted.CallWithID("q", nodes.AskUserName, `{"question":"Your PIN?"}`)),
+			scripted.Func(func(req *model.Request) (*model.Response, error) {
+				return &model.Response{Message: model.Assistant(req.Messages[len(req.Messages)-1].Text())}, nil
+			}),
+		)
+		g := loop(t, m, []tool.Tool{ask}, []nodes.ToolsOption{nodes.WithExecutor(exec)}, graph.WithCheckpointer(saver))
+		ctx := context.Background()
+		_, err := g.Invoke(ctx, user("hi"), graph.WithThread(thread))
+		var ie *graph.InterruptError
+		require.ErrorAs(t, err, &ie, "thread %s is asked", thread)
+		out, err := g.Resume(ctx, thread, graph.WithResumeValue(answer))
+		require.NoError(t, err)
+		return out.Messages[len(out.Messages)-1].Text()
+	}
+	assert.Equal(t, "1234", run("alice", "1234"))
+	assert.Equal(t, "9999", run("bob", "9999"))
 }
