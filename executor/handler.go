@@ -167,6 +167,12 @@ func (t *terminal) Handle(ctx context.Context, req *Request) tool.Result {
 
 // invoke runs the call of a known tool (req.Tool is not nil).
 func (t *terminal) invoke(ctx context.Context, req *Request) tool.Result {
+	if req.frame == nil {
+		// A request made outside an executor: the frame keeps what the
+		// tool package learns of the call (its permission) for the
+		// attempts that follow on this request.
+		req.frame = new(tool.Frame)
+	}
 	if w := req.watch; w != nil {
 		return t.iv.InvokeFrame(ctx, req.frame, req.Tool, req.Call, w.progressOption(req))
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -78,7 +79,8 @@ func TestPermissionUnknownToolPassesThrough(t *testing.T) {
 
 // The tool's own checker is consulted once per call: by Permission when it
 // is in the chain (the call then runs without a second check, on every
-// attempt of a retry inside it), and by the tool package when it is not.
+// attempt of a retry inside it), and by the tool package when it is not
+// (which remembers it on the call's frame for the next attempts).
 func TestToolsOwnCheckerIsConsultedOncePerCall(t *testing.T) {
 	var checks atomic.Int32
 	attempts := 0
@@ -106,5 +108,14 @@ func TestToolsOwnCheckerIsConsultedOncePerCall(t *testing.T) {
 	checks.Store(0)
 	r = handler(retry).Handle(context.Background(), req(tl, "2", `{}`))
 	assert.Equal(t, "ran", r.Text())
-	assert.Equal(t, int32(3), checks.Load(), "without Permission, each attempt is checked before it runs")
+	assert.Equal(t, 3, attempts)
+	assert.Equal(t, int32(1), checks.Load(), "without Permission, the tool package checks the first attempt")
+
+	// Attempts that time out and are abandoned, behind Permission: the
+	// call's mark is shared safely (run with -race).
+	attempts = 0
+	checks.Store(0)
+	r = handler(retry, middleware.Timeout(time.Second), middleware.Permission(nil)).Handle(context.Background(), req(tl, "3", `{}`))
+	assert.Equal(t, "ran", r.Text())
+	assert.Equal(t, int32(3), checks.Load(), "Permission inside the retry checks every attempt")
 }

@@ -198,14 +198,16 @@ func (iv *Invoker) Invoke(ctx context.Context, t Tool, call model.ToolCall, opts
 type Frame struct {
 	cc         callContext
 	used       atomic.Bool
-	authorized bool
+	authorized atomic.Bool
 }
 
 // MarkAuthorized records that the call f is to serve has passed its tool's
 // permission check already (Authorize, as the executor's permission
 // middleware runs it), so that InvokeFrame does not consult the tool's
-// checker a second time. It must be called before the call starts.
-func (f *Frame) MarkAuthorized() { f.authorized = true }
+// checker a second time. InvokeFrame marks the frame itself once the
+// checker allowed the call, so that a retry with the same frame is not
+// checked again.
+func (f *Frame) MarkAuthorized() { f.authorized.Store(true) }
 
 // InvokeFrame is Invoke with the call's context stored in f (see Frame);
 // a nil f stands for a new frame.
@@ -256,12 +258,13 @@ func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, cal
 	name := in.name
 	// The call's context holds its ID in the frame, and its progress
 	// reporter and its own options, when it has them, next to it.
+	given := f // the caller's frame, which records the call's permission
 	if f == nil || !f.used.CompareAndSwap(false, true) {
 		// A frame that served already (the call is retried) passes on
 		// what it knows of the call's permission.
-		authorized := f != nil && f.authorized
+		authorized := f != nil && f.authorized.Load()
 		f = new(Frame)
-		f.authorized = authorized
+		f.authorized.Store(authorized)
 	}
 	cc := &f.cc
 	cc.Context, cc.id = ctx, call.ID
@@ -294,10 +297,13 @@ func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, cal
 		}
 		in.registered = cfg.pending
 	}
-	if p.checker != nil && !f.authorized {
+	if p.checker != nil && !f.authorized.Load() {
 		if r, ok := authorize(cc, t, p.checker, p.meta, *call, nil); !ok {
 			*res = r
 		} else {
+			if given != nil {
+				given.MarkAuthorized() // a retry of the call is not checked again
+			}
 			run(cc, t, p, name, call, cfg, res)
 		}
 	} else {
