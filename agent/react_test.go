@@ -551,3 +551,39 @@ func TestReActToolsSearchTheRunsMemory(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, out.Messages[2].IsError, "no memory: the tool's error goes to the model")
 }
+
+// The set-model-response tool is the agent's own: neither the agent's
+// filters nor a run's (tool.ResolveWith) hide it or leave its calls to the
+// caller, so an invalid answer still goes back to the model.
+func TestReActStructuredOutputUnderFilters(t *testing.T) {
+	var running, peak atomic.Int32
+	for _, c := range []struct {
+		name  string
+		agent []agent.Option
+		ctx   func(context.Context) context.Context
+	}{
+		{"run filters", nil, func(ctx context.Context) context.Context {
+			return tool.ResolveWith(ctx, tool.VisibleIf(tool.AllowNames("weather")), tool.ExecutableIf(tool.AllowNames("weather")))
+		}},
+		{"agent filters", []agent.Option{agent.WithResolveOptions(tool.VisibleIf(tool.AllowNames("weather")))}, func(ctx context.Context) context.Context { return ctx }},
+		{"both", []agent.Option{agent.WithResolveOptions(tool.VisibleIf(tool.AllowNames("weather")))}, func(ctx context.Context) context.Context {
+			return tool.ResolveWith(ctx, tool.ExecutableIf(tool.AllowNames("weather")))
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := scripted.New(
+				scripted.CallTools(scripted.CallWithID("c1", tool.SetModelResponseName, `{"city":"Lima"}`)),
+				scripted.CallTools(scripted.CallWithID("c2", tool.SetModelResponseName, `{"city":"Lima","temp":21}`)),
+			)
+			opts := append([]agent.Option{agent.WithTools(weather(&running, &peak)), agent.WithStructuredOutput[answer]()}, c.agent...)
+			g, err := agent.NewReAct(m, opts...)
+			require.NoError(t, err)
+			out, err := g.Invoke(c.ctx(context.Background()), agent.Ask("temperature in Lima?"))
+			require.NoError(t, err)
+			got, err := nodes.Structured[answer](out.Messages[len(out.Messages)-1])
+			require.NoError(t, err)
+			assert.Equal(t, answer{City: "Lima", Temp: 21}, got)
+			assert.Contains(t, out.Messages[2].Text(), "temp", "the first answer was refused for its missing field")
+		})
+	}
+}

@@ -70,20 +70,11 @@ func (c *toolSource) resolveCalls(ctx context.Context) (*tool.ToolList, error) {
 // unfiltered returns the list of the toolsets when no resolve option
 // applies: resolved once when every set is static.
 func (c *toolSource) unfiltered(ctx context.Context) (*tool.ToolList, error) {
-	if allStatic(c.toolsets) {
+	if tool.IsStatic(c.toolsets...) {
 		c.once.Do(func() { c.static, c.serr = tool.Resolve(context.Background(), c.toolsets) })
 		return c.static, c.serr
 	}
 	return tool.Resolve(ctx, c.toolsets)
-}
-
-func allStatic(sets []tool.Toolset) bool {
-	for _, s := range sets {
-		if _, ok := s.(*tool.Static); !ok {
-			return false
-		}
-	}
-	return true
 }
 
 type sharedOption func(*toolSource)

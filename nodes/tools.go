@@ -160,7 +160,7 @@ func AddTools[S any, PS ChatState[S]](b *graph.Builder[S], name, next string, op
 		}
 	}
 	dests := append([]string{next, name, graph.END}, cfg.transfers...)
-	if len(cfg.toolsets) > 0 && allStatic(cfg.toolsets) {
+	if len(cfg.toolsets) > 0 && len(cfg.resolve) == 0 && tool.IsStatic(cfg.toolsets...) {
 		// Tools given as a list have their names now: two with one name
 		// fail Compile rather than the first run.
 		if _, err := tool.Resolve(context.Background(), cfg.toolsets); err != nil {
@@ -201,9 +201,10 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 		cfg.exec = executor.Parallel(StreamToolEvents())
 	}
 	if cfg.response != nil && len(cfg.resolve) == 0 {
-		// Nothing filters the run's tools: the set-model-response tool is
-		// resolved with the others (once, when they are all static).
-		cfg.toolsets = append(slices.Clip(cfg.toolsets), tool.NewStatic(structuredSource, cfg.response))
+		// No filter of the node's: the set-model-response tool is resolved
+		// with the others (once, when they are all static), in a Fixed set,
+		// which the run's filters (tool.ResolveWith) leave alone.
+		cfg.toolsets = append(slices.Clip(cfg.toolsets), tool.Fixed(tool.NewStatic(structuredSource, cfg.response)))
 		cfg.response = nil
 	}
 	toNext := graph.Command[S]{Goto: []string{next}}
@@ -334,36 +335,10 @@ func (c *toolsConfig) runTools(ctx context.Context, calls []model.ToolCall) (*to
 	name := c.response.Definition().Name
 	for i := range calls {
 		if calls[i].Name == name {
-			return withTool(ctx, list, c.response, structuredSource)
+			return list.With(c.response, structuredSource)
 		}
 	}
 	return list, nil
-}
-
-// withTool returns list with t added after its tools, visible and
-// executable; the other tools keep their sources and whether they are
-// executable. A tool of list with t's name is a *tool.DuplicateToolError.
-func withTool(ctx context.Context, list *tool.ToolList, t tool.Tool, source string) (*tool.ToolList, error) {
-	name := tool.Name(t)
-	if _, taken := list.Lookup(name); taken {
-		return nil, &tool.DuplicateToolError{Name: name, First: list.Source(name), Second: source}
-	}
-	tools := list.Tools()
-	sets := make([]tool.Toolset, 0, 2)
-	for i := 0; i < len(tools); {
-		src := list.Source(tool.Name(tools[i]))
-		j := i + 1
-		for j < len(tools) && list.Source(tool.Name(tools[j])) == src {
-			j++
-		}
-		sets = append(sets, tool.NewStatic(src, tools[i:j]...))
-		i = j
-	}
-	sets = append(sets, tool.NewStatic(source, t))
-	return tool.Resolve(ctx, sets, tool.ExecutableIf(func(_ context.Context, x tool.Tool) bool {
-		n := tool.Name(x)
-		return n == name || list.Executable(n)
-	}))
 }
 
 // cutShort reports whether any of results says its call was cancelled or

@@ -503,3 +503,18 @@ func TestAddToolsRefusesDuplicateNamesAtCompile(t *testing.T) {
 	assert.Contains(t, err.Error(), `ToolsNode "tools"`)
 	assert.Contains(t, err.Error(), `"lookup"`)
 }
+
+// Tools a node's filters hide cannot clash: with resolve options, the
+// names are checked per run, among the visible tools.
+func TestAddToolsLeavesFilteredDuplicatesToTheRun(t *testing.T) {
+	v1 := tool.MustFunc("search", "v1", func(context.Context, struct{}) (string, error) { return "v1", nil })
+	v2 := tool.MustFunc("search", "v2", func(context.Context, struct{}) (string, error) { return "v2", nil })
+	onlyV2 := tool.VisibleIf(func(_ context.Context, x tool.Tool) bool { return x.Definition().Description == "v2" })
+	gb := graph.New[agentState](nodes.MessagesReducer[agentState]()).
+		AddNode("llm", nodes.LLM[agentState](scripted.New(), nodes.WithTools(v1, v2), nodes.WithResolveOptions(onlyV2))).
+		AddEdge(graph.START, "llm").
+		AddConditionalEdges("llm", nodes.ToolsCondition[agentState]("tools"), "tools", graph.END)
+	nodes.AddTools[agentState](gb, "tools", "llm", nodes.WithTools(v1, v2), nodes.WithResolveOptions(onlyV2))
+	_, err := gb.Compile()
+	require.NoError(t, err)
+}

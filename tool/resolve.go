@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -223,6 +224,31 @@ func (l *ToolList) narrow(ctx context.Context, s Selector) error {
 	l.entries, l.byName = entries, byName
 	l.someExternal = slices.ContainsFunc(entries, func(e listEntry) bool { return !e.executable })
 	return nil
+}
+
+// With returns a copy of l with t added after its tools, visible and
+// executable (unless declaration-only) whatever the filters l was resolved
+// with, as a Fixed toolset's would be; source names where t comes from.
+// A tool of l with t's name is a *DuplicateToolError.
+func (l *ToolList) With(t Tool, source string) (*ToolList, error) {
+	if t == nil {
+		return nil, fmt.Errorf("%w: With of a nil tool", ErrInvalidTool)
+	}
+	def := t.Definition()
+	if def.Name == "" {
+		return nil, fmt.Errorf("%w: toolset %q returned a tool with an empty name", ErrInvalidTool, source)
+	}
+	if i, dup := l.byName[def.Name]; dup {
+		return nil, &DuplicateToolError{Name: def.Name, First: l.entries[i].source, Second: source}
+	}
+	out := &ToolList{entries: make([]listEntry, len(l.entries), len(l.entries)+1), byName: make(map[string]int, len(l.entries)+1)}
+	copy(out.entries, l.entries)
+	maps.Copy(out.byName, l.byName)
+	exec := !IsDeclarationOnly(t)
+	out.byName[def.Name] = len(out.entries)
+	out.entries = append(out.entries, listEntry{tool: t, def: def, source: source, executable: exec, fixed: true})
+	out.someExternal = l.someExternal || !exec
+	return out, nil
 }
 
 // Len returns the number of tools.

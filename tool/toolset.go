@@ -230,7 +230,9 @@ func (r *renamedStreamer) Stream(ctx context.Context, callID string, args json.R
 // the framework or an application adds to every run on its own account,
 // such as a swarm's transfer tools, which an allow-list written for the
 // application's tools would otherwise hide. Their names still count in the
-// duplicate check.
+// duplicate check. The exemption holds for a set given to Resolve (or to a
+// node or an agent) itself: inside Combine, NewMutable or WithPrefix it is
+// an ordinary set.
 func Fixed(set Toolset) Toolset {
 	if set == nil {
 		return nil
@@ -240,3 +242,17 @@ func Fixed(set Toolset) Toolset {
 
 // fixedSet is a toolset that Fixed exempts from the resolve options.
 type fixedSet struct{ Toolset }
+
+// IsStatic reports whether every set always resolves to the same tools:
+// Static sets, and Fixed ones around them. Such a list can be resolved once.
+func IsStatic(sets ...Toolset) bool {
+	for _, s := range sets {
+		if f, ok := s.(*fixedSet); ok {
+			s = f.Toolset
+		}
+		if _, ok := s.(*Static); !ok {
+			return false
+		}
+	}
+	return true
+}

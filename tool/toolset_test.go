@@ -428,3 +428,24 @@ func TestFiltersAddUpAcrossOptionsAndTheRunContext(t *testing.T) {
 	assert.True(t, l.Executable("send"))
 	assert.Nil(t, RunResolveOptions(context.Background()))
 }
+
+func TestToolListWith(t *testing.T) {
+	ctx := context.Background()
+	l, err := Resolve(ctx, []Toolset{NewStatic("app", named("a"), named("b"))}, ExecutableIf(AllowNames("a")))
+	require.NoError(t, err)
+	w, err := l.With(named("own"), "node")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b", "own"}, w.Names())
+	assert.True(t, w.Executable("own"))
+	assert.False(t, w.Executable("b"), "the others keep what they were")
+	assert.Equal(t, "node", w.Source("own"))
+	assert.Equal(t, []string{"a", "b"}, l.Names(), "l is unchanged")
+	_, err = w.With(named("a"), "again")
+	assert.ErrorIs(t, err, ErrDuplicateTool)
+	_, err = l.With(nil, "x")
+	assert.ErrorIs(t, err, ErrInvalidTool)
+
+	assert.True(t, IsStatic(NewStatic("s"), Fixed(NewStatic("f"))))
+	assert.False(t, IsStatic(NewStatic("s"), Combine("c")))
+	assert.True(t, IsStatic())
+}
