@@ -58,8 +58,9 @@ func WithAllMessages() Option { return func(c *config) { c.all = true } }
 // successful result sets Terminate, so a batch of such calls ends the
 // caller's loop without another model call to restate the answer (the
 // tool messages end the conversation, and agent.FinalText returns their
-// text). A batch that also holds other calls continues as usual; a failed
-// call goes back to the caller's model.
+// text; with WithAllMessages, that text is the messages' JSON). A batch
+// that also holds other calls continues as usual; a failed call goes back
+// to the caller's model.
 func WithDirectAnswer() Option { return func(c *config) { c.direct = true } }
 
 // WithRetries runs the agent up to n more times when a run fails or its

@@ -121,9 +121,11 @@ func WithToolsetOptions(opts ...mcp.Option) Option {
 // WithTargetOptions sets options of the toolset the broker opens for each
 // server by what the server is: fn gets the target and returns the options
 // to add after those of WithToolsetOptions. It is where credentials go
-// (mcp.WithHeaderFunc), so that a named server's token is
-// sent to that server alone and never to a URL the model chose. fn runs
-// once per toolset the broker opens.
+// (mcp.WithHeaderFunc), so that a named server's token is sent to that
+// server alone and never to a URL the model chose. fn runs when the broker
+// is about to open a toolset (in New for the named servers, on first use
+// for an ad-hoc one, while the broker's lock is held): it must not call the
+// broker.
 func WithTargetOptions(fn func(t Target) []mcp.Option) Option {
 	return func(c *config) { c.targetFn = fn }
 }
