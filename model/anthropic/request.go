@@ -82,6 +82,17 @@ func (m *Model) params(req *model.Request) (sdk.MessageNewParams, error) {
 	if b := m.thinking.OfEnabled; b != nil && b.BudgetTokens >= p.MaxTokens {
 		return p, fmt.Errorf("anthropic: the thinking budget of %d tokens is not less than max_tokens %d, which it counts against; raise max_tokens (WithMaxTokens or Settings.MaxTokens)", b.BudgetTokens, p.MaxTokens)
 	}
+	if m.thinking.OfEnabled != nil || m.thinking.OfAdaptive != nil {
+		// The API refuses these with thinking; say so before sending.
+		switch {
+		case s.Temperature != nil && *s.Temperature != 1:
+			return p, fmt.Errorf("anthropic: temperature %v cannot be set with extended thinking; leave it unset (or 1)", *s.Temperature)
+		case s.TopP != nil && (*s.TopP < 0.95 || *s.TopP > 1):
+			return p, fmt.Errorf("anthropic: top_p %v cannot be used with extended thinking, which takes values from 0.95 to 1", *s.TopP)
+		case req.ToolChoice.Mode == model.ToolChoiceRequired || req.ToolChoice.Mode == model.ToolChoiceTool:
+			return p, fmt.Errorf("anthropic: a tool choice that forces a tool call (%s) cannot be used with extended thinking; use auto or none", req.ToolChoice.Mode)
+		}
+	}
 	for _, stop := range s.Stop {
 		if stop != "" { // the API refuses empty stop sequences
 			p.StopSequences = append(p.StopSequences, stop)

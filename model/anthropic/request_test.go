@@ -311,6 +311,31 @@ func TestThinkingOptions(t *testing.T) {
 	req.Settings.MaxTokens = 16000
 	_, err = m.Generate(context.Background(), req)
 	require.NoError(t, err, "a request's own max_tokens makes room")
+
+	// What the API refuses with thinking fails before anything is sent.
+	sent := len(s.Received())
+	for _, c := range []struct {
+		edit func(*model.Request)
+		want string
+	}{
+		{func(r *model.Request) { r.Settings.Temperature = new(0.2) }, "temperature 0.2 cannot be set with extended thinking"},
+		{func(r *model.Request) { r.Settings.TopP = new(0.5) }, "top_p 0.5 cannot be used with extended thinking"},
+		{func(r *model.Request) {
+			r.Tools = []model.ToolDefinition{{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}}
+			r.ToolChoice = model.ToolChoice{Mode: model.ToolChoiceRequired}
+		}, "forces a tool call (required) cannot be used with extended thinking"},
+	} {
+		req := userReq("x")
+		req.Settings.MaxTokens = 16000
+		c.edit(req)
+		_, err := m.Generate(context.Background(), req)
+		require.ErrorContains(t, err, c.want)
+	}
+	assert.Len(t, s.Received(), sent)
+	req = userReq("x")
+	req.Settings.MaxTokens, req.Settings.Temperature, req.Settings.TopP = 16000, new(1.0), new(0.97)
+	_, err = m.Generate(context.Background(), req)
+	require.NoError(t, err, "temperature 1 and top_p from 0.95 are allowed")
 }
 
 // A redacted_thinking block streams whole in its start event.
