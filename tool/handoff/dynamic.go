@@ -45,8 +45,9 @@ type Template[S any] func(instruction string, tools []tool.Tool) (*graph.Graph[S
 // the executor, or tools the code did not list.
 //
 // An empty name is DynamicName; an empty description is a generic one. The
-// options are those of New: the agent runs like a handoff's, with the request
-// as its task.
+// options are those of New — the agent runs like a handoff's, with the
+// request as its task — and those that shape the arguments the model gives:
+// WithoutInstruction, WithoutToolChoice and WithFieldDescriptions.
 func NewDynamic[S any, PS State[S]](name, description string, template Template[S], boundary []tool.Tool, opts ...Option) (tool.Tool, error) {
 	if name == "" {
 		name = DynamicName
@@ -72,14 +73,17 @@ func NewDynamic[S any, PS State[S]](name, description string, template Template[
 		}
 		names = append(names, n)
 	}
-	schema, err := dynamicSchema(names)
+	schema, err := dynamicSchema(names, c.dynamic)
 	if err != nil {
 		return nil, fmt.Errorf("dynamic agent %q: %w", name, err)
 	}
 	r := &runner[S, PS]{name: name, cfg: c}
 	return tool.NewFuncWithSchema(name, description, schema, func(ctx context.Context, in DynamicArgs) (tool.Result, error) {
+		if c.dynamic.noInstruction {
+			in.Instruction = ""
+		}
 		tools := boundary
-		if in.Tools != nil {
+		if in.Tools != nil && !c.dynamic.noTools {
 			tools = make([]tool.Tool, 0, len(*in.Tools))
 			for i, n := range names {
 				if slices.Contains(*in.Tools, n) {
@@ -104,24 +108,32 @@ func NewDynamic[S any, PS State[S]](name, description string, template Template[
 }
 
 // dynamicSchema is the input schema of a dynamic agent tool whose boundary
-// holds the named tools.
-func dynamicSchema(names []string) (json.RawMessage, error) {
+// holds the named tools, with the fields f offers.
+func dynamicSchema(names []string, f dynamicFields) (json.RawMessage, error) {
+	or := func(s, def string) string {
+		if s != "" {
+			return s
+		}
+		return def
+	}
 	props := map[string]any{
 		"request": map[string]any{
 			"type": "string", "minLength": 1,
-			"description": "The task, stated completely, with all the context the agent needs: it sees nothing else.",
-		},
-		"instruction": map[string]any{
-			"type":        "string",
-			"description": "Optional: the agent's role, constraints, or the form its answer should take.",
+			"description": or(f.request, "The task, stated completely, with all the context the agent needs: it sees nothing else."),
 		},
 	}
-	if len(names) > 0 {
+	if !f.noInstruction {
+		props["instruction"] = map[string]any{
+			"type":        "string",
+			"description": or(f.instruction, "Optional: the agent's role, constraints, or the form its answer should take."),
+		}
+	}
+	if len(names) > 0 && !f.noTools {
 		props["tools"] = map[string]any{
 			"type":        "array",
 			"items":       map[string]any{"type": "string", "enum": names},
 			"uniqueItems": true,
-			"description": "Optional: the tools the agent may use. Leave it out to allow all of them; give an empty list to allow none.",
+			"description": or(f.tools, "Optional: the tools the agent may use. Leave it out to allow all of them; give an empty list to allow none."),
 		}
 	}
 	return json.Marshal(map[string]any{

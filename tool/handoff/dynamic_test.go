@@ -170,3 +170,42 @@ func TestNewDynamicRejectsBadSettings(t *testing.T) {
 	_, err = handoff.NewDynamic("", "", tmpl, nil, handoff.WithMaxDepth(-1))
 	require.ErrorIs(t, err, tool.ErrInvalidTool)
 }
+
+// The arguments offered to the model can be narrowed: without the
+// instruction and the tool choice, the model gives the request alone and
+// every agent gets the whole boundary; descriptions can be replaced.
+func TestDynamicAgentFields(t *testing.T) {
+	boundary := []tool.Tool{named("read_file"), named("search_code")}
+	rt := &recordingTemplate{steps: func() []scripted.Step { return []scripted.Step{scripted.Reply("done")} }}
+	dyn, err := handoff.NewDynamic[agent.State](
+		"", "", rt.build, boundary,
+		handoff.WithoutInstruction(), handoff.WithoutToolChoice(),
+		handoff.WithFieldDescriptions("What to audit, completely.", "", ""))
+	require.NoError(t, err)
+	var schema struct {
+		Properties map[string]struct {
+			Description string `json:"description"`
+		} `json:"properties"`
+	}
+	require.NoError(t, json.Unmarshal(dyn.Definition().InputSchema, &schema))
+	assert.Len(t, schema.Properties, 1)
+	assert.Equal(t, "What to audit, completely.", schema.Properties["request"].Description)
+
+	r := tool.Invoke(context.Background(), dyn, model.ToolCall{ID: "d1", Name: handoff.DynamicName, Arguments: json.RawMessage(`{"request":"audit"}`)})
+	require.False(t, r.IsError, r.Text())
+	assert.Equal(t, []string{""}, rt.instr)
+	assert.Equal(t, [][]string{{"read_file", "search_code"}}, rt.tools)
+
+	r = tool.Invoke(context.Background(), dyn, model.ToolCall{ID: "d2", Name: handoff.DynamicName, Arguments: json.RawMessage(`{"request":"audit","tools":[]}`)})
+	assert.Equal(t, tool.CodeInvalidArguments, r.ErrorCode, "a field the schema does not offer is refused")
+
+	_, err = handoff.New("w", "works", agentGraph(t), handoff.WithoutToolChoice())
+	assert.ErrorContains(t, err, "are options of NewDynamic")
+}
+
+func agentGraph(t *testing.T) *graph.Graph[agent.State] {
+	t.Helper()
+	g, err := agent.NewReAct(scripted.New(scripted.Reply("x")))
+	require.NoError(t, err)
+	return g
+}

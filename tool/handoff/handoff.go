@@ -81,6 +81,9 @@ func New[S any, PS State[S]](name, description string, agent *graph.Graph[S], op
 		return nil, fmt.Errorf("%w: handoff %q: the agent's graph is nil", tool.ErrInvalidTool, name)
 	}
 	c := newConfig(opts)
+	if c.dynSet {
+		c.problems = append(c.problems, "WithoutInstruction, WithoutToolChoice and WithFieldDescriptions are options of NewDynamic")
+	}
 	if err := c.check(name); err != nil {
 		return nil, err
 	}

@@ -19,6 +19,8 @@ type config struct {
 	shared   bool
 	all      bool
 	direct   bool
+	dynamic  dynamicFields // NewDynamic's argument schema
+	dynSet   bool          // a dynamic option was given
 	retries  int
 	backoff  time.Duration
 	retryIf  func(error) bool
@@ -62,6 +64,36 @@ func WithAllMessages() Option { return func(c *config) { c.all = true } }
 // that also holds other calls continues as usual; a failed call goes back
 // to the caller's model.
 func WithDirectAnswer() Option { return func(c *config) { c.direct = true } }
+
+// dynamicFields is what a dynamic agent tool's arguments offer the model.
+type dynamicFields struct {
+	noInstruction, noTools bool
+	request, instruction   string // descriptions; "" for the default
+	tools                  string
+}
+
+// WithoutInstruction leaves the instruction out of a dynamic agent tool's
+// arguments (NewDynamic): the template always gets "", and the model shapes
+// the agent by the request (and the tools) alone.
+func WithoutInstruction() Option {
+	return func(c *config) { c.dynamic.noInstruction, c.dynSet = true, true }
+}
+
+// WithoutToolChoice leaves the tools out of a dynamic agent tool's
+// arguments (NewDynamic): every agent gets the whole boundary.
+func WithoutToolChoice() Option {
+	return func(c *config) { c.dynamic.noTools, c.dynSet = true, true }
+}
+
+// WithFieldDescriptions replaces the descriptions of a dynamic agent tool's
+// arguments (NewDynamic) that are not empty: the request, the instruction
+// and the tools, as the model reads them in the tool's schema.
+func WithFieldDescriptions(request, instruction, tools string) Option {
+	return func(c *config) {
+		c.dynamic.request, c.dynamic.instruction, c.dynamic.tools = request, instruction, tools
+		c.dynSet = true
+	}
+}
 
 // WithRetries runs the agent up to n more times when a run fails or its
 // answer is rejected (see WithValidator), waiting backoff before the first
