@@ -45,13 +45,15 @@ func (r *Request) ToolName() string { return r.Call.Name }
 // MarkAuthorized records that the call passed its tool's own permission
 // check (tool.Authorize, as middleware.Permission runs it), so that the
 // terminal handler does not consult the tool's checker a second time; the
-// mark goes with copies of the request. Without it, the tool package
-// consults the checker before the tool runs (see tool.Invoker.Invoke).
+// mark goes with copies of the request, and is safe to set while other
+// attempts of the call run. Without it, the tool package consults the
+// checker before the tool runs (see tool.Invoker.Invoke). A request made
+// outside an executor has nowhere to keep the mark, and its checker is
+// consulted again.
 func (r *Request) MarkAuthorized() {
-	if r.frame == nil {
-		r.frame = new(tool.Frame)
+	if r.frame != nil {
+		r.frame.MarkAuthorized()
 	}
-	r.frame.MarkAuthorized()
 }
 
 // Handler handles one call and returns its result. A Handler never returns
@@ -167,12 +169,6 @@ func (t *terminal) Handle(ctx context.Context, req *Request) tool.Result {
 
 // invoke runs the call of a known tool (req.Tool is not nil).
 func (t *terminal) invoke(ctx context.Context, req *Request) tool.Result {
-	if req.frame == nil {
-		// A request made outside an executor: the frame keeps what the
-		// tool package learns of the call (its permission) for the
-		// attempts that follow on this request.
-		req.frame = new(tool.Frame)
-	}
 	if w := req.watch; w != nil {
 		return t.iv.InvokeFrame(ctx, req.frame, req.Tool, req.Call, w.progressOption(req))
 	}

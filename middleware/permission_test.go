@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/middleware"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
@@ -80,14 +81,14 @@ func TestPermissionUnknownToolPassesThrough(t *testing.T) {
 // The tool's own checker is consulted once per call: by Permission when it
 // is in the chain (the call then runs without a second check, on every
 // attempt of a retry inside it), and by the tool package when it is not
-// (which remembers it on the call's frame for the next attempts).
+// (the call's frame, which the executor's requests carry, remembers it for
+// the next attempts).
 func TestToolsOwnCheckerIsConsultedOncePerCall(t *testing.T) {
 	var checks atomic.Int32
-	attempts := 0
+	var attempts atomic.Int32
 	tl, err := tool.New(model.ToolDefinition{Name: "flaky", InputSchema: objectSchema},
 		func(context.Context, string, json.RawMessage) (tool.Result, error) {
-			attempts++
-			if attempts < 3 {
+			if attempts.Add(1) < 3 {
 				return tool.Result{}, errors.New("transient")
 			}
 			return tool.Text("ran"), nil
@@ -98,24 +99,25 @@ func TestToolsOwnCheckerIsConsultedOncePerCall(t *testing.T) {
 	require.NoError(t, err)
 	retry := middleware.Retry(middleware.WithMaxAttempts(3), middleware.WithClock(newFakeClock()),
 		middleware.WithRetryOn(func(context.Context, middleware.RetryInfo) bool { return true }))
+	run := func(mws ...executor.Middleware) {
+		t.Helper()
+		attempts.Store(0)
+		checks.Store(0)
+		res, err := executor.Sequential(executor.WithMiddleware(mws...)).Execute(context.Background(),
+			executor.Batch{Calls: []model.ToolCall{{ID: "c", Name: "flaky", Arguments: json.RawMessage(`{}`)}}, Tools: executor.Tools(tl)})
+		require.NoError(t, err)
+		assert.Equal(t, "ran", res[0].Text())
+		assert.Equal(t, int32(3), attempts.Load())
+	}
 
-	r := handler(middleware.Permission(nil), retry).Handle(context.Background(), req(tl, "1", `{}`))
-	assert.Equal(t, "ran", r.Text())
-	assert.Equal(t, 3, attempts)
+	run(middleware.Permission(nil), retry)
 	assert.Equal(t, int32(1), checks.Load(), "checked by Permission alone")
 
-	attempts = 0
-	checks.Store(0)
-	r = handler(retry).Handle(context.Background(), req(tl, "2", `{}`))
-	assert.Equal(t, "ran", r.Text())
-	assert.Equal(t, 3, attempts)
+	run(retry)
 	assert.Equal(t, int32(1), checks.Load(), "without Permission, the tool package checks the first attempt")
 
-	// Attempts that time out and are abandoned, behind Permission: the
-	// call's mark is shared safely (run with -race).
-	attempts = 0
-	checks.Store(0)
-	r = handler(retry, middleware.Timeout(time.Second), middleware.Permission(nil)).Handle(context.Background(), req(tl, "3", `{}`))
-	assert.Equal(t, "ran", r.Text())
+	// Attempts that time out and are abandoned, with Permission inside the
+	// retry: the call's mark is shared safely (run with -race).
+	run(retry, middleware.Timeout(time.Second), middleware.Permission(nil))
 	assert.Equal(t, int32(3), checks.Load(), "Permission inside the retry checks every attempt")
 }
