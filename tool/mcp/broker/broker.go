@@ -60,6 +60,7 @@ type Broker struct {
 	allow    allowList
 	tsOpts   []mcp.Option
 	targetFn func(Target) []mcp.Option
+	onError  func(context.Context, Target, error) error
 	policy   tool.Policy
 	maxAdHoc int
 	tools    []tool.Tool
@@ -78,6 +79,7 @@ type config struct {
 	allow    []string
 	tsOpts   []mcp.Option
 	targetFn func(Target) []mcp.Option
+	onError  func(context.Context, Target, error) error
 	policy   tool.Policy
 	maxAdHoc int
 }
@@ -130,6 +132,18 @@ func WithTargetOptions(fn func(t Target) []mcp.Option) Option {
 	return func(c *config) { c.targetFn = fn }
 }
 
+// WithErrorHandler sets a function that sees every error the broker meets
+// talking to a server — connecting to it, listing its tools, calling one —
+// with the server it concerns, and returns the error to report in its place,
+// or nil to keep err. It can make an error clearer to the model (a
+// refused token: "the user must sign in to this server"), record it, or
+// pause the run by returning the error of graph.Interrupt (to have the user
+// sign in, say): the call's error result carries it, and the call runs again
+// when the run is resumed.
+func WithErrorHandler(fn func(ctx context.Context, t Target, err error) error) Option {
+	return func(c *config) { c.onError = fn }
+}
+
 // WithPolicy sets a permission policy that mcp_call_tool consults for the
 // remote tool it is about to call: the policy sees the remote tool, a call
 // with the remote tool's name and arguments, and the remote tool's metadata
@@ -167,6 +181,7 @@ func New(opts ...Option) (*Broker, error) {
 		configs:  map[string]mcp.Config{},
 		tsOpts:   c.tsOpts,
 		targetFn: c.targetFn,
+		onError:  c.onError,
 		policy:   c.policy,
 		maxAdHoc: c.maxAdHoc,
 		adHoc:    map[string]*mcp.Toolset{},
@@ -319,10 +334,27 @@ func (b *Broker) remoteTools(ctx context.Context, server string) ([]tool.Tool, *
 			// the ad-hoc servers.
 			b.forgetAdHoc(ts)
 		}
+		if h := b.handleError(ctx, ts, err); h != nil {
+			err = h
+		}
 		r := tool.ErrorResult(mcp.CodeUnavailable, err)
 		return nil, &r
 	}
 	return tools, nil
+}
+
+// handleError returns what the error handler reports in place of err, an
+// error met talking to the server of ts: nil to keep err (always, without
+// a handler).
+func (b *Broker) handleError(ctx context.Context, ts *mcp.Toolset, err error) error {
+	if b.onError == nil || err == nil {
+		return nil
+	}
+	t := Target{Name: ts.Name(), URL: ts.Name(), AdHoc: true}
+	if named, ok := b.named[ts.Name()]; ok && named == ts {
+		t = Target{Name: ts.Name(), URL: b.configs[ts.Name()].URL}
+	}
+	return b.onError(ctx, t, err)
 }
 
 // forgetAdHoc drops and closes ts if it is an ad-hoc server's toolset.
@@ -521,7 +553,15 @@ func (b *Broker) buildTools() []tool.Tool {
 			if fail != nil {
 				return *fail, nil
 			}
-			return tool.Invoke(ctx, t, model.ToolCall{ID: tool.CallID(ctx), Name: in.Tool, Arguments: innerArguments(in.Arguments)}), nil
+			r := tool.Invoke(ctx, t, model.ToolCall{ID: tool.CallID(ctx), Name: in.Tool, Arguments: innerArguments(in.Arguments)})
+			if r.IsError && r.Err != nil && b.onError != nil {
+				if ts, _ := b.resolve(in.Server); ts != nil {
+					if err := b.handleError(ctx, ts, r.Err); err != nil {
+						r = tool.ErrorResult(r.ErrorCode, err)
+					}
+				}
+			}
+			return r, nil
 		},
 		tool.WithMetadata(tool.Metadata{OpenWorld: true}),
 		tool.WithPermission(tool.PermissionCheckerFunc(b.checkCall)))

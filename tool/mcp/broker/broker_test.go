@@ -419,3 +419,53 @@ func TestBrokerTargetOptionsKeepCredentialsToTheirServer(t *testing.T) {
 		assert.Empty(t, a, "the ad-hoc server got no credentials")
 	}
 }
+
+// The error handler sees the errors met talking to a server, with the
+// server, and may report others in their place.
+func TestBrokerErrorHandler(t *testing.T) {
+	guarded := serveSeeing(t, "vault", nil, tool.MustFunc("open", "opens", func(context.Context, noArgs) (string, error) {
+		return "", errors.New("the vault is sealed")
+	}))
+	calc := serve(t, "calc", calcTools()...)
+	// A server that refuses requests without a token, as a gateway does.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	hs := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	})}
+	go func() { _ = hs.Serve(l) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	locked := "http://" + l.Addr().String() + "/mcp"
+
+	var mu sync.Mutex
+	var seen []Target
+	b, err := New(WithServers(mcp.Config{Name: "vault", URL: guarded}, mcp.Config{Name: "locked", URL: locked}, mcp.Config{Name: "calc", URL: calc}),
+		WithToolsetOptions(mcp.WithReconnect(0)),
+		WithErrorHandler(func(_ context.Context, tg Target, err error) error {
+			mu.Lock()
+			seen = append(seen, tg)
+			mu.Unlock()
+			if tg.Name == "locked" {
+				return fmt.Errorf("the user must sign in to %s first: %w", tg.Name, err)
+			}
+			return nil // keep it
+		}))
+	require.NoError(t, err)
+	defer b.Close()
+
+	r := run(t, b, ListToolsTool, `{"server":"locked"}`)
+	require.True(t, r.IsError)
+	assert.Contains(t, r.Text(), "the user must sign in to locked first")
+	assert.ErrorIs(t, r.Err, mcp.ErrConnect, "the original error is still there")
+
+	r = run(t, b, CallToolTool, `{"server":"vault","tool":"open"}`)
+	require.True(t, r.IsError)
+	assert.Contains(t, r.Text(), "the vault is sealed", "kept as it was")
+
+	r = run(t, b, CallToolTool, `{"server":"calc","tool":"add","arguments":{"a":1,"b":2}}`)
+	assert.Equal(t, "3", r.Text())
+
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []Target{{Name: "locked", URL: locked}, {Name: "vault", URL: guarded}}, seen, "successes are not reported")
+}
