@@ -44,15 +44,17 @@ func (r *Request) ToolName() string { return r.Call.Name }
 
 // MarkAuthorized records that the call passed its tool's own permission
 // check (tool.Authorize, as middleware.Permission runs it), so that the
-// terminal handler does not consult the tool's checker a second time; the
-// mark goes with copies of the request, and is safe to set while other
-// attempts of the call run. Without it, the tool package consults the
+// terminal handler does not consult the tool's checker a second time for
+// this tool and these arguments (a copy of the request handed on with
+// another tool or other arguments is checked again); the mark goes with
+// copies of the request, and is safe to set while other attempts of the
+// call run. Without it, the tool package consults the
 // checker before the tool runs (see tool.Invoker.Invoke). A request made
 // outside an executor has nowhere to keep the mark, and its checker is
 // consulted again.
 func (r *Request) MarkAuthorized() {
-	if r.frame != nil {
-		r.frame.MarkAuthorized()
+	if r.frame != nil && r.Tool != nil {
+		r.frame.MarkAuthorized(r.Tool, r.Call)
 	}
 }
 

@@ -20,8 +20,10 @@ import (
 //
 // Without this middleware the tool's own checker is still consulted, by
 // the tool package right before the tool runs; a call this middleware
-// allowed is marked (executor.Request.MarkAuthorized) so that it is not
-// consulted twice.
+// allowed is marked (executor.Request.MarkAuthorized) so that the checker
+// is not consulted twice for it — for requests an executor made, which
+// carry the call's frame, and as long as the tool and arguments stay the
+// same.
 func Permission(policy tool.Policy) executor.Middleware {
 	return func(next executor.Handler) executor.Handler {
 		return executor.HandlerFunc(func(ctx context.Context, req *executor.Request) tool.Result {

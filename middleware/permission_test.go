@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -120,4 +121,28 @@ func TestToolsOwnCheckerIsConsultedOncePerCall(t *testing.T) {
 	// retry: the call's mark is shared safely (run with -race).
 	run(retry, middleware.Timeout(time.Second), middleware.Permission(nil))
 	assert.Equal(t, int32(3), checks.Load(), "Permission inside the retry checks every attempt")
+}
+
+// Permission's mark holds for the call it checked: a middleware after it
+// that hands the rest of the chain other arguments gets them checked.
+func TestPermissionMarkHoldsForTheCheckedCallOnly(t *testing.T) {
+	rm, err := tool.New(model.ToolDefinition{Name: "rm", InputSchema: objectSchema},
+		func(context.Context, string, json.RawMessage) (tool.Result, error) { return tool.Text("removed"), nil },
+		tool.WithPermission(tool.PermissionCheckerFunc(func(_ context.Context, req tool.PermissionRequest) (tool.Decision, error) {
+			if strings.Contains(string(req.Call.Arguments), "/etc") {
+				return tool.Deny("not /etc"), nil
+			}
+			return tool.Allow(), nil
+		})))
+	require.NoError(t, err)
+	redirect := executor.Intercept(func(ctx context.Context, req *executor.Request, next executor.Handler) tool.Result {
+		r := *req
+		r.Call.Arguments = json.RawMessage(`{"path":"/etc/passwd"}`)
+		return next.Handle(ctx, &r)
+	})
+	res, err := executor.Sequential(executor.WithMiddleware(middleware.Permission(nil), redirect)).Execute(context.Background(),
+		executor.Batch{Calls: []model.ToolCall{{ID: "c", Name: "rm", Arguments: json.RawMessage(`{"path":"/tmp/x"}`)}}, Tools: executor.Tools(rm)})
+	require.NoError(t, err)
+	assert.Equal(t, tool.StatusDenied, res[0].Status, "the rewritten call was checked")
+	assert.Contains(t, res[0].Text(), "not /etc")
 }

@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -196,18 +197,46 @@ func (iv *Invoker) Invoke(ctx context.Context, t Tool, call model.ToolCall, opts
 // holds it may outlive the call: InvokeFrame takes a new one when the
 // frame it is given has served already. The zero Frame is ready to use.
 type Frame struct {
-	cc         callContext
-	used       atomic.Bool
-	authorized atomic.Bool
+	cc   callContext
+	used atomic.Bool
+	auth atomic.Pointer[authMark]
 }
 
-// MarkAuthorized records that the call f is to serve has passed its tool's
-// permission check already (Authorize, as the executor's permission
-// middleware runs it), so that InvokeFrame does not consult the tool's
-// checker a second time. InvokeFrame marks the frame itself once the
-// checker allowed the call, so that a retry with the same frame is not
-// checked again.
-func (f *Frame) MarkAuthorized() { f.authorized.Store(true) }
+// authMark is what a frame's call was allowed as: the tool and the call's
+// name and arguments that passed the tool's permission check.
+type authMark struct {
+	tool Tool
+	name string
+	args []byte
+}
+
+// MarkAuthorized records that call of t, which the frame f is to serve,
+// passed t's permission check already (Authorize, as the executor's
+// permission middleware runs it), so that InvokeFrame does not consult
+// t's checker a second time for that call. The mark holds for t and the
+// call's exact name and arguments only: a middleware that hands another
+// tool or other arguments on with the same frame gets them checked.
+// InvokeFrame marks the frame itself once the checker allowed a call, so
+// that a retry of the same call is not checked again.
+func (f *Frame) MarkAuthorized(t Tool, call model.ToolCall) {
+	f.auth.Store(&authMark{tool: t, name: call.Name, args: bytes.Clone(call.Arguments)})
+}
+
+// authorizedFor reports whether the mark m allows call of t.
+func (m *authMark) authorizedFor(t Tool, call *model.ToolCall) bool {
+	return m != nil && m.name == call.Name && bytes.Equal(m.args, call.Arguments) && sameTool(m.tool, t)
+}
+
+// sameTool reports whether a and b are one tool. Tools of types that cannot
+// be compared count as different.
+func sameTool(a, b Tool) (eq bool) {
+	defer func() {
+		if recover() != nil {
+			eq = false
+		}
+	}()
+	return a == b
+}
 
 // InvokeFrame is Invoke with the call's context stored in f (see Frame);
 // a nil f stands for a new frame.
@@ -262,9 +291,12 @@ func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, cal
 	if f == nil || !f.used.CompareAndSwap(false, true) {
 		// A frame that served already (the call is retried) passes on
 		// what it knows of the call's permission.
-		authorized := f != nil && f.authorized.Load()
+		var mark *authMark
+		if f != nil {
+			mark = f.auth.Load()
+		}
 		f = new(Frame)
-		f.authorized.Store(authorized)
+		f.auth.Store(mark)
 	}
 	cc := &f.cc
 	cc.Context, cc.id = ctx, call.ID
@@ -297,12 +329,12 @@ func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, cal
 		}
 		in.registered = cfg.pending
 	}
-	if p.checker != nil && !f.authorized.Load() {
+	if p.checker != nil && !f.auth.Load().authorizedFor(t, call) {
 		if r, ok := authorize(cc, t, p.checker, p.meta, *call, nil); !ok {
 			*res = r
 		} else {
 			if given != nil {
-				given.MarkAuthorized() // a retry of the call is not checked again
+				given.MarkAuthorized(t, *call) // a retry of the call is not checked again
 			}
 			run(cc, t, p, name, call, cfg, res)
 		}

@@ -114,7 +114,7 @@ func TestInvokeEnforcesTheToolsOwnChecker(t *testing.T) {
 	}, WithPermission(PermissionCheckerFunc(func(ctx context.Context, req PermissionRequest) (Decision, error) {
 		checks++
 		assert.Equal(t, "c1", CallID(ctx), "the check runs in the call's context")
-		assert.JSONEq(t, `{"query":"/tmp"}`, string(req.Call.Arguments))
+		assert.Contains(t, string(req.Call.Arguments), `"query"`, "the check sees the call's arguments")
 		return verdict, failure
 	})))
 	c := model.ToolCall{ID: "c1", Name: "rm", Arguments: json.RawMessage(`{"query":"/tmp"}`)}
@@ -146,11 +146,31 @@ func TestInvokeEnforcesTheToolsOwnChecker(t *testing.T) {
 	// with the same frame either.
 	checks, failure, verdict = 0, nil, Deny("would refuse")
 	var f Frame
-	f.MarkAuthorized()
+	f.MarkAuthorized(rm, c)
 	var iv Invoker
 	assert.Equal(t, "removed", iv.InvokeFrame(ctx, &f, rm, c).Text())
 	assert.Equal(t, "removed", iv.InvokeFrame(ctx, &f, rm, c).Text(), "the used frame's mark passes on")
 	assert.Zero(t, checks)
+
+	// The mark is for that tool and those arguments: the same frame handed
+	// other arguments, or another tool, is checked.
+	other := c
+	other.Arguments = json.RawMessage(`{"query":"/etc"}`)
+	r = iv.InvokeFrame(ctx, &f, rm, other)
+	assert.Equal(t, StatusDenied, r.Status, "other arguments are checked")
+	rm2 := MustFunc("rm", "", func(context.Context, searchArgs) (string, error) { return "removed too", nil },
+		WithPermission(PermissionCheckerFunc(func(context.Context, PermissionRequest) (Decision, error) { return Deny("not this one"), nil })))
+	r = iv.InvokeFrame(ctx, &f, rm2, c)
+	assert.Contains(t, r.Text(), "not this one", "another tool is checked")
+
+	// An allowed check is remembered for the same call only.
+	checks, verdict = 0, Allow()
+	var g Frame
+	assert.Equal(t, "removed", iv.InvokeFrame(ctx, &g, rm, c).Text())
+	assert.Equal(t, "removed", iv.InvokeFrame(ctx, &g, rm, c).Text())
+	assert.Equal(t, 1, checks, "the retry was not checked again")
+	verdict = Deny("no")
+	assert.Equal(t, StatusDenied, iv.InvokeFrame(ctx, &g, rm, other).Status)
 
 	// A tool of another package that implements PermissionChecker is
 	// held to it too.

@@ -330,7 +330,7 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 				return CallToolResult(denied), nil
 			}
 			frame = new(tool.Frame)
-			frame.MarkAuthorized()
+			frame.MarkAuthorized(t, call)
 		}
 		var opts []tool.InvokeOption
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {

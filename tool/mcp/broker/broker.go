@@ -133,9 +133,11 @@ func WithTargetOptions(fn func(t Target) []mcp.Option) Option {
 }
 
 // WithErrorHandler sets a function that sees every error the broker meets
-// talking to a server — connecting to it, listing its tools, calling one —
-// with the server it concerns, and returns the error to report in its place,
-// or nil to keep err. It can make an error clearer to the model (a
+// talking to a server — connecting to it, listing its tools, calling one,
+// including a remote tool's own failure (mcp.ToolError), but not arguments
+// the broker refuses before sending — with the server it concerns, and
+// returns the error to report in its place, or nil to keep err; the call's
+// result keeps its status (a timeout stays a timeout). It can make an error clearer to the model (a
 // refused token: "the user must sign in to this server"), record it, or
 // pause the run by returning the error of graph.Interrupt (to have the user
 // sign in, say): the call's error result carries it, and the call runs again
@@ -323,9 +325,16 @@ func quoteAll(s []string) string {
 
 // remoteTools lists a server's tools.
 func (b *Broker) remoteTools(ctx context.Context, server string) ([]tool.Tool, *tool.Result) {
+	_, tools, fail := b.serverTools(ctx, server, true)
+	return tools, fail
+}
+
+// serverTools lists a server's tools and returns its toolset too; handle
+// says whether a failure goes to the error handler.
+func (b *Broker) serverTools(ctx context.Context, server string, handle bool) (*mcp.Toolset, []tool.Tool, *tool.Result) {
 	ts, fail := b.resolve(server)
 	if fail != nil {
-		return nil, fail
+		return nil, nil, fail
 	}
 	tools, err := ts.Tools(ctx)
 	if err != nil {
@@ -334,20 +343,20 @@ func (b *Broker) remoteTools(ctx context.Context, server string) ([]tool.Tool, *
 			// the ad-hoc servers.
 			b.forgetAdHoc(ts)
 		}
-		if h := b.handleError(ctx, ts, err); h != nil {
+		if h := b.handleError(ctx, ts, err, handle); h != nil {
 			err = h
 		}
 		r := tool.ErrorResult(mcp.CodeUnavailable, err)
-		return nil, &r
+		return ts, nil, &r
 	}
-	return tools, nil
+	return ts, tools, nil
 }
 
 // handleError returns what the error handler reports in place of err, an
 // error met talking to the server of ts: nil to keep err (always, without
 // a handler).
-func (b *Broker) handleError(ctx context.Context, ts *mcp.Toolset, err error) error {
-	if b.onError == nil || err == nil {
+func (b *Broker) handleError(ctx context.Context, ts *mcp.Toolset, err error, handle bool) error {
+	if b.onError == nil || err == nil || !handle {
 		return nil
 	}
 	t := Target{Name: ts.Name(), URL: ts.Name(), AdHoc: true}
@@ -545,7 +554,7 @@ func (b *Broker) buildTools() []tool.Tool {
 	call := tool.MustFunc(CallToolTool,
 		"Call one tool of an MCP server. Put the tool's own arguments in \"arguments\", as described by mcp_describe_tools.",
 		func(ctx context.Context, in callArgs) (tool.Result, error) {
-			tools, fail := b.remoteTools(ctx, in.Server)
+			ts, tools, fail := b.serverTools(ctx, in.Server, true)
 			if fail != nil {
 				return *fail, nil
 			}
@@ -554,11 +563,13 @@ func (b *Broker) buildTools() []tool.Tool {
 				return *fail, nil
 			}
 			r := tool.Invoke(ctx, t, model.ToolCall{ID: tool.CallID(ctx), Name: in.Tool, Arguments: innerArguments(in.Arguments)})
-			if r.IsError && r.Err != nil && b.onError != nil {
-				if ts, _ := b.resolve(in.Server); ts != nil {
-					if err := b.handleError(ctx, ts, r.Err); err != nil {
-						r = tool.ErrorResult(r.ErrorCode, err)
-					}
+			// The server's failures, not the arguments the broker refused
+			// before sending them.
+			if r.IsError && r.Err != nil && r.ErrorCode != tool.CodeInvalidArguments {
+				if err := b.handleError(ctx, ts, r.Err, true); err != nil {
+					// The same answer (status, details), with the error
+					// the handler reports.
+					r.Err, r.Content = err, []model.Part{model.TextPart(err.Error())}
 				}
 			}
 			return r, nil
@@ -579,7 +590,7 @@ func (b *Broker) checkCall(ctx context.Context, req tool.PermissionRequest) (too
 	if err := json.Unmarshal(req.Call.Arguments, &in); err != nil {
 		return tool.Allow(), nil
 	}
-	tools, fail := b.remoteTools(ctx, in.Server)
+	_, tools, fail := b.serverTools(ctx, in.Server, false)
 	if fail != nil {
 		return tool.Allow(), nil
 	}

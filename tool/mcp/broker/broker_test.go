@@ -439,14 +439,18 @@ func TestBrokerErrorHandler(t *testing.T) {
 
 	var mu sync.Mutex
 	var seen []Target
+	allowAll := tool.PolicyFunc(func(context.Context, tool.PermissionRequest) (tool.Decision, error) { return tool.Allow(), nil })
 	b, err := New(WithServers(mcp.Config{Name: "vault", URL: guarded}, mcp.Config{Name: "locked", URL: locked}, mcp.Config{Name: "calc", URL: calc}),
-		WithToolsetOptions(mcp.WithReconnect(0)),
+		WithToolsetOptions(mcp.WithReconnect(0)), WithPolicy(allowAll),
 		WithErrorHandler(func(_ context.Context, tg Target, err error) error {
 			mu.Lock()
 			seen = append(seen, tg)
 			mu.Unlock()
-			if tg.Name == "locked" {
+			switch tg.Name {
+			case "locked":
 				return fmt.Errorf("the user must sign in to %s first: %w", tg.Name, err)
+			case "vault":
+				return fmt.Errorf("ask the keeper: %w", err)
 			}
 			return nil // keep it
 		}))
@@ -458,14 +462,25 @@ func TestBrokerErrorHandler(t *testing.T) {
 	assert.Contains(t, r.Text(), "the user must sign in to locked first")
 	assert.ErrorIs(t, r.Err, mcp.ErrConnect, "the original error is still there")
 
+	// Through mcp_call_tool, whose permission check lists the server's
+	// tools too: the handler hears of the failure once.
+	r = run(t, b, CallToolTool, `{"server":"locked","tool":"x"}`)
+	assert.Contains(t, r.Text(), "the user must sign in to locked first")
+
 	r = run(t, b, CallToolTool, `{"server":"vault","tool":"open"}`)
 	require.True(t, r.IsError)
-	assert.Contains(t, r.Text(), "the vault is sealed", "kept as it was")
+	assert.Contains(t, r.Text(), "ask the keeper: ")
+	assert.Contains(t, r.Text(), "the vault is sealed")
+	assert.Equal(t, tool.StatusFailed, r.Status, "the result keeps its status")
+	assert.ErrorIs(t, r.Err, mcp.ErrToolFailed)
 
+	r = run(t, b, CallToolTool, `{"server":"calc","tool":"add","arguments":{"a":"x"}}`)
+	assert.Equal(t, tool.CodeInvalidArguments, r.ErrorCode, "arguments refused before sending are not the server's")
 	r = run(t, b, CallToolTool, `{"server":"calc","tool":"add","arguments":{"a":1,"b":2}}`)
 	assert.Equal(t, "3", r.Text())
 
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Equal(t, []Target{{Name: "locked", URL: locked}, {Name: "vault", URL: guarded}}, seen, "successes are not reported")
+	assert.Equal(t, []Target{{Name: "locked", URL: locked}, {Name: "locked", URL: locked}, {Name: "vault", URL: guarded}}, seen,
+		"one report per failure; successes and refused arguments are not reported")
 }
