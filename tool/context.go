@@ -24,13 +24,41 @@ type callContext struct {
 	context.Context
 	id string
 
-	// scope is the slot of this invocation that CallScoped keys keep their
-	// state in.
-	scope atomic.Value
+	// rare holds what few calls need: the slot CallScoped keys keep their
+	// state in, and the mark of a call that passed its permission check;
+	// made on first use.
+	rare atomic.Pointer[rareState]
 
 	// ext holds the call's progress reporter and its own configuration;
 	// nil for a call with neither. It is set before the call runs.
 	ext *callExtra
+}
+
+// rareState is the part of a call's frame that few calls use (see
+// callContext.rare).
+type rareState struct {
+	// scope is the slot of this invocation that CallScoped keys keep their
+	// state in.
+	scope atomic.Value
+	// auth is what the call was allowed as (see Frame.MarkAuthorized).
+	auth atomic.Pointer[authMark]
+}
+
+// rareState returns c's rare state, made on first use.
+func (c *callContext) rareState() *rareState {
+	if r := c.rare.Load(); r != nil {
+		return r
+	}
+	c.rare.CompareAndSwap(nil, new(rareState))
+	return c.rare.Load()
+}
+
+// authMark returns what the call was allowed as, nil when nothing.
+func (c *callContext) authMark() *authMark {
+	if r := c.rare.Load(); r != nil {
+		return r.auth.Load()
+	}
+	return nil
 }
 
 // callExtra is the part of a call's context that most calls do without.
@@ -56,7 +84,7 @@ func (c *callContext) Value(key any) any {
 			return c
 		}
 	case CallScoped:
-		return k.ScopeOfCall(c.id, &c.scope)
+		return k.ScopeOfCall(c.id, &c.rareState().scope)
 	}
 	return c.Context.Value(key)
 }

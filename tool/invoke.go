@@ -199,7 +199,6 @@ func (iv *Invoker) Invoke(ctx context.Context, t Tool, call model.ToolCall, opts
 type Frame struct {
 	cc   callContext
 	used atomic.Bool
-	auth atomic.Pointer[authMark]
 }
 
 // authMark is what a frame's call was allowed as: the tool and the call's
@@ -219,7 +218,7 @@ type authMark struct {
 // InvokeFrame marks the frame itself once the checker allowed a call, so
 // that a retry of the same call is not checked again.
 func (f *Frame) MarkAuthorized(t Tool, call model.ToolCall) {
-	f.auth.Store(&authMark{tool: t, name: call.Name, args: bytes.Clone(call.Arguments)})
+	f.cc.rareState().auth.Store(&authMark{tool: t, name: call.Name, args: bytes.Clone(call.Arguments)})
 }
 
 // authorizedFor reports whether the mark m allows call of t.
@@ -293,10 +292,12 @@ func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, cal
 		// what it knows of the call's permission.
 		var mark *authMark
 		if f != nil {
-			mark = f.auth.Load()
+			mark = f.cc.authMark()
 		}
 		f = new(Frame)
-		f.auth.Store(mark)
+		if mark != nil {
+			f.cc.rareState().auth.Store(mark)
+		}
 	}
 	cc := &f.cc
 	cc.Context, cc.id = ctx, call.ID
@@ -329,7 +330,7 @@ func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, cal
 		}
 		in.registered = cfg.pending
 	}
-	if p.checker != nil && !f.auth.Load().authorizedFor(t, call) {
+	if p.checker != nil && !f.cc.authMark().authorizedFor(t, call) {
 		if r, ok := authorize(cc, t, p.checker, p.meta, *call, nil); !ok {
 			*res = r
 		} else {
