@@ -161,9 +161,14 @@ func AddTools[S any, PS ChatState[S]](b *graph.Builder[S], name, next string, op
 	}
 	dests := append([]string{next, name, graph.END}, cfg.transfers...)
 	if len(cfg.toolsets) > 0 && len(cfg.resolve) == 0 && tool.IsStatic(cfg.toolsets...) {
-		// Tools given as a list have their names now: two with one name
-		// fail Compile rather than the first run.
-		if _, err := tool.Resolve(context.Background(), cfg.toolsets); err != nil {
+		// Tools given as a list have their names now: two with one name,
+		// or one named like the set-model-response tool, fail Compile
+		// rather than the first run.
+		list, err := tool.Resolve(context.Background(), cfg.toolsets)
+		if err == nil && cfg.response != nil {
+			_, err = list.With(cfg.response, structuredSource)
+		}
+		if err != nil {
 			b.Problem(fmt.Errorf("ToolsNode %q: %w", name, err))
 		}
 	}

@@ -518,3 +518,19 @@ func TestAddToolsLeavesFilteredDuplicatesToTheRun(t *testing.T) {
 	_, err := gb.Compile()
 	require.NoError(t, err)
 }
+
+// A tool named like the set-model-response tool of structured output
+// clashes with it at Compile.
+func TestAddToolsRefusesATakenStructuredOutputName(t *testing.T) {
+	fake := tool.MustFunc(tool.SetModelResponseName, "mine", func(context.Context, struct{}) (string, error) { return "x", nil })
+	gb := graph.New[agentState](nodes.MessagesReducer[agentState]()).
+		AddNode("llm", nodes.LLM[agentState](scripted.New(), nodes.WithTools(fake))).
+		AddEdge(graph.START, "llm").
+		AddConditionalEdges("llm", nodes.ToolsCondition[agentState]("tools"), "tools", graph.END)
+	nodes.AddTools[agentState](gb, "tools", "llm", nodes.WithTools(fake), nodes.WithStructuredOutput[struct {
+		A string `json:"a"`
+	}]())
+	_, err := gb.Compile()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `duplicate tool name "`+tool.SetModelResponseName+`"`)
+}
