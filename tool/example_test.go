@@ -263,3 +263,67 @@ func ExampleInvoker_InvokeFrame() {
 	// c1 Oslo: sunny for 1 day(s)
 	// c2 Lima: sunny for 3 day(s)
 }
+
+// One set of tools serves runs that may see different tools: the run's
+// context carries its own filters.
+func ExampleResolveWith() {
+	set := tool.NewStatic("app",
+		tool.MustFunc("forecast", "Weather forecast", forecast),
+		tool.MustFunc("purge_cache", "Purges the cache", func(context.Context, struct{}) (string, error) { return "purged", nil }))
+	guest := tool.ResolveWith(context.Background(), tool.VisibleIf(tool.DenyNames("purge_cache")))
+	for _, ctx := range []context.Context{context.Background(), guest} {
+		l, err := tool.Resolve(ctx, []tool.Toolset{set})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(l.Names())
+	}
+	// Output:
+	// [forecast purge_cache]
+	// [forecast]
+}
+
+// A mutable toolset changes while agents use it: every later run sees its
+// current members.
+func ExampleNewMutable() {
+	live, err := tool.NewMutable("user", tool.NewStatic("weather", tool.MustFunc("forecast", "Weather forecast", forecast)))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	show := func() {
+		l, _ := tool.Resolve(context.Background(), []tool.Toolset{live})
+		fmt.Println(l.Names())
+	}
+	show()
+	_ = live.Add(tool.NewStatic("files", tool.MustFunc("read_file", "Reads a file", func(context.Context, struct{}) (string, error) { return "", nil })))
+	show()
+	for _, gone := range live.Remove("weather") {
+		_ = gone.Close()
+	}
+	show()
+	// Output:
+	// [forecast]
+	// [forecast read_file]
+	// [read_file]
+}
+
+// Tools search the run's memory, which the application gives the run.
+func ExampleSearchMemory() {
+	memory := tool.RetrieverFunc(func(_ context.Context, query string, limit int) ([]tool.Document, error) {
+		return []tool.Document{{Content: "Ada prefers window seats."}}, nil
+	})
+	ctx := tool.WithMemory(context.Background(), memory)
+	docs, err := tool.SearchMemory(ctx, "seat preference", 3)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(docs[0].Content)
+	_, err = tool.SearchMemory(context.Background(), "seat preference", 3)
+	fmt.Println(err)
+	// Output:
+	// Ada prefers window seats.
+	// tool: the run has no memory store
+}
