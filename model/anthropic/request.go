@@ -82,8 +82,10 @@ func (m *Model) params(req *model.Request) (sdk.MessageNewParams, error) {
 	if b := m.thinking.OfEnabled; b != nil && b.BudgetTokens >= p.MaxTokens {
 		return p, fmt.Errorf("anthropic: the thinking budget of %d tokens is not less than max_tokens %d, which it counts against; raise max_tokens (WithMaxTokens or Settings.MaxTokens)", b.BudgetTokens, p.MaxTokens)
 	}
-	if m.thinking.OfEnabled != nil || m.thinking.OfAdaptive != nil {
-		// The API refuses these with thinking; say so before sending.
+	if m.thinking.OfEnabled != nil {
+		// The API refuses these with manual extended thinking; say so
+		// before sending. (Adaptive thinking is left to the API, which
+		// takes a forced tool choice with it.)
 		switch {
 		case s.Temperature != nil && *s.Temperature != 1:
 			return p, fmt.Errorf("anthropic: temperature %v cannot be set with extended thinking; leave it unset (or 1)", *s.Temperature)
