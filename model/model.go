@@ -200,6 +200,10 @@ type Chunk struct {
 	FinishReason string `json:"finish_reason,omitempty"`
 	// Model is the model that answered, when the provider reports it.
 	Model string `json:"model,omitempty"`
+	// Metadata, when not nil, is added to the reply message's Metadata:
+	// what a provider records to send the message back exactly as it came
+	// (the order of its content blocks, say).
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // Model is a language model.

@@ -3,6 +3,7 @@ package model
 import (
 	"encoding/json"
 	"iter"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -18,7 +19,8 @@ import (
 // every call at index 0). Reasoning fragments are merged by their Index
 // too, their text and data concatenated, into reasoning parts that come
 // before the text in the message's content. The last non-empty finish
-// reason and model, and the last usage, win.
+// reason and model, and the last usage, win; chunks' metadata is merged
+// into the message's.
 //
 // The zero value is ready to use. An Accumulator is not safe for concurrent
 // use, and must not be copied once used (it holds a strings.Builder).
@@ -30,6 +32,7 @@ type Accumulator struct {
 	usage     Usage
 	finish    string
 	model     string
+	meta      map[string]string
 }
 
 type pendingReasoning struct {
@@ -80,6 +83,12 @@ func (a *Accumulator) Add(c Chunk) {
 	}
 	if c.Model != "" {
 		a.model = c.Model
+	}
+	if len(c.Metadata) > 0 {
+		if a.meta == nil {
+			a.meta = make(map[string]string, len(c.Metadata))
+		}
+		maps.Copy(a.meta, c.Metadata)
 	}
 }
 
@@ -138,6 +147,9 @@ func (a *Accumulator) Response() *Response {
 			msg.ToolCalls[i] = ToolCall{ID: p.id, Name: p.name, Arguments: json.RawMessage(args)}
 		}
 	}
+	if len(a.meta) > 0 {
+		msg.Metadata = maps.Clone(a.meta)
+	}
 	return &Response{Message: msg, Usage: a.usage, FinishReason: a.finish, Model: a.model}
 }
 
@@ -187,6 +199,6 @@ func ResponseChunks(resp *Response) iter.Seq2[Chunk, error] {
 			}
 		}
 		usage := resp.Usage
-		yield(Chunk{Usage: &usage, FinishReason: resp.FinishReason, Model: resp.Model}, nil)
+		yield(Chunk{Usage: &usage, FinishReason: resp.FinishReason, Model: resp.Model, Metadata: maps.Clone(resp.Message.Metadata)}, nil)
 	}
 }

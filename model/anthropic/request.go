@@ -148,8 +148,13 @@ func messages(in []model.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, err
 			add(sdk.MessageParamRoleUser, blocks)
 
 		case model.RoleAssistant:
-			// Thinking comes first in the turn, as the model wrote it.
+			// Thinking comes first in the turn, as the model wrote it —
+			// unless the reply recorded another order (MetaBlocks).
 			blocks := thinkingBlocks(msg.Content)
+			if ordered, ok := orderedBlocks(&msg, blocks); ok {
+				add(sdk.MessageParamRoleAssistant, ordered)
+				continue
+			}
 			for j, part := range msg.Content {
 				if part.IsReasoning() {
 					continue

@@ -19,22 +19,30 @@ import (
 // (server tools) are left out.
 func toResponse(msg *sdk.Message) *model.Response {
 	out := model.Message{Role: model.RoleAssistant}
-	var text strings.Builder
+	var (
+		text  strings.Builder
+		order blockOrder
+	)
 	for _, b := range msg.Content {
 		switch b.Type {
 		case "thinking":
 			out.Content = append(out.Content, model.ReasoningPart(b.Thinking, bytesOf(b.Signature)))
+			order.thinking()
 		case "redacted_thinking":
 			out.Content = append(out.Content, model.RedactedReasoningPart(bytesOf(b.Data)))
+			order.thinking()
 		case "text":
 			text.WriteString(b.Text)
+			order.text(len(b.Text))
 		case "tool_use":
 			out.ToolCalls = append(out.ToolCalls, model.ToolCall{ID: b.ID, Name: b.Name, Arguments: rawInput(b.Input)})
+			order.toolUse()
 		}
 	}
 	if text.Len() > 0 {
 		out.Content = append(out.Content, model.TextPart(text.String()))
 	}
+	out.Metadata = order.metadata()
 	u := model.Usage{
 		InputTokens:  int(msg.Usage.InputTokens + msg.Usage.CacheCreationInputTokens + msg.Usage.CacheReadInputTokens),
 		OutputTokens: int(msg.Usage.OutputTokens),
@@ -85,6 +93,8 @@ type streamState struct {
 	model      string
 	finish     string
 	stopped    bool
+	order      blockOrder     // the kinds of the content blocks, in order
+	textPos    map[int64]int  // content block index → its place in order
 	toolIndex  map[int64]int  // content block index → tool call index
 	thinkIndex map[int64]int  // content block index → reasoning part index
 	pending    map[int64]bool // tool blocks that have not streamed input yet
@@ -114,6 +124,7 @@ func (s *streamState) add(ev sdk.MessageStreamEventUnion) []model.Chunk {
 		cb := ev.ContentBlock
 		switch cb.Type {
 		case "thinking", "redacted_thinking":
+			s.order.thinking()
 			idx := len(s.thinkIndex)
 			s.thinkIndex[ev.Index] = idx
 			d := &model.ReasoningDelta{Index: idx, Text: cb.Thinking, Data: cb.Signature}
@@ -122,10 +133,15 @@ func (s *streamState) add(ev sdk.MessageStreamEventUnion) []model.Chunk {
 			}
 			return []model.Chunk{{Reasoning: d}}
 		case "text":
+			if s.textPos == nil {
+				s.textPos = map[int64]int{}
+			}
+			s.textPos[ev.Index] = s.order.text(len(cb.Text))
 			if cb.Text != "" {
 				return []model.Chunk{{Text: cb.Text}}
 			}
 		case "tool_use":
+			s.order.toolUse()
 			idx := len(s.toolIndex)
 			s.toolIndex[ev.Index] = idx
 			s.pending[ev.Index] = true
@@ -136,6 +152,9 @@ func (s *streamState) add(ev sdk.MessageStreamEventUnion) []model.Chunk {
 	case "content_block_delta":
 		switch ev.Delta.Type {
 		case "text_delta":
+			if k, ok := s.textPos[ev.Index]; ok {
+				s.order.grow(k, len(ev.Delta.Text))
+			}
 			if ev.Delta.Text != "" {
 				return []model.Chunk{{Text: ev.Delta.Text}}
 			}
@@ -193,7 +212,7 @@ func (s *streamState) add(ev sdk.MessageStreamEventUnion) []model.Chunk {
 func (s *streamState) final() model.Chunk {
 	u := model.Usage{InputTokens: int(s.input + s.cacheCreation + s.cacheRead), OutputTokens: int(s.output)}
 	u.TotalTokens = u.InputTokens + u.OutputTokens
-	return model.Chunk{Usage: &u, FinishReason: s.finish, Model: s.model}
+	return model.Chunk{Usage: &u, FinishReason: s.finish, Model: s.model, Metadata: s.order.metadata()}
 }
 
 // statusOfType returns the HTTP status Anthropic documents for an error

@@ -332,7 +332,7 @@ func chunksOf(resp *model.Response) []model.Chunk {
 		}
 	}
 	usage := resp.Usage
-	out = append(out, model.Chunk{Usage: &usage, FinishReason: resp.FinishReason, Model: resp.Model})
+	out = append(out, model.Chunk{Usage: &usage, FinishReason: resp.FinishReason, Model: resp.Model, Metadata: maps.Clone(resp.Message.Metadata)})
 	return out
 }
 
