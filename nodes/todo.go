@@ -1,0 +1,155 @@
+package nodes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/trellis-go/trellis/tool"
+)
+
+// TodoWriteName is the name of the tool TodoWrite returns.
+const TodoWriteName = "todo_write"
+
+// TodoStatus is the state of an item of a plan.
+type TodoStatus string
+
+// The states of an item.
+const (
+	TodoPending    TodoStatus = "pending"
+	TodoInProgress TodoStatus = "in_progress"
+	TodoCompleted  TodoStatus = "completed"
+)
+
+// Todo is one item of an agent's plan.
+type Todo struct {
+	// ID identifies the item across updates of the plan.
+	ID string `json:"id" jsonschema:"description=A short identifier that stays the same while the item exists,minLength=1,maxLength=64"`
+	// Content says what is to be done.
+	Content string `json:"content" jsonschema:"description=What is to be done,minLength=1"`
+	// Status is where the item stands.
+	Status TodoStatus `json:"status" jsonschema:"enum=pending,enum=in_progress,enum=completed"`
+}
+
+// Plan is the plan an agent keeps with TodoWrite. Embed it in a state
+// (next to Chat) to give the agent a plan; its items are the state's Todos.
+type Plan struct {
+	Todos []Todo `json:"todos,omitempty"`
+}
+
+// TodoList returns the address of the plan's items.
+func (p *Plan) TodoList() *[]Todo { return &p.Todos }
+
+// HasTodos is implemented by a pointer to a state that keeps a plan, which
+// every state embedding Plan does.
+type HasTodos interface {
+	TodoList() *[]Todo
+}
+
+// TodoState constrains the state types TodoWrite works on: S whose pointer
+// keeps a plan.
+type TodoState[S any] interface {
+	*S
+	HasTodos
+}
+
+// todoArgs are the arguments of todo_write.
+type todoArgs struct {
+	Todos []Todo `json:"todos" jsonschema:"description=The whole plan as it now stands: every item\\, in order"`
+}
+
+// TodoWrite returns the todo_write tool, with which a model keeps a plan
+// for a task of several steps in the run's state (S's Plan): each call
+// replaces the whole plan. A plan is refused, with what is wrong, when two
+// items share an ID, more than one is in progress, or an item is empty;
+// once every item is completed the plan is cleared, and the tool says so.
+// The ToolsNode applies the plan as a state update, in call order with the
+// batch's other updates, so it is checkpointed with the conversation.
+// TodoReminder renders the plan for a system prompt.
+func TodoWrite[S any, PS TodoState[S]](opts ...tool.Option) tool.Tool {
+	base := []tool.Option{tool.WithInstruction("For a task of several steps, keep a plan with todo_write: write it before you start, keep exactly one item in progress, mark items completed as soon as they are done, and send the whole plan each time.")}
+	return tool.MustFunc(TodoWriteName,
+		"Replaces your plan for the current task with the list given: every item, with its status (pending, in_progress, completed).",
+		func(_ context.Context, in todoArgs) (tool.Result, error) {
+			if err := checkTodos(in.Todos); err != nil {
+				return tool.Result{}, err
+			}
+			plan := slices.Clone(in.Todos)
+			done := len(plan) > 0 && !slices.ContainsFunc(plan, func(t Todo) bool { return t.Status != TodoCompleted })
+			msg := fmt.Sprintf("Plan updated: %s.", summarize(plan))
+			if done {
+				plan, msg = nil, "Every item is completed; the plan is cleared."
+			}
+			r := tool.Text(msg)
+			r.Actions.Update = func(s *S) { *PS(s).TodoList() = plan }
+			return r, nil
+		}, append(base, opts...)...)
+}
+
+// checkTodos refuses a plan no agent should keep.
+func checkTodos(plan []Todo) error {
+	var problems []string
+	seen := make(map[string]bool, len(plan))
+	inProgress := 0
+	for i, t := range plan {
+		switch {
+		case strings.TrimSpace(t.ID) == "":
+			problems = append(problems, fmt.Sprintf("item %d has no id", i))
+		case seen[t.ID]:
+			problems = append(problems, fmt.Sprintf("two items have the id %q", t.ID))
+		}
+		seen[t.ID] = true
+		if strings.TrimSpace(t.Content) == "" {
+			problems = append(problems, fmt.Sprintf("item %q says nothing to do", t.ID))
+		}
+		if t.Status == TodoInProgress {
+			inProgress++
+		}
+	}
+	if inProgress > 1 {
+		problems = append(problems, fmt.Sprintf("%d items are in progress; keep one at a time", inProgress))
+	}
+	if len(problems) > 0 {
+		return errors.New("the plan was not changed: " + strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// summarize counts a plan's items by status.
+func summarize(plan []Todo) string {
+	var pending, doing, done int
+	for _, t := range plan {
+		switch t.Status {
+		case TodoPending:
+			pending++
+		case TodoInProgress:
+			doing++
+		case TodoCompleted:
+			done++
+		}
+	}
+	return fmt.Sprintf("%d pending, %d in progress, %d completed", pending, doing, done)
+}
+
+// TodoReminder renders the plan of the run's state (tool.RunState) for a
+// system prompt, "" when there is none: give it to WithSystemPromptFunc,
+// after the prompt of your own, so that the model sees where its plan
+// stands on every turn.
+func TodoReminder[S any, PS TodoState[S]](ctx context.Context) string {
+	s, ok := tool.RunState[S](ctx)
+	if !ok {
+		return ""
+	}
+	plan := *PS(&s).TodoList()
+	if len(plan) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("Your plan (update it with todo_write):")
+	for _, t := range plan {
+		fmt.Fprintf(&b, "\n- [%s] %s (%s)", t.Status, t.Content, t.ID)
+	}
+	return b.String()
+}
