@@ -3,6 +3,7 @@ package anthropic
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 
@@ -13,7 +14,8 @@ import (
 // order of its content blocks when its thinking is interleaved with its
 // text and tool calls (Claude thinking between tool calls): "r" for a
 // thinking block, "t<n>" for a text block of n bytes of the message's
-// text, "u" for a tool_use block, separated by spaces. The provider sends
+// text, "u:<id>" for the tool_use block of the call with that ID,
+// separated by spaces. The provider sends
 // such a message back with its blocks in that order, as the API expects;
 // a message whose parts no longer match the record (the application
 // edited it) is sent in the usual order: thinking, text, tool calls.
@@ -50,9 +52,9 @@ func (o *blockOrder) grow(k, n int) {
 	}
 }
 
-func (o *blockOrder) toolUse() {
+func (o *blockOrder) toolUse(id string) {
 	o.sawOther, o.sawTool = true, true
-	o.kinds = append(o.kinds, "u")
+	o.kinds = append(o.kinds, "u:"+id)
 }
 
 // metadata returns the record to keep with the message, nil when its
@@ -93,12 +95,12 @@ func orderedBlocks(msg *model.Message, thinking []sdk.ContentBlockParamUnion) ([
 			}
 			out = append(out, thinking[r])
 			r++
-		case k == "u":
+		case strings.HasPrefix(k, "u:"):
 			if u >= len(msg.ToolCalls) {
 				return nil, false
 			}
 			tc := msg.ToolCalls[u]
-			if tc.ID == "" || tc.Name == "" {
+			if tc.ID == "" || tc.Name == "" || tc.ID != k[len("u:"):] {
 				return nil, false
 			}
 			out = append(out, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{ID: tc.ID, Name: tc.Name, Input: toolInput(tc.Arguments)}})
@@ -108,7 +110,11 @@ func orderedBlocks(msg *model.Message, thinking []sdk.ContentBlockParamUnion) ([
 			if err != nil || n < 0 || n > len(rest) {
 				return nil, false
 			}
-			if seg := rest[:n]; !blank(seg) {
+			seg := rest[:n]
+			if !utf8.ValidString(seg) {
+				return nil, false // not where the reply's blocks ended
+			}
+			if !blank(seg) {
 				out = append(out, sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: seg}})
 			}
 			rest = rest[n:]

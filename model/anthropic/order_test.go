@@ -70,7 +70,7 @@ func TestInterleavedThinkingKeepsItsOrder(t *testing.T) {
 	m, _ := newModel(t, s)
 	generated, err := m.Generate(context.Background(), userReq("Weather and time in Oslo?"))
 	require.NoError(t, err)
-	assert.Equal(t, "r t14 u r t14 u", generated.Message.Metadata[anthropic.MetaBlocks])
+	assert.Equal(t, "r t14 u:toolu_1 r t14 u:toolu_2", generated.Message.Metadata[anthropic.MetaBlocks])
 
 	s2 := newServer(t, sseReply(streamInterleaved))
 	m2, _ := newModel(t, s2)
@@ -113,6 +113,39 @@ func TestInterleavedThinkingKeepsItsOrder(t *testing.T) {
 		kinds = append(kinds, b.Type)
 	}
 	assert.Equal(t, []string{"thinking", "thinking", "text", "tool_use", "tool_use"}, kinds)
+}
+
+// A record that no longer fits the message — calls in another order, text
+// that the record would cut inside a character — is not used.
+func TestBlockRecordMustFitTheMessage(t *testing.T) {
+	base := model.Assistant("ééé",
+		model.ToolCall{ID: "toolu_1", Name: "a", Arguments: json.RawMessage(`{}`)},
+		model.ToolCall{ID: "toolu_2", Name: "b", Arguments: json.RawMessage(`{}`)})
+	base.Content = append([]model.Part{model.ReasoningPart("x", []byte("s1")), model.ReasoningPart("y", []byte("s2"))}, base.Content...)
+	kinds := func(rec string) []string {
+		msg := base
+		msg.Metadata = map[string]string{anthropic.MetaBlocks: rec}
+		body := sentBody(t, &model.Request{Messages: []model.Message{model.User("q"), msg,
+			model.ToolMessage("toolu_1", "a", false, model.TextPart("1")), model.ToolMessage("toolu_2", "b", false, model.TextPart("2"))}})
+		var msgs []struct {
+			Content []struct {
+				Type string `json:"type"`
+			} `json:"content"`
+		}
+		require.NoError(t, json.Unmarshal(body["messages"], &msgs))
+		var out []string
+		for _, b := range msgs[1].Content {
+			out = append(out, b.Type)
+		}
+		return out
+	}
+	usual := []string{"thinking", "thinking", "text", "tool_use", "tool_use"}
+	assert.Equal(t, []string{"thinking", "text", "tool_use", "thinking", "text", "tool_use"}, kinds("r t2 u:toolu_1 r t4 u:toolu_2"), "a fitting record")
+	assert.Equal(t, usual, kinds("r t3 u:toolu_1 r t3 u:toolu_2"), "a cut inside a character")
+	assert.Equal(t, usual, kinds("r t2 u:toolu_2 r t4 u:toolu_1"), "calls in another order")
+	assert.Equal(t, usual, kinds("r t2 u:toolu_1 t4 u:toolu_2"), "a thinking block missing")
+	assert.Equal(t, usual, kinds("r t2 u:toolu_1 r t2 u:toolu_2"), "text left over")
+	assert.Equal(t, usual, kinds("r x u:toolu_1"), "a token it does not know")
 }
 
 // The usual order — thinking, then text, then tool calls — records nothing.

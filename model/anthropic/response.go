@@ -36,7 +36,7 @@ func toResponse(msg *sdk.Message) *model.Response {
 			order.text(len(b.Text))
 		case "tool_use":
 			out.ToolCalls = append(out.ToolCalls, model.ToolCall{ID: b.ID, Name: b.Name, Arguments: rawInput(b.Input)})
-			order.toolUse()
+			order.toolUse(b.ID)
 		}
 	}
 	if text.Len() > 0 {
@@ -141,7 +141,7 @@ func (s *streamState) add(ev sdk.MessageStreamEventUnion) []model.Chunk {
 				return []model.Chunk{{Text: cb.Text}}
 			}
 		case "tool_use":
-			s.order.toolUse()
+			s.order.toolUse(cb.ID)
 			idx := len(s.toolIndex)
 			s.toolIndex[ev.Index] = idx
 			s.pending[ev.Index] = true

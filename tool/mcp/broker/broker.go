@@ -147,10 +147,12 @@ func WithErrorHandler(fn func(ctx context.Context, t Target, err error) error) O
 }
 
 // WithPolicy sets a permission policy that mcp_call_tool consults for the
-// remote tool it is about to call: the policy sees the remote tool, a call
-// with the remote tool's name and arguments, and the remote tool's metadata
-// (mapped from its MCP hints), so a rule such as "ask before destructive
-// tools" holds for brokered tools too.
+// remote tool right before it calls it, on every attempt: the policy sees
+// the remote tool, a call with the remote tool's name and arguments, and the
+// remote tool's metadata (mapped from its MCP hints), so a rule such as "ask
+// before destructive tools" holds for brokered tools too, in any executor.
+// The tool's own checker, if the remote tool has one, is consulted first,
+// as tool.Authorize does.
 func WithPolicy(p tool.Policy) Option {
 	return func(c *config) { c.policy = p }
 }
@@ -562,48 +564,28 @@ func (b *Broker) buildTools() []tool.Tool {
 			if fail != nil {
 				return *fail, nil
 			}
-			r := tool.Invoke(ctx, t, model.ToolCall{ID: tool.CallID(ctx), Name: in.Tool, Arguments: innerArguments(in.Arguments)})
+			call := model.ToolCall{ID: tool.CallID(ctx), Name: in.Tool, Arguments: innerArguments(in.Arguments)}
+			if b.policy != nil {
+				// The policy judges the remote tool that is about to run,
+				// on every attempt: nothing before this point knows it.
+				if denied, ok := tool.Authorize(ctx, t, call, b.policy); !ok {
+					return denied, nil
+				}
+			}
+			r := tool.Invoke(ctx, t, call)
 			// The server's failures, not the arguments the broker refused
 			// before sending them.
 			if r.IsError && r.Err != nil && r.ErrorCode != tool.CodeInvalidArguments {
 				if err := b.handleError(ctx, ts, r.Err, true); err != nil {
-					// The same answer (status, details), with the error
-					// the handler reports.
-					r.Err, r.Content = err, []model.Part{model.TextPart(err.Error())}
+					// The same answer (status, details, content), led by
+					// the error the handler reports.
+					r.Err, r.Content = err, append([]model.Part{model.TextPart(err.Error())}, r.Content...)
 				}
 			}
 			return r, nil
 		},
-		tool.WithMetadata(tool.Metadata{OpenWorld: true}),
-		tool.WithPermission(tool.PermissionCheckerFunc(b.checkCall)))
+		tool.WithMetadata(tool.Metadata{OpenWorld: true}))
 	return []tool.Tool{listServers, listTools, describe, call}
-}
-
-// checkCall applies the broker's policy to the remote tool a call of
-// mcp_call_tool targets. A call whose target cannot be resolved is allowed
-// here and fails when it runs, with the reason.
-func (b *Broker) checkCall(ctx context.Context, req tool.PermissionRequest) (tool.Decision, error) {
-	if b.policy == nil {
-		return tool.Allow(), nil
-	}
-	var in callArgs
-	if err := json.Unmarshal(req.Call.Arguments, &in); err != nil {
-		return tool.Allow(), nil
-	}
-	_, tools, fail := b.serverTools(ctx, in.Server, false)
-	if fail != nil {
-		return tool.Allow(), nil
-	}
-	t, fail := lookup(tools, in.Server, in.Tool)
-	if fail != nil {
-		return tool.Allow(), nil
-	}
-	args := innerArguments(in.Arguments)
-	return b.policy.Decide(ctx, tool.PermissionRequest{
-		Tool:     t,
-		Call:     model.ToolCall{ID: req.Call.ID, Name: in.Tool, Arguments: args},
-		Metadata: tool.MetadataOf(t),
-	})
 }
 
 // innerArguments returns the remote tool's arguments: {} when the model left
