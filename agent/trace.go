@@ -284,6 +284,9 @@ func (t *Tracer) say(ev graph.Event, depth int, who string) {
 	if last.ID != "" {
 		t.spoken[who] = last.ID
 	}
+	if thought := strings.TrimSpace(last.Reasoning()); thought != "" {
+		t.line(depth, who, "∴", "thinks: "+t.cut(thought))
+	}
 	text := strings.TrimSpace(last.Text())
 	switch {
 	case text == "":

@@ -115,6 +115,14 @@ func TestTracerAnswersAndSwarmAgents(t *testing.T) {
 		"swarm › bob » Hello,\n\n  Bob here.\n"+
 		"swarm › bob ■ done: 1 model call\n", b.String())
 
+	// A reply's reasoning comes first, on one line.
+	b.Reset()
+	tr = agent.NewTracer(&b, agent.TraceDurations(0))
+	thinking := msg("3", "carol", "It is sunny.")
+	thinking.Content = append([]model.Part{model.ReasoningPart("The user asks\nabout the weather.", []byte("sig"))}, thinking.Content...)
+	tr.Print(graph.Event{Kind: graph.KindUpdate, Graph: "g", State: state(thinking)})
+	assert.Equal(t, "g ∴ thinks: The user asks about the weather.\ng » It is sunny.\n", b.String())
+
 	// A final answer not printed before is printed in full.
 	b.Reset()
 	tr = agent.NewTracer(&b)
