@@ -67,6 +67,7 @@ type config struct {
 	compile    []graph.CompileOption
 	hasTools   bool
 	structured bool // structured output: the loop answers invalid answers
+	planNudges int  // WithPlanNudges
 }
 
 func newConfig(opts []Option) *config {
@@ -109,6 +110,15 @@ func WithArgumentRepair() Option {
 // a context from tool.WithMemory instead.
 func WithMemory(r tool.Retriever) Option {
 	return func(c *config) { c.shared = append(c.shared, nodes.WithMemory(r)) }
+}
+
+// WithPlanNudges makes an agent that keeps a plan (a state embedding
+// nodes.Plan, with nodes.TodoWrite among its tools) go on while its plan has
+// open items: when the model answers with items not completed, a user
+// message lists them (nodes.PlanNudge) and the model runs again, up to max
+// times in a row per user turn. Each nudge starts a new count of the hop cap.
+func WithPlanNudges(max int) Option {
+	return func(c *config) { c.planNudges = max }
 }
 
 // WithResolveOptions filters and selects the agent's tools for each run
@@ -186,6 +196,9 @@ const (
 	AgentNode = "agent"
 	// ToolsNode runs the model's tool calls.
 	ToolsNode = "tools"
+	// PlanNudgeNode reminds the model of the open items of its plan
+	// (WithPlanNudges).
+	PlanNudgeNode = "plan_nudge"
 )
 
 // NewReAct returns a compiled ReAct agent over State: the model answers or
@@ -273,7 +286,17 @@ func reactBuilder[S any, PS nodes.ChatState[S]](m model.Model, c *config) (*grap
 	if !c.hasTools && !c.structured {
 		return b.AddEdge(AgentNode, graph.END), nil
 	}
-	b.AddConditionalEdges(AgentNode, nodes.ToolsCondition[S, PS](ToolsNode), ToolsNode, graph.END)
+	switch {
+	case c.planNudges > 0:
+		if _, ok := any(PS(new(S))).(nodes.HasTodos); !ok {
+			return nil, fmt.Errorf("agent: WithPlanNudges needs a state that keeps a plan (embed nodes.Plan); %T does not", *new(S))
+		}
+		b.AddNode(PlanNudgeNode, nodes.PlanNudge[S, PS]()).
+			AddEdge(PlanNudgeNode, AgentNode).
+			AddConditionalEdges(AgentNode, nodes.PlanCondition[S, PS](ToolsNode, PlanNudgeNode, c.planNudges), ToolsNode, PlanNudgeNode, graph.END)
+	default:
+		b.AddConditionalEdges(AgentNode, nodes.ToolsCondition[S, PS](ToolsNode), ToolsNode, graph.END)
+	}
 	nodes.AddTools[S, PS](b, ToolsNode, AgentNode, tools...)
 	return b, nil
 }

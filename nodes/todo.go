@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -152,4 +154,74 @@ func TodoReminder[S any, PS TodoState[S]](ctx context.Context) string {
 		fmt.Fprintf(&b, "\n- [%s] %s (%s)", t.Status, t.Content, t.ID)
 	}
 	return b.String()
+}
+
+// MetaPlanNudge marks, in Message.Metadata, the user messages PlanNudge
+// appends.
+const MetaPlanNudge = "trellis.plan_nudge"
+
+// PlanCondition is ToolsCondition for an agent that keeps a plan (a state
+// embedding Plan, TodoWrite): it routes to toolsNode when the last message
+// asks for tools; to nudgeNode when the model answered while items of its
+// plan are not completed and fewer than max nudges were sent since the
+// user last spoke; to graph.END otherwise. A state without a plan is
+// routed as ToolsCondition routes it. Declare the three destinations.
+func PlanCondition[S any, PS ChatState[S]](toolsNode, nudgeNode string, max int) graph.Route[S] {
+	tools := ToolsCondition[S, PS](toolsNode)
+	toNudge := []string{nudgeNode}
+	return func(ctx context.Context, s S) []string {
+		next := tools(ctx, s)
+		if next[0] != graph.END {
+			return next
+		}
+		plan, ok := any(PS(&s)).(HasTodos)
+		if !ok || !slices.ContainsFunc(*plan.TodoList(), func(t Todo) bool { return t.Status != TodoCompleted }) {
+			return next
+		}
+		if nudgesSinceUser(*PS(&s).ChatMessages()) >= max {
+			return next
+		}
+		return toNudge
+	}
+}
+
+// nudgesSinceUser counts the nudges after the user's last message.
+func nudgesSinceUser(msgs []model.Message) int {
+	n := 0
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != model.RoleUser {
+			continue
+		}
+		if msgs[i].Metadata[MetaPlanNudge] != "true" {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// PlanNudge returns a node that reminds the model of the open items of its
+// plan, in a user message marked MetaPlanNudge, so that an agent that
+// answered with work left goes on with it or updates the plan. Route to it
+// with PlanCondition, and from it back to the LLM node.
+func PlanNudge[S any, PS ChatState[S]]() graph.NodeFunc[S] {
+	return func(_ context.Context, s S) (S, error) {
+		plan, ok := any(PS(&s)).(HasTodos)
+		if !ok {
+			return s, nil
+		}
+		var b strings.Builder
+		b.WriteString("Your plan still has open items:")
+		for _, t := range *plan.TodoList() {
+			if t.Status != TodoCompleted {
+				fmt.Fprintf(&b, "\n- [%s] %s (%s)", t.Status, t.Content, t.ID)
+			}
+		}
+		b.WriteString("\nGo on with them, or update the plan with todo_write if it has changed.")
+		msg := model.User(b.String())
+		msg.ID, msg.Metadata = NewMessageID(), map[string]string{MetaPlanNudge: "true"}
+		msgs := PS(&s).ChatMessages()
+		*msgs = append(slices.Clip(*msgs), msg)
+		return s, nil
+	}
 }
