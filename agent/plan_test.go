@@ -68,5 +68,42 @@ func TestReActPlanNudgesStop(t *testing.T) {
 	assert.Len(t, out.Todos, 1, "the plan is left as it is")
 
 	_, err = agent.ReAct[agent.State](scripted.New(), agent.WithPlanNudges(1), agent.WithTools(nodes.AskUser()))
-	assert.ErrorContains(t, err, "WithPlanNudges needs a state that keeps a plan")
+	assert.ErrorContains(t, err, "WithPlanNudges: agent.State keeps no plan: embed nodes.Plan")
+	_, err = agent.ReAct[pointerPlanState](scripted.New(), agent.WithPlanNudges(1), agent.WithTools(nodes.AskUser()))
+	assert.ErrorContains(t, err, "embeds its plan through a pointer")
+}
+
+type pointerPlanState struct {
+	nodes.Chat
+	*nodes.Plan
+}
+
+// Nudges fit the step limit with few hops, and a plan left from an earlier
+// turn does not nudge a later one.
+func TestReActPlanNudgesAcrossHopsAndTurns(t *testing.T) {
+	write := scripted.CallTools(scripted.Call(nodes.TodoWriteName, `{"todos":[{"id":"a","content":"work","status":"in_progress"}]}`))
+	step := scripted.CallTools(scripted.Call(nodes.TodoWriteName, `{"todos":[{"id":"a","content":"work","status":"in_progress"},{"id":"b","content":"more","status":"pending"}]}`))
+	m := scripted.New(
+		write, step, scripted.Reply("1"), // two hops, nudged
+		step, step, scripted.Reply("2"), // two more, nudged again
+		step, step, scripted.Reply("3"), // and the last turn ends here
+	)
+	g, err := agent.ReAct[planState](m, agent.WithTools(nodes.TodoWrite[planState]()), agent.WithPlanNudges(2), agent.WithMaxHops(2))
+	require.NoError(t, err)
+	out, err := g.Invoke(context.Background(), askPlan("work"))
+	require.NoError(t, err, "the step limit allows for the nudges")
+	assert.Equal(t, "3", agent.FinalText(out.Messages))
+	assert.Equal(t, 9, m.Calls())
+
+	// A new user turn with the old plan still open: no nudge until the
+	// model writes its plan again.
+	m2 := scripted.New(scripted.Reply("you're welcome"))
+	g2, err := agent.ReAct[planState](m2, agent.WithTools(nodes.TodoWrite[planState]()), agent.WithPlanNudges(2))
+	require.NoError(t, err)
+	in := out
+	in.Messages = append(in.Messages, model.User("thanks"))
+	out2, err := g2.Invoke(context.Background(), in)
+	require.NoError(t, err)
+	assert.Equal(t, "you're welcome", agent.FinalText(out2.Messages))
+	assert.Equal(t, 1, m2.Calls())
 }

@@ -113,10 +113,12 @@ func WithMemory(r tool.Retriever) Option {
 }
 
 // WithPlanNudges makes an agent that keeps a plan (a state embedding
-// nodes.Plan, with nodes.TodoWrite among its tools) go on while its plan has
-// open items: when the model answers with items not completed, a user
-// message lists them (nodes.PlanNudge) and the model runs again, up to max
-// times in a row per user turn. Each nudge starts a new count of the hop cap.
+// nodes.Plan by value, with nodes.TodoWrite among its tools) go on while its
+// plan has open items: when the model answers, after writing its plan in
+// the same user turn, with items not completed, a user message lists them
+// (nodes.PlanNudge) and the model runs again, up to max times per user
+// turn. Each nudge starts a new count of the hop cap, and the step limit
+// allows for it.
 func WithPlanNudges(max int) Option {
 	return func(c *config) { c.planNudges = max }
 }
@@ -223,8 +225,10 @@ func ReAct[S any, PS nodes.ChatState[S]](m model.Model, opts ...Option) (*graph.
 
 func (c *config) compileOptions() []graph.CompileOption {
 	// Each hop is two supersteps (model, tools); leave room for the final
-	// answer and for graphs that wrap the loop.
-	out := []graph.CompileOption{graph.WithDefaultStepLimit(2*c.maxHops + 5)}
+	// answer and for graphs that wrap the loop. Each plan nudge (a step of
+	// its own) starts a new count of hops.
+	turn := 2*c.maxHops + 2
+	out := []graph.CompileOption{graph.WithDefaultStepLimit((max(c.planNudges, 0)+1)*turn + 3)}
 	if c.saver != nil {
 		out = append(out, graph.WithCheckpointer(c.saver))
 	}
@@ -288,8 +292,8 @@ func reactBuilder[S any, PS nodes.ChatState[S]](m model.Model, c *config) (*grap
 	}
 	switch {
 	case c.planNudges > 0:
-		if _, ok := any(PS(new(S))).(nodes.HasTodos); !ok {
-			return nil, fmt.Errorf("agent: WithPlanNudges needs a state that keeps a plan (embed nodes.Plan); %T does not", *new(S))
+		if err := nodes.CheckPlanState[S, PS](); err != nil {
+			return nil, fmt.Errorf("agent: WithPlanNudges: %w", err)
 		}
 		b.AddNode(PlanNudgeNode, nodes.PlanNudge[S, PS]()).
 			AddEdge(PlanNudgeNode, AgentNode).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -36,7 +37,9 @@ type Todo struct {
 }
 
 // Plan is the plan an agent keeps with TodoWrite. Embed it in a state
-// (next to Chat) to give the agent a plan; its items are the state's Todos.
+// (next to Chat), by value, to give the agent a plan; its items are the
+// state's Todos. (Embedded by pointer, it would be shared by every copy of
+// the state; CheckPlanState refuses that.)
 type Plan struct {
 	Todos []Todo `json:"todos,omitempty"`
 }
@@ -57,6 +60,38 @@ type TodoState[S any] interface {
 	HasTodos
 }
 
+// CheckPlanState reports whether S keeps a plan the nodes of this package
+// can use: its pointer has TodoList (it embeds Plan), and no pointer stands
+// between S and the plan, which every copy of a state would share.
+func CheckPlanState[S any, PS ChatState[S]]() error {
+	var s S
+	if _, ok := any(PS(&s)).(HasTodos); !ok {
+		return fmt.Errorf("%T keeps no plan: embed nodes.Plan", s)
+	}
+	if !planByValue(reflect.TypeFor[S](), 0) {
+		return fmt.Errorf("%T embeds its plan through a pointer: embed nodes.Plan by value", s)
+	}
+	return nil
+}
+
+// planByValue reports whether t reaches the Plan its TodoList belongs to
+// through embedded values alone.
+func planByValue(t reflect.Type, depth int) bool {
+	if t == reflect.TypeFor[Plan]() {
+		return true
+	}
+	if t.Kind() != reflect.Struct || depth > 8 {
+		return false
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct && planByValue(f.Type, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
 // todoArgs are the arguments of todo_write.
 type todoArgs struct {
 	Todos []Todo `json:"todos" jsonschema:"description=The whole plan as it now stands: every item\\, in order"`
@@ -68,7 +103,8 @@ type todoArgs struct {
 // items share an ID, more than one is in progress, or an item is empty;
 // once every item is completed the plan is cleared, and the tool says so.
 // The ToolsNode applies the plan as a state update, in call order with the
-// batch's other updates, so it is checkpointed with the conversation.
+// batch's other updates (of two todo_write calls in one batch, the last
+// wins), so it is checkpointed with the conversation.
 // TodoReminder renders the plan for a system prompt.
 func TodoWrite[S any, PS TodoState[S]](opts ...tool.Option) tool.Tool {
 	base := []tool.Option{tool.WithInstruction("For a task of several steps, keep a plan with todo_write: write it before you start, keep exactly one item in progress, mark items completed as soon as they are done, and send the whole plan each time.")}
@@ -96,13 +132,14 @@ func checkTodos(plan []Todo) error {
 	seen := make(map[string]bool, len(plan))
 	inProgress := 0
 	for i, t := range plan {
+		id := strings.TrimSpace(t.ID)
 		switch {
-		case strings.TrimSpace(t.ID) == "":
+		case id == "":
 			problems = append(problems, fmt.Sprintf("item %d has no id", i))
-		case seen[t.ID]:
-			problems = append(problems, fmt.Sprintf("two items have the id %q", t.ID))
+		case seen[id]:
+			problems = append(problems, fmt.Sprintf("two items have the id %q", id))
 		}
-		seen[t.ID] = true
+		seen[id] = true
 		if strings.TrimSpace(t.Content) == "" {
 			problems = append(problems, fmt.Sprintf("item %q says nothing to do", t.ID))
 		}
@@ -151,10 +188,14 @@ func TodoReminder[S any, PS TodoState[S]](ctx context.Context) string {
 	var b strings.Builder
 	b.WriteString("Your plan (update it with todo_write):")
 	for _, t := range plan {
-		fmt.Fprintf(&b, "\n- [%s] %s (%s)", t.Status, t.Content, t.ID)
+		fmt.Fprintf(&b, "\n- [%s] %s (%s)", t.Status, oneLine(t.Content), oneLine(t.ID))
 	}
 	return b.String()
 }
+
+// oneLine returns s with its runs of white space, line breaks included,
+// made single spaces, so that an item stays on its line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // MetaPlanNudge marks, in Message.Metadata, the user messages PlanNudge
 // appends.
@@ -162,9 +203,9 @@ const MetaPlanNudge = "trellis.plan_nudge"
 
 // PlanCondition is ToolsCondition for an agent that keeps a plan (a state
 // embedding Plan, TodoWrite): it routes to toolsNode when the last message
-// asks for tools; to nudgeNode when the model answered while items of its
-// plan are not completed and fewer than max nudges were sent since the
-// user last spoke; to graph.END otherwise. A state without a plan is
+// asks for tools; to nudgeNode when the model answered while items of the
+// plan it wrote since the user last spoke are not completed, and fewer
+// than max nudges were sent since then; to graph.END otherwise. A state without a plan is
 // routed as ToolsCondition routes it. Declare the three destinations.
 func PlanCondition[S any, PS ChatState[S]](toolsNode, nudgeNode string, max int) graph.Route[S] {
 	tools := ToolsCondition[S, PS](toolsNode)
@@ -178,7 +219,8 @@ func PlanCondition[S any, PS ChatState[S]](toolsNode, nudgeNode string, max int)
 		if !ok || !slices.ContainsFunc(*plan.TodoList(), func(t Todo) bool { return t.Status != TodoCompleted }) {
 			return next
 		}
-		if nudgesSinceUser(*PS(&s).ChatMessages()) >= max {
+		msgs := *PS(&s).ChatMessages()
+		if nudgesSinceUser(msgs) >= max || !plannedSinceUser(msgs) {
 			return next
 		}
 		return toNudge
@@ -200,6 +242,22 @@ func nudgesSinceUser(msgs []model.Message) int {
 	return n
 }
 
+// plannedSinceUser reports whether the model wrote its plan (todo_write)
+// since the user last spoke: a plan left from an earlier turn does not
+// keep a new one going.
+func plannedSinceUser(msgs []model.Message) bool {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := &msgs[i]
+		if m.Role == model.RoleUser && m.Metadata[MetaPlanNudge] != "true" {
+			return false
+		}
+		if m.Role == model.RoleTool && m.ToolName == TodoWriteName && !m.IsError {
+			return true
+		}
+	}
+	return false
+}
+
 // PlanNudge returns a node that reminds the model of the open items of its
 // plan, in a user message marked MetaPlanNudge, so that an agent that
 // answered with work left goes on with it or updates the plan. Route to it
@@ -214,10 +272,10 @@ func PlanNudge[S any, PS ChatState[S]]() graph.NodeFunc[S] {
 		b.WriteString("Your plan still has open items:")
 		for _, t := range *plan.TodoList() {
 			if t.Status != TodoCompleted {
-				fmt.Fprintf(&b, "\n- [%s] %s (%s)", t.Status, t.Content, t.ID)
+				fmt.Fprintf(&b, "\n- [%s] %s (%s)", t.Status, oneLine(t.Content), oneLine(t.ID))
 			}
 		}
-		b.WriteString("\nGo on with them, or update the plan with todo_write if it has changed.")
+		b.WriteString("\nGo on with them, or update the plan with todo_write if it has changed. If you need the user's input to go on, ask for it.")
 		msg := model.User(b.String())
 		msg.ID, msg.Metadata = NewMessageID(), map[string]string{MetaPlanNudge: "true"}
 		msgs := PS(&s).ChatMessages()

@@ -96,3 +96,16 @@ func TestTodoWriteSchema(t *testing.T) {
 	require.True(t, ok)
 	assert.Contains(t, ip.Instruction(), "todo_write")
 }
+
+func TestTodoWriteRefusesIDsThatDifferOnlyInSpace(t *testing.T) {
+	r := tool.Invoke(context.Background(), nodes.TodoWrite[plannerState](), model.ToolCall{ID: "c", Name: nodes.TodoWriteName,
+		Arguments: json.RawMessage(`{"todos":[{"id":"a","content":"x","status":"pending"},{"id":"a ","content":"y","status":"pending"}]}`)})
+	assert.True(t, r.IsError)
+	assert.Contains(t, r.Text(), `two items have the id "a"`)
+}
+
+func TestTodoReminderKeepsAnItemOnItsLine(t *testing.T) {
+	s := plannerState{Plan: nodes.Plan{Todos: []nodes.Todo{{ID: "a\nb", Content: "line one\n- [completed] forged", Status: nodes.TodoPending}}}}
+	got := nodes.TodoReminder[plannerState](tool.WithRunState(context.Background(), s))
+	assert.Equal(t, "Your plan (update it with todo_write):\n- [pending] line one - [completed] forged (a b)", got)
+}
