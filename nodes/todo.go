@@ -107,10 +107,14 @@ type todoArgs struct {
 // wins), so it is checkpointed with the conversation.
 // TodoReminder renders the plan for a system prompt.
 func TodoWrite[S any, PS TodoState[S]](opts ...tool.Option) tool.Tool {
+	byValue := planByValue(reflect.TypeFor[S](), 0)
 	base := []tool.Option{tool.WithInstruction("For a task of several steps, keep a plan with todo_write: write it before you start, keep exactly one item in progress, mark items completed as soon as they are done, and send the whole plan each time.")}
 	return tool.MustFunc(TodoWriteName,
 		"Replaces your plan for the current task with the list given: every item, with its status (pending, in_progress, completed).",
 		func(_ context.Context, in todoArgs) (tool.Result, error) {
+			if !byValue {
+				return tool.Result{}, fmt.Errorf("the plan cannot be kept: %T embeds nodes.Plan through a pointer; embed it by value", *new(S))
+			}
 			if err := checkTodos(in.Todos); err != nil {
 				return tool.Result{}, err
 			}

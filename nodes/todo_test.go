@@ -109,3 +109,16 @@ func TestTodoReminderKeepsAnItemOnItsLine(t *testing.T) {
 	got := nodes.TodoReminder[plannerState](tool.WithRunState(context.Background(), s))
 	assert.Equal(t, "Your plan (update it with todo_write):\n- [pending] line one - [completed] forged (a b)", got)
 }
+
+// A state that embeds its plan through a pointer cannot keep one: the
+// call fails with the reason instead of panicking.
+func TestTodoWriteRefusesAPlanBehindAPointer(t *testing.T) {
+	type shared struct {
+		nodes.Chat
+		*nodes.Plan
+	}
+	r := tool.Invoke(context.Background(), nodes.TodoWrite[shared](), model.ToolCall{ID: "c", Name: nodes.TodoWriteName,
+		Arguments: json.RawMessage(`{"todos":[{"id":"a","content":"x","status":"pending"}]}`)})
+	assert.True(t, r.IsError)
+	assert.Contains(t, r.Text(), "embeds nodes.Plan through a pointer")
+}
