@@ -15,15 +15,15 @@ import (
 // text and tool calls (Claude thinking between tool calls): "r" for a
 // thinking block, "t<n>" for a text block of n bytes of the message's
 // text, "u:<id>" for the tool_use block of the call with that ID,
-// separated by spaces. The provider sends
-// such a message back with its blocks in that order, as the API expects;
-// a message whose parts no longer match the record (the application
-// edited it) is sent in the usual order: thinking, text, tool calls.
+// separated by spaces. The provider sends such a message back with its
+// blocks in that order, as the API expects; a message whose parts no longer
+// match the record (the application edited it) is sent in the usual order:
+// thinking, text, tool calls.
 const MetaBlocks = "trellis.anthropic.blocks"
 
 // blockOrder records the kinds of a reply's content blocks as they come.
 type blockOrder struct {
-	kinds []string
+	blocks []block
 	// interleaved: a thinking block came after text or a tool call, or
 	// text after a tool call — an order the usual one does not keep.
 	interleaved bool
@@ -31,30 +31,37 @@ type blockOrder struct {
 	sawTool     bool
 }
 
+// block is one content block of a reply: kind 'r' (thinking), 't' (text
+// of n bytes) or 'u' (the tool_use of call id).
+type block struct {
+	kind byte
+	n    int
+	id   string
+}
+
 func (o *blockOrder) thinking() {
 	o.interleaved = o.interleaved || o.sawOther
-	o.kinds = append(o.kinds, "r")
+	o.blocks = append(o.blocks, block{kind: 'r'})
 }
 
 // text records a text block of n bytes so far and returns its position.
 func (o *blockOrder) text(n int) int {
 	o.interleaved = o.interleaved || o.sawTool
 	o.sawOther = true
-	o.kinds = append(o.kinds, "t"+strconv.Itoa(n))
-	return len(o.kinds) - 1
+	o.blocks = append(o.blocks, block{kind: 't', n: n})
+	return len(o.blocks) - 1
 }
 
 // grow adds n bytes to the text block at position k.
 func (o *blockOrder) grow(k, n int) {
-	if k >= 0 && k < len(o.kinds) && strings.HasPrefix(o.kinds[k], "t") {
-		m, _ := strconv.Atoi(o.kinds[k][1:])
-		o.kinds[k] = "t" + strconv.Itoa(m+n)
+	if k >= 0 && k < len(o.blocks) && o.blocks[k].kind == 't' {
+		o.blocks[k].n += n
 	}
 }
 
 func (o *blockOrder) toolUse(id string) {
 	o.sawOther, o.sawTool = true, true
-	o.kinds = append(o.kinds, "u:"+id)
+	o.blocks = append(o.blocks, block{kind: 'u', id: id})
 }
 
 // metadata returns the record to keep with the message, nil when its
@@ -63,7 +70,18 @@ func (o *blockOrder) metadata() map[string]string {
 	if !o.interleaved {
 		return nil
 	}
-	return map[string]string{MetaBlocks: strings.Join(o.kinds, " ")}
+	kinds := make([]string, len(o.blocks))
+	for i, b := range o.blocks {
+		switch b.kind {
+		case 'r':
+			kinds[i] = "r"
+		case 't':
+			kinds[i] = "t" + strconv.Itoa(b.n)
+		default:
+			kinds[i] = "u:" + b.id
+		}
+	}
+	return map[string]string{MetaBlocks: strings.Join(kinds, " ")}
 }
 
 // orderedBlocks returns the blocks of an assistant message in the order

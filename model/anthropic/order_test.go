@@ -99,9 +99,17 @@ func TestInterleavedThinkingKeepsItsOrder(t *testing.T) {
 	edited := generated.Message
 	edited.Content = append([]model.Part(nil), edited.Content...)
 	edited.Content[len(edited.Content)-1] = model.TextPart("Changed.")
-	body := sentBody(t, &model.Request{Messages: []model.Message{model.User("x"), edited,
+	kinds := turnBlockTypes(t, edited,
 		model.ToolMessage("toolu_1", "weather", false, model.TextPart("sunny")),
-		model.ToolMessage("toolu_2", "clock", false, model.TextPart("noon"))}})
+		model.ToolMessage("toolu_2", "clock", false, model.TextPart("noon")))
+	assert.Equal(t, []string{"thinking", "thinking", "text", "tool_use", "tool_use"}, kinds)
+}
+
+// turnBlockTypes sends reply, after a user message and before answers, and
+// returns the types of the blocks of its turn as the server received them.
+func turnBlockTypes(t *testing.T, reply model.Message, answers ...model.Message) []string {
+	t.Helper()
+	body := sentBody(t, &model.Request{Messages: append([]model.Message{model.User("q"), reply}, answers...)})
 	var msgs []struct {
 		Content []struct {
 			Type string `json:"type"`
@@ -112,7 +120,7 @@ func TestInterleavedThinkingKeepsItsOrder(t *testing.T) {
 	for _, b := range msgs[1].Content {
 		kinds = append(kinds, b.Type)
 	}
-	assert.Equal(t, []string{"thinking", "thinking", "text", "tool_use", "tool_use"}, kinds)
+	return kinds
 }
 
 // A record that no longer fits the message — calls in another order, text
@@ -125,19 +133,8 @@ func TestBlockRecordMustFitTheMessage(t *testing.T) {
 	kinds := func(rec string) []string {
 		msg := base
 		msg.Metadata = map[string]string{anthropic.MetaBlocks: rec}
-		body := sentBody(t, &model.Request{Messages: []model.Message{model.User("q"), msg,
-			model.ToolMessage("toolu_1", "a", false, model.TextPart("1")), model.ToolMessage("toolu_2", "b", false, model.TextPart("2"))}})
-		var msgs []struct {
-			Content []struct {
-				Type string `json:"type"`
-			} `json:"content"`
-		}
-		require.NoError(t, json.Unmarshal(body["messages"], &msgs))
-		var out []string
-		for _, b := range msgs[1].Content {
-			out = append(out, b.Type)
-		}
-		return out
+		return turnBlockTypes(t, msg,
+			model.ToolMessage("toolu_1", "a", false, model.TextPart("1")), model.ToolMessage("toolu_2", "b", false, model.TextPart("2")))
 	}
 	usual := []string{"thinking", "thinking", "text", "tool_use", "tool_use"}
 	assert.Equal(t, []string{"thinking", "text", "tool_use", "thinking", "text", "tool_use"}, kinds("r t2 u:toolu_1 r t4 u:toolu_2"), "a fitting record")
