@@ -223,18 +223,19 @@ func (f *Frame) MarkAuthorized(t Tool, call model.ToolCall) {
 
 // authorizedFor reports whether the mark m allows call of t.
 func (m *authMark) authorizedFor(t Tool, call *model.ToolCall) bool {
-	return m != nil && m.name == call.Name && bytes.Equal(m.args, call.Arguments) && sameTool(m.tool, t)
+	return m != nil && m.name == call.Name && bytes.Equal(m.args, call.Arguments) && identical(m.tool, t)
 }
 
-// sameTool reports whether a and b are one tool. Tools of types that cannot
-// be compared count as different.
-func sameTool(a, b Tool) (eq bool) {
+// identical reports whether a and b, two tools or two toolsets, are one
+// value. Values of types that cannot be compared count as different: that
+// they are one cannot be told.
+func identical[T any](a, b T) (eq bool) {
 	defer func() {
 		if recover() != nil {
 			eq = false
 		}
 	}()
-	return a == b
+	return any(a) == any(b)
 }
 
 // InvokeFrame is Invoke with the call's context stored in f (see Frame);

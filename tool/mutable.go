@@ -91,7 +91,7 @@ func (m *Mutable) Set(sets ...Toolset) ([]Toolset, error) {
 	defer m.mu.Unlock()
 	var replaced []Toolset
 	for _, s := range m.sets {
-		if !slices.ContainsFunc(probe.sets, func(x Toolset) bool { return same(x, s) }) {
+		if !slices.ContainsFunc(probe.sets, func(x Toolset) bool { return identical(x, s) }) {
 			replaced = append(replaced, s)
 		}
 	}
@@ -114,16 +114,4 @@ func (m *Mutable) Close() error {
 	m.mu.Unlock()
 	c := combined{name: m.name, sets: sets}
 	return c.Close()
-}
-
-// same reports whether a and b are the same toolset. Toolsets of types that
-// cannot be compared are the same only when they are one value, which
-// cannot be told, so they count as different.
-func same(a, b Toolset) (eq bool) {
-	defer func() {
-		if recover() != nil {
-			eq = false
-		}
-	}()
-	return a == b
 }
