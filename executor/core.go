@@ -120,27 +120,32 @@ func (o *oneRequest) requests() ([]Request, []tool.Result) {
 // their tools. Calls of one tool usually come together: a call that names
 // the tool of the call before it gets that call's tool without a lookup.
 func lookup(b Batch, reqs []Request) {
+	var t tool.Tool
 	for i, call := range b.Calls {
+		t = toolAt(b, i, t)
 		r := &reqs[i]
-		r.Call, r.Index, r.Tools, r.slot = call, i, b.Tools, i
-		if i > 0 && call.Name == b.Calls[i-1].Name {
-			r.Tool = reqs[i-1].Tool
-		} else {
-			r.Tool = find(b.Tools, call.Name)
-		}
+		r.Call, r.Index, r.Tools, r.slot, r.Tool = call, i, b.Tools, i, t
 	}
 }
 
 // lookupTools sets tools[i] to the tool of the batch's call i, nil for an
 // unknown one; calls of one tool that come together are looked up once.
 func lookupTools(b Batch, tools []tool.Tool) {
-	for i, call := range b.Calls {
-		if i > 0 && call.Name == b.Calls[i-1].Name {
-			tools[i] = tools[i-1]
-		} else {
-			tools[i] = find(b.Tools, call.Name)
-		}
+	var t tool.Tool
+	for i := range b.Calls {
+		t = toolAt(b, i, t)
+		tools[i] = t
 	}
+}
+
+// toolAt returns the tool of the batch's call i, given prev, the tool of
+// call i-1: calls of one tool usually come together, and are looked up
+// once.
+func toolAt(b Batch, i int, prev tool.Tool) tool.Tool {
+	if i > 0 && b.Calls[i].Name == b.Calls[i-1].Name {
+		return prev
+	}
+	return find(b.Tools, b.Calls[i].Name)
 }
 
 // find returns the tool of tools named name, nil when there is none (or

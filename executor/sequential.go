@@ -140,11 +140,10 @@ func (c *core) runPlainWith(ctx context.Context, b Batch, tools []tool.Tool) ([]
 			*res = skipped(ctx, *call, stop)
 			continue
 		}
-		switch {
-		case tools != nil:
+		if tools != nil {
 			t = tools[i]
-		case i == 0 || call.Name != b.Calls[i-1].Name:
-			t = find(b.Tools, call.Name)
+		} else {
+			t = toolAt(b, i, t)
 		}
 		if t != nil {
 			*res = c.term.iv.InvokeFrame(ctx, &frames[i], t, *call)
