@@ -50,7 +50,7 @@ type toolSource struct {
 // options (the node's or the run's, tool.ResolveWith) give the same list
 // every time: it is resolved once.
 func (c *toolSource) resolveTools(ctx context.Context) (*tool.ToolList, error) {
-	if len(c.resolve) == 0 && tool.RunResolveOptions(ctx) == nil {
+	if !c.filtered(ctx) {
 		return c.unfiltered(ctx)
 	}
 	return tool.Resolve(ctx, c.toolsets, c.resolve...)
@@ -60,11 +60,17 @@ func (c *toolSource) resolveTools(ctx context.Context) (*tool.ToolList, error) {
 // against: the run's, without the selectors, which chose what the model was
 // offered already (see tool.IgnoreSelectors).
 func (c *toolSource) resolveCalls(ctx context.Context) (*tool.ToolList, error) {
-	if len(c.resolve) == 0 && tool.RunResolveOptions(ctx) == nil {
+	if !c.filtered(ctx) {
 		return c.unfiltered(ctx)
 	}
 	opts := append(c.resolve[:len(c.resolve):len(c.resolve)], tool.IgnoreSelectors())
 	return tool.Resolve(ctx, c.toolsets, opts...)
+}
+
+// filtered reports whether resolve options apply to the run behind ctx:
+// the node's, or the run's (tool.ResolveWith).
+func (c *toolSource) filtered(ctx context.Context) bool {
+	return len(c.resolve) > 0 || tool.RunResolveOptions(ctx) != nil
 }
 
 // unfiltered returns the list of the toolsets when no resolve option

@@ -192,9 +192,14 @@ func TodoReminder[S any, PS TodoState[S]](ctx context.Context) string {
 	var b strings.Builder
 	b.WriteString("Your plan (update it with todo_write):")
 	for _, t := range plan {
-		fmt.Fprintf(&b, "\n- [%s] %s (%s)", t.Status, oneLine(t.Content), oneLine(t.ID))
+		writeItem(&b, t)
 	}
 	return b.String()
+}
+
+// writeItem writes an item of a plan on a line of its own.
+func writeItem(b *strings.Builder, t Todo) {
+	fmt.Fprintf(b, "\n- [%s] %s (%s)", t.Status, oneLine(t.Content), oneLine(t.ID))
 }
 
 // oneLine returns s with its runs of white space, line breaks included,
@@ -276,7 +281,7 @@ func PlanNudge[S any, PS ChatState[S]]() graph.NodeFunc[S] {
 		b.WriteString("Your plan still has open items:")
 		for _, t := range *plan.TodoList() {
 			if t.Status != TodoCompleted {
-				fmt.Fprintf(&b, "\n- [%s] %s (%s)", t.Status, oneLine(t.Content), oneLine(t.ID))
+				writeItem(&b, t)
 			}
 		}
 		b.WriteString("\nGo on with them, or update the plan with todo_write if it has changed. If you need the user's input to go on, ask for it.")
