@@ -43,6 +43,20 @@ func echoTask(prefix string) scripted.Step {
 	})
 }
 
+// callUntilAnswered is a model that reacts to its conversation: it makes
+// call until a tool answers, then replies with prefix and the answer.
+func callUntilAnswered(call model.ToolCall, prefix string) *scripted.Model {
+	step := scripted.Func(func(req *model.Request) (*model.Response, error) {
+		if last := req.Messages[len(req.Messages)-1]; last.Role == model.RoleTool {
+			return &model.Response{Message: model.Assistant(prefix + last.Text())}, nil
+		}
+		return &model.Response{Message: model.Assistant("", call)}, nil
+	})
+	m := scripted.New()
+	m.Fallback = &step
+	return m
+}
+
 func newWorker(t *testing.T, name string, m model.Model, opts ...agent.Option) *graph.Graph[agent.State] {
 	t.Helper()
 	g, err := agent.NewReAct(m, append([]agent.Option{agent.WithName(name), agent.WithSystemPrompt("You are the " + name + ".")}, opts...)...)
@@ -213,14 +227,7 @@ func TestSupervisorInterruptInsideAWorkerResumes(t *testing.T) {
 	// ToolsNode keeps its answer and waits for the payer in a new superstep,
 	// where the payer's handoff resumes from its own checkpoints: the payer's
 	// model is not asked again before the interrupt stops the run.)
-	payStep := scripted.Func(func(req *model.Request) (*model.Response, error) {
-		if last := req.Messages[len(req.Messages)-1]; last.Role == model.RoleTool {
-			return &model.Response{Message: model.Assistant("payer: " + last.Text())}, nil
-		}
-		return &model.Response{Message: model.Assistant("", scripted.Call("approve", `{"amount":40}`))}, nil
-	})
-	payer := scripted.New()
-	payer.Fallback = &payStep
+	payer := callUntilAnswered(scripted.Call("approve", `{"amount":40}`), "payer: ")
 	lookup := scripted.New(scripted.Reply("invoice 7 is due"))
 	sup := scripted.New(
 		scripted.CallTools(
@@ -408,14 +415,7 @@ func TestSupervisorInterruptThroughTheStandardMiddleware(t *testing.T) {
 // A worker that asks the user (nodes.AskUser) pauses the whole system; the
 // user's answer goes back to that worker, which carries on with it.
 func TestSupervisorWorkerAsksTheUser(t *testing.T) {
-	askOnce := scripted.Func(func(req *model.Request) (*model.Response, error) {
-		if last := req.Messages[len(req.Messages)-1]; last.Role == model.RoleTool {
-			return &model.Response{Message: model.Assistant("booked for " + last.Text())}, nil
-		}
-		return &model.Response{Message: model.Assistant("", scripted.Call(nodes.AskUserName, `{"question":"Which date?"}`))}, nil
-	})
-	booker := scripted.New()
-	booker.Fallback = &askOnce
+	booker := callUntilAnswered(scripted.Call(nodes.AskUserName, `{"question":"Which date?"}`), "booked for ")
 	sup := scripted.New(scripted.CallTools(scripted.CallWithID("b", "booker", `{"task":"book a table"}`)), echoLastTool("done: "))
 	g, err := agent.NewSupervisor(sup, []agent.Worker{
 		{Name: "booker", Description: "books tables", Agent: newWorker(t, "booker", booker, agent.WithTools(nodes.AskUser()))},
