@@ -118,7 +118,7 @@ func TodoWrite[S any, PS TodoState[S]](opts ...tool.Option) tool.Tool {
 			if err := checkTodos(in.Todos); err != nil {
 				return tool.Result{}, err
 			}
-			plan := slices.Clone(in.Todos)
+			plan := in.Todos // decoded for this call alone
 			done := len(plan) > 0 && !slices.ContainsFunc(plan, func(t Todo) bool { return t.Status != TodoCompleted })
 			msg := fmt.Sprintf("Plan updated: %s.", summarize(plan))
 			if done {
