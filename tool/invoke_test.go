@@ -153,7 +153,23 @@ func TestInvokeTimeoutAndCancellation(t *testing.T) {
 	})
 	r = Invoke(ctx, slow, model.ToolCall{ID: "t", Name: "slow", Arguments: args})
 	assert.Equal(t, StatusTimeout, r.Status)
+
+	// The same when the context's timer has not fired yet: the deadline
+	// itself is what counts.
+	late := lateContext{Context: context.Background(), deadline: time.Now().Add(3 * time.Millisecond)}
+	r = Invoke(late, slow, model.ToolCall{ID: "t", Name: "slow", Arguments: args})
+	assert.Equal(t, StatusTimeout, r.Status)
+	assert.Equal(t, CodeTimeout, r.ErrorCode)
 }
+
+// lateContext has a deadline but never reports it passed, like a context
+// whose timer has not fired yet.
+type lateContext struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c lateContext) Deadline() (time.Time, bool) { return c.deadline, true }
 
 func TestInvokeRecoversPanics(t *testing.T) {
 	ft := MustFunc("crash", "", func(context.Context, searchArgs) (string, error) {
