@@ -450,8 +450,14 @@ func apply[S any, PS ChatState[S]](c *toolsConfig, s *S, calls []model.ToolCall,
 		r := &results[i]
 		m := model.ToolMessage(calls[i].ID, calls[i].Name, r.IsError, r.Content...)
 		m.ID, ids = ids[:len(toolMessagePrefix)+len(calls[i].ID)], ids[len(toolMessagePrefix)+len(calls[i].ID):]
+		if r.Metadata != nil {
+			m.Metadata = maps.Clone(r.Metadata)
+		}
 		if r.Terminate {
-			m.Metadata = map[string]string{MetaTerminate: "true"}
+			if m.Metadata == nil {
+				m.Metadata = make(map[string]string, 1)
+			}
+			m.Metadata[MetaTerminate] = "true"
 		}
 		*msgs = append(*msgs, m)
 	}

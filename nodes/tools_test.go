@@ -225,6 +225,31 @@ func TestToolActionsUpdateTransferEscalateTerminate(t *testing.T) {
 	}
 }
 
+func TestResultMetadataGoesIntoTheToolMessage(t *testing.T) {
+	shared := map[string]string{"source": "cache"}
+	tagged := tool.MustFunc("tagged", "answers with metadata", func(_ context.Context, in struct {
+		Stop bool `json:"stop"`
+	}) (tool.Result, error) {
+		r := tool.Text("ok")
+		r.Metadata, r.Terminate = shared, in.Stop
+		return r, nil
+	})
+	m := scripted.New(scripted.CallTools(scripted.Call("tagged", `{"stop":false}`)), scripted.CallTools(scripted.Call("tagged", `{"stop":true}`)))
+	out, err := loop(t, m, []tool.Tool{tagged}, nil).Invoke(context.Background(), user("go"))
+	require.NoError(t, err)
+	var answers []model.Message
+	for _, msg := range out.Messages {
+		if msg.Role == model.RoleTool {
+			answers = append(answers, msg)
+		}
+	}
+	require.Len(t, answers, 2)
+	assert.Equal(t, map[string]string{"source": "cache"}, answers[0].Metadata)
+	assert.Equal(t, map[string]string{"source": "cache", nodes.MetaTerminate: "true"}, answers[1].Metadata,
+		"the tool's metadata and the framework's side by side")
+	assert.Equal(t, map[string]string{"source": "cache"}, shared, "the tool's map is copied, not written to")
+}
+
 func TestCallerExecutedToolsInterruptAndResume(t *testing.T) {
 	var calls atomic.Int32
 	external, err := tool.NewDeclaration(model.ToolDefinition{Name: "ask_user", Description: "asks the user", InputSchema: []byte(`{"type":"object","properties":{"q":{"type":"string"}}}`)})

@@ -269,7 +269,7 @@ func (t *FuncTool[In, Out]) callFast(ctx context.Context, args json.RawMessage) 
 	}
 	out, err := t.fn(ctx, in)
 	if err != nil {
-		return Result{}, true, err
+		return returnedResult(out), true, err
 	}
 	return toResult(out), true, nil
 }
@@ -291,9 +291,24 @@ func (t *FuncTool[In, Out]) callDecoded(ctx context.Context, callID string, in I
 	}
 	out, err := t.fn(ctx, in)
 	if err != nil {
-		return Result{}, err
+		return returnedResult(out), err
 	}
 	return toResult(out), nil
+}
+
+// returnedResult is the result a typed function returned along with an
+// error, when its output is a Result: Invoke keeps its Details and Metadata
+// in the error result.
+func returnedResult[Out any](out Out) Result {
+	switch o := any(out).(type) {
+	case Result:
+		return o
+	case *Result:
+		if o != nil {
+			return *o
+		}
+	}
+	return Result{}
 }
 
 // toResult converts a typed function's output into a result.

@@ -425,12 +425,10 @@ func runSlow(ctx context.Context, t Tool, p *profile, name string, call *model.T
 }
 
 // callOutcome is the result of a call that returned r and the error err:
-// an error result that keeps r's Details.
+// an error result that keeps r's Details and Metadata.
 func callOutcome(ctx context.Context, name string, r *Result, err error) Result {
 	er := callErrorResult(ctx, name, err)
-	if r.Details != nil {
-		er.Details = r.Details
-	}
+	er.Details, er.Metadata = r.Details, r.Metadata
 	return er
 }
 
@@ -475,6 +473,7 @@ func drain(ctx context.Context, name string, seq iter.Seq2[Result, error]) Resul
 			if er.Details == nil {
 				er.Details = acc.Details
 			}
+			er.Metadata = acc.Metadata
 			return er
 		}
 		if len(piece.Content) > 0 || piece.Details != nil {

@@ -116,6 +116,30 @@ func TestStreamingToolError(t *testing.T) {
 	assert.Equal(t, `partial tool "dump" failed: disk full`, r.Text())
 }
 
+func TestInvokeKeepsMetadataOfFailedCalls(t *testing.T) {
+	boom := errors.New("quota exceeded")
+	ft, err := NewFunc("meter", "", func(context.Context, searchArgs) (Result, error) {
+		return Result{Metadata: map[string]string{"used": "7"}}, boom
+	})
+	require.NoError(t, err)
+	r := Invoke(context.Background(), ft, model.ToolCall{ID: "m", Name: "meter", Arguments: json.RawMessage(`{"query":"x"}`)})
+	assert.True(t, r.IsError)
+	assert.Equal(t, map[string]string{"used": "7"}, r.Metadata)
+
+	st, err := NewStreamFunc("meter2", "", func(ctx context.Context, _ searchArgs) iter.Seq2[Result, error] {
+		return func(yield func(Result, error) bool) {
+			if !yield(Result{Content: []model.Part{model.TextPart("a")}, Metadata: map[string]string{"used": "1"}}, nil) {
+				return
+			}
+			yield(Result{}, boom)
+		}
+	})
+	require.NoError(t, err)
+	r = Invoke(context.Background(), st, model.ToolCall{ID: "m", Name: "meter2", Arguments: json.RawMessage(`{"query":"x"}`)})
+	assert.ErrorIs(t, r.Err, boom)
+	assert.Equal(t, map[string]string{"used": "1"}, r.Metadata)
+}
+
 func TestInvokeTimeoutAndCancellation(t *testing.T) {
 	waiter := MustFunc("wait", "", func(ctx context.Context, _ searchArgs) (string, error) {
 		<-ctx.Done()

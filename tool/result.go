@@ -3,6 +3,7 @@ package tool
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"unicode/utf8"
 
@@ -70,15 +71,20 @@ type Result struct {
 	Terminate bool `json:"terminate,omitempty"`
 	// IsError marks a result that reports a failure.
 	IsError bool `json:"is_error,omitempty"`
+	// Pending marks the placeholder result of a long-running call that is
+	// completed later by call ID.
+	Pending bool `json:"pending,omitempty"`
 	// Status is the call's outcome. Invoke fills it in when a tool leaves it
 	// empty: success, or failed when IsError is set, or pending when Pending
 	// is set. IsError wins over a success status.
 	Status Status `json:"status,omitempty"`
 	// ErrorCode names the kind of failure, for example CodeInvalidArguments.
 	ErrorCode string `json:"error_code,omitempty"`
-	// Pending marks the placeholder result of a long-running call that is
-	// completed later by call ID.
-	Pending bool `json:"pending,omitempty"`
+	// Metadata goes into the metadata of the tool message that answers the
+	// call (model.Message.Metadata): it travels with the conversation in
+	// the state and its checkpoints, and no model sees it. Keys that start
+	// with "trellis." are the framework's.
+	Metadata map[string]string `json:"metadata,omitempty"`
 	// Actions are requests the tool makes of the graph.
 	Actions Actions `json:"actions,omitzero"`
 	// Err is the Go error behind an error result, for middleware (retry,
@@ -160,7 +166,9 @@ func (r Result) Text() string {
 // Message returns the tool message that answers the call with the given ID
 // and tool name.
 func (r Result) Message(callID, toolName string) model.Message {
-	return model.ToolMessage(callID, toolName, r.IsError, r.Content...)
+	m := model.ToolMessage(callID, toolName, r.IsError, r.Content...)
+	m.Metadata = maps.Clone(r.Metadata)
+	return m
 }
 
 // AllTerminate reports whether a batch of results ends the run: it does only
@@ -211,6 +219,12 @@ func (r *Result) merge(piece Result) {
 	}
 	if piece.Details != nil {
 		r.Details = piece.Details
+	}
+	if len(piece.Metadata) > 0 {
+		if r.Metadata == nil {
+			r.Metadata = make(map[string]string, len(piece.Metadata))
+		}
+		maps.Copy(r.Metadata, piece.Metadata)
 	}
 	if piece.Status != "" {
 		r.Status = piece.Status

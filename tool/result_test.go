@@ -104,4 +104,23 @@ func TestMergeRule(t *testing.T) {
 	assert.True(t, acc.IsError)
 	assert.Equal(t, "late", acc.ErrorCode)
 	assert.Equal(t, "x", acc.Actions.TransferTo)
+
+	// Metadata adds up; a later piece's value wins.
+	acc.merge(Result{Metadata: map[string]string{"a": "1", "b": "1"}})
+	acc.merge(Result{Metadata: map[string]string{"b": "2"}})
+	assert.Equal(t, map[string]string{"a": "1", "b": "2"}, acc.Metadata)
+}
+
+func TestResultMetadataReachesTheMessage(t *testing.T) {
+	r := Text("ok")
+	r.Metadata = map[string]string{"source": "cache"}
+	m := r.Message("c1", "lookup")
+	assert.Equal(t, map[string]string{"source": "cache"}, m.Metadata)
+	m.Metadata["source"] = "changed"
+	assert.Equal(t, "cache", r.Metadata["source"], "the message has a copy")
+	assert.Nil(t, Text("ok").Message("c1", "lookup").Metadata)
+
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"metadata":{"source":"cache"}`)
 }
