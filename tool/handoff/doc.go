@@ -17,6 +17,11 @@
 // with the context and the task, and it sees its own system prompt, nothing of
 // the caller's conversation. WithSharedHistory gives it the caller's
 // conversation first (tool.Conversation), without the pending tool calls.
+// WithPersistentHistory lets it continue its own conversation instead: each
+// call sees the tasks and answers of its earlier calls in the caller's
+// thread (one history per key), recorded in the metadata of the caller's
+// tool messages (MetaHistory), so that the history is checkpointed, forked
+// and replayed with the caller's conversation.
 //
 // # Result
 //

@@ -56,6 +56,41 @@ func ExampleNew() {
 	// Output: The translator says: Bonjour le monde
 }
 
+func ExampleWithPersistentHistory() {
+	// The tutor's model says how much of the conversation it was shown.
+	shown := func(req *model.Request) (*model.Response, error) {
+		return &model.Response{Message: model.Assistant(fmt.Sprintf("I see %d messages", len(req.Messages)))}, nil
+	}
+	tutorGraph, err := agent.NewReAct(scripted.New(scripted.Func(shown), scripted.Func(shown)), agent.WithSystemPrompt("You teach."))
+	if err != nil {
+		panic(err)
+	}
+	tutor, err := handoff.New("tutor", "Teaches.", tutorGraph, handoff.WithPersistentHistory(nil))
+	if err != nil {
+		panic(err)
+	}
+	boss, err := agent.NewReAct(scripted.New(
+		scripted.CallTools(scripted.Call("tutor", `{"task":"Explain fractions."}`)),
+		scripted.CallTools(scripted.Call("tutor", `{"task":"Now decimals."}`)),
+		scripted.Reply("done"),
+	), agent.WithTools(tutor))
+	if err != nil {
+		panic(err)
+	}
+	out, err := boss.Invoke(context.Background(), agent.Ask("Teach me."))
+	if err != nil {
+		panic(err)
+	}
+	for _, m := range out.Messages {
+		if m.Role == model.RoleTool {
+			fmt.Println(m.Text())
+		}
+	}
+	// Output:
+	// I see 2 messages
+	// I see 4 messages
+}
+
 func ExampleWithRetries() {
 	flaky, err := agent.NewReAct(scripted.New(
 		scripted.Fail(errors.New("503 service unavailable")),

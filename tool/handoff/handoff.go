@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
@@ -133,7 +134,14 @@ func (r *runner[S, PS]) run(ctx context.Context, g *graph.Graph[S], task model.M
 	if depth >= r.cfg.maxDepth {
 		return tool.Result{}, &DepthError{Agent: r.name, Depth: depth, Limit: r.cfg.maxDepth}
 	}
-	input := r.input(ctx, task)
+	hkey := ""
+	if r.cfg.persist != nil {
+		hkey = r.cfg.persist(ctx, task)
+	}
+	input, err := r.input(ctx, task, hkey)
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("agent %q: %w", r.name, err)
+	}
 	key := runKey(tool.CallID(ctx), input, shape)
 	ctx = context.WithValue(ctx, depthKey{}, depth+1)
 	first, err := r.resumedAttempt(ctx, key)
@@ -143,7 +151,7 @@ func (r *runner[S, PS]) run(ctx context.Context, g *graph.Graph[S], task model.M
 	for attempt := first; ; attempt++ {
 		out, err := r.attempt(ctx, g, input, attemptKey(key, attempt), attempt)
 		if err == nil {
-			return r.result(out), nil
+			return r.result(out, task, hkey)
 		}
 		if !r.retryable(ctx, err, attempt) {
 			if errors.Is(err, graph.ErrInterrupted) {
@@ -257,7 +265,10 @@ func (r *runner[S, PS]) attempt(ctx context.Context, g *graph.Graph[S], input []
 	return out, nil
 }
 
-func (r *runner[S, PS]) result(out Output) tool.Result {
+// result is the tool's result for the agent's output on task. Under
+// WithPersistentHistory with the key hkey, it records the task and what the
+// agent added for the next call.
+func (r *runner[S, PS]) result(out Output, task model.Message, hkey string) (tool.Result, error) {
 	var res tool.Result
 	if r.cfg.all {
 		res = tool.JSON(out.Messages)
@@ -266,36 +277,101 @@ func (r *runner[S, PS]) result(out Output) tool.Result {
 	}
 	res.Details = out
 	res.Terminate = r.cfg.direct
-	return res
+	if hkey != "" {
+		rec, err := json.Marshal(historyRecord{Key: hkey, Messages: append([]model.Message{task}, out.Messages...)})
+		if err != nil {
+			return tool.Result{}, fmt.Errorf("agent %q: recording its history: %w", r.name, err)
+		}
+		res.Metadata = map[string]string{MetaHistory: string(rec)}
+	}
+	return res, nil
 }
 
 // input is the agent's conversation: the task, after the caller's history
-// when it is shared.
-func (r *runner[S, PS]) input(ctx context.Context, task model.Message) []model.Message {
-	if !r.cfg.shared {
-		return []model.Message{task}
+// when it is shared, or after the agent's own history under the key hkey.
+func (r *runner[S, PS]) input(ctx context.Context, task model.Message, hkey string) ([]model.Message, error) {
+	switch {
+	case r.cfg.shared:
+		return append(history(tool.Conversation(ctx)), task), nil
+	case hkey != "":
+		own, err := r.recorded(earlier(tool.Conversation(ctx)), hkey)
+		if err != nil {
+			return nil, err
+		}
+		return append(own, task), nil
 	}
-	return append(history(tool.Conversation(ctx)), task)
+	return []model.Message{task}, nil
+}
+
+// MetaHistory is the key, in the metadata of a handoff's tool message, of
+// the agent's history recorded under WithPersistentHistory: a JSON object
+// with the history's key and the messages of the call (its task, then what
+// the agent added).
+const MetaHistory = "trellis.handoff.history"
+
+// historyRecord is the value of MetaHistory.
+type historyRecord struct {
+	Key      string          `json:"key"`
+	Messages []model.Message `json:"messages"`
+}
+
+// recorded collects the agent's history under key from the caller's
+// conversation: the records of this tool's answers, in order.
+func (r *runner[S, PS]) recorded(conv []model.Message, key string) ([]model.Message, error) {
+	var own []model.Message
+	for i := range conv {
+		m := &conv[i]
+		raw, ok := m.Metadata[MetaHistory]
+		if !ok || m.Role != model.RoleTool || m.ToolName != r.name {
+			continue
+		}
+		var rec historyRecord
+		if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+			return nil, fmt.Errorf("the history recorded in the answer to call %s is unreadable (%s %q): %w", m.ToolCallID, MetaHistory, clip(raw, 80), err)
+		}
+		if rec.Key == key {
+			own = append(own, rec.Messages...)
+		}
+	}
+	return own, nil
+}
+
+// clip shortens s to at most n bytes for an error message.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }
 
 // history returns the caller's conversation without the assistant message
 // whose tool calls are being run and the answers that follow it: a
 // transcript with unanswered calls is invalid for most providers.
 func history(msgs []model.Message) []model.Message {
-	cut := len(msgs)
+	before := earlier(msgs)
+	out := make([]model.Message, len(before), len(before)+1)
+	copy(out, before)
+	return out
+}
+
+// earlier returns the messages before the batch of calls being run: msgs
+// without its last assistant message with tool calls and the answers that
+// follow it.
+func earlier(msgs []model.Message) []model.Message {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		m := msgs[i]
+		m := &msgs[i]
 		if m.Role == model.RoleTool {
 			continue
 		}
 		if m.Role == model.RoleAssistant && m.HasToolCalls() {
-			cut = i
+			return msgs[:i]
 		}
 		break
 	}
-	out := make([]model.Message, cut, cut+1)
-	copy(out, msgs[:cut])
-	return out
+	return msgs
 }
 
 // answer returns the text an agent answered with: its last assistant

@@ -487,6 +487,10 @@ func TestNewRejectsBadSettings(t *testing.T) {
 		{"negative retries", func() error { _, err := handoff.New("w", "d", g, handoff.WithRetries(-1, 0)); return err }, "negative number of retries"},
 		{"negative backoff", func() error { _, err := handoff.New("w", "d", g, handoff.WithRetries(1, -time.Second)); return err }, "negative backoff"},
 		{"zero depth", func() error { _, err := handoff.New("w", "d", g, handoff.WithMaxDepth(0)); return err }, "at least 1"},
+		{"shared and persistent history", func() error {
+			_, err := handoff.New("w", "d", g, handoff.WithSharedHistory(), handoff.WithPersistentHistory(nil))
+			return err
+		}, "exclude each other"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

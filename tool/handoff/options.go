@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -17,6 +18,7 @@ type Option func(*config)
 
 type config struct {
 	shared   bool
+	persist  func(ctx context.Context, task model.Message) string // WithPersistentHistory's key
 	all      bool
 	direct   bool
 	dynamic  dynamicFields // NewDynamic's argument schema
@@ -41,6 +43,9 @@ func newConfig(opts []Option) config {
 			o(&c)
 		}
 	}
+	if c.shared && c.persist != nil {
+		c.problems = append(c.problems, "WithSharedHistory and WithPersistentHistory exclude each other: an agent sees either the caller's conversation or its own")
+	}
 	return c
 }
 
@@ -50,6 +55,35 @@ func newConfig(opts []Option) config {
 // made the call and the answers to its calls. The agent still sees its own
 // system prompt, not the caller's.
 func WithSharedHistory() Option { return func(c *config) { c.shared = true } }
+
+// WithPersistentHistory lets the agent continue its own conversation from
+// one call to the next in the caller's thread: each call gives it the tasks
+// of the earlier successful calls and the messages it added for them, then
+// the new task. The agent still sees nothing of the caller's conversation.
+//
+// The history travels with the caller's conversation: each answer's tool
+// message records the task and what the agent added, in its metadata under
+// MetaHistory (never sent to a model), and the next call collects these
+// records from the conversation in its context (tool.Conversation), in
+// order. So it is checkpointed with the caller's state, and a fork or a
+// replay of the caller's thread sees the history as it was at that point;
+// a call that failed adds nothing, and records dropped from the caller's
+// conversation are forgotten. Calls of one batch each continue the history
+// as it was before the batch; a later call sees all of them, in call order.
+//
+// key picks the history a call continues: calls with different keys keep
+// separate histories, for example one per customer, or one per topic of
+// the task; a call whose key is "" runs afresh and is not recorded. A nil
+// key gives every call of the tool one history. Only the conversation
+// persists: the agent's other state fields start empty on every call.
+func WithPersistentHistory(key func(ctx context.Context, task model.Message) string) Option {
+	return func(c *config) {
+		if key == nil {
+			key = func(context.Context, model.Message) string { return "default" }
+		}
+		c.persist = key
+	}
+}
 
 // WithAllMessages makes the tool's result every message the agent added
 // (assistant messages, tool calls and tool results), as a JSON array of
