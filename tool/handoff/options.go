@@ -74,8 +74,10 @@ func WithSharedHistory() Option { return func(c *config) { c.shared = true } }
 // key picks the history a call continues: calls with different keys keep
 // separate histories, for example one per customer, or one per topic of
 // the task; a call whose key is "" runs afresh and is not recorded. A nil
-// key gives every call of the tool one history. Only the conversation
-// persists: the agent's other state fields start empty on every call.
+// key gives every call of the tool one history. key must give a call the
+// same answer when it runs again after an interrupt, or the agent starts
+// over instead of resuming. Only the conversation persists: the agent's
+// other state fields start empty on every call.
 func WithPersistentHistory(key func(ctx context.Context, task model.Message) string) Option {
 	return func(c *config) {
 		if key == nil {
