@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -90,9 +91,9 @@ func ReadOnly(req *executor.Request) bool {
 // call. A pending result is never shared: it is completed later under the
 // ID of the call that got it, so each waiting call runs the tool itself.
 //
-// Every call gets a copy of the result with content of its own (its own
-// parts and their bytes); Details and Actions are shared, and must be
-// treated as read-only.
+// Every call gets a copy of the result with content and metadata of its own
+// (its own parts and their bytes, its own Metadata map); Details and
+// Actions are shared, and must be treated as read-only.
 //
 // By default only calls of tools whose metadata says ReadOnly are cached;
 // WithCacheable opts others in. Calls whose arguments are not valid JSON
@@ -252,11 +253,12 @@ func (s *cacheStore) store(key string, r tool.Result) {
 	}
 }
 
-// copyResult returns r with content of its own: its own parts, and its own
-// copy of their JSON and image bytes, so that no caller can change what the
-// cache holds or what another caller got. Details and Actions are not
-// copied.
+// copyResult returns r with content and metadata of its own: its own parts,
+// its own copy of their JSON and image bytes, and its own Metadata map, so
+// that no caller can change what the cache holds or what another caller
+// got. Details and Actions are not copied.
 func copyResult(r tool.Result) tool.Result {
+	r.Metadata = maps.Clone(r.Metadata)
 	if r.Content == nil {
 		return r
 	}

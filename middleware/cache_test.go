@@ -148,6 +148,22 @@ func TestCacheResultsAreCopies(t *testing.T) {
 	assert.Equal(t, "original", h.Handle(context.Background(), req(lookup, "3", "")).Text())
 }
 
+func TestCacheResultsHaveMetadataOfTheirOwn(t *testing.T) {
+	lookup := newCounted(t, "lookup", readOnly, func(context.Context, string, json.RawMessage) (tool.Result, error) {
+		r := tool.Text("v")
+		r.Metadata = map[string]string{"source": "origin"}
+		return r, nil
+	})
+	h := handler(middleware.Cache())
+	first := h.Handle(context.Background(), req(lookup, "1", ""))
+	first.Metadata["source"] = "tampered"
+	second := h.Handle(context.Background(), req(lookup, "2", ""))
+	assert.Equal(t, "origin", second.Metadata["source"], "the cached result")
+	second.Metadata["call"] = "2"
+	assert.Equal(t, map[string]string{"source": "origin"}, h.Handle(context.Background(), req(lookup, "3", "")).Metadata)
+	assert.EqualValues(t, 1, lookup.Runs())
+}
+
 // TestCacheSharesInFlight checks that identical calls in flight share one
 // execution. The tool fails, and failures are never cached: only the shared
 // execution can explain a single run.

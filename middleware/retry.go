@@ -221,11 +221,12 @@ func goneWhileWaiting(ctx context.Context, name string, n int, r tool.Result) to
 			why = errors.New(t)
 		}
 	}
-	if why == nil {
-		return gone
+	out := gone
+	if why != nil {
+		out = tool.ErrorResult(gone.ErrorCode, fmt.Errorf("%w (while waiting to retry after attempt %d failed: %w)", gone.Err, n, why))
+		out.Status = gone.Status
 	}
-	out := tool.ErrorResult(gone.ErrorCode, fmt.Errorf("%w (while waiting to retry after attempt %d failed: %w)", gone.Err, n, why))
-	out.Status = gone.Status
+	out.Details, out.Metadata = r.Details, r.Metadata // what the failed attempt reported
 	return out
 }
 

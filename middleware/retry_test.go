@@ -300,6 +300,20 @@ func TestRetryCancelledWhileWaitingNamesTheFailure(t *testing.T) {
 	assert.Contains(t, r.Text(), "connection dropped")
 }
 
+func TestRetryCancelledWhileWaitingKeepsWhatTheAttemptReported(t *testing.T) {
+	clock := newFakeClock()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clock.onSleep = func(time.Duration) { cancel() }
+	c := newCounted(t, "api", readOnly, func(context.Context, string, json.RawMessage) (tool.Result, error) {
+		return tool.Result{Details: "attempt log", Metadata: map[string]string{"region": "eu"}}, errFlaky
+	})
+	r := handler(middleware.Retry(middleware.WithClock(clock))).Handle(ctx, req(c, "1", ""))
+	assert.Equal(t, tool.StatusCancelled, r.Status)
+	assert.Equal(t, "attempt log", r.Details)
+	assert.Equal(t, map[string]string{"region": "eu"}, r.Metadata)
+}
+
 // A result made inside the chain may come without IsError set to match
 // its status; Retry reads it as the executor settles it.
 func TestRetryReadsResultsAsTheExecutorDoes(t *testing.T) {

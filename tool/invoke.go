@@ -468,6 +468,7 @@ func drain(ctx context.Context, name string, seq iter.Seq2[Result, error]) Resul
 	var acc Result
 	for piece, err := range seq {
 		if err != nil {
+			acc.merge(piece) // what came with the error
 			er := callErrorResult(ctx, name, err)
 			er.Content = append(acc.Content, er.Content...)
 			if er.Details == nil {

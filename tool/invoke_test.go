@@ -138,6 +138,18 @@ func TestInvokeKeepsMetadataOfFailedCalls(t *testing.T) {
 	r = Invoke(context.Background(), st, model.ToolCall{ID: "m", Name: "meter2", Arguments: json.RawMessage(`{"query":"x"}`)})
 	assert.ErrorIs(t, r.Err, boom)
 	assert.Equal(t, map[string]string{"used": "1"}, r.Metadata)
+
+	// What a stream yields with its error counts too.
+	st, err = NewStreamFunc("meter3", "", func(ctx context.Context, _ searchArgs) iter.Seq2[Result, error] {
+		return func(yield func(Result, error) bool) {
+			yield(Result{Details: "log", Metadata: map[string]string{"used": "2"}}, boom)
+		}
+	})
+	require.NoError(t, err)
+	r = Invoke(context.Background(), st, model.ToolCall{ID: "m", Name: "meter3", Arguments: json.RawMessage(`{"query":"x"}`)})
+	assert.ErrorIs(t, r.Err, boom)
+	assert.Equal(t, "log", r.Details)
+	assert.Equal(t, map[string]string{"used": "2"}, r.Metadata)
 }
 
 func TestInvokeTimeoutAndCancellation(t *testing.T) {

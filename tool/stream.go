@@ -94,7 +94,7 @@ func (t *StreamFuncTool[In, Out]) run(ctx context.Context, callID string, in In,
 	}
 	for out, err := range t.fn(ctx, in) {
 		if err != nil {
-			yield(Result{}, err)
+			yield(returnedResult(out), err)
 			return
 		}
 		if !yield(toResult(out), nil) {
