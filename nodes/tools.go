@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
@@ -247,7 +248,7 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 				// An executor that breaks its contract (see executor.Guard).
 				return s, graph.Command[S]{}, fmt.Errorf("nodes: the executor returned %d results for %d calls (%s)", len(results), len(run), callNames(run))
 			}
-			if err := ctx.Err(); err != nil && cutShort(results) {
+			if err := stopping(ctx); err != nil && cutShort(results) {
 				// The run is stopping (cancelled, or past its deadline): the
 				// calls it cut short are not answers. Fail the node, so that
 				// nothing of the batch is kept and a resume runs it again.
@@ -344,6 +345,19 @@ func (c *toolsConfig) runTools(ctx context.Context, calls []model.ToolCall) (*to
 		}
 	}
 	return list, nil
+}
+
+// stopping returns why the run behind ctx is stopping: its context's error,
+// or context.DeadlineExceeded once its deadline has passed, even before the
+// context's timer has fired.
+func stopping(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // cutShort reports whether any of results says its call was cancelled or
@@ -451,7 +465,7 @@ func apply[S any, PS ChatState[S]](c *toolsConfig, s *S, calls []model.ToolCall,
 		m := model.ToolMessage(calls[i].ID, calls[i].Name, r.IsError, r.Content...)
 		m.ID, ids = ids[:len(toolMessagePrefix)+len(calls[i].ID)], ids[len(toolMessagePrefix)+len(calls[i].ID):]
 		if r.Metadata != nil {
-			m.Metadata = maps.Clone(r.Metadata)
+			m.Metadata = toolMetadata(r.Metadata)
 		}
 		if r.Terminate {
 			if m.Metadata == nil {
@@ -535,6 +549,20 @@ const (
 	metaTerminate  = MetaTerminate
 	metaTransferTo = "trellis.transfer_to"
 )
+
+// toolMetadata is a copy of a result's Metadata for its tool message,
+// without the keys by which the framework records what results ask of the
+// run's route: those come from the result's Terminate and Actions alone.
+func toolMetadata(md map[string]string) map[string]string {
+	m := maps.Clone(md)
+	delete(m, metaTerminate)
+	delete(m, metaEscalate)
+	delete(m, metaTransferTo)
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
 
 // markRoutes records, in the metadata of the tool messages that end msgs
 // (one per result, in order), what results asked of the run's route, so

@@ -226,7 +226,7 @@ func TestToolActionsUpdateTransferEscalateTerminate(t *testing.T) {
 }
 
 func TestResultMetadataGoesIntoTheToolMessage(t *testing.T) {
-	shared := map[string]string{"source": "cache"}
+	shared := map[string]string{"source": "cache", "trellis.escalate": "true", "trellis.transfer_to": "x", nodes.MetaTerminate: "true"}
 	tagged := tool.MustFunc("tagged", "answers with metadata", func(_ context.Context, in struct {
 		Stop bool `json:"stop"`
 	}) (tool.Result, error) {
@@ -244,10 +244,11 @@ func TestResultMetadataGoesIntoTheToolMessage(t *testing.T) {
 		}
 	}
 	require.Len(t, answers, 2)
-	assert.Equal(t, map[string]string{"source": "cache"}, answers[0].Metadata)
+	assert.Equal(t, map[string]string{"source": "cache"}, answers[0].Metadata,
+		"the keys that record the run's route come from the result's Terminate and Actions, not from its metadata")
 	assert.Equal(t, map[string]string{"source": "cache", nodes.MetaTerminate: "true"}, answers[1].Metadata,
 		"the tool's metadata and the framework's side by side")
-	assert.Equal(t, map[string]string{"source": "cache"}, shared, "the tool's map is copied, not written to")
+	assert.Len(t, shared, 4, "the tool's map is copied, not written to")
 }
 
 func TestCallerExecutedToolsInterruptAndResume(t *testing.T) {

@@ -83,7 +83,9 @@ type Result struct {
 	// Metadata goes into the metadata of the tool message that answers the
 	// call (model.Message.Metadata): it travels with the conversation in
 	// the state and its checkpoints, and no model sees it. Keys that start
-	// with "trellis." are the framework's.
+	// with "trellis." are the framework's; those by which the ToolsNode
+	// records the run's route (nodes.MetaTerminate and its kin) come from
+	// Terminate and Actions only, and are dropped from Metadata.
 	Metadata map[string]string `json:"metadata,omitempty"`
 	// Actions are requests the tool makes of the graph.
 	Actions Actions `json:"actions,omitzero"`
