@@ -294,7 +294,8 @@ func (r *runner[S, PS]) input(ctx context.Context, task model.Message, hkey stri
 	case r.cfg.shared:
 		return append(history(tool.Conversation(ctx)), task), nil
 	case hkey != "":
-		own, err := r.recorded(earlier(tool.Conversation(ctx)), hkey)
+		before, batch := earlier(tool.Conversation(ctx))
+		own, err := recorded(before, calledAs(ctx, batch, r.name), hkey)
 		if err != nil {
 			return nil, err
 		}
@@ -315,14 +316,30 @@ type historyRecord struct {
 	Messages []model.Message `json:"messages"`
 }
 
-// recorded collects the agent's history under key from the caller's
-// conversation: the records of this tool's answers, in order.
-func (r *runner[S, PS]) recorded(conv []model.Message, key string) ([]model.Message, error) {
+// calledAs returns the name the model called the running call by, as the
+// batch's assistant message has it: the tool's name, unless the handoff
+// runs renamed (tool.Rename, tool.WithPrefix). name is the handoff's own.
+func calledAs(ctx context.Context, batch *model.Message, name string) string {
+	if batch == nil {
+		return name
+	}
+	id := tool.CallID(ctx)
+	for _, c := range batch.ToolCalls {
+		if c.ID == id {
+			return c.Name
+		}
+	}
+	return name
+}
+
+// recorded collects a history under key from the caller's conversation:
+// the records in the answers to calls of the tool named toolName, in order.
+func recorded(conv []model.Message, toolName, key string) ([]model.Message, error) {
 	var own []model.Message
 	for i := range conv {
 		m := &conv[i]
 		raw, ok := m.Metadata[MetaHistory]
-		if !ok || m.Role != model.RoleTool || m.ToolName != r.name {
+		if !ok || m.Role != model.RoleTool || m.ToolName != toolName {
 			continue
 		}
 		var rec historyRecord
@@ -351,27 +368,28 @@ func clip(s string, n int) string {
 // whose tool calls are being run and the answers that follow it: a
 // transcript with unanswered calls is invalid for most providers.
 func history(msgs []model.Message) []model.Message {
-	before := earlier(msgs)
+	before, _ := earlier(msgs)
 	out := make([]model.Message, len(before), len(before)+1)
 	copy(out, before)
 	return out
 }
 
-// earlier returns the messages before the batch of calls being run: msgs
+// earlier returns the messages before the batch of calls being run — msgs
 // without its last assistant message with tool calls and the answers that
-// follow it.
-func earlier(msgs []model.Message) []model.Message {
+// follow it — and that assistant message (nil when msgs does not end with
+// a batch).
+func earlier(msgs []model.Message) ([]model.Message, *model.Message) {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := &msgs[i]
 		if m.Role == model.RoleTool {
 			continue
 		}
 		if m.Role == model.RoleAssistant && m.HasToolCalls() {
-			return msgs[:i]
+			return msgs[:i], m
 		}
 		break
 	}
-	return msgs
+	return msgs, nil
 }
 
 // answer returns the text an agent answered with: its last assistant

@@ -65,7 +65,9 @@ func WithSharedHistory() Option { return func(c *config) { c.shared = true } }
 // message records the task and what the agent added, in its metadata under
 // MetaHistory (never sent to a model), and the next call collects these
 // records from the conversation in its context (tool.Conversation), in
-// order. So it is checkpointed with the caller's state, and a fork or a
+// order, from the answers to calls of the name the model called it by (a
+// renamed handoff, with tool.Rename or tool.WithPrefix, keeps a history
+// under its new name). So it is checkpointed with the caller's state, and a fork or a
 // replay of the caller's thread sees the history as it was at that point;
 // a call that failed adds nothing, and records dropped from the caller's
 // conversation are forgotten. Calls of one batch each continue the history
