@@ -511,7 +511,29 @@ func TestToolsNodeFailsWhenItsRunStops(t *testing.T) {
 	require.Len(t, out.Messages, 3)
 	assert.True(t, out.Messages[2].IsError)
 	assert.Contains(t, out.Messages[2].Text(), "timed out")
+
+	// The run's deadline has passed but its context's timer has not fired:
+	// the run is stopping all the same.
+	late := lateContext{Context: context.Background(), deadline: time.Now().Add(2 * time.Millisecond)}
+	sleepy := tool.MustFunc("sleepy", "overruns", func(context.Context, struct{}) (string, error) {
+		time.Sleep(5 * time.Millisecond)
+		return "", errors.New("gave up")
+	})
+	node = nodes.Tools[agentState]("llm", nodes.WithTools(sleepy))
+	out, _, err = node(late, agentState{Chat: nodes.Chat{Messages: []model.Message{model.User("go"),
+		model.Assistant("", scripted.CallWithID("z", "sleepy", `{}`))}}})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Len(t, out.Messages, 2, "nothing of the batch is kept")
 }
+
+// lateContext has a deadline but never reports it passed, like a context
+// whose timer has not fired yet.
+type lateContext struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c lateContext) Deadline() (time.Time, bool) { return c.deadline, true }
 
 // Two tools with one name among the tools given as a list fail Compile,
 // naming the node and the tool, instead of the first run.
