@@ -43,6 +43,9 @@ type Event struct {
 	Index int
 	// Call is the call, with its final arguments.
 	Call model.ToolCall
+	// Title is the called tool's title (tool.TitleOf), for user
+	// interfaces; "" when it has none or the tool is unknown.
+	Title string
 	// Result is the call's result (ToolEnd).
 	Result tool.Result
 	// Duration is how long the middleware chain took to answer the call

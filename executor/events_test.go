@@ -29,8 +29,11 @@ func TestEventsLifecycle(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			rec := &recorder{}
 			const n = 6
+			progress := progressTool(t)
+			titled, err := tool.New(progress.Definition(), progress.Call, tool.WithMetadata(safe), tool.WithTitle("Progress report"))
+			require.NoError(t, err)
 			res, err := k.make(executor.WithObserver(rec.observe)).Execute(context.Background(), executor.Batch{
-				Calls: calls(n, "progress"), Tools: executor.Tools(progressTool(t)),
+				Calls: calls(n, "progress"), Tools: executor.Tools(titled),
 			})
 			require.NoError(t, err)
 			require.Len(t, res, n)
@@ -47,6 +50,7 @@ func TestEventsLifecycle(t *testing.T) {
 				pos[id][ev.Kind] = append(pos[id][ev.Kind], p)
 				assert.Equal(t, fmt.Sprintf("c%d", ev.Index), id, "an event's index and call agree")
 				assert.Equal(t, "progress", ev.Call.Name)
+				assert.Equal(t, "Progress report", ev.Title, "every event names the tool's title")
 				switch ev.Kind {
 				case executor.ToolStart:
 					starts = append(starts, ev.Index)

@@ -126,7 +126,8 @@ func (w *watch) update(i int, u tool.Update) {
 	if w.closed[i/64]&(1<<(i%64)) != 0 {
 		return
 	}
-	w.emitLocked(&Event{Kind: ToolUpdate, Index: i, Call: w.reqs[i].Call, Update: u})
+	req := &w.reqs[i]
+	w.emitLocked(&Event{Kind: ToolUpdate, Index: i, Call: req.Call, Title: tool.TitleOf(req.Tool), Update: u})
 }
 
 // closeLocked drops call i's later updates. w.mu is held.
@@ -158,7 +159,7 @@ func (w *watch) emit(ev *Event) {
 // endEvent returns req's ToolEnd, its result's error prefixed as finish
 // prefixes the results Execute returns.
 func (w *watch) endEvent(req *Request, r *tool.Result, d time.Duration) *Event {
-	ev := &Event{Kind: ToolEnd, Index: req.Index, Call: req.Call, Result: *r, Duration: d}
+	ev := &Event{Kind: ToolEnd, Index: req.Index, Call: req.Call, Title: tool.TitleOf(req.Tool), Result: *r, Duration: d}
 	if w.prefix != "" && r.IsError && r.Err != nil {
 		ev.Result.Err = withPrefix(w.prefix, r.Err)
 	}
@@ -181,7 +182,7 @@ func (w *watch) end(req *Request, r *tool.Result, d time.Duration) {
 // runs.
 func (w *watch) startAlone(req *Request) {
 	if w != nil {
-		w.emitLocked(&Event{Kind: ToolStart, Index: req.Index, Call: req.Call})
+		w.emitLocked(&Event{Kind: ToolStart, Index: req.Index, Call: req.Call, Title: tool.TitleOf(req.Tool)})
 	}
 }
 

@@ -327,3 +327,14 @@ func ExampleSearchMemory() {
 	// Ada prefers window seats.
 	// tool: the run has no memory store
 }
+
+func ExampleTitleOf() {
+	search := tool.MustFunc("search_docs", "Searches the documentation.",
+		func(context.Context, struct{}) (string, error) { return "", nil },
+		tool.WithTitle("Search the docs"))
+	// A renamed tool keeps its title; the model sees only the name and the
+	// description.
+	renamed := tool.Rename(search, "docs_search")
+	fmt.Println(tool.Name(renamed), "-", tool.TitleOf(renamed))
+	// Output: docs_search - Search the docs
+}

@@ -12,6 +12,7 @@ import (
 // config holds the optional settings shared by this package's tools.
 type config struct {
 	metadata     Metadata
+	title        string
 	prepare      prepareFunc
 	instruction  string
 	checker      PermissionChecker
@@ -26,6 +27,12 @@ type Option func(*config)
 // WithMetadata sets the tool's metadata.
 func WithMetadata(m Metadata) Option {
 	return func(c *config) { c.metadata = m }
+}
+
+// WithTitle sets the tool's title (see Titled): a short name for people,
+// such as "Search the docs", which models never see.
+func WithTitle(title string) Option {
+	return func(c *config) { c.title = title }
 }
 
 // WithPrepareArguments sets the hook that rewrites the raw argument object
@@ -140,6 +147,9 @@ func (c *core) CompiledSchema() *Schema { return c.schema }
 
 // Metadata returns the tool's metadata (WithMetadata).
 func (c *core) Metadata() Metadata { return c.cfg.metadata }
+
+// Title returns the tool's title (WithTitle), "" when it has none.
+func (c *core) Title() string { return c.cfg.title }
 
 // Instruction returns the tool's system-prompt text (WithInstruction).
 func (c *core) Instruction() string { return c.cfg.instruction }

@@ -112,6 +112,23 @@ type SchemaProvider interface {
 	CompiledSchema() *Schema
 }
 
+// Titled is implemented by tools with a title: a short name for people —
+// user interfaces, traces, logs — such as "Search the docs" for the tool
+// search_docs. It is display data only: models see the name and the
+// description, and nothing in the framework acts on the title.
+type Titled interface {
+	Title() string
+}
+
+// TitleOf returns t's title (see Titled), or "" when it has none; display
+// code usually falls back to the tool's name.
+func TitleOf(t Tool) string {
+	if tt, ok := As[Titled](t); ok {
+		return tt.Title()
+	}
+	return ""
+}
+
 // Wrapper is implemented by tools that wrap another tool, such as those
 // returned by Rename and WithPrefix. As follows Unwrap to find a capability
 // that the wrapper does not implement itself, so a wrapper that changes a

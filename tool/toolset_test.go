@@ -112,7 +112,7 @@ func TestFilters(t *testing.T) {
 
 func TestPrefixedToolsAreCallable(t *testing.T) {
 	ctx := context.Background()
-	gh := WithPrefix(NewStatic("github", named("search", WithMetadata(Metadata{ReadOnly: true}), WithInstruction("Search GitHub."))), "gh_")
+	gh := WithPrefix(NewStatic("github", named("search", WithMetadata(Metadata{ReadOnly: true}), WithInstruction("Search GitHub."), WithTitle("Search GitHub"))), "gh_")
 	tools, err := gh.Tools(ctx)
 	require.NoError(t, err)
 	require.Len(t, tools, 1)
@@ -120,6 +120,9 @@ func TestPrefixedToolsAreCallable(t *testing.T) {
 	assert.Equal(t, "gh_search", renamedTool.Definition().Name)
 	assert.Equal(t, "the search tool", renamedTool.Definition().Description)
 	assert.True(t, MetadataOf(renamedTool).ReadOnly, "metadata is kept")
+	assert.Equal(t, "Search GitHub", TitleOf(renamedTool), "the title is kept")
+	assert.Empty(t, TitleOf(named("plain")))
+	assert.Empty(t, TitleOf(nil))
 	assert.Equal(t, "Search GitHub.", CollectInstructions(tools))
 
 	r := Invoke(ctx, renamedTool, model.ToolCall{ID: "1", Name: "gh_search", Arguments: json.RawMessage(`{"query":"go"}`)})

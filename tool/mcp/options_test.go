@@ -380,6 +380,11 @@ func TestRemoteToolAccessors(t *testing.T) {
 				require.NotNil(t, got)
 				assert.Equal(t, want.Name, got.Name)
 				assert.Equal(t, want.Title, got.Title)
+				wantTitle := want.Title
+				if wantTitle == "" && want.Annotations != nil {
+					wantTitle = want.Annotations.Title
+				}
+				assert.Equal(t, wantTitle, tool.TitleOf(x), "the tool's title for user interfaces")
 				assert.Equal(t, want.Description, got.Description)
 				assert.Equal(t, want.Annotations, got.Annotations)
 				assert.Equal(t, want.Meta, got.Meta)

@@ -138,6 +138,15 @@ func (t *remoteTool) Definition() model.ToolDefinition { return t.def }
 // Metadata returns the metadata mapped from the server's hints.
 func (t *remoteTool) Metadata() tool.Metadata { return t.meta }
 
+// Title returns the title the server gives the tool (its title, else its
+// annotations' title), for user interfaces.
+func (t *remoteTool) Title() string {
+	if t.mcp.Title == "" && t.mcp.Annotations != nil {
+		return t.mcp.Annotations.Title
+	}
+	return t.mcp.Title
+}
+
 // CompiledSchema returns the server's input schema, compiled when the tool
 // was listed; a schema that does not compile here, or that cannot describe
 // an object, is replaced by "any object", leaving validation to the server.

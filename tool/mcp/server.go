@@ -223,6 +223,7 @@ func prepareTools(tools []tool.Tool) ([]servedTool, error) {
 			problems = append(problems, err.Error())
 			continue
 		}
+		mt.Title = tool.TitleOf(t)
 		print, err := json.Marshal(mt)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("tool %q: %v", def.Name, err))

@@ -119,6 +119,32 @@ func checkServed(t *testing.T, cs *sdk.ClientSession) {
 	assert.Error(t, err, "an unknown tool is a protocol error")
 }
 
+func TestServerListsTitles(t *testing.T) {
+	titled := tool.MustFunc("search_docs", "Searches the documentation.", func(context.Context, struct{}) (string, error) { return "", nil },
+		tool.WithTitle("Search the docs"))
+	plain := tool.MustFunc("plain", "No title.", func(context.Context, struct{}) (string, error) { return "", nil })
+	renamed := tool.Rename(titled, "find")
+	srv, err := NewServer(context.Background(), tool.NewStatic("docs", titled, plain, renamed))
+	require.NoError(t, err)
+	tools := listAll(t, goClient(t, srv, nil))
+	assert.Equal(t, "Search the docs", tools["search_docs"].Title)
+	assert.Equal(t, "Search the docs", tools["find"].Title, "a renamed tool keeps its title")
+	assert.Empty(t, tools["plain"].Title)
+	assert.Equal(t, "Searches the documentation.", tools["search_docs"].Description, "the title does not replace the description")
+
+	// A Trellis client sees the title again.
+	ts, err := New(Config{Name: "docs"}, memTransport(srv))
+	require.NoError(t, err)
+	defer ts.Close()
+	remote, err := ts.Tools(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, rt := range remote {
+		got[tool.Name(rt)] = tool.TitleOf(rt)
+	}
+	assert.Equal(t, map[string]string{"search_docs": "Search the docs", "find": "Search the docs", "plain": ""}, got)
+}
+
 func TestServerInMemory(t *testing.T) {
 	srv, _ := newFixtureServer(t, nil)
 	checkServed(t, goClient(t, srv, nil))
