@@ -1,0 +1,259 @@
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/trellis-go/trellis/tool"
+)
+
+// The names of the tools a Toolset offers.
+const (
+	ReadFileName  = "read_file"
+	ListFilesName = "list_files"
+	GrepName      = "grep"
+	WriteFileName = "write_file"
+	EditFileName  = "edit_file"
+)
+
+// DefaultName is the toolset's name unless WithName says otherwise.
+const DefaultName = "workspace"
+
+// DefaultMaxFileSize is the size, in bytes, of the largest file the tools
+// read, search or edit unless WithMaxFileSize says otherwise (1 MiB).
+const DefaultMaxFileSize = 1 << 20
+
+// DefaultMaxResults is how many paths list_files and how many matching
+// lines grep return at most unless WithMaxResults says otherwise.
+const DefaultMaxResults = 200
+
+// DefaultReadLimit is how many lines read_file returns when the model does
+// not give a limit.
+const DefaultReadLimit = 2000
+
+// binarySniff is how much of a file is looked at for a NUL byte, the mark
+// of a binary file.
+const binarySniff = 8 << 10
+
+// ErrOutside is matched (errors.Is) by the error of a call whose path is
+// absolute, climbs out of the workspace with "..", or leads out of it
+// through a symbolic link.
+var ErrOutside = errors.New("workspace: path outside the workspace")
+
+// outsideError is the error of a path that leaves the workspace.
+type outsideError struct {
+	path, why string
+}
+
+func (e *outsideError) Error() string {
+	return fmt.Sprintf("path %q is outside the workspace: %s", e.path, e.why)
+}
+
+func (e *outsideError) Is(target error) bool { return target == ErrOutside }
+
+// Option configures a Toolset.
+type Option func(*config)
+
+type config struct {
+	name        string
+	readOnly    bool
+	maxFileSize int64
+	maxResults  int
+	problems    []string
+}
+
+// WithName names the toolset (DefaultName unless set). The name is the
+// set's, for errors and logs; the tools keep their names (rename them with
+// tool.WithPrefix).
+func WithName(name string) Option {
+	return func(c *config) {
+		if name == "" {
+			c.problems = append(c.problems, "WithName: the name is empty")
+		}
+		c.name = name
+	}
+}
+
+// WithReadOnly offers only the tools that change nothing: read_file,
+// list_files and grep.
+func WithReadOnly() Option { return func(c *config) { c.readOnly = true } }
+
+// WithMaxFileSize sets the size, in bytes, of the largest file read_file
+// shows, edit_file edits and grep searches (DefaultMaxFileSize unless
+// set); n must be at least 1. It does not limit write_file.
+func WithMaxFileSize(n int64) Option {
+	return func(c *config) {
+		if n < 1 {
+			c.problems = append(c.problems, "WithMaxFileSize: n must be at least 1")
+		}
+		c.maxFileSize = n
+	}
+}
+
+// WithMaxResults caps how many paths list_files and how many matching
+// lines grep return (DefaultMaxResults unless set); n must be at least 1.
+func WithMaxResults(n int) Option {
+	return func(c *config) {
+		if n < 1 {
+			c.problems = append(c.problems, "WithMaxResults: n must be at least 1")
+		}
+		c.maxResults = n
+	}
+}
+
+// Toolset gives a model file tools confined to one directory, its
+// workspace. It implements tool.Toolset; its tools are built once, by New,
+// and are safe for concurrent use. Close it when no run uses it any more.
+type Toolset struct {
+	cfg    config
+	root   *os.Root
+	fsys   fs.FS
+	tools  []tool.Tool
+	closed atomic.Bool
+	// writing serializes write_file and edit_file, so that two edits of one
+	// file never interleave their reads and writes.
+	writing sync.Mutex
+}
+
+var _ tool.Toolset = (*Toolset)(nil)
+
+// New opens the directory dir as a workspace and returns the toolset whose
+// tools work in it: read_file, list_files, grep, write_file and edit_file
+// (the first three alone with WithReadOnly). dir must exist and be a
+// directory.
+//
+// Every access goes through an os.Root opened on dir, so no path a model
+// gives, symbolic links included, reaches a file outside it: paths are
+// relative to dir and slash-separated, and one that is absolute or leads
+// out of dir is refused with an error result that names it (and matches
+// ErrOutside). A model's mistakes (a missing file, an ambiguous edit, a bad
+// pattern) are error results that say what was wrong, for it to correct.
+func New(dir string, opts ...Option) (*Toolset, error) {
+	c := config{name: DefaultName, maxFileSize: DefaultMaxFileSize, maxResults: DefaultMaxResults}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if len(c.problems) > 0 {
+		return nil, fmt.Errorf("%w: workspace %q: %s", tool.ErrInvalidTool, c.name, strings.Join(c.problems, "; "))
+	}
+	info, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("workspace: %q is not a directory", dir)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	w := &Toolset{cfg: c, root: root, fsys: root.FS()}
+	if err := w.build(); err != nil {
+		_ = root.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// build makes the toolset's tools.
+func (w *Toolset) build() error {
+	makers := []func() (tool.Tool, error){w.readFileTool, w.listFilesTool, w.grepTool}
+	if !w.cfg.readOnly {
+		makers = append(makers, w.writeFileTool, w.editFileTool)
+	}
+	for _, mk := range makers {
+		t, err := mk()
+		if err != nil {
+			return fmt.Errorf("workspace %q: %w", w.cfg.name, err)
+		}
+		w.tools = append(w.tools, t)
+	}
+	return nil
+}
+
+// Name returns the toolset's name.
+func (w *Toolset) Name() string { return w.cfg.name }
+
+// Tools returns the toolset's tools; after Close it returns an error.
+func (w *Toolset) Tools(context.Context) ([]tool.Tool, error) {
+	if w.closed.Load() {
+		return nil, fmt.Errorf("workspace %q is closed", w.cfg.name)
+	}
+	return slices.Clone(w.tools), nil
+}
+
+// Close closes the workspace's directory. Calls of its tools made after
+// Close fail.
+func (w *Toolset) Close() error {
+	if w.closed.Swap(true) {
+		return nil
+	}
+	return w.root.Close()
+}
+
+// clean checks a path a model gave and returns it cleaned, slash-separated
+// and relative to the workspace ("." for the workspace itself).
+func clean(p string) (string, error) {
+	switch {
+	case p == "":
+		return "", errors.New("the path is empty; give a path relative to the workspace, such as \"src/main.go\"")
+	case strings.ContainsRune(p, 0):
+		return "", fmt.Errorf("path %q has a NUL byte", p)
+	case strings.HasPrefix(p, "/") || filepath.IsAbs(p) || filepath.VolumeName(p) != "":
+		return "", &outsideError{path: p, why: "it is absolute; give a path relative to the workspace, such as \"src/main.go\""}
+	}
+	c := path.Clean(p)
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return "", &outsideError{path: p, why: "it climbs out with \"..\""}
+	}
+	return c, nil
+}
+
+// native turns a cleaned slash-separated path into the form os.Root takes.
+func native(p string) string { return filepath.FromSlash(p) }
+
+// pathError turns the error of an access to p into one a model can act on.
+func pathError(p string, err error) error {
+	var pe *fs.PathError
+	cause := err
+	if errors.As(err, &pe) {
+		cause = pe.Err
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%q does not exist; list_files shows the files there are", p)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%q cannot be accessed: permission denied", p)
+	case errors.Is(err, os.ErrClosed):
+		return fmt.Errorf("%q cannot be accessed: the workspace is closed", p)
+	case strings.Contains(err.Error(), "path escapes from parent"):
+		// os.Root's refusal of a path that leaves the root; its error has
+		// no exported value to compare with.
+		return &outsideError{path: p, why: "a symbolic link on the way leads out of it"}
+	}
+	return fmt.Errorf("%q cannot be accessed: %v", p, cause)
+}
+
+// formatSize writes n bytes for people: "512 bytes", "64 KiB", "1.5 MiB".
+func formatSize(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1<<20:
+		return trimZero(fmt.Sprintf("%.1f", float64(n)/(1<<10))) + " KiB"
+	}
+	return trimZero(fmt.Sprintf("%.1f", float64(n)/(1<<20))) + " MiB"
+}
+
+func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
