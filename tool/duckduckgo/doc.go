@@ -12,5 +12,5 @@
 // WithBaseURL points the tool at another address (a proxy, a test server);
 // WithHTTPClient, WithName and WithMaxResults set the rest. A status other
 // than 200 fails the call with a *StatusError, which middleware.Retry
-// retries for 429 and 5xx.
+// retries for 408, 429 and 5xx.
 package duckduckgo

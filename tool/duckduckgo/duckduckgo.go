@@ -74,8 +74,8 @@ func (r Response) Empty() bool {
 }
 
 // StatusError is the failure of a request the API answered with a status
-// other than 200. It is transient (middleware.Retry retries it) for 429 and
-// 5xx statuses.
+// other than 200. It is transient (middleware.Retry retries it) for 408, 429
+// and 5xx statuses.
 type StatusError struct {
 	// Status is the HTTP status code.
 	Status int
@@ -94,7 +94,7 @@ func (e *StatusError) Error() string {
 
 // Transient reports whether the request may succeed if sent again.
 func (e *StatusError) Transient() bool {
-	return e.Status == http.StatusTooManyRequests || e.Status >= 500
+	return e.Status == http.StatusRequestTimeout || e.Status == http.StatusTooManyRequests || e.Status >= 500
 }
 
 // Option configures the tool.
@@ -103,6 +103,7 @@ type Option func(*config)
 type config struct {
 	name       string
 	baseURL    string
+	base       *url.URL // baseURL parsed
 	userAgent  string
 	client     *http.Client
 	maxResults int
@@ -161,6 +162,7 @@ func NewTool(opts ...Option) (tool.Tool, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		c.problems = append(c.problems, fmt.Sprintf("WithBaseURL: %q is not an http or https URL", c.baseURL))
 	}
+	c.base = u
 	if len(c.problems) > 0 {
 		return nil, fmt.Errorf("%w: duckduckgo tool %q: %s", tool.ErrInvalidTool, c.name, strings.Join(c.problems, "; "))
 	}
@@ -183,13 +185,18 @@ func NewTool(opts ...Option) (tool.Tool, error) {
 
 // search asks the API about query.
 func (c *config) search(ctx context.Context, query string) (Response, error) {
-	q := url.Values{}
+	u := *c.base
+	if u.Path == "" {
+		u.Path = "/"
+	}
+	q := u.Query() // what the base URL carries (a proxy's key, say) is kept
 	q.Set("q", query)
 	q.Set("format", "json")
 	q.Set("no_html", "1")
 	q.Set("no_redirect", "1")
 	q.Set("skip_disambig", "1")
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.baseURL, "/")+"/?"+q.Encode(), nil)
+	u.RawQuery = q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return Response{}, fmt.Errorf("duckduckgo: %w", err)
 	}

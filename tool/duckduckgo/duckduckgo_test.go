@@ -132,12 +132,16 @@ func TestParse(t *testing.T) {
 
 func TestSearchWithoutAnAnswerSaysSo(t *testing.T) {
 	a := newAPI(t, http.StatusOK, fixture(t, "nothing.json"))
-	st, err := duckduckgo.NewTool(duckduckgo.WithBaseURL(a.URL + "/"))
+	st, err := duckduckgo.NewTool(duckduckgo.WithBaseURL(a.URL + "/?t=my-app"))
 	require.NoError(t, err)
 	r := search(t, context.Background(), st, "qwzx")
 	require.False(t, r.IsError, "finding nothing is an answer, not a failure")
 	assert.Equal(t, `No instant answer for "qwzx". The Instant Answer API knows topics, names and terms, not general web pages: try a shorter or more specific query.`, r.Text())
 	assert.Equal(t, "/", a.requests()[0].URL.Path)
+	q := a.requests()[0].URL.Query()
+	assert.Equal(t, "my-app", q.Get("t"), "the base URL's own parameters are kept")
+	assert.Equal(t, "qwzx", q.Get("q"))
+	assert.Equal(t, "json", q.Get("format"))
 }
 
 func TestSearchFailures(t *testing.T) {
@@ -150,6 +154,7 @@ func TestSearchFailures(t *testing.T) {
 	}{
 		{"rate limited", http.StatusTooManyRequests, "slow down", "the API answered 429 Too Many Requests: slow down", true},
 		{"server error", http.StatusBadGateway, "", "the API answered 502 Bad Gateway", true},
+		{"request timeout", http.StatusRequestTimeout, "", "the API answered 408 Request Timeout", true},
 		{"refused", http.StatusForbidden, strings.Repeat("x", 500), "the API answered 403 Forbidden: " + strings.Repeat("x", 200) + "...", false},
 		{"not JSON", http.StatusOK, "<html>busy</html>", `the response is not an Instant Answer JSON object ("<html>busy</html>")`, false},
 	}

@@ -15,7 +15,9 @@
 // are relative to it and none reaches outside: an absolute path, one that
 // climbs out with "..", and one that leads out through a symbolic link are
 // refused with an error result that names the path (its error matches
-// ErrOutside), and the walks of list_files and grep follow no link out.
+// ErrOutside), and the walks of list_files and grep enter no linked
+// directory (a linked file inside the workspace is listed and searched
+// under the link's path).
 // The tools' failures the model can correct — a missing file, an edit
 // whose text occurs twice, a malformed pattern — are error results that say
 // what was wrong.

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"strings"
+	"syscall"
 
 	"github.com/trellis-go/trellis/tool"
 )
@@ -46,7 +48,7 @@ type EditFileArgs struct {
 func (w *Toolset) readFileTool() (tool.Tool, error) {
 	desc := fmt.Sprintf("Reads a text file of the workspace. Each line comes prefixed with its number and a tab; the prefix is not part of the file. "+
 		"At most %d lines are shown from offset (limit sets another number), and a note at the end says when the file has more. "+
-		"Files larger than %s and binary files are refused: search them with grep.",
+		"Files larger than %s and binary files are refused.",
 		DefaultReadLimit, formatSize(w.cfg.maxFileSize))
 	return tool.NewFunc(ReadFileName, desc,
 		func(ctx context.Context, in ReadFileArgs) (string, error) {
@@ -68,7 +70,15 @@ func (w *Toolset) readFileTool() (tool.Tool, error) {
 // files larger than the limit and binary files; by names the tool for the
 // messages.
 func (w *Toolset) readText(p, by string) ([]byte, error) {
-	info, err := w.root.Stat(native(p))
+	// The checks are made on the open file, not on its path before it is
+	// opened, which something else could change in between; and opening
+	// does not block, as it would on a named pipe.
+	f, err := w.openRead(p)
+	if err != nil {
+		return nil, pathError(p, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
 	if err != nil {
 		return nil, pathError(p, err)
 	}
@@ -79,16 +89,11 @@ func (w *Toolset) readText(p, by string) ([]byte, error) {
 		return nil, fmt.Errorf("%q is not a regular file", p)
 	}
 	tooLarge := func(size int64) error {
-		return fmt.Errorf("%q is %s, larger than the %s %s works on; find the lines you need with grep", p, formatSize(size), formatSize(w.cfg.maxFileSize), by)
+		return fmt.Errorf("%q is %s, larger than the %s %s works on", p, formatSize(size), formatSize(w.cfg.maxFileSize), by)
 	}
 	if info.Size() > w.cfg.maxFileSize {
 		return nil, tooLarge(info.Size())
 	}
-	f, err := w.root.Open(native(p))
-	if err != nil {
-		return nil, pathError(p, err)
-	}
-	defer f.Close()
 	// The file may have grown since Stat: read one byte beyond the limit
 	// to tell.
 	data, err := io.ReadAll(io.LimitReader(f, w.cfg.maxFileSize+1))
@@ -128,7 +133,7 @@ func numbered(p string, data []byte, offset, limit int) (string, error) {
 	if offset > total {
 		return "", fmt.Errorf("offset %d is past the end of %q, which has %d lines", offset, p, total)
 	}
-	last := min(total, offset-1+limit)
+	last := offset - 1 + min(limit, total-offset+1)
 	var b strings.Builder
 	n := 0
 	for line := range strings.SplitSeq(text, "\n") {
@@ -139,7 +144,7 @@ func numbered(p string, data []byte, offset, limit int) (string, error) {
 		if n > last {
 			break
 		}
-		fmt.Fprintf(&b, "%6d\t%s\n", n, strings.TrimSuffix(line, "\r"))
+		fmt.Fprintf(&b, "%6d\t%s\n", n, clipLine([]byte(strings.TrimSuffix(line, "\r")), maxLineRead))
 	}
 	switch {
 	case last < total:
@@ -172,13 +177,15 @@ func (w *Toolset) writeFileTool() (tool.Tool, error) {
 				return "", pathError(p, err)
 			case info.IsDir():
 				return "", fmt.Errorf("%q is a directory; it cannot be written as a file", p)
+			case !info.Mode().IsRegular():
+				return "", fmt.Errorf("%q is not a regular file; it cannot be written", p)
 			}
 			if dir := path.Dir(p); dir != "." {
 				if err := w.root.MkdirAll(native(dir), 0o755); err != nil {
 					return "", pathError(dir, err)
 				}
 			}
-			if err := w.root.WriteFile(native(p), []byte(in.Content), 0o644); err != nil {
+			if err := w.write(p, []byte(in.Content)); err != nil {
 				return "", pathError(p, err)
 			}
 			return fmt.Sprintf("%s %q (%s, %s).", verb, p, plural(lineCount(in.Content), "line"), plural(len(in.Content), "byte")), nil
@@ -208,20 +215,28 @@ func (w *Toolset) editFileTool() (tool.Tool, error) {
 				return "", err
 			}
 			content := string(data)
-			count := strings.Count(content, in.OldString)
+			old, repl := in.OldString, in.NewString
+			if strings.Contains(content, "\r\n") && strings.Contains(old, "\n") && !strings.Contains(old, "\r\n") {
+				// read_file shows a CRLF file's lines without their \r:
+				// the model's line breaks are the file's.
+				old, repl = crlf(old), crlf(repl)
+			}
+			first := strings.Index(content, old)
+			count := occurrences(content, old)
 			switch {
 			case count == 0:
 				return "", fmt.Errorf("old_string occurs 0 times in %q; read the file again and copy the text exactly, with its indentation and line breaks", p)
 			case count > 1 && !in.ReplaceAll:
 				return "", fmt.Errorf("old_string occurs %d times in %q; include more of the surrounding lines to pick one, or set replace_all to replace them all", count, p)
 			}
-			line := strings.Count(content[:strings.Index(content, in.OldString)], "\n") + 1
+			line := strings.Count(content[:first], "\n") + 1
 			if in.ReplaceAll {
-				content = strings.ReplaceAll(content, in.OldString, in.NewString)
+				count = strings.Count(content, old) // the replacements made: they cannot overlap
+				content = strings.ReplaceAll(content, old, repl)
 			} else {
-				content = strings.Replace(content, in.OldString, in.NewString, 1)
+				content = content[:first] + repl + content[first+len(old):]
 			}
-			if err := w.root.WriteFile(native(p), []byte(content), 0o644); err != nil {
+			if err := w.write(p, []byte(content)); err != nil {
 				return "", pathError(p, err)
 			}
 			if count == 1 {
@@ -249,4 +264,53 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// occurrences counts the places s occurs in content, overlapping ones
+// included: "}\n}\n" occurs twice in "}\n}\n}\n", and is not unique there.
+func occurrences(content, s string) int {
+	n := 0
+	for i := 0; ; {
+		j := strings.Index(content[i:], s)
+		if j < 0 {
+			return n
+		}
+		n++
+		i += j + 1
+	}
+}
+
+// crlf turns the bare line breaks of s into CRLF ones.
+func crlf(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\n", "\r\n")
+}
+
+// openRead opens the file p for reading without blocking (a named pipe
+// would block until a writer came).
+func (w *Toolset) openRead(p string) (*os.File, error) {
+	return w.root.OpenFile(native(p), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
+// write replaces the content of the file p, creating it, without blocking
+// on a named pipe (opening one for writing fails instead) and writing only
+// to a regular file.
+func (w *Toolset) write(p string, data []byte) error {
+	f, err := w.root.OpenFile(native(p), os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
+	if err != nil {
+		return err
+	}
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = fmt.Errorf("not a regular file")
+	}
+	if err == nil {
+		err = f.Truncate(0)
+	}
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

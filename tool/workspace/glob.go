@@ -23,6 +23,9 @@ func compileGlob(pattern string) (glob, error) {
 	if strings.HasPrefix(pattern, "/") {
 		return glob{}, fmt.Errorf("pattern %q is absolute; write it relative to the workspace, such as \"**/*.go\"", pattern)
 	}
+	if strings.HasSuffix(pattern, "/") {
+		pattern += "**" // a directory: everything below it
+	}
 	var segs []string
 	for seg := range strings.SplitSeq(pattern, "/") {
 		switch seg {

@@ -43,6 +43,8 @@ func TestMatch(t *testing.T) {
 		{`\*.txt`, "a.txt", false},
 		{"./src//*.go", "src/main.go", true},
 		{"*", ".hidden", true},
+		{"src/", "src/a/b.go", true}, // a trailing slash: what the directory holds
+		{"./", "a", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pattern+" "+tt.name, func(t *testing.T) {
@@ -52,7 +54,7 @@ func TestMatch(t *testing.T) {
 		})
 	}
 
-	for _, bad := range []string{"[", "a/[b-", `x\`, "/abs/*", "../x", "a/../../b", "", ".", "./"} {
+	for _, bad := range []string{"[", "a/[b-", `x\`, "/abs/*", "../x", "a/../../b", "", "."} {
 		ok, err := workspace.Match(bad, "a")
 		assert.Error(t, err, "%q", bad)
 		assert.False(t, ok)

@@ -21,6 +21,9 @@ var skipDirs = map[string]bool{".git": true, "node_modules": true}
 // maxLineShown is how much of a matching line grep shows, in bytes.
 const maxLineShown = 500
 
+// maxLineRead is how much of a line read_file shows, in bytes.
+const maxLineRead = 2000
+
 // ListFilesArgs are the arguments of list_files.
 type ListFilesArgs struct {
 	// Pattern selects the files, as Match reads it.
@@ -46,19 +49,27 @@ func (w *Toolset) listFilesTool() (tool.Tool, error) {
 			if err != nil {
 				return "", err
 			}
+			// The first maxResults paths in order, kept in a slice that is
+			// sorted and cut whenever it doubles, so that a large tree costs
+			// no more memory than twice what is shown.
 			var found []string
+			total := 0
 			if err := w.walk(ctx, g, func(p string) error {
+				total++
 				found = append(found, p)
+				if len(found) >= 2*w.cfg.maxResults {
+					slices.Sort(found)
+					found = found[:w.cfg.maxResults]
+				}
 				return nil
 			}); err != nil {
 				return "", err
 			}
-			if len(found) == 0 {
+			if total == 0 {
 				return fmt.Sprintf("No files match %q.", in.Pattern), nil
 			}
 			slices.Sort(found)
-			total := len(found)
-			found = found[:min(total, w.cfg.maxResults)]
+			found = found[:min(len(found), w.cfg.maxResults)]
 			out := strings.Join(found, "\n")
 			if total > len(found) {
 				out += fmt.Sprintf("\n[showing %d of %d files; narrow the pattern to see the others]", len(found), total)
@@ -139,7 +150,7 @@ func (w *Toolset) grepTool() (tool.Tool, error) {
 						return errEnough
 					}
 					matches++
-					fmt.Fprintf(&b, "%s:%d: %s\n", p, n, clipLine(line))
+					fmt.Fprintf(&b, "%s:%d: %s\n", p, n, clipLine(line, maxLineShown))
 				}
 				return ctx.Err()
 			})
@@ -179,13 +190,13 @@ const (
 // searchable returns the content of the file p for grep, or why it is left
 // out.
 func (w *Toolset) searchable(p string) ([]byte, int) {
-	f, err := w.fsys.Open(p)
+	f, err := w.openRead(p)
 	if err != nil {
 		return nil, skipUnreadable
 	}
 	defer f.Close()
 	info, err := f.Stat()
-	if err != nil {
+	if err != nil || !info.Mode().IsRegular() {
 		return nil, skipUnreadable
 	}
 	if info.Size() > w.cfg.maxFileSize {
@@ -203,12 +214,12 @@ func (w *Toolset) searchable(p string) ([]byte, int) {
 	return data, skipNone
 }
 
-// clipLine shortens a line to maxLineShown bytes, at a rune boundary.
-func clipLine(line []byte) string {
-	if len(line) <= maxLineShown {
+// clipLine shortens a line to max bytes, at a rune boundary.
+func clipLine(line []byte, max int) string {
+	if len(line) <= max {
 		return string(line)
 	}
-	n := maxLineShown
+	n := max
 	for n > 0 && !utf8.RuneStart(line[n]) {
 		n--
 	}

@@ -214,7 +214,7 @@ func clean(p string) (string, error) {
 		return "", &outsideError{path: p, why: "it is absolute; give a path relative to the workspace, such as \"src/main.go\""}
 	}
 	c := path.Clean(p)
-	if c == ".." || strings.HasPrefix(c, "../") {
+	if c == ".." || strings.HasPrefix(c, "../") || (c != "." && !filepath.IsLocal(native(c))) {
 		return "", &outsideError{path: p, why: "it climbs out with \"..\""}
 	}
 	return c, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -210,7 +211,8 @@ func TestReadFile(t *testing.T) {
 			{"to the end", args{"path": "ten.txt", "offset": 9}, "     9\tline 9\n    10\tline 10\n[lines 9-10 of 10]"},
 			{"the first lines", args{"path": "ten.txt", "limit": 1}, "     1\tline 1\n[lines 1-1 of 10; call again with offset 2]"},
 			{"limit beyond the end", args{"path": "ten.txt", "offset": 10, "limit": 50}, "    10\tline 10\n[lines 10-10 of 10]"},
-			{"a binary byte after the first 8 KiB", args{"path": "late-binary.bin"}, "     1\t" + strings.Repeat("a", 9000) + "\x00"},
+			{"a binary byte after the first 8 KiB; a long line cut", args{"path": "late-binary.bin"}, "     1\t" + strings.Repeat("a", 2000) + " [line cut]"},
+			{"a limit that would overflow", args{"path": "ten.txt", "offset": 9, "limit": math.MaxInt}, "     9\tline 9\n    10\tline 10\n[lines 9-10 of 10]"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -266,7 +268,7 @@ func TestMaxFileSize(t *testing.T) {
 
 	assert.Equal(t, "     1\tneedle", succeed(t, ws, workspace.ReadFileName, args{"path": "small.txt"}))
 	assert.Contains(t, fail(t, ws, workspace.ReadFileName, args{"path": "big.txt"}).Text(),
-		`"big.txt" is 2.1 KiB, larger than the 1 KiB read_file works on; find the lines you need with grep`)
+		`"big.txt" is 2.1 KiB, larger than the 1 KiB read_file works on`)
 	assert.Contains(t, fail(t, ws, workspace.EditFileName, args{"path": "big.txt", "old_string": "needle", "new_string": "pin", "replace_all": true}).Text(),
 		`"big.txt" is 2.1 KiB, larger than the 1 KiB edit_file works on`)
 	assert.Equal(t, files["big.txt"], read(t, dir, "big.txt"))
@@ -466,7 +468,8 @@ func TestListFiles(t *testing.T) {
 		{".git/*", nil},      // nor .git
 		{".github/**", []string{".github/workflows/ci.yml"}},
 		{"dir.with.dots/**", []string{"dir.with.dots/file", "dir.with.dots/sub/deeper.txt"}},
-		{"cmd", nil}, // a directory is no file
+		{"cmd", nil},                          // a directory is no file
+		{"cmd/", []string{"cmd/app/main.go"}}, // but a trailing slash means what it holds
 	}
 	for _, tt := range tests {
 		t.Run(tt.pattern, func(t *testing.T) {
@@ -495,7 +498,7 @@ func TestListFiles(t *testing.T) {
 			"../*":     `pattern "../*" has a ".." segment; patterns cannot reach outside the workspace`,
 			"a/../../": `has a ".." segment`,
 			"/etc/*":   `pattern "/etc/*" is absolute`,
-			"./":       `pattern "./" names no files`,
+			".":        `pattern "." names no files`,
 		} {
 			assert.Contains(t, fail(t, ws, workspace.ListFilesName, args{"pattern": pattern}).Text(), want, pattern)
 		}
@@ -512,6 +515,12 @@ func TestListFilesIsCapped(t *testing.T) {
 	assert.Equal(t, "f00.txt\nf01.txt\nf02.txt\nf03.txt\nf04.txt\n[showing 5 of 12 files; narrow the pattern to see the others]", out)
 	out = succeed(t, ws, workspace.ListFilesName, args{"pattern": "f1*.txt"})
 	assert.Equal(t, "f10.txt\nf11.txt", out, "under the cap: no note")
+
+	// The first paths in sorted order, whatever order the walk finds them
+	// in ("a/x.txt" is walked before "a.txt" but sorts after it).
+	ws, _ = open(t, map[string]string{"a/x.txt": "", "a/y.txt": "", "a.txt": ""}, workspace.WithMaxResults(1))
+	out = succeed(t, ws, workspace.ListFilesName, args{"pattern": "**/*.txt"})
+	assert.Equal(t, "a.txt\n[showing 1 of 3 files; narrow the pattern to see the others]", out)
 }
 
 func TestGrep(t *testing.T) {
@@ -635,4 +644,21 @@ func TestToolsAreSafeForConcurrentUse(t *testing.T) {
 	for name := range files {
 		assert.Equal(t, "count 10\n", read(t, dir, name))
 	}
+}
+
+func TestEditFileOverlappingAndCRLF(t *testing.T) {
+	ws, dir := open(t, map[string]string{
+		"braces.go": "func f() {\n\tif x {\n\t}\n}\n}\n",
+		"crlf.txt":  "alpha\r\nbeta\r\ngamma\r\n",
+	})
+	// "}\n}\n" occurs at two places that overlap: it is not unique.
+	r := fail(t, ws, workspace.EditFileName, args{"path": "braces.go", "old_string": "}\n}\n", "new_string": "}\n"})
+	assert.Contains(t, r.Text(), "old_string occurs 2 times")
+
+	// A CRLF file is shown without its \r; edits written with bare line
+	// breaks still apply, and keep the file's line breaks.
+	succeed(t, ws, workspace.EditFileName, args{"path": "crlf.txt", "old_string": "alpha\nbeta", "new_string": "one\ntwo\nthree"})
+	got, err := os.ReadFile(filepath.Join(dir, "crlf.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "one\r\ntwo\r\nthree\r\ngamma\r\n", string(got))
 }
