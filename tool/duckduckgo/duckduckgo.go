@@ -58,6 +58,8 @@ type Response struct {
 	Results []Topic `json:"results,omitempty"`
 	// Related are related topics, groups of topics flattened in order.
 	Related []Topic `json:"related,omitempty"`
+	// Redirect is where a !bang query (such as "!w golang") leads.
+	Redirect string `json:"redirect,omitempty"`
 }
 
 // Topic is a result or a related topic.
@@ -70,7 +72,7 @@ type Topic struct {
 
 // Empty reports whether r holds nothing to tell.
 func (r Response) Empty() bool {
-	return r.Answer == "" && r.Abstract == "" && r.Definition == "" && len(r.Results) == 0 && len(r.Related) == 0
+	return r.Answer == "" && r.Abstract == "" && r.Definition == "" && len(r.Results) == 0 && len(r.Related) == 0 && r.Redirect == ""
 }
 
 // StatusError is the failure of a request the API answered with a status
@@ -241,6 +243,7 @@ type wire struct {
 	DefinitionURL    string          `json:"DefinitionURL"`
 	Results          []wireTopic     `json:"Results"`
 	RelatedTopics    []wireTopic     `json:"RelatedTopics"`
+	Redirect         string          `json:"Redirect"`
 }
 
 // wireTopic is a topic, or a group of topics (Name and Topics).
@@ -264,6 +267,7 @@ func Parse(body []byte) (Response, error) {
 		Heading: w.Heading, Answer: answerText(w.Answer), AnswerType: w.AnswerType,
 		Abstract: w.AbstractText, AbstractSource: w.AbstractSource, AbstractURL: w.AbstractURL,
 		Definition: w.Definition, DefinitionSource: w.DefinitionSource, DefinitionURL: w.DefinitionURL,
+		Redirect: w.Redirect,
 	}
 	r.Results = flatten(r.Results, w.Results, 0)
 	r.Related = flatten(r.Related, w.RelatedTopics, 0)
@@ -317,6 +321,9 @@ func (r Response) render(query string) string {
 	}
 	if r.Answer != "" {
 		line("Answer: %s", r.Answer)
+	}
+	if r.Redirect != "" {
+		line("The query is a redirect to %s", r.Redirect)
 	}
 	if r.Abstract != "" {
 		line("%s", r.Abstract)

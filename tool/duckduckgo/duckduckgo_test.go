@@ -123,6 +123,11 @@ func TestParse(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, none.Empty())
 
+	bang, err := duckduckgo.Parse([]byte(`{"Heading":"","AbstractText":"","Redirect":"https://en.wikipedia.org/wiki/Special:Search?search=golang","RelatedTopics":[],"Results":[]}`))
+	require.NoError(t, err)
+	assert.False(t, bang.Empty(), "a !bang query's redirect is an answer")
+	assert.Equal(t, "https://en.wikipedia.org/wiki/Special:Search?search=golang", bang.Redirect)
+
 	for _, bad := range []string{``, `[]`, `<html>rate limited</html>`, `{"RelatedTopics": 3}`} {
 		_, err := duckduckgo.Parse([]byte(bad))
 		require.Error(t, err, "%q", bad)
