@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -230,48 +231,65 @@ func (c *config) search(ctx context.Context, query string) (Response, error) {
 	return resp, nil
 }
 
-// wire is the API's JSON, the parts the tool reads.
-type wire struct {
-	Heading          string          `json:"Heading"`
-	Answer           json.RawMessage `json:"Answer"`
-	AnswerType       string          `json:"AnswerType"`
-	AbstractText     string          `json:"AbstractText"`
-	AbstractSource   string          `json:"AbstractSource"`
-	AbstractURL      string          `json:"AbstractURL"`
-	Definition       string          `json:"Definition"`
-	DefinitionSource string          `json:"DefinitionSource"`
-	DefinitionURL    string          `json:"DefinitionURL"`
-	Results          []wireTopic     `json:"Results"`
-	RelatedTopics    []wireTopic     `json:"RelatedTopics"`
-	Redirect         string          `json:"Redirect"`
-}
-
-// wireTopic is a topic, or a group of topics (Name and Topics).
-type wireTopic struct {
-	Text     string      `json:"Text"`
-	FirstURL string      `json:"FirstURL"`
-	Name     string      `json:"Name"`
-	Topics   []wireTopic `json:"Topics"`
-}
-
 // Parse reads a response of the Instant Answer API (format=json). Groups of
 // related topics are flattened in order; an answer that is not a string
-// (some instant answers are objects) is kept as compact JSON. A body that
-// is not such a response is an error that says so.
+// (some instant answers are objects) is kept as compact JSON. A field of an
+// unexpected type is read as absent, and a topic with one is left out, so
+// that one odd field does not lose the rest; a body that is not a JSON
+// object is an error that says so.
 func Parse(body []byte) (Response, error) {
-	var w wire
-	if err := json.Unmarshal(body, &w); err != nil {
+	var f fields
+	if err := json.Unmarshal(body, &f); err != nil || f == nil {
+		if err == nil {
+			err = errors.New("null")
+		}
 		return Response{}, fmt.Errorf("duckduckgo: the response is not an Instant Answer JSON object (%q): %w", clip(string(body), 80), err)
 	}
 	r := Response{
-		Heading: w.Heading, Answer: answerText(w.Answer), AnswerType: w.AnswerType,
-		Abstract: w.AbstractText, AbstractSource: w.AbstractSource, AbstractURL: w.AbstractURL,
-		Definition: w.Definition, DefinitionSource: w.DefinitionSource, DefinitionURL: w.DefinitionURL,
-		Redirect: w.Redirect,
+		Heading: f.str("Heading"), Answer: answerText(f["Answer"]), AnswerType: f.str("AnswerType"),
+		Abstract: f.str("AbstractText"), AbstractSource: f.str("AbstractSource"), AbstractURL: f.str("AbstractURL"),
+		Definition: f.str("Definition"), DefinitionSource: f.str("DefinitionSource"), DefinitionURL: f.str("DefinitionURL"),
+		Redirect: f.str("Redirect"),
 	}
-	r.Results = flatten(r.Results, w.Results, 0)
-	r.Related = flatten(r.Related, w.RelatedTopics, 0)
+	r.Results = topics(r.Results, f["Results"], 0)
+	r.Related = topics(r.Related, f["RelatedTopics"], 0)
 	return r, nil
+}
+
+// fields are the members of a JSON object, undecoded.
+type fields map[string]json.RawMessage
+
+// str is the string member k, "" when it is absent or not a string.
+func (f fields) str(k string) string {
+	var s string
+	if json.Unmarshal(f[k], &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// topics appends the topics of the JSON array raw to out, a group's topics
+// (an object with Topics) in its place; depth bounds nesting. Items that are
+// not objects, or have no text, are left out.
+func topics(out []Topic, raw json.RawMessage, depth int) []Topic {
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return out
+	}
+	for _, item := range items {
+		var t fields
+		if json.Unmarshal(item, &t) != nil {
+			continue
+		}
+		if group, ok := t["Topics"]; ok && depth < 4 {
+			out = topics(out, group, depth+1)
+			continue
+		}
+		if text := t.str("Text"); text != "" {
+			out = append(out, Topic{Text: text, URL: t.str("FirstURL")})
+		}
+	}
+	return out
 }
 
 // answerText is the text of an answer: a string as is, anything else but
@@ -289,21 +307,6 @@ func answerText(raw json.RawMessage) string {
 		return ""
 	}
 	return b.String()
-}
-
-// flatten appends the topics of ts with text to out, groups' topics in
-// their place; depth bounds nesting.
-func flatten(out []Topic, ts []wireTopic, depth int) []Topic {
-	for _, t := range ts {
-		if len(t.Topics) > 0 && depth < 4 {
-			out = flatten(out, t.Topics, depth+1)
-			continue
-		}
-		if t.Text != "" {
-			out = append(out, Topic{Text: t.Text, URL: t.FirstURL})
-		}
-	}
-	return out
 }
 
 // render is the text the model reads.

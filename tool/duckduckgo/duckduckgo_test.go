@@ -128,7 +128,14 @@ func TestParse(t *testing.T) {
 	assert.False(t, bang.Empty(), "a !bang query's redirect is an answer")
 	assert.Equal(t, "https://en.wikipedia.org/wiki/Special:Search?search=golang", bang.Redirect)
 
-	for _, bad := range []string{``, `[]`, `<html>rate limited</html>`, `{"RelatedTopics": 3}`} {
+	// One odd field loses nothing else.
+	odd, err := duckduckgo.Parse([]byte(`{"Heading":"Go","AbstractText":7,"Results":"","RelatedTopics":[3,{"Text":"kept","FirstURL":9},{"Topics":{"x":1}},{"Text":"also kept"}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, "Go", odd.Heading)
+	assert.Empty(t, odd.Abstract)
+	assert.Equal(t, []duckduckgo.Topic{{Text: "kept"}, {Text: "also kept"}}, odd.Related)
+
+	for _, bad := range []string{``, `[]`, `null`, `<html>rate limited</html>`} {
 		_, err := duckduckgo.Parse([]byte(bad))
 		require.Error(t, err, "%q", bad)
 		assert.Contains(t, err.Error(), "not an Instant Answer JSON object")
