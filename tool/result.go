@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/model"
 )
 
@@ -292,9 +292,9 @@ func Truncate(r Result, max int) Result {
 		if budget > 0 {
 			switch p.Type {
 			case model.PartText:
-				out = append(out, model.TextPart(cutUTF8(p.Text, budget)))
+				out = append(out, model.TextPart(textcut.Prefix(p.Text, budget)))
 			case model.PartJSON:
-				out = append(out, model.TextPart(cutUTF8(string(p.JSON), budget)))
+				out = append(out, model.TextPart(textcut.Prefix(string(p.JSON), budget)))
 			}
 		}
 		break
@@ -303,16 +303,4 @@ func Truncate(r Result, max int) Result {
 	out = append(out, model.TextPart(fmt.Sprintf("\n[result truncated: showing %d of %d bytes]", shown, total)))
 	r.Content = out
 	return r
-}
-
-// cutUTF8 returns the longest prefix of s of at most n bytes that does not
-// split a UTF-8 sequence.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

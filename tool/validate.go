@@ -15,6 +15,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/trellis-go/trellis/internal/textcut"
 )
 
 var (
@@ -244,7 +246,7 @@ func excerpt(v any) string {
 	}
 	const max = 80
 	if len(b) > max {
-		return cutUTF8(string(b), max) + "…"
+		return textcut.Prefix(string(b), max) + "…"
 	}
 	return string(b)
 }
@@ -403,7 +405,7 @@ const maxReceived = 2048
 func receivedText(raw []byte) string {
 	s := string(raw)
 	if len(s) > maxReceived {
-		return cutUTF8(s, maxReceived) + "…"
+		return textcut.Prefix(s, maxReceived) + "…"
 	}
 	return s
 }

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -217,7 +217,7 @@ func (c *config) search(ctx context.Context, query string) (Response, error) {
 		return Response{}, fmt.Errorf("duckduckgo: reading the response: %w", err)
 	}
 	if res.StatusCode != http.StatusOK {
-		return Response{}, &StatusError{Status: res.StatusCode, Body: clip(strings.TrimSpace(string(body)), 200)}
+		return Response{}, &StatusError{Status: res.StatusCode, Body: textcut.Clip(strings.TrimSpace(string(body)), 200, "...")}
 	}
 	if len(body) > maxBody {
 		return Response{}, fmt.Errorf("duckduckgo: the response is larger than %d bytes", maxBody)
@@ -243,7 +243,7 @@ func Parse(body []byte) (Response, error) {
 		if err == nil {
 			err = errors.New("null")
 		}
-		return Response{}, fmt.Errorf("duckduckgo: the response is not an Instant Answer JSON object (%q): %w", clip(string(body), 80), err)
+		return Response{}, fmt.Errorf("duckduckgo: the response is not an Instant Answer JSON object (%q): %w", textcut.Clip(string(body), 80, "..."), err)
 	}
 	r := Response{
 		Heading: f.str("Heading"), Answer: answerText(f["Answer"]), AnswerType: f.str("AnswerType"),
@@ -367,15 +367,4 @@ func source(name, u string) string {
 		return name
 	}
 	return u
-}
-
-// clip shortens s to at most n bytes at a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }

@@ -12,9 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -344,24 +344,13 @@ func recorded(conv []model.Message, toolName, key string) ([]model.Message, erro
 		}
 		var rec historyRecord
 		if err := json.Unmarshal([]byte(raw), &rec); err != nil {
-			return nil, fmt.Errorf("the history recorded in the answer to call %s is unreadable (%s %q): %w", m.ToolCallID, MetaHistory, clip(raw, 80), err)
+			return nil, fmt.Errorf("the history recorded in the answer to call %s is unreadable (%s %q): %w", m.ToolCallID, MetaHistory, textcut.Clip(raw, 80, "..."), err)
 		}
 		if rec.Key == key {
 			own = append(own, rec.Messages...)
 		}
 	}
 	return own, nil
-}
-
-// clip shortens s to at most n bytes for an error message.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }
 
 // history returns the caller's conversation without the assistant message

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -144,7 +145,7 @@ func numbered(p string, data []byte, offset, limit int) (string, error) {
 		if n > last {
 			break
 		}
-		fmt.Fprintf(&b, "%6d\t%s\n", n, clipLine([]byte(strings.TrimSuffix(line, "\r")), maxLineRead))
+		fmt.Fprintf(&b, "%6d\t%s\n", n, textcut.Clip(strings.TrimSuffix(line, "\r"), maxLineRead, " [line cut]"))
 	}
 	switch {
 	case last < total:

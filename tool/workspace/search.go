@@ -10,8 +10,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -150,7 +150,7 @@ func (w *Toolset) grepTool() (tool.Tool, error) {
 						return errEnough
 					}
 					matches++
-					fmt.Fprintf(&b, "%s:%d: %s\n", p, n, clipLine(line, maxLineShown))
+					fmt.Fprintf(&b, "%s:%d: %s\n", p, n, textcut.Clip(string(line), maxLineShown, " [line cut]"))
 				}
 				return ctx.Err()
 			})
@@ -212,18 +212,6 @@ func (w *Toolset) searchable(p string) ([]byte, int) {
 		return nil, skipBinary
 	}
 	return data, skipNone
-}
-
-// clipLine shortens a line to max bytes, at a rune boundary.
-func clipLine(line []byte, max int) string {
-	if len(line) <= max {
-		return string(line)
-	}
-	n := max
-	for n > 0 && !utf8.RuneStart(line[n]) {
-		n--
-	}
-	return string(line[:n]) + " [line cut]"
 }
 
 // walk calls fn, in lexical order, with the slash-separated path of each

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 	"github.com/trellis-go/trellis/tool/mcp"
@@ -477,17 +478,8 @@ func summary(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = strings.TrimSpace(s[:i])
 	}
-	if len(s) <= summaryLength {
-		return s
-	}
-	cut := summaryLength
-	for cut > 0 && !utf8RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return textcut.Clip(s, summaryLength, "…")
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 func (b *Broker) buildTools() []tool.Tool {
 	readOnly := tool.WithMetadata(tool.Metadata{ReadOnly: true, SearchOrRead: true, ConcurrencySafe: true, OpenWorld: len(b.allow) > 0})
