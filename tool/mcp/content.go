@@ -103,7 +103,8 @@ func jsonPart(v any) model.Part {
 // whose numbers are exactly as the server wrote them; or it is appended when
 // there is none. Either way the model sees the value once. A result with isError becomes an error result
 // (status failed, code tool.CodeToolError) whose Err is a *ToolError holding
-// the tool's text; server and toolName name the tool in it.
+// the tool's text; server and toolName name the tool in it. The result's
+// _meta becomes the result's Metadata (see MetadataFromMeta).
 func Result(server, toolName string, res *sdk.CallToolResult) tool.Result {
 	if res == nil {
 		return tool.Result{Status: tool.StatusSuccess}
@@ -114,7 +115,7 @@ func Result(server, toolName string, res *sdk.CallToolResult) tool.Result {
 			parts = placeStructured(parts, raw)
 		}
 	}
-	r := tool.Result{Content: parts, Status: tool.StatusSuccess}
+	r := tool.Result{Content: parts, Status: tool.StatusSuccess, Metadata: MetadataFromMeta(res.Meta)}
 	if res.IsError {
 		msg := tool.Result{Content: parts}.Text()
 		if msg == "" {
@@ -193,9 +194,20 @@ func Content(parts []model.Part) []sdk.Content {
 
 // CallToolResult converts a Trellis result into an MCP tool result: the
 // content as Content describes, the only JSON part (when there is exactly
-// one) also as structured content, and IsError from the result's error flag.
+// one) also as structured content, IsError from the result's error flag,
+// and the result's Metadata as _meta, but for the framework's own keys
+// (those that start with "trellis."), which stay in-process.
 func CallToolResult(r tool.Result) *sdk.CallToolResult {
 	res := &sdk.CallToolResult{Content: Content(r.Content), IsError: r.IsError}
+	for k, v := range r.Metadata {
+		if strings.HasPrefix(k, frameworkPrefix) {
+			continue
+		}
+		if res.Meta == nil {
+			res.Meta = sdk.Meta{}
+		}
+		res.Meta[k] = v
+	}
 	var structured json.RawMessage
 	n := 0
 	for _, p := range r.Content {
@@ -208,4 +220,54 @@ func CallToolResult(r tool.Result) *sdk.CallToolResult {
 		res.StructuredContent = structured
 	}
 	return res
+}
+
+// frameworkPrefix starts the metadata keys that are Trellis's own.
+const frameworkPrefix = "trellis."
+
+// MetadataFromMeta converts the _meta of an MCP result into a Trellis
+// result's Metadata: string values as they are, other values as compact
+// JSON. Keys that start with "trellis." are left out, so that no server can
+// set what the framework records in a tool message's metadata, and so are
+// the keys the protocol reserves for itself (a prefix with a
+// "modelcontextprotocol" or "mcp" label, such as
+// "io.modelcontextprotocol/serverInfo"). nil when nothing is left.
+func MetadataFromMeta(meta sdk.Meta) map[string]string {
+	var out map[string]string
+	for k, v := range meta {
+		if strings.HasPrefix(k, frameworkPrefix) || protocolKey(k) {
+			continue
+		}
+		s, ok := v.(string)
+		if !ok {
+			raw, err := marshalStructured(v)
+			if err != nil {
+				continue
+			}
+			s = string(raw)
+		}
+		if out == nil {
+			out = make(map[string]string, len(meta))
+		}
+		out[k] = s
+	}
+	return out
+}
+
+// protocolKey reports whether the _meta key k belongs to the protocol: its
+// prefix (before "/") has a label "modelcontextprotocol" or "mcp", as in
+// the prefixes the specification reserves ("modelcontextprotocol.io/",
+// "tools.mcp.com/") and in the reverse-domain ones SDKs use
+// ("io.modelcontextprotocol/").
+func protocolKey(k string) bool {
+	prefix, _, ok := strings.Cut(k, "/")
+	if !ok {
+		return false
+	}
+	for l := range strings.SplitSeq(prefix, ".") {
+		if l == "modelcontextprotocol" || l == "mcp" {
+			return true
+		}
+	}
+	return false
 }

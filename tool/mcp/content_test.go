@@ -124,6 +124,28 @@ func TestRoundTrip(t *testing.T) {
 	assert.Equal(t, in.Content, out.Content)
 }
 
+func TestResultMetadataTravelsAsMeta(t *testing.T) {
+	// Trellis → MCP: the application's keys go as _meta, the framework's
+	// stay behind.
+	in := tool.Text("ok")
+	in.Metadata = map[string]string{"vendor.example/trace": "t-1", "trellis.handoff.history": "{}"}
+	res := CallToolResult(in)
+	assert.Equal(t, sdk.Meta{"vendor.example/trace": "t-1"}, res.Meta)
+	raw, err := json.Marshal(res)
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), `"_meta":{"vendor.example/trace":"t-1"}`)
+	assert.Nil(t, CallToolResult(tool.Text("plain")).Meta)
+
+	// MCP → Trellis: strings as they are, other values as JSON, and no
+	// framework key a server could forge.
+	var back sdk.CallToolResult
+	require.NoError(t, json.Unmarshal([]byte(`{"content":[{"type":"text","text":"ok"}],"_meta":{"trace":"t-2","cost":{"usd":0.5},"n":3,"trellis.terminate":"true","io.modelcontextprotocol/serverInfo":{"name":"x"},"api.mcp.dev/x":"y","example.com/kept":"yes"}}`), &back))
+	out := Result("s", "t", &back)
+	assert.Equal(t, map[string]string{"trace": "t-2", "cost": `{"usd":0.5}`, "n": "3", "example.com/kept": "yes"}, out.Metadata,
+		"nor the keys the protocol reserves for itself")
+	assert.Nil(t, Result("s", "t", &sdk.CallToolResult{}).Metadata)
+}
+
 func TestMetadata(t *testing.T) {
 	yes, no := true, false
 	tests := []struct {

@@ -145,6 +145,26 @@ func TestServerListsTitles(t *testing.T) {
 	assert.Equal(t, map[string]string{"search_docs": "Search the docs", "find": "Search the docs", "plain": ""}, got)
 }
 
+func TestResultMetadataCrossesTheProtocol(t *testing.T) {
+	traced := tool.MustFunc("traced", "Answers with a trace ID.", func(context.Context, struct{}) (tool.Result, error) {
+		r := tool.Text("done")
+		r.Metadata = map[string]string{"trace": "t-42", "trellis.terminate": "true"}
+		return r, nil
+	})
+	srv, err := NewServer(context.Background(), tool.NewStatic("traces", traced))
+	require.NoError(t, err)
+	ts, err := New(Config{Name: "traces"}, memTransport(srv))
+	require.NoError(t, err)
+	defer ts.Close()
+	remote, err := ts.Tools(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+	require.Len(t, remote, 1)
+	r := tool.Invoke(ctxT(t, 10*time.Second), remote[0], model.ToolCall{ID: "c1", Name: "traced", Arguments: json.RawMessage(`{}`)})
+	require.False(t, r.IsError, r.Text())
+	assert.Equal(t, "done", r.Text())
+	assert.Equal(t, map[string]string{"trace": "t-42"}, r.Metadata, "the application's metadata arrives, the framework's does not leave")
+}
+
 func TestServerInMemory(t *testing.T) {
 	srv, _ := newFixtureServer(t, nil)
 	checkServed(t, goClient(t, srv, nil))
