@@ -1,0 +1,180 @@
+package webfetch
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trellis-go/trellis/middleware"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool"
+)
+
+func TestAddressProblem(t *testing.T) {
+	tests := []struct {
+		addr string
+		want string // "" when the tool connects
+	}{
+		{"93.184.215.14", ""},
+		{"8.8.8.8", ""},
+		{"2606:4700:4700::1111", ""},
+		{"64:ff9b::808:808", ""}, // NAT64 of 8.8.8.8
+		{"2002:808:808::1", ""},  // 6to4 of 8.8.8.8
+		{"127.0.0.1", "a loopback address"},
+		{"127.255.0.9", "a loopback address"},
+		{"::1", "a loopback address"},
+		{"::ffff:127.0.0.1", "a loopback address"},
+		{"0.0.0.0", "an unspecified address"},
+		{"::", "an unspecified address"},
+		{"10.0.0.1", "a private address"},
+		{"172.16.5.4", "a private address"},
+		{"192.168.1.1", "a private address"},
+		{"fd12:3456::1", "a private address"},
+		{"fc00::1", "a private address"},
+		{"169.254.169.254", "a link-local address (such as a cloud metadata service's)"},
+		{"fe80::1", "a link-local address (such as a cloud metadata service's)"},
+		{"fe80::1%eth0", "a link-local address (such as a cloud metadata service's)"},
+		{"224.0.0.1", "a multicast address"},
+		{"ff02::1", "a multicast address"},
+		{"0.1.2.3", `a "this network" address`},
+		{"100.100.100.200", "a shared (carrier-grade NAT) address"},
+		{"192.0.0.170", "an IETF protocol assignment"},
+		{"198.18.0.1", "a benchmarking address"},
+		{"203.0.113.9", "a documentation address"},
+		{"2001:db8::1", "a documentation address"},
+		{"255.255.255.255", "a reserved or broadcast address"},
+		{"240.0.0.1", "a reserved or broadcast address"},
+		{"::7f00:1", "an IPv4-compatible address"},
+		{"64:ff9b::7f00:1", "an address that embeds 127.0.0.1, a loopback address"},
+		{"64:ff9b::a9fe:a9fe", "an address that embeds 169.254.169.254, a link-local address (such as a cloud metadata service's)"},
+		{"2002:a00:1::1", "an address that embeds 10.0.0.1, a private address"},
+		{"64:ff9b:1::1", "a local-use NAT64 address"},
+		{"2001:0:4136:e378::1", "a Teredo address"},
+		{"fec0::1", "a site-local address"},
+		{"100::1", "a discard-only address"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.addr, func(t *testing.T) {
+			assert.Equal(t, tt.want, addressProblem(netip.MustParseAddr(tt.addr)))
+		})
+	}
+	assert.Equal(t, "not an IP address", addressProblem(netip.Addr{}))
+}
+
+func TestDomains(t *testing.T) {
+	tests := []struct {
+		host, domain string
+		in           bool
+	}{
+		{"example.org", "example.org", true},
+		{"docs.example.org", "example.org", true},
+		{"a.b.example.org", "example.org", true},
+		{"evil-example.org", "example.org", false},
+		{"example.org.evil.test", "example.org", false},
+		{"org", "example.org", false},
+		{"127.0.0.1", "127.0.0.1", true},
+		{"127.0.0.10", "127.0.0.1", false},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.in, inDomain(tt.host, tt.domain), "%s in %s", tt.host, tt.domain)
+	}
+
+	for in, want := range map[string]string{
+		"Example.ORG":      "example.org",
+		"*.example.org":    "example.org",
+		".example.org.":    "example.org",
+		" bücher.example ": "xn--bcher-kva.example",
+	} {
+		got, ok := normalizeDomain(in)
+		assert.True(t, ok, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "  ", "*.", "https://example.org", "example.org/path", "user@example.org", "example.org:443", "*.*.example.org", "[::1]"} {
+		_, ok := normalizeDomain(bad)
+		assert.False(t, ok, "%q", bad)
+	}
+
+	c := &config{allowed: []string{"xn--bcher-kva.example"}}
+	u, err := url.Parse("https://BÜCHER.example/katalog")
+	require.NoError(t, err)
+	assert.Nil(t, c.checkURL(u, u.String()), "a host in Unicode matches its punycode")
+}
+
+// TestRedirectToAPrivateAddressIsRefused lets the guard through to one
+// loopback port, standing for a public site, whose redirects lead to
+// private addresses.
+func TestRedirectToAPrivateAddressIsRefused(t *testing.T) {
+	var reached atomic.Int32
+	private := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		_, _ = w.Write([]byte("secret"))
+	}))
+	defer private.Close()
+	privateURL, err := url.Parse(private.URL)
+	require.NoError(t, err)
+	public := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/page":
+			_, _ = w.Write([]byte("public"))
+		case "/to-private":
+			http.Redirect(w, r, private.URL+"/secret", http.StatusFound)
+		case "/to-localhost":
+			http.Redirect(w, r, "http://localhost:"+privateURL.Port()+"/secret", http.StatusMovedPermanently)
+		case "/to-metadata":
+			http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/iam/", http.StatusTemporaryRedirect)
+		}
+	}))
+	defer public.Close()
+	publicAddr := netip.MustParseAddrPort(strings.TrimPrefix(public.URL, "http://"))
+
+	ft, err := NewTool(func(c *config) { c.allowAddr = func(ap netip.AddrPort) bool { return ap == publicAddr } })
+	require.NoError(t, err)
+	fetch := func(u string) tool.Result {
+		args, err := json.Marshal(Args{URL: u})
+		require.NoError(t, err)
+		return tool.Invoke(context.Background(), ft, model.ToolCall{ID: "f", Name: DefaultName, Arguments: args})
+	}
+
+	r := fetch(public.URL + "/page")
+	require.False(t, r.IsError, r.Text())
+	assert.Equal(t, "public", r.Details.(Page).Text)
+
+	tests := []struct {
+		path, want string
+	}{
+		{"/to-private", "refusing to fetch " + private.URL + "/secret (redirected from " + public.URL + "/to-private): its address 127.0.0.1 is a loopback address, and the tool does not connect to private or local networks"},
+		{"/to-localhost", "refusing to fetch http://localhost:" + privateURL.Port() + "/secret (redirected from " + public.URL + "/to-localhost): its address "},
+		{"/to-metadata", "refusing to fetch http://169.254.169.254/latest/meta-data/iam/ (redirected from " + public.URL + "/to-metadata): its address 169.254.169.254 is a link-local address (such as a cloud metadata service's)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			r := fetch(public.URL + tt.path)
+			require.True(t, r.IsError)
+			assert.Contains(t, r.Text(), "webfetch: "+tt.want)
+			assert.ErrorIs(t, r.Err, ErrRefused)
+			assert.False(t, middleware.IsTransient(r.Err))
+		})
+	}
+	assert.Zero(t, reached.Load(), "no redirect reached the private server")
+}
+
+func TestCutting(t *testing.T) {
+	assert.Equal(t, "héllo", cutRunes("héllo wörld", 5))
+	assert.Equal(t, "hé", cutRunes("hé", 5))
+	assert.Equal(t, "", cutRunes("hé", 0))
+
+	assert.Equal(t, []byte("ab"), trimPartialRune([]byte("ab\xc3")))
+	assert.Equal(t, []byte("ab"), trimPartialRune([]byte("ab\xe2\x82")))
+	assert.Equal(t, []byte("ab\xe2\x82\xac"), trimPartialRune([]byte("ab\xe2\x82\xac")))
+	assert.Equal(t, []byte("ab\xff"), trimPartialRune([]byte("ab\xff")), "an invalid byte is not a cut character")
+	assert.Empty(t, trimPartialRune(nil))
+}
