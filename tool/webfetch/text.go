@@ -31,11 +31,24 @@ import (
 // its URL reads as the URL alone. Character references are decoded.
 //
 // page is UTF-8 text; base may be nil, which leaves relative links as they
-// are written.
+// are written. A link's URL longer than 2 KiB is left out. A document
+// nested deeper than the HTML parser takes (512 elements) is read without
+// its structure: its text, with line breaks where blocks start.
 func HTMLText(page string, base *url.URL) (title, text string) {
+	title, text, _ = htmlText(page, base, 0)
+	return title, text
+}
+
+// maxLinkURL is the longest link URL the text shows, in bytes.
+const maxLinkURL = 2 << 10
+
+// htmlText is HTMLText that stops once the text passes budget bytes (no
+// limit when 0); complete reports whether it did not.
+func htmlText(page string, base *url.URL, budget int) (title, text string, complete bool) {
 	doc, err := html.Parse(strings.NewReader(page))
-	if err != nil { // only a failing reader makes Parse fail
-		return "", ""
+	if err != nil { // nested too deep for the parser
+		title, text, complete = flatText(page, budget)
+		return title, tidy(text), complete
 	}
 	title, href := headOf(doc)
 	if href != "" {
@@ -48,9 +61,51 @@ func HTMLText(page string, base *url.URL) (title, text string) {
 			}
 		}
 	}
-	c := &converter{base: base, lineStart: true}
+	c := &converter{base: base, lineStart: true, budget: budget}
 	c.walk(doc)
-	return title, tidy(c.b.String())
+	return title, tidy(c.b.String()), !c.over
+}
+
+// flatText reads the text of a page the parser refused, token by token:
+// the title, and the text outside the elements HTMLText leaves out, with a
+// line break where a block starts or ends.
+func flatText(page string, budget int) (title, text string, complete bool) {
+	z := html.NewTokenizer(strings.NewReader(page))
+	var b, t strings.Builder
+	skip, inTitle := 0, false
+	for {
+		if budget > 0 && b.Len() > budget {
+			return strings.Join(strings.Fields(t.String()), " "), b.String(), false
+		}
+		switch z.Next() {
+		case html.ErrorToken:
+			return strings.Join(strings.Fields(t.String()), " "), b.String(), true
+		case html.TextToken:
+			switch {
+			case inTitle:
+				t.Write(z.Text())
+			case skip == 0:
+				b.WriteString(strings.Join(strings.Fields(string(z.Text())), " "))
+				b.WriteByte(' ')
+			}
+		case html.StartTagToken, html.EndTagToken:
+			name, _ := z.TagName()
+			a := atom.Lookup(name)
+			start := z.Token().Type == html.StartTagToken
+			switch {
+			case a == atom.Title:
+				inTitle = start
+			case skipped[a] && a != atom.Head:
+				if start {
+					skip++
+				} else if skip > 0 {
+					skip--
+				}
+			case blocks[a] > 0 || a == atom.Br:
+				b.WriteByte('\n')
+			}
+		}
+	}
 }
 
 // headOf finds the document's title and the href of its <base>, visiting
@@ -127,6 +182,10 @@ type converter struct {
 	markerAt int
 	lead     string // written once after the prefixes: a heading's '#'s
 
+	budget    int  // bytes of text after which the walk stops (0: none)
+	over      bool // the walk stopped at the budget
+	afterLink bool // the last thing written is a link's URL
+
 	pre   int    // open <pre> elements
 	links []link // open <a> elements
 	lists []list // open <ul> and <ol> elements
@@ -169,6 +228,10 @@ var blocks = map[atom.Atom]int{
 func (c *converter) walk(root *html.Node) {
 	n := root
 	for {
+		if c.budget > 0 && c.b.Len() > c.budget {
+			c.over = true
+			return
+		}
 		if c.enter(n) {
 			if n.FirstChild != nil {
 				n = n.FirstChild
@@ -319,7 +382,7 @@ func (c *converter) leave(n *html.Node) {
 // in parentheses.
 func (c *converter) linkTarget(l link) {
 	target := c.resolve(l.href)
-	if target == "" {
+	if target == "" || len(target) > maxLinkURL {
 		return
 	}
 	text := strings.TrimSpace(c.b.String()[l.start:])
@@ -331,7 +394,7 @@ func (c *converter) linkTarget(l link) {
 	c.begin()
 	c.b.WriteString("(" + target + ")")
 	c.pending = max(c.pending, pending)
-	c.space = false
+	c.space, c.afterLink = false, true
 }
 
 // bare is a URL without its scheme and final slash, to tell whether a
@@ -358,6 +421,11 @@ func (c *converter) resolve(href string) string {
 		return ""
 	}
 	if c.base != nil {
+		if u.Scheme == "" && u.Host == "" && !strings.HasPrefix(u.Path, "/") && len(c.base.Scheme)+len(c.base.Host)+len(c.base.Path) > maxLinkURL {
+			// Relative to a base whose URL alone is over the limit: the
+			// link is left out without building its long URL.
+			return ""
+		}
 		u = c.base.ResolveReference(u)
 	}
 	switch strings.ToLower(u.Scheme) {
@@ -371,7 +439,7 @@ func (c *converter) resolve(href string) string {
 // lineBreak owes n line breaks (2: a blank line) before the next text.
 func (c *converter) lineBreak(n int) {
 	c.pending = max(c.pending, n)
-	c.space = false
+	c.space, c.afterLink = false, false
 }
 
 // begin readies the text for more on the current line: owed line breaks,
@@ -421,6 +489,14 @@ func (c *converter) text(s string) {
 	}
 	if r, _ := utf8.DecodeRuneInString(s); unicode.IsSpace(r) {
 		c.space = true
+	}
+	if c.afterLink {
+		// "see the guide (URL), then": a word after a link's URL is set
+		// apart from it; punctuation follows it.
+		if r, _ := utf8.DecodeRuneInString(words[0]); !strings.ContainsRune(".,;:!?)]}'\"", r) {
+			c.space = true
+		}
+		c.afterLink = false
 	}
 	c.begin()
 	for i, w := range words {

@@ -13,6 +13,25 @@ import (
 	"github.com/trellis-go/trellis/tool/webfetch"
 )
 
+func TestHTMLTextBeyondTheParsersDepth(t *testing.T) {
+	// The parser refuses documents nested deeper than 512 elements: the
+	// text and the title are read without the structure.
+	deep := "<html><head><title>Deep</title><style>p{}</style></head><body><p>Intro</p>" + strings.Repeat("<span>x ", 600) + "<div>end</div></body></html>"
+	title, text := webfetch.HTMLText(deep, nil)
+	assert.Equal(t, "Deep", title)
+	assert.True(t, strings.HasPrefix(text, "Intro"), text[:min(len(text), 40)])
+	assert.Contains(t, text, "x x x")
+	assert.True(t, strings.HasSuffix(text, "end"))
+	assert.NotContains(t, text, "p{}")
+}
+
+func TestHTMLTextSpacesAfterALink(t *testing.T) {
+	base, err := url.Parse("https://example.test/")
+	require.NoError(t, err)
+	_, text := webfetch.HTMLText(`<p>word<a href="/q">link</a>word, <a href="/a">one</a><a href="/b">two</a>. End</p>`, base)
+	assert.Equal(t, "wordlink (https://example.test/q) word, one (https://example.test/a) two (https://example.test/b). End", text)
+}
+
 func TestHTMLText(t *testing.T) {
 	base, err := url.Parse("https://example.test/docs/page.html?x=1")
 	require.NoError(t, err)

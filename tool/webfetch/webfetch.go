@@ -62,7 +62,9 @@ type Page struct {
 	// at the length limit, or the body at the byte limit.
 	Truncated bool `json:"truncated,omitempty"`
 	// Length is how many characters the text had before it was cut at the
-	// length limit (of the part of the body that was read).
+	// length limit (of the part of the body that was read); for an HTML
+	// page much longer than the limit, a lower bound: its conversion stops
+	// early.
 	Length int `json:"length"`
 }
 
@@ -242,14 +244,15 @@ func NewTool(opts ...Option) (tool.Tool, error) {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: c.control}
 	c.client = &http.Client{
 		Transport: &http.Transport{
-			Proxy:                 nil, // a proxy would be the address dialled, not the page's
-			DialContext:           dialer.DialContext,
-			ForceAttemptHTTP2:     true,
-			MaxIdleConns:          16,
-			MaxIdleConnsPerHost:   2,
-			IdleConnTimeout:       30 * time.Second,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ExpectContinueTimeout: time.Second,
+			Proxy:                  nil, // a proxy would be the address dialled, not the page's
+			DialContext:            dialer.DialContext,
+			ForceAttemptHTTP2:      true,
+			MaxIdleConns:           16,
+			MaxIdleConnsPerHost:    2,
+			IdleConnTimeout:        30 * time.Second,
+			MaxResponseHeaderBytes: 64 << 10, // a redirect's URL is a header
+			TLSHandshakeTimeout:    10 * time.Second,
+			ExpectContinueTimeout:  time.Second,
 		},
 		CheckRedirect: c.checkRedirect,
 		Timeout:       c.timeout,
@@ -283,6 +286,9 @@ func (c *config) description() string {
 // fetch gets the page in.URL and reads it, with notes on what was cut.
 func (c *config) fetch(ctx context.Context, in Args) (Page, []string, error) {
 	raw := strings.TrimSpace(in.URL)
+	if raw == "" {
+		return Page{}, nil, &refusedError{url: `""`, why: "the URL is empty; give the whole address, such as https://example.com/page"}
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return Page{}, nil, &refusedError{url: fmt.Sprintf("%q", raw), why: "it is not a valid URL"}
@@ -309,6 +315,10 @@ func (c *config) fetch(ctx context.Context, in Args) (Page, []string, error) {
 		return Page{}, nil, &StatusError{URL: final, Status: res.StatusCode}
 	}
 
+	if ce := strings.TrimSpace(res.Header.Get("Content-Encoding")); ce != "" && !strings.EqualFold(ce, "identity") {
+		// The transport decodes gzip itself and then drops the header.
+		return Page{}, nil, fmt.Errorf("webfetch: %s is encoded with %q, which the tool cannot decode", final, ce)
+	}
 	header := res.Header.Get("Content-Type")
 	mediaType, _, mtErr := mime.ParseMediaType(header)
 	if header != "" && mtErr == nil && !readable(mediaType) {
@@ -334,19 +344,27 @@ func (c *config) fetch(ctx context.Context, in Args) (Page, []string, error) {
 	page := Page{URL: final, Status: res.StatusCode, ContentType: mediaType}
 	isHTML := mediaType == "text/html" || mediaType == "application/xhtml+xml"
 	text := decode(body, header, isHTML, bodyCut)
+	limit := c.maxLength
+	if in.MaxLength > 0 && in.MaxLength < limit {
+		limit = in.MaxLength
+	}
+	complete := true
 	if isHTML {
-		page.Title, text = HTMLText(text, res.Request.URL)
+		// The conversion stops well past what can be shown: links to long
+		// URLs can make the text much longer than the page.
+		page.Title, text, complete = htmlText(text, res.Request.URL, 4*limit+4096)
 	} else {
 		text = strings.TrimSpace(text)
 	}
 	page.Length = utf8.RuneCountInString(text)
 
-	limit := c.maxLength
-	if in.MaxLength > 0 && in.MaxLength < limit {
-		limit = in.MaxLength
-	}
 	var notes []string
-	if page.Length > limit {
+	switch {
+	case page.Length > limit && !complete:
+		text = cutRunes(text, limit)
+		page.Truncated = true
+		notes = append(notes, fmt.Sprintf("[The text is cut at %d of its more than %d characters.]", limit, page.Length))
+	case page.Length > limit:
 		text = cutRunes(text, limit)
 		page.Truncated = true
 		notes = append(notes, fmt.Sprintf("[The text is cut at %d of its %d characters.]", limit, page.Length))

@@ -560,3 +560,43 @@ func TestNewToolRejectsBadSettings(t *testing.T) {
 	require.NoError(t, json.Unmarshal(ft.Definition().InputSchema, &schema))
 	assert.Equal(t, []any{"url"}, schema["required"], "max_length is optional")
 }
+
+func TestFetchStaysSmallOnPagesOfLongLinks(t *testing.T) {
+	// A long <base href> turns every short relative link into a long URL:
+	// the URLs are left out, and the conversion stops once the text is
+	// well past what can be shown.
+	long := "https://example.test/" + strings.Repeat("a", 64<<10) + "/"
+	links := strings.Repeat(`<a href="x">y</a> `, 4000)
+	s := newSite(t, map[string]http.HandlerFunc{"/": serve("text/html", `<base href="`+long+`"><p>`+links+`</p>`)})
+	p := page(t, fetch(t, newTool(t, webfetch.WithAllowPrivateAddresses(), webfetch.WithMaxLength(100)), s.URL+"/"))
+	assert.True(t, p.Truncated)
+	assert.Less(t, len(p.Text), 1000)
+	assert.NotContains(t, p.Text, "aaaa", "a link URL over 2 KiB is not shown")
+
+	// Short URLs are shown; a page far longer than the limit is cut with a
+	// lower bound for its length.
+	many := strings.Repeat(`<a href="/page">word</a> `, 50000)
+	s = newSite(t, map[string]http.HandlerFunc{"/": serve("text/html", `<p>`+many+`</p>`)})
+	r := fetch(t, newTool(t, webfetch.WithAllowPrivateAddresses(), webfetch.WithMaxLength(100)), s.URL+"/")
+	p = page(t, r)
+	assert.Contains(t, r.Text(), "of its more than")
+	assert.Less(t, p.Length, 4*100+4096+200, "the conversion stopped early")
+}
+
+func TestFetchRefusesEncodingsItCannotDecode(t *testing.T) {
+	s := newSite(t, map[string]http.HandlerFunc{"/": func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Content-Encoding", "br")
+		_, _ = w.Write([]byte("\x1b\x00\xff"))
+	}})
+	r := fetch(t, newTool(t, webfetch.WithAllowPrivateAddresses()), s.URL+"/")
+	require.True(t, r.IsError)
+	assert.Contains(t, r.Text(), `is encoded with "br", which the tool cannot decode`)
+}
+
+func TestFetchNamesAnEmptyURL(t *testing.T) {
+	r := call(context.Background(), newTool(t), `{"url":"   "}`)
+	require.True(t, r.IsError)
+	assert.Contains(t, r.Text(), "the URL is empty")
+	assert.ErrorIs(t, r.Err, webfetch.ErrRefused)
+}
