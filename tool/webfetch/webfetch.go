@@ -178,7 +178,8 @@ func WithAllowPrivateAddresses() Option { return func(c *config) { c.allowPrivat
 // WithAllowedDomains limits the tool to hosts that are one of domains or a
 // subdomain of one ("go.dev" allows go.dev and pkg.go.dev); "*.go.dev" and
 // ".go.dev" mean go.dev too. The first URL and every redirect are checked.
-// Calls add up.
+// Calls add up. IP addresses are refused: an address has many spellings,
+// which a list of names cannot match.
 func WithAllowedDomains(domains ...string) Option {
 	return func(c *config) { c.allowed = c.addDomains(c.allowed, "WithAllowedDomains", domains) }
 }
@@ -195,6 +196,12 @@ func (c *config) addDomains(list []string, option string, domains []string) []st
 		c.problems = append(c.problems, option+": no domains")
 	}
 	for _, d := range domains {
+		if _, err := netip.ParseAddr(strings.Trim(strings.TrimSpace(d), "[]")); err == nil {
+			// An address has many spellings (::ffff:127.0.0.1, a host name
+			// that resolves to it): a list of names cannot hold it.
+			c.problems = append(c.problems, fmt.Sprintf("%s: %q is an IP address; the lists hold domain names", option, d))
+			continue
+		}
 		n, ok := normalizeDomain(d)
 		if !ok {
 			c.problems = append(c.problems, fmt.Sprintf("%s: %q is not a domain name", option, d))

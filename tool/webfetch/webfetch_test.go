@@ -305,26 +305,28 @@ func TestFetchHonoursDomainLists(t *testing.T) {
 		path string
 		want string // "" for success
 	}{
-		{"allowed host", []webfetch.Option{webfetch.WithAllowedDomains("127.0.0.1")}, "/page", ""},
+		{"allowed host", []webfetch.Option{webfetch.WithAllowedDomains("localhost")}, "/page", ""},
 		{"blocked domain on redirect", []webfetch.Option{webfetch.WithBlockedDomains("tracker.test")},
 			"/to-blocked", "refusing to fetch http://ads.tracker.test/pixel (redirected from BASE/to-blocked): ads.tracker.test is within the blocked domain tracker.test"},
-		{"redirect outside the allowed domains", []webfetch.Option{webfetch.WithAllowedDomains("127.0.0.1", "example.org")},
-			"/to-elsewhere", "refusing to fetch https://elsewhere.test/ (redirected from BASE/to-elsewhere): elsewhere.test is not within the allowed domains (127.0.0.1, example.org)"},
-		{"blocked wins over allowed", []webfetch.Option{webfetch.WithAllowedDomains("127.0.0.1"), webfetch.WithBlockedDomains("127.0.0.1")},
-			"/page", "refusing to fetch BASE/page: 127.0.0.1 is within the blocked domain 127.0.0.1"},
+		{"redirect outside the allowed domains", []webfetch.Option{webfetch.WithAllowedDomains("localhost", "example.org")},
+			"/to-elsewhere", "refusing to fetch https://elsewhere.test/ (redirected from BASE/to-elsewhere): elsewhere.test is not within the allowed domains (localhost, example.org)"},
+		{"blocked wins over allowed", []webfetch.Option{webfetch.WithAllowedDomains("localhost"), webfetch.WithBlockedDomains("localhost")},
+			"/page", "refusing to fetch BASE/page: localhost is within the blocked domain localhost"},
 		{"first URL outside the allowed domains", []webfetch.Option{webfetch.WithAllowedDomains("example.org")},
-			"/page", "refusing to fetch BASE/page: 127.0.0.1 is not within the allowed domains (example.org)"},
+			"/page", "refusing to fetch BASE/page: localhost is not within the allowed domains (example.org)"},
 	}
+	// The lists hold names: the site is reached as localhost.
+	base := strings.Replace(s.URL, "127.0.0.1", "localhost", 1)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ft := newTool(t, append(tt.opts, webfetch.WithAllowPrivateAddresses())...)
-			r := fetch(t, ft, s.URL+tt.path)
+			r := fetch(t, ft, base+tt.path)
 			if tt.want == "" {
 				assert.Equal(t, "ok", page(t, r).Text)
 				return
 			}
 			require.True(t, r.IsError)
-			assert.Equal(t, failed+"webfetch: "+strings.ReplaceAll(tt.want, "BASE", s.URL), r.Text())
+			assert.Equal(t, failed+"webfetch: "+strings.ReplaceAll(tt.want, "BASE", base), r.Text())
 			assert.ErrorIs(t, r.Err, webfetch.ErrRefused)
 			assert.False(t, middleware.IsTransient(r.Err))
 		})
@@ -542,6 +544,8 @@ func TestNewToolRejectsBadSettings(t *testing.T) {
 		{"no allowed domains", []webfetch.Option{webfetch.WithAllowedDomains()}, "WithAllowedDomains: no domains"},
 		{"a URL as a domain", []webfetch.Option{webfetch.WithBlockedDomains("https://example.org/")}, `WithBlockedDomains: "https://example.org/" is not a domain name`},
 		{"an empty domain", []webfetch.Option{webfetch.WithAllowedDomains("go.dev", "")}, `WithAllowedDomains: "" is not a domain name`},
+		{"an IPv4 address", []webfetch.Option{webfetch.WithBlockedDomains("127.0.0.1")}, `WithBlockedDomains: "127.0.0.1" is an IP address; the lists hold domain names`},
+		{"an IPv6 address", []webfetch.Option{webfetch.WithAllowedDomains("[::1]")}, `"[::1]" is an IP address`},
 		{"all problems told", []webfetch.Option{webfetch.WithMaxBytes(0), webfetch.WithMaxLength(0)}, "WithMaxBytes: n must be at least 1; WithMaxLength: n must be at least 1"},
 		{"bad name", []webfetch.Option{webfetch.WithName("web fetch")}, "web fetch"},
 	}
