@@ -196,11 +196,12 @@ func Content(parts []model.Part) []sdk.Content {
 // content as Content describes, the only JSON part (when there is exactly
 // one) also as structured content, IsError from the result's error flag,
 // and the result's Metadata as _meta, but for the framework's own keys
-// (those that start with "trellis."), which stay in-process.
+// (those that start with "trellis."), which stay in-process, and keys the
+// protocol keeps for itself (see MetadataFromMeta).
 func CallToolResult(r tool.Result) *sdk.CallToolResult {
 	res := &sdk.CallToolResult{Content: Content(r.Content), IsError: r.IsError}
 	for k, v := range r.Metadata {
-		if strings.HasPrefix(k, frameworkPrefix) {
+		if strings.HasPrefix(k, frameworkPrefix) || protocolKey(k) {
 			continue
 		}
 		if res.Meta == nil {
@@ -227,7 +228,8 @@ const frameworkPrefix = "trellis."
 
 // MetadataFromMeta converts the _meta of an MCP result into a Trellis
 // result's Metadata: string values as they are, other values as compact
-// JSON. Keys that start with "trellis." are left out, so that no server can
+// JSON (as the client decoded them: an integer beyond 2^53 has lost
+// precision). Keys that start with "trellis." are left out, so that no server can
 // set what the framework records in a tool message's metadata, and so are
 // the keys the protocol reserves for itself (a prefix with a
 // "modelcontextprotocol" or "mcp" label, such as

@@ -128,7 +128,7 @@ func TestResultMetadataTravelsAsMeta(t *testing.T) {
 	// Trellis → MCP: the application's keys go as _meta, the framework's
 	// stay behind.
 	in := tool.Text("ok")
-	in.Metadata = map[string]string{"vendor.example/trace": "t-1", "trellis.handoff.history": "{}"}
+	in.Metadata = map[string]string{"vendor.example/trace": "t-1", "trellis.handoff.history": "{}", "io.modelcontextprotocol/related-task": "x"}
 	res := CallToolResult(in)
 	assert.Equal(t, sdk.Meta{"vendor.example/trace": "t-1"}, res.Meta)
 	raw, err := json.Marshal(res)

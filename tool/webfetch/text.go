@@ -77,7 +77,8 @@ func flatText(page string, budget int) (title, text string, complete bool) {
 		if budget > 0 && b.Len() > budget {
 			return strings.Join(strings.Fields(t.String()), " "), b.String(), false
 		}
-		switch z.Next() {
+		tt := z.Next()
+		switch tt {
 		case html.ErrorToken:
 			return strings.Join(strings.Fields(t.String()), " "), b.String(), true
 		case html.TextToken:
@@ -85,24 +86,30 @@ func flatText(page string, budget int) (title, text string, complete bool) {
 			case inTitle:
 				t.Write(z.Text())
 			case skip == 0:
-				b.WriteString(strings.Join(strings.Fields(string(z.Text())), " "))
-				b.WriteByte(' ')
+				if words := strings.Fields(string(z.Text())); len(words) > 0 {
+					b.WriteString(strings.Join(words, " "))
+					b.WriteByte(' ')
+				}
 			}
-		case html.StartTagToken, html.EndTagToken:
+		case html.StartTagToken, html.EndTagToken, html.SelfClosingTagToken:
 			name, _ := z.TagName()
 			a := atom.Lookup(name)
-			start := z.Token().Type == html.StartTagToken
 			switch {
 			case a == atom.Title:
-				inTitle = start
-			case skipped[a] && a != atom.Head:
-				if start {
+				inTitle = tt == html.StartTagToken
+			case skipped[a] && a != atom.Head && !void[a]:
+				switch {
+				case tt == html.StartTagToken:
 					skip++
-				} else if skip > 0 {
+				case tt == html.EndTagToken && skip > 0:
 					skip--
 				}
+			case a == atom.Body && tt == html.EndTagToken:
+				skip = 0 // what an unclosed element hid ends with the body
 			case blocks[a] > 0 || a == atom.Br:
-				b.WriteByte('\n')
+				if n := b.Len(); n == 0 || b.String()[n-1] != '\n' {
+					b.WriteByte('\n')
+				}
 			}
 		}
 	}
@@ -209,6 +216,9 @@ var skipped = map[atom.Atom]bool{
 	atom.Embed: true, atom.Canvas: true, atom.Select: true, atom.Textarea: true, atom.Audio: true,
 	atom.Video: true, atom.Map: true,
 }
+
+// void are the skipped elements that have no end tag.
+var void = map[atom.Atom]bool{atom.Embed: true}
 
 // blocks are the elements that start and end on lines of their own, and
 // how many line breaks set them apart (2: a blank line).
@@ -421,7 +431,8 @@ func (c *converter) resolve(href string) string {
 		return ""
 	}
 	if c.base != nil {
-		if u.Scheme == "" && u.Host == "" && !strings.HasPrefix(u.Path, "/") && len(c.base.Scheme)+len(c.base.Host)+len(c.base.Path) > maxLinkURL {
+		dir := c.base.Path[:strings.LastIndexByte(c.base.Path, '/')+1]
+		if u.Scheme == "" && u.Host == "" && !strings.HasPrefix(u.Path, "/") && len(c.base.Scheme)+len(c.base.Host)+len(dir) > maxLinkURL {
 			// Relative to a base whose URL alone is over the limit: the
 			// link is left out without building its long URL.
 			return ""
@@ -493,7 +504,7 @@ func (c *converter) text(s string) {
 	if c.afterLink {
 		// "see the guide (URL), then": a word after a link's URL is set
 		// apart from it; punctuation follows it.
-		if r, _ := utf8.DecodeRuneInString(words[0]); !strings.ContainsRune(".,;:!?)]}'\"", r) {
+		if r, _ := utf8.DecodeRuneInString(words[0]); !unicode.IsPunct(r) || strings.ContainsRune("([{¿¡«", r) {
 			c.space = true
 		}
 		c.afterLink = false

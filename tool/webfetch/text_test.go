@@ -23,6 +23,11 @@ func TestHTMLTextBeyondTheParsersDepth(t *testing.T) {
 	assert.Contains(t, text, "x x x")
 	assert.True(t, strings.HasSuffix(text, "end"))
 	assert.NotContains(t, text, "p{}")
+
+	// An element without an end tag hides nothing after it; <br/> breaks
+	// the line as <br> does.
+	_, text = webfetch.HTMLText(strings.Repeat("<div>", 600)+`before <embed src="x.swf"> after<br/>next`, nil)
+	assert.Equal(t, "before after\nnext", text)
 }
 
 func TestHTMLTextSpacesAfterALink(t *testing.T) {
@@ -30,6 +35,14 @@ func TestHTMLTextSpacesAfterALink(t *testing.T) {
 	require.NoError(t, err)
 	_, text := webfetch.HTMLText(`<p>word<a href="/q">link</a>word, <a href="/a">one</a><a href="/b">two</a>. End</p>`, base)
 	assert.Equal(t, "wordlink (https://example.test/q) word, one (https://example.test/a) two (https://example.test/b). End", text)
+	_, text = webfetch.HTMLText(`<p><a href="/g">Go</a>’s guide and <a href="/h">this</a> (see)</p>`, base)
+	assert.Equal(t, "Go (https://example.test/g)’s guide and this (https://example.test/h) (see)", text)
+
+	// A long base's directory decides whether a relative link is shown.
+	long, err := url.Parse("https://example.test/dir/" + strings.Repeat("a", 3000))
+	require.NoError(t, err)
+	_, text = webfetch.HTMLText(`<a href="next.html">next</a>`, long)
+	assert.Equal(t, "next (https://example.test/dir/next.html)", text)
 }
 
 func TestHTMLText(t *testing.T) {

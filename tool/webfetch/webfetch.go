@@ -196,13 +196,13 @@ func (c *config) addDomains(list []string, option string, domains []string) []st
 		c.problems = append(c.problems, option+": no domains")
 	}
 	for _, d := range domains {
-		if _, err := netip.ParseAddr(strings.Trim(strings.TrimSpace(d), "[]")); err == nil {
-			// An address has many spellings (::ffff:127.0.0.1, a host name
-			// that resolves to it): a list of names cannot hold it.
+		n, ok := normalizeDomain(d)
+		if looksLikeAddress(strings.Trim(strings.TrimSpace(d), "[]")) || looksLikeAddress(n) {
+			// An address has many spellings (::ffff:127.0.0.1, 127.1, a
+			// host name that resolves to it): a list of names cannot hold it.
 			c.problems = append(c.problems, fmt.Sprintf("%s: %q is an IP address; the lists hold domain names", option, d))
 			continue
 		}
-		n, ok := normalizeDomain(d)
 		if !ok {
 			c.problems = append(c.problems, fmt.Sprintf("%s: %q is not a domain name", option, d))
 			continue
@@ -375,6 +375,10 @@ func (c *config) fetch(ctx context.Context, in Args) (Page, []string, error) {
 		text = cutRunes(text, limit)
 		page.Truncated = true
 		notes = append(notes, fmt.Sprintf("[The text is cut at %d of its %d characters.]", limit, page.Length))
+	case !complete:
+		// The conversion stopped on a page of mostly white space or markup.
+		page.Truncated = true
+		notes = append(notes, "[The page's text is cut: the rest of the page was not read.]")
 	}
 	if bodyCut {
 		page.Truncated = true
@@ -483,4 +487,20 @@ func (p Page) render(notes []string) string {
 		b.WriteString("\n\n" + n)
 	}
 	return b.String()
+}
+
+// looksLikeAddress reports whether a host is an IP address, or would be
+// read as an IPv4 one: a name whose last label is a number (127.1, 0x7f.1).
+func looksLikeAddress(host string) bool {
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	last := host[strings.LastIndexByte(host, '.')+1:]
+	if last == "" {
+		return false
+	}
+	if strings.HasPrefix(last, "0x") || strings.HasPrefix(last, "0X") {
+		return true
+	}
+	return strings.Trim(last, "0123456789") == ""
 }

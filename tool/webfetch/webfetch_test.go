@@ -546,6 +546,9 @@ func TestNewToolRejectsBadSettings(t *testing.T) {
 		{"an empty domain", []webfetch.Option{webfetch.WithAllowedDomains("go.dev", "")}, `WithAllowedDomains: "" is not a domain name`},
 		{"an IPv4 address", []webfetch.Option{webfetch.WithBlockedDomains("127.0.0.1")}, `WithBlockedDomains: "127.0.0.1" is an IP address; the lists hold domain names`},
 		{"an IPv6 address", []webfetch.Option{webfetch.WithAllowedDomains("[::1]")}, `"[::1]" is an IP address`},
+		{"an address with a final dot", []webfetch.Option{webfetch.WithAllowedDomains("127.0.0.1.")}, `"127.0.0.1." is an IP address`},
+		{"an address as a wildcard", []webfetch.Option{webfetch.WithBlockedDomains("*.10.0.0.1")}, `"*.10.0.0.1" is an IP address`},
+		{"a short IPv4 form", []webfetch.Option{webfetch.WithBlockedDomains("127.1")}, `"127.1" is an IP address`},
 		{"all problems told", []webfetch.Option{webfetch.WithMaxBytes(0), webfetch.WithMaxLength(0)}, "WithMaxBytes: n must be at least 1; WithMaxLength: n must be at least 1"},
 		{"bad name", []webfetch.Option{webfetch.WithName("web fetch")}, "web fetch"},
 	}
@@ -585,6 +588,17 @@ func TestFetchStaysSmallOnPagesOfLongLinks(t *testing.T) {
 	p = page(t, r)
 	assert.Contains(t, r.Text(), "of its more than")
 	assert.Less(t, p.Length, 4*100+4096+200, "the conversion stopped early")
+}
+
+func TestFetchSaysWhenItStoppedEarly(t *testing.T) {
+	// White space counts toward the conversion's budget before it is
+	// collapsed: a page of it can stop the conversion with little text to
+	// show, and the result says so.
+	s := newSite(t, map[string]http.HandlerFunc{"/": serve("text/html", "<pre>"+strings.Repeat("\n", 5000)+"</pre><p>THE END</p>")})
+	r := fetch(t, newTool(t, webfetch.WithAllowPrivateAddresses(), webfetch.WithMaxLength(10)), s.URL+"/")
+	p := page(t, r)
+	assert.True(t, p.Truncated)
+	assert.Contains(t, r.Text(), "[The page's text is cut: the rest of the page was not read.]")
 }
 
 func TestFetchRefusesEncodingsItCannotDecode(t *testing.T) {

@@ -217,20 +217,24 @@ func (w *Toolset) editFileTool() (tool.Tool, error) {
 			}
 			content := string(data)
 			old, repl := in.OldString, in.NewString
-			if strings.Contains(content, "\r\n") && strings.Contains(old, "\n") && !strings.Contains(old, "\r\n") {
-				// read_file shows a CRLF file's lines without their \r:
-				// the model's line breaks are the file's.
-				old, repl = crlf(old), crlf(repl)
-			}
 			first := strings.Index(content, old)
-			count := occurrences(content, old)
+			if first < 0 && strings.Contains(content, "\r\n") && strings.Contains(old, "\n") && !strings.Contains(old, "\r") {
+				// read_file shows CRLF lines without their \r: the model's
+				// line breaks may be the file's.
+				old = crlf(old)
+				first = strings.Index(content, old)
+			}
+			if strings.Contains(content, "\r\n") && !strings.Contains(strings.ReplaceAll(content, "\r\n", ""), "\n") && !strings.Contains(repl, "\r") {
+				repl = crlf(repl) // a CRLF file stays one
+			}
 			switch {
-			case count == 0:
+			case first < 0:
 				return "", fmt.Errorf("old_string occurs 0 times in %q; read the file again and copy the text exactly, with its indentation and line breaks", p)
-			case count > 1 && !in.ReplaceAll:
-				return "", fmt.Errorf("old_string occurs %d times in %q; include more of the surrounding lines to pick one, or set replace_all to replace them all", count, p)
+			case !in.ReplaceAll && strings.Contains(content[first+1:], old):
+				return "", fmt.Errorf("old_string occurs %d times in %q; include more of the surrounding lines to pick one, or set replace_all to replace them all", max(2, strings.Count(content, old)), p)
 			}
 			line := strings.Count(content[:first], "\n") + 1
+			count := 1
 			if in.ReplaceAll {
 				count = strings.Count(content, old) // the replacements made: they cannot overlap
 				content = strings.ReplaceAll(content, old, repl)
@@ -265,20 +269,6 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// occurrences counts the places s occurs in content, overlapping ones
-// included: "}\n}\n" occurs twice in "}\n}\n}\n", and is not unique there.
-func occurrences(content, s string) int {
-	n := 0
-	for i := 0; ; {
-		j := strings.Index(content[i:], s)
-		if j < 0 {
-			return n
-		}
-		n++
-		i += j + 1
-	}
 }
 
 // crlf turns the bare line breaks of s into CRLF ones.

@@ -23,11 +23,12 @@ func compileGlob(pattern string) (glob, error) {
 	if strings.HasPrefix(pattern, "/") {
 		return glob{}, fmt.Errorf("pattern %q is absolute; write it relative to the workspace, such as \"**/*.go\"", pattern)
 	}
+	expanded := pattern
 	if strings.HasSuffix(pattern, "/") {
-		pattern += "**" // a directory: everything below it
+		expanded += "**" // a directory: everything below it
 	}
 	var segs []string
-	for seg := range strings.SplitSeq(pattern, "/") {
+	for seg := range strings.SplitSeq(expanded, "/") {
 		switch seg {
 		case "", ".":
 			continue

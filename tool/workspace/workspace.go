@@ -214,8 +214,12 @@ func clean(p string) (string, error) {
 		return "", &outsideError{path: p, why: "it is absolute; give a path relative to the workspace, such as \"src/main.go\""}
 	}
 	c := path.Clean(p)
-	if c == ".." || strings.HasPrefix(c, "../") || (c != "." && !filepath.IsLocal(native(c))) {
+	switch {
+	case c == ".." || strings.HasPrefix(c, "../"):
 		return "", &outsideError{path: p, why: "it climbs out with \"..\""}
+	case c != "." && !filepath.IsLocal(native(c)):
+		// On Windows: a reserved name (NUL, COM1) or a drive-relative path.
+		return "", &outsideError{path: p, why: "it is not a plain path relative to the workspace on this system"}
 	}
 	return c, nil
 }

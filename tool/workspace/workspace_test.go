@@ -661,4 +661,17 @@ func TestEditFileOverlappingAndCRLF(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(dir, "crlf.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "one\r\ntwo\r\nthree\r\ngamma\r\n", string(got))
+
+	// A new line break in a CRLF file is a CRLF one too.
+	succeed(t, ws, workspace.EditFileName, args{"path": "crlf.txt", "old_string": "gamma", "new_string": "gamma\ndelta"})
+	got, err = os.ReadFile(filepath.Join(dir, "crlf.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "one\r\ntwo\r\nthree\r\ngamma\r\ndelta\r\n", string(got))
+
+	// A file that mixes line breaks is matched as written first.
+	ws, dir = open(t, map[string]string{"mixed.txt": "header\r\nalpha\nbeta\n"})
+	succeed(t, ws, workspace.EditFileName, args{"path": "mixed.txt", "old_string": "alpha\nbeta", "new_string": "gamma\ndelta"})
+	got, err = os.ReadFile(filepath.Join(dir, "mixed.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "header\r\ngamma\ndelta\n", string(got))
 }
