@@ -7,10 +7,10 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/deadline"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -354,7 +354,7 @@ func stopping(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+	if deadline.Passed(ctx) {
 		return context.DeadlineExceeded
 	}
 	return nil

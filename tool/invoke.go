@@ -10,8 +10,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
-	"time"
 
+	"github.com/trellis-go/trellis/internal/deadline"
 	"github.com/trellis-go/trellis/model"
 )
 
@@ -488,7 +488,7 @@ func drain(ctx context.Context, name string, seq iter.Seq2[Result, error]) Resul
 // callErrorResult turns the error a tool returned into a result.
 func callErrorResult(ctx context.Context, name string, err error) Result {
 	switch {
-	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) || deadlinePassed(ctx):
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) || deadline.Passed(ctx):
 		r := ErrorResult(CodeTimeout, fmt.Errorf("tool %q timed out: %w", name, err))
 		r.Status = StatusTimeout
 		return r
@@ -498,15 +498,6 @@ func callErrorResult(ctx context.Context, name string, err error) Result {
 		return r
 	}
 	return ErrorResult(CodeToolError, fmt.Errorf("tool %q failed: %w", name, err))
-}
-
-// deadlinePassed reports whether ctx's deadline is behind us. The context
-// says so itself only once its timer has fired, which on a busy machine can
-// come well after the deadline; a tool that failed after its deadline timed
-// out either way.
-func deadlinePassed(ctx context.Context) bool {
-	d, ok := ctx.Deadline()
-	return ok && !time.Now().Before(d)
 }
 
 func panicResult(name string, p any) Result {

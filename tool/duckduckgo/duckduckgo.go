@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trellis-go/trellis/internal/httpstatus"
 	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -97,7 +98,7 @@ func (e *StatusError) Error() string {
 
 // Transient reports whether the request may succeed if sent again.
 func (e *StatusError) Transient() bool {
-	return e.Status == http.StatusRequestTimeout || e.Status == http.StatusTooManyRequests || e.Status >= 500
+	return httpstatus.Transient(e.Status)
 }
 
 // Option configures the tool.

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/trellis-go/trellis/internal/httpstatus"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -85,7 +86,7 @@ func (e *StatusError) Error() string {
 
 // Transient reports whether the fetch may succeed if made again.
 func (e *StatusError) Transient() bool {
-	return e.Status == http.StatusRequestTimeout || e.Status == http.StatusTooManyRequests || e.Status >= 500
+	return httpstatus.Transient(e.Status)
 }
 
 // fetchError is a fetch that failed on its way: its message names the URL
