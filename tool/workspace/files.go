@@ -49,8 +49,12 @@ type EditFileArgs struct {
 func (w *Toolset) readFileTool() (tool.Tool, error) {
 	desc := fmt.Sprintf("Reads a text file of the workspace. Each line comes prefixed with its number and a tab; the prefix is not part of the file. "+
 		"At most %d lines are shown from offset (limit sets another number), and a note at the end says when the file has more. "+
-		"Files larger than %s and binary files are refused.",
+		"Files larger than %s and binary files are refused. "+
+		"A Jupyter notebook (.ipynb) is shown cell by cell instead of as JSON: each cell's number (from 0), type and id, its source lines numbered from 1 within the cell, and its outputs in short; offset and limit then count the lines of that rendering.",
 		DefaultReadLimit, formatSize(w.cfg.maxFileSize))
+	if !w.cfg.readOnly {
+		desc += " Change a notebook's cells with " + NotebookEditName + "."
+	}
 	return tool.NewFunc(ReadFileName, desc,
 		func(ctx context.Context, in ReadFileArgs) (string, error) {
 			p, err := clean(in.Path)
@@ -60,6 +64,19 @@ func (w *Toolset) readFileTool() (tool.Tool, error) {
 			data, err := w.readText(p, ReadFileName)
 			if err != nil {
 				return "", err
+			}
+			if isNotebook(p) {
+				nb, err := parseNotebook(p, data)
+				if err == nil {
+					return renderNotebook(p, nb, in.Offset, in.Limit)
+				}
+				// A broken notebook is shown as the text it is, for the model
+				// to see what is wrong and mend it.
+				text, terr := numbered(p, data, in.Offset, in.Limit)
+				if terr != nil {
+					return "", terr
+				}
+				return fmt.Sprintf("[%v; its text follows]\n%s", err, text), nil
 			}
 			return numbered(p, data, in.Offset, in.Limit)
 		},
@@ -228,6 +245,8 @@ func (w *Toolset) editFileTool() (tool.Tool, error) {
 				repl = crlf(repl) // a CRLF file stays one
 			}
 			switch {
+			case first < 0 && isNotebook(p):
+				return "", fmt.Errorf("old_string occurs 0 times in %q; read_file shows a notebook's cells, not the JSON the file holds: change a cell with %s", p, NotebookEditName)
 			case first < 0:
 				return "", fmt.Errorf("old_string occurs 0 times in %q; read the file again and copy the text exactly, with its indentation and line breaks", p)
 			case !in.ReplaceAll && strings.Contains(content[first+1:], old):

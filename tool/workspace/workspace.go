@@ -18,11 +18,12 @@ import (
 
 // The names of the tools a Toolset offers.
 const (
-	ReadFileName  = "read_file"
-	ListFilesName = "list_files"
-	GrepName      = "grep"
-	WriteFileName = "write_file"
-	EditFileName  = "edit_file"
+	ReadFileName     = "read_file"
+	ListFilesName    = "list_files"
+	GrepName         = "grep"
+	WriteFileName    = "write_file"
+	EditFileName     = "edit_file"
+	NotebookEditName = "notebook_edit"
 )
 
 // DefaultName is the toolset's name unless WithName says otherwise.
@@ -84,12 +85,13 @@ func WithName(name string) Option {
 }
 
 // WithReadOnly offers only the tools that change nothing: read_file,
-// list_files and grep.
+// list_files and grep (not write_file, edit_file and notebook_edit).
 func WithReadOnly() Option { return func(c *config) { c.readOnly = true } }
 
 // WithMaxFileSize sets the size, in bytes, of the largest file read_file
-// shows, edit_file edits and grep searches (DefaultMaxFileSize unless
-// set); n must be at least 1. It does not limit write_file.
+// shows, edit_file and notebook_edit edit and grep searches
+// (DefaultMaxFileSize unless set); n must be at least 1. It does not limit
+// write_file.
 func WithMaxFileSize(n int64) Option {
 	return func(c *config) {
 		if n < 1 {
@@ -119,17 +121,17 @@ type Toolset struct {
 	fsys   fs.FS
 	tools  []tool.Tool
 	closed atomic.Bool
-	// writing serializes write_file and edit_file, so that two edits of one
-	// file never interleave their reads and writes.
+	// writing serializes write_file, edit_file and notebook_edit, so that
+	// two edits of one file never interleave their reads and writes.
 	writing sync.Mutex
 }
 
 var _ tool.Toolset = (*Toolset)(nil)
 
 // New opens the directory dir as a workspace and returns the toolset whose
-// tools work in it: read_file, list_files, grep, write_file and edit_file
-// (the first three alone with WithReadOnly). dir must exist and be a
-// directory.
+// tools work in it: read_file, list_files, grep, write_file, edit_file and
+// notebook_edit (the first three alone with WithReadOnly). dir must exist
+// and be a directory.
 //
 // Every access goes through an os.Root opened on dir, so no path a model
 // gives, symbolic links included, reaches a file outside it: paths are
@@ -170,7 +172,7 @@ func New(dir string, opts ...Option) (*Toolset, error) {
 func (w *Toolset) build() error {
 	makers := []func() (tool.Tool, error){w.readFileTool, w.listFilesTool, w.grepTool}
 	if !w.cfg.readOnly {
-		makers = append(makers, w.writeFileTool, w.editFileTool)
+		makers = append(makers, w.writeFileTool, w.editFileTool, w.notebookEditTool)
 	}
 	for _, mk := range makers {
 		t, err := mk()

@@ -135,7 +135,7 @@ func TestToolsetOffersItsTools(t *testing.T) {
 		set   string
 		tools []string
 	}{
-		{"default", nil, workspace.DefaultName, []string{"read_file", "list_files", "grep", "write_file", "edit_file"}},
+		{"default", nil, workspace.DefaultName, []string{"read_file", "list_files", "grep", "write_file", "edit_file", "notebook_edit"}},
 		{"read-only", []workspace.Option{workspace.WithReadOnly(), workspace.WithName("docs"), nil}, "docs", []string{"read_file", "list_files", "grep"}},
 	}
 	for _, tt := range tests {
@@ -155,11 +155,12 @@ func TestToolsetOffersItsTools(t *testing.T) {
 
 	ws, _ := open(t, nil)
 	for name, want := range map[string]tool.Metadata{
-		workspace.ReadFileName:  {ReadOnly: true, SearchOrRead: true, ConcurrencySafe: true},
-		workspace.ListFilesName: {ReadOnly: true, SearchOrRead: true, ConcurrencySafe: true},
-		workspace.GrepName:      {ReadOnly: true, SearchOrRead: true, ConcurrencySafe: true},
-		workspace.WriteFileName: {Destructive: true},
-		workspace.EditFileName:  {Destructive: true},
+		workspace.ReadFileName:     {ReadOnly: true, SearchOrRead: true, ConcurrencySafe: true},
+		workspace.ListFilesName:    {ReadOnly: true, SearchOrRead: true, ConcurrencySafe: true},
+		workspace.GrepName:         {ReadOnly: true, SearchOrRead: true, ConcurrencySafe: true},
+		workspace.WriteFileName:    {Destructive: true},
+		workspace.EditFileName:     {Destructive: true},
+		workspace.NotebookEditName: {Destructive: true},
 	} {
 		assert.Equal(t, want, tool.MetadataOf(find(t, ws, name)), name)
 	}
