@@ -1,0 +1,457 @@
+package a2a
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"maps"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/trellis-go/trellis/internal/httpstatus"
+	"github.com/trellis-go/trellis/model"
+)
+
+// Client talks to one remote agent: it reads the agent's card and calls its
+// JSON-RPC endpoint, in protocol 1.0 or, when the card offers nothing
+// newer, 0.3. It is safe for concurrent use.
+type Client struct {
+	cfg     config
+	cardURL *url.URL
+	http    *http.Client
+	ids     atomic.Int64
+
+	mu   sync.Mutex
+	card *Card
+	ep   endpoint
+}
+
+// NewClient returns a client for the agent at baseURL, whose card is at
+// baseURL + CardPath (or at baseURL itself when it ends in ".json"). It
+// reads nothing yet: the card is fetched on first use (Card). Options that
+// configure tools (WithName, ...) become the defaults of Client.Tool.
+func NewClient(baseURL string, opts ...Option) (*Client, error) {
+	cfg := newConfig(opts)
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	u, err := cardURL(baseURL)
+	if err != nil {
+		return nil, err
+	}
+	hc := cfg.httpClient
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	return &Client{cfg: cfg, cardURL: u, http: hc}, nil
+}
+
+// Card fetches the agent's card, the first time, and checks that the
+// client can talk to the agent: the card is JSON, names the agent, and
+// offers a JSON-RPC interface in protocol 1.x or 0.3. Its errors say what
+// is wrong and match ErrCardNotFound, ErrInvalidCard, ErrNoJSONRPC,
+// ErrUnsupportedVersion, or are a *StatusError. A card that was read is
+// kept; a failure is not, so the next call tries again. The card
+// returned is the client's: do not modify it.
+func (c *Client) Card(ctx context.Context) (*Card, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.card != nil {
+		return c.card, nil
+	}
+	card, ep, err := c.fetchCard(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.card, c.ep = card, ep
+	return card, nil
+}
+
+// endpoint returns the endpoint chosen from the card, reading it first if
+// needed.
+func (c *Client) endpoint(ctx context.Context) (endpoint, error) {
+	if _, err := c.Card(ctx); err != nil {
+		return endpoint{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ep, nil
+}
+
+func (c *Client) fetchCard(ctx context.Context) (*Card, endpoint, error) {
+	where := c.cardURL.String()
+	resp, err := c.do(ctx, func() (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, where, nil)
+		if err == nil {
+			req.Header.Set("Accept", "application/json")
+		}
+		return req, err
+	})
+	if err != nil {
+		return nil, endpoint{}, fmt.Errorf("a2a: fetching the agent card %s: %w", where, err)
+	}
+	defer resp.Body.Close()
+	body, err := readLimited(resp.Body, c.cfg.maxBytes)
+	if err != nil {
+		return nil, endpoint{}, fmt.Errorf("a2a: reading the agent card %s: %w", where, err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return nil, endpoint{}, fmt.Errorf("%w at %s (404): is the base URL the agent's?", ErrCardNotFound, where)
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		return nil, endpoint{}, &StatusError{URL: where, Status: resp.StatusCode, Body: snippet(body)}
+	}
+	var card Card
+	if err := json.Unmarshal(body, &card); err != nil {
+		ct := resp.Header.Get("Content-Type")
+		return nil, endpoint{}, fmt.Errorf("%w: %s is not a JSON agent card (Content-Type %q, %v): %s", ErrInvalidCard, where, ct, err, snippet(body))
+	}
+	if err := card.check(); err != nil {
+		return nil, endpoint{}, fmt.Errorf("%w (%s)", err, where)
+	}
+	ep, err := card.endpoint(c.cardURL)
+	if err != nil {
+		return nil, endpoint{}, fmt.Errorf("%w (agent %q, card %s)", err, card.Name, where)
+	}
+	return &card, ep, nil
+}
+
+// SendRequest is what SendMessage and SendStreamingMessage send.
+type SendRequest struct {
+	// Message is the message. Its MessageID is made when empty, and its
+	// Role is RoleUser when empty.
+	Message Message
+	// ReturnImmediately asks the agent to answer as soon as the task
+	// exists, rather than when it ends or waits for input (0.3: blocking
+	// false).
+	ReturnImmediately bool
+	// HistoryLength caps the messages of the task's history in the answer;
+	// nil leaves it to the agent.
+	HistoryLength *int
+	// AcceptedOutputModes are the media types the client accepts.
+	AcceptedOutputModes []string
+	// Metadata is the request's metadata.
+	Metadata map[string]any
+}
+
+type sendParams struct {
+	Message       Message         `json:"message"`
+	Configuration *sendConfigJSON `json:"configuration,omitempty"`
+	Metadata      map[string]any  `json:"metadata,omitempty"`
+}
+
+type sendConfigJSON struct {
+	AcceptedOutputModes []string `json:"acceptedOutputModes,omitempty"`
+	HistoryLength       *int     `json:"historyLength,omitempty"`
+	ReturnImmediately   bool     `json:"returnImmediately,omitempty"`
+}
+
+// params returns the params of the request in the endpoint's generation.
+func (r *SendRequest) params(ep endpoint) any {
+	msg := r.Message
+	if msg.MessageID == "" {
+		msg.MessageID = newID()
+	}
+	if msg.Role == "" {
+		msg.Role = RoleUser
+	}
+	if ep.legacy {
+		blocking := !r.ReturnImmediately
+		return legacySendParams{
+			Message: toLegacyMessage(&msg),
+			Configuration: &legacySendConfigJSON{
+				AcceptedOutputModes: r.AcceptedOutputModes, HistoryLength: r.HistoryLength, Blocking: &blocking,
+			},
+			Metadata: r.Metadata,
+		}
+	}
+	p := sendParams{Message: msg, Metadata: r.Metadata}
+	if r.ReturnImmediately || r.HistoryLength != nil || len(r.AcceptedOutputModes) > 0 {
+		p.Configuration = &sendConfigJSON{AcceptedOutputModes: r.AcceptedOutputModes, HistoryLength: r.HistoryLength, ReturnImmediately: r.ReturnImmediately}
+	}
+	return p
+}
+
+func method(ep endpoint, v1, legacy string) string {
+	if ep.legacy {
+		return legacy
+	}
+	return v1
+}
+
+// SendMessage sends a message and returns the agent's answer: an Event
+// holding a Task (whose state may still be working, when the agent answers
+// before it is done) or a Message. A JSON-RPC error is an *RPCError.
+func (c *Client) SendMessage(ctx context.Context, req SendRequest) (Event, error) {
+	ep, err := c.endpoint(ctx)
+	if err != nil {
+		return Event{}, err
+	}
+	m := method(ep, MethodSendMessage, LegacyMethodSend)
+	result, err := c.call(ctx, ep, m, req.params(ep))
+	if err != nil {
+		return Event{}, err
+	}
+	ev, err := decodeEvent(m, result)
+	if err != nil {
+		return Event{}, err
+	}
+	if ev.Task == nil && ev.Message == nil {
+		return Event{}, fmt.Errorf("%w: %s: the result is neither a task nor a message: %s", ErrInvalidResponse, m, snippet(result))
+	}
+	return ev, nil
+}
+
+// SendStreamingMessage sends a message and yields the events of the
+// stream the agent answers with: a Task or a Message first, then status
+// and artifact updates, until the task ends or waits for input. An error
+// ends the sequence; breaking out of the loop closes the stream.
+func (c *Client) SendStreamingMessage(ctx context.Context, req SendRequest) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		ep, err := c.endpoint(ctx)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		m := method(ep, MethodSendStreamingMessage, LegacyMethodStream)
+		c.stream(ctx, ep, m, req.params(ep), yield)
+	}
+}
+
+// SubscribeToTask yields the events of a task that has not ended: the task
+// as it is, then its updates, until it ends or waits for input.
+func (c *Client) SubscribeToTask(ctx context.Context, id string) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		ep, err := c.endpoint(ctx)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		m := method(ep, MethodSubscribeToTask, LegacyMethodResubscribe)
+		c.stream(ctx, ep, m, map[string]any{"id": id}, yield)
+	}
+}
+
+// GetTask returns the task with the given ID. historyLength, when not
+// nil, caps the messages of its history.
+func (c *Client) GetTask(ctx context.Context, id string, historyLength *int) (*Task, error) {
+	ep, err := c.endpoint(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := method(ep, MethodGetTask, LegacyMethodGetTask)
+	params := map[string]any{"id": id}
+	if historyLength != nil {
+		params["historyLength"] = *historyLength
+	}
+	result, err := c.call(ctx, ep, m, params)
+	if err != nil {
+		return nil, err
+	}
+	return decodeTask(m, result)
+}
+
+// CancelTask asks the agent to cancel the task with the given ID and
+// returns the task as the agent then reports it.
+func (c *Client) CancelTask(ctx context.Context, id string) (*Task, error) {
+	ep, err := c.endpoint(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := method(ep, MethodCancelTask, LegacyMethodCancelTask)
+	result, err := c.call(ctx, ep, m, map[string]any{"id": id})
+	if err != nil {
+		return nil, err
+	}
+	return decodeTask(m, result)
+}
+
+// call sends one JSON-RPC request and returns its result.
+func (c *Client) call(ctx context.Context, ep endpoint, m string, params any) (json.RawMessage, error) {
+	resp, err := c.post(ctx, ep, m, params, false)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := readLimited(resp.Body, c.cfg.maxBytes)
+	if err != nil {
+		return nil, fmt.Errorf("a2a: %s: %w", m, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, statusFailure(ep.url, m, resp.StatusCode, body)
+	}
+	return decodeResponse(m, body)
+}
+
+// statusFailure is the error of a request answered with a status outside
+// 2xx: the JSON-RPC error its body holds, if any, else a *StatusError.
+func statusFailure(where, m string, status int, body []byte) error {
+	if _, err := decodeResponse(m, body); err != nil {
+		if rpcErr, ok := errors.AsType[*RPCError](err); ok {
+			return rpcErr
+		}
+	}
+	return &StatusError{URL: where, Status: status, Body: snippet(body)}
+}
+
+// stream sends one JSON-RPC request whose answer is a stream of events and
+// yields them.
+func (c *Client) stream(ctx context.Context, ep endpoint, m string, params any, yield func(Event, error) bool) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // closes the stream when the consumer stops early
+	resp, err := c.post(ctx, ep, m, params, true)
+	if err != nil {
+		yield(Event{}, err)
+		return
+	}
+	defer resp.Body.Close()
+	mediaType, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 || mediaType != "text/event-stream" {
+		// An error, or an agent that answered with one JSON response.
+		body, err := readLimited(resp.Body, c.cfg.maxBytes)
+		switch {
+		case err != nil:
+			yield(Event{}, fmt.Errorf("a2a: %s: %w", m, err))
+		case resp.StatusCode < 200 || resp.StatusCode > 299:
+			yield(Event{}, statusFailure(ep.url, m, resp.StatusCode, body))
+		default:
+			result, err := decodeResponse(m, body)
+			if err != nil {
+				yield(Event{}, err)
+				return
+			}
+			yield(decodeEvent(m, result))
+		}
+		return
+	}
+	sse := newSSEReader(resp.Body, c.cfg.maxBytes)
+	for {
+		data, err := sse.next()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				yield(Event{}, fmt.Errorf("a2a: %s: reading the stream: %w", m, err))
+			} else {
+				yield(Event{}, ctx.Err())
+			}
+			return
+		}
+		result, err := decodeResponse(m, data)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		ev, err := decodeEvent(m, result)
+		if !yield(ev, err) || err != nil {
+			return
+		}
+	}
+}
+
+// post sends one JSON-RPC request, again after a transient status within
+// the retry budget, and returns the answer, whatever its status.
+func (c *Client) post(ctx context.Context, ep endpoint, m string, params any, stream bool) (*http.Response, error) {
+	body, err := json.Marshal(rpcRequest{JSONRPC: "2.0", ID: c.ids.Add(1), Method: m, Params: params})
+	if err != nil {
+		return nil, fmt.Errorf("a2a: %s: encoding the request: %w", m, err)
+	}
+	resp, err := c.do(ctx, func() (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.url, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if stream {
+			req.Header.Set("Accept", "text/event-stream")
+		} else {
+			req.Header.Set("Accept", "application/json")
+		}
+		req.Header.Set(VersionHeader, ep.version())
+		return req, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("a2a: %s: %w", m, err)
+	}
+	return resp, nil
+}
+
+// do sends the request newReq makes, with the client's headers, again
+// after a transient status within the retry budget. It returns the last
+// answer whatever its status; the caller closes its body.
+func (c *Client) do(ctx context.Context, newReq func() (*http.Request, error)) (*http.Response, error) {
+	wait := c.cfg.retryWait
+	for attempt := 0; ; attempt++ {
+		req, err := newReq()
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range maps.All(c.cfg.headers) {
+			req.Header[k] = slices.Clone(v)
+		}
+		if c.cfg.headerFunc != nil {
+			if err := c.cfg.headerFunc(ctx, req.Header); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrHeaderRefused, err)
+			}
+		}
+		resp, err := c.http.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		if !httpstatus.Transient(resp.StatusCode) || attempt >= c.cfg.retries {
+			return resp, nil
+		}
+		d := wait
+		if ra, ok := model.RetryAfter(resp.Header, time.Now()); ok {
+			d = ra
+		}
+		if d > c.cfg.maxRetryWait {
+			return resp, nil // the caller reports the status
+		}
+		// Read a little of the body so that the connection can be reused.
+		_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
+		resp.Body.Close()
+		if err := sleep(ctx, d); err != nil {
+			return nil, err
+		}
+		wait = min(wait*2, c.cfg.maxRetryWait)
+	}
+}
+
+// readLimited reads r to its end, failing with ErrResponseTooLarge past
+// max bytes.
+func readLimited(r io.Reader, max int) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, int64(max)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > max {
+		return nil, fmt.Errorf("%w: the answer exceeds %d bytes", ErrResponseTooLarge, max)
+	}
+	return b, nil
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

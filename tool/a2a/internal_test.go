@@ -1,0 +1,194 @@
+package a2a
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/nodes"
+)
+
+func TestSSEReader(t *testing.T) {
+	stream := ": keep-alive\r\n\r\n" +
+		"event: message\r\nid: 1\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\n" +
+		"retry: 100\n\n" + // no data: no event
+		"data:no-space\n\n" +
+		"data\n\n" + // a data field without a value: an empty line of data
+		"data: last without blank line"
+	r := newSSEReader(strings.NewReader(stream), 1024)
+	var got []string
+	for {
+		data, err := r.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		got = append(got, string(data))
+	}
+	assert.Equal(t, []string{"{\"a\":\n1}", "no-space", "", "last without blank line"}, got)
+
+	r = newSSEReader(strings.NewReader("data: "+strings.Repeat("x", 2000)+"\n\n"), 1024)
+	_, err := r.next()
+	assert.ErrorIs(t, err, ErrResponseTooLarge)
+	r = newSSEReader(strings.NewReader(strings.Repeat("data: xxxxxxxx\n", 200)+"\n"), 1024)
+	_, err = r.next()
+	assert.ErrorIs(t, err, ErrResponseTooLarge, "many lines of one event add up")
+}
+
+func TestWriteSSE(t *testing.T) {
+	var b strings.Builder
+	require.NoError(t, writeSSE(&b, []byte("{\"a\":\n1}")))
+	assert.Equal(t, "data: {\"a\":\ndata: 1}\n\n", b.String())
+	r := newSSEReader(strings.NewReader(b.String()), 1024)
+	data, err := r.next()
+	require.NoError(t, err)
+	assert.Equal(t, "{\"a\":\n1}", string(data))
+}
+
+func TestPartJSON(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     Part
+		out      string // the 1.0 form
+	}{
+		{"text 1.0", `{"text":"hi","metadata":{"k":1}}`, Part{Kind: PartText, Text: "hi", Metadata: map[string]any{"k": float64(1)}}, `{"text":"hi","metadata":{"k":1}}`},
+		{"empty text", `{"text":""}`, Part{Kind: PartText}, `{"text":""}`},
+		{"text 0.3", `{"kind":"text","text":"hi"}`, Part{Kind: PartText, Text: "hi"}, `{"text":"hi"}`},
+		{"data 1.0", `{"data":[1,2],"mediaType":"application/json"}`, Part{Kind: PartData, Data: json.RawMessage(`[1,2]`), MediaType: "application/json"}, `{"data":[1,2],"mediaType":"application/json"}`},
+		{"data 0.3", `{"kind":"data","data":{"x":true}}`, Part{Kind: PartData, Data: json.RawMessage(`{"x":true}`)}, `{"data":{"x":true}}`},
+		{"url 1.0", `{"url":"https://e.com/a.pdf","filename":"a.pdf","mediaType":"application/pdf"}`, Part{Kind: PartURL, URL: "https://e.com/a.pdf", Filename: "a.pdf", MediaType: "application/pdf"}, `{"url":"https://e.com/a.pdf","filename":"a.pdf","mediaType":"application/pdf"}`},
+		{"file uri 0.3", `{"kind":"file","file":{"uri":"https://e.com/a.pdf","name":"a.pdf","mimeType":"application/pdf"}}`, Part{Kind: PartURL, URL: "https://e.com/a.pdf", Filename: "a.pdf", MediaType: "application/pdf"}, `{"url":"https://e.com/a.pdf","filename":"a.pdf","mediaType":"application/pdf"}`},
+		{"raw 1.0", `{"raw":"aGVsbG8=","mediaType":"image/png"}`, Part{Kind: PartRaw, Raw: []byte("hello"), MediaType: "image/png"}, `{"raw":"aGVsbG8=","mediaType":"image/png"}`},
+		{"file bytes 0.3", `{"kind":"file","file":{"bytes":"aGVsbG8","mimeType":"image/png"}}`, Part{Kind: PartRaw, Raw: []byte("hello"), MediaType: "image/png"}, `{"raw":"aGVsbG8=","mediaType":"image/png"}`},
+		{"unknown", `{"hologram":{}}`, Part{}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p Part
+			require.NoError(t, json.Unmarshal([]byte(tc.in), &p))
+			assert.Equal(t, tc.want, p)
+			out, err := json.Marshal(p)
+			if tc.out == "" {
+				assert.Error(t, err, "a part without content cannot be written")
+				return
+			}
+			require.NoError(t, err)
+			assert.JSONEq(t, tc.out, string(out))
+		})
+	}
+}
+
+func TestLegacyShapes(t *testing.T) {
+	ts := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	task := &Task{
+		ID: "t", ContextID: "c",
+		Status: TaskStatus{State: StateInputRequired, Timestamp: ts, Message: &Message{MessageID: "m", Role: RoleAgent, Parts: []Part{TextPart("?")}}},
+		Artifacts: []Artifact{{ArtifactID: "a", Parts: []Part{
+			DataPart(json.RawMessage(`{"x":1}`)), DataPart(json.RawMessage(`[1]`)), FilePart("https://e.com/f", "text/plain", "f"), RawPart([]byte("hi"), "image/png", ""),
+		}}},
+	}
+	out, err := json.Marshal(legacyEvent(Event{Task: task}))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"kind":"task","id":"t","contextId":"c",
+		"status":{"state":"input-required","timestamp":"2026-03-01T10:00:00.000Z","message":{"kind":"message","messageId":"m","role":"agent","parts":[{"kind":"text","text":"?"}]}},
+		"artifacts":[{"artifactId":"a","parts":[
+			{"kind":"data","data":{"x":1}},
+			{"kind":"text","text":"[1]"},
+			{"kind":"file","file":{"uri":"https://e.com/f","mimeType":"text/plain","name":"f"}},
+			{"kind":"file","file":{"bytes":"aGk=","mimeType":"image/png"}}]}]}`, string(out))
+
+	// And it reads back.
+	var ev Event
+	require.NoError(t, json.Unmarshal(out, &ev))
+	require.NotNil(t, ev.Task)
+	assert.Equal(t, StateInputRequired, ev.Task.Status.State)
+	assert.Equal(t, RoleAgent, ev.Task.Status.Message.Role)
+	assert.Equal(t, ts, ev.Task.Status.Timestamp)
+
+	out, err = json.Marshal(legacyEvent(Event{StatusUpdate: &StatusUpdate{TaskID: "t", ContextID: "c", Status: TaskStatus{State: StateWorking}}}))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"kind":"status-update","taskId":"t","contextId":"c","status":{"state":"working"},"final":false}`, string(out))
+}
+
+func TestTaskStates(t *testing.T) {
+	for name, want := range map[string]TaskState{
+		`"completed"`: StateCompleted, `"TASK_STATE_COMPLETED"`: StateCompleted, `"cancelled"`: StateCanceled,
+		`"input-required"`: StateInputRequired, `"unknown"`: StateUnspecified, `""`: StateUnspecified,
+		`"TASK_STATE_NEW"`: "TASK_STATE_NEW",
+	} {
+		var s TaskState
+		require.NoError(t, json.Unmarshal([]byte(name), &s))
+		assert.Equal(t, want, s, name)
+	}
+	assert.True(t, StateRejected.Terminal())
+	assert.True(t, StateAuthRequired.Interrupted())
+	assert.True(t, StateSubmitted.Active())
+	s := TaskState("TASK_STATE_NEW")
+	assert.False(t, s.Active() || s.Terminal() || s.Interrupted())
+}
+
+func TestProtocolGeneration(t *testing.T) {
+	for v, want := range map[string]string{
+		"1.0": "1", "1": "1", "1.2.3": "1", "v1.0": "1", "0.3": "0.3", "0.3.0": "0.3",
+		"0.2.6": "", "2.0": "", "": "", "one": "",
+	} {
+		assert.Equal(t, want, protocolGeneration(v), v)
+	}
+}
+
+func TestCardEndpointPrefersNewest(t *testing.T) {
+	base, _ := url.Parse("https://agent.example.com/.well-known/agent-card.json")
+	card := Card{Name: "x", SupportedInterfaces: []Interface{
+		{URL: "/v03", ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
+		{URL: "https://agent.example.com/grpc", ProtocolBinding: "GRPC", ProtocolVersion: "1.0"},
+		{URL: "/v1", ProtocolBinding: "jsonrpc", ProtocolVersion: "1.1"},
+	}}
+	ep, err := card.endpoint(base)
+	require.NoError(t, err)
+	assert.Equal(t, endpoint{url: "https://agent.example.com/v1"}, ep, "1.x wins, relative URLs resolve")
+	card.SupportedInterfaces = card.SupportedInterfaces[:2]
+	ep, err = card.endpoint(base)
+	require.NoError(t, err)
+	assert.Equal(t, endpoint{url: "https://agent.example.com/v03", legacy: true}, ep)
+}
+
+func TestToolName(t *testing.T) {
+	for in, want := range map[string]string{
+		"Currency Agent": "currency_agent", "  Weather-Bot 3000!! ": "weather-bot_3000", "日本語": "remote_agent",
+		strings.Repeat("a", 80): strings.Repeat("a", 64), "a__b": "a_b",
+	} {
+		assert.Equal(t, want, toolName(in), in)
+	}
+}
+
+func TestQuestionText(t *testing.T) {
+	ins := []graph.PendingInterrupt{
+		{Payload: nodes.Question{Question: "Which city?", Choices: []string{"Paris", "Rome"}}},
+		{Payload: json.RawMessage(`{"question":"How many nights?","call_id":"c1"}`)},
+		{Payload: "Approve the refund?"},
+		{Payload: map[string]any{"amount": 5}},
+	}
+	assert.Equal(t, "Which city?\nChoices: Paris, Rome\n\nHow many nights?\n\nApprove the refund?\n\n{\"amount\":5}", questionText(ins))
+	assert.Equal(t, "The agent needs more input to go on.", questionText(nil))
+}
+
+func TestAnswerOpenCalls(t *testing.T) {
+	msgs := []model.Message{
+		model.User("hi"),
+		model.Assistant("", model.ToolCall{ID: "c1", Name: "a"}, model.ToolCall{ID: "c2", Name: "b"}),
+		model.ToolMessage("c1", "a", false, model.TextPart("ok")),
+	}
+	out := answerOpenCalls(msgs)
+	require.Len(t, out, 4)
+	assert.Equal(t, "c2", out[3].ToolCallID)
+	assert.True(t, out[3].IsError)
+	assert.Len(t, answerOpenCalls(out), 4, "nothing left to answer")
+}

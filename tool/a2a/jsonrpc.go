@@ -1,0 +1,199 @@
+package a2a
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/trellis-go/trellis/internal/textcut"
+)
+
+// The JSON-RPC method names of the two protocol generations.
+const (
+	MethodSendMessage          = "SendMessage"
+	MethodSendStreamingMessage = "SendStreamingMessage"
+	MethodGetTask              = "GetTask"
+	MethodListTasks            = "ListTasks"
+	MethodCancelTask           = "CancelTask"
+	MethodSubscribeToTask      = "SubscribeToTask"
+	MethodGetExtendedAgentCard = "GetExtendedAgentCard"
+
+	LegacyMethodSend        = "message/send"
+	LegacyMethodStream      = "message/stream"
+	LegacyMethodGetTask     = "tasks/get"
+	LegacyMethodCancelTask  = "tasks/cancel"
+	LegacyMethodResubscribe = "tasks/resubscribe"
+)
+
+// rpcRequest is a JSON-RPC 2.0 request as a client writes it.
+type rpcRequest struct {
+	JSONRPC string `json:"jsonrpc"`
+	ID      int64  `json:"id"`
+	Method  string `json:"method"`
+	Params  any    `json:"params,omitempty"`
+}
+
+// rpcResponse is a JSON-RPC 2.0 response.
+type rpcResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *rpcErrorJSON   `json:"error,omitempty"`
+}
+
+type rpcErrorJSON struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// decodeResponse reads a JSON-RPC response to method and returns its
+// result, an *RPCError for an error response, or an error matching
+// ErrInvalidResponse.
+func decodeResponse(method string, body []byte) (json.RawMessage, error) {
+	var resp rpcResponse
+	if err := json.Unmarshal(body, &resp); err != nil {
+		return nil, fmt.Errorf("%w: %s: the answer is not a JSON-RPC response (%v): %s", ErrInvalidResponse, method, err, snippet(body))
+	}
+	if resp.Error != nil {
+		return nil, &RPCError{Method: method, Code: resp.Error.Code, Message: resp.Error.Message, Data: resp.Error.Data}
+	}
+	if len(resp.Result) == 0 || bytes.Equal(resp.Result, []byte("null")) {
+		return nil, fmt.Errorf("%w: %s: the JSON-RPC response has neither a result nor an error: %s", ErrInvalidResponse, method, snippet(body))
+	}
+	return resp.Result, nil
+}
+
+// decodeEvent reads the result of SendMessage or an element of a stream:
+// a Task, a Message, a StatusUpdate or an ArtifactUpdate, in 1.0 or 0.3
+// form.
+func decodeEvent(method string, result json.RawMessage) (Event, error) {
+	var ev Event
+	if err := json.Unmarshal(result, &ev); err != nil {
+		return Event{}, fmt.Errorf("%w: %s: unreadable result (%v): %s", ErrInvalidResponse, method, err, snippet(result))
+	}
+	switch {
+	case ev.Task != nil && ev.Task.ID == "":
+		return Event{}, fmt.Errorf("%w: %s: a task without an id: %s", ErrInvalidResponse, method, snippet(result))
+	case ev.StatusUpdate != nil && ev.StatusUpdate.TaskID == "",
+		ev.ArtifactUpdate != nil && ev.ArtifactUpdate.TaskID == "":
+		return Event{}, fmt.Errorf("%w: %s: an update without a taskId: %s", ErrInvalidResponse, method, snippet(result))
+	}
+	return ev, nil
+}
+
+// decodeTask reads the result of GetTask or CancelTask: a Task, bare (both
+// generations) or, leniently, wrapped as SendMessage wraps it.
+func decodeTask(method string, result json.RawMessage) (*Task, error) {
+	ev, err := decodeEvent(method, result)
+	if err == nil && ev.Task != nil {
+		return ev.Task, nil
+	}
+	var t Task
+	if err := json.Unmarshal(result, &t); err != nil || t.ID == "" {
+		return nil, fmt.Errorf("%w: %s: the result is not a task: %s", ErrInvalidResponse, method, snippet(result))
+	}
+	return &t, nil
+}
+
+// snippet quotes the start of body for error messages.
+func snippet(body []byte) string {
+	return fmt.Sprintf("%q", textcut.Clip(string(bytes.TrimSpace(body)), 200, "..."))
+}
+
+// sseReader reads the events of a text/event-stream, returning the data of
+// each. It holds at most max bytes of one event.
+type sseReader struct {
+	r   *bufio.Reader
+	max int
+}
+
+func newSSEReader(r io.Reader, max int) *sseReader {
+	return &sseReader{r: bufio.NewReaderSize(r, 16<<10), max: max}
+}
+
+// next returns the data of the next event that has some, or io.EOF at the
+// end of the stream. An event cut short by the end of the stream is
+// dispatched, as a stream whose last event lacks its blank line is common.
+func (s *sseReader) next() ([]byte, error) {
+	var data []byte
+	hasData := false
+	for {
+		line, err := s.readLine()
+		if err != nil {
+			if errors.Is(err, io.EOF) && hasData {
+				return data, nil
+			}
+			return nil, err
+		}
+		for sub := range bytes.SplitSeq(line, []byte{'\r'}) {
+			if len(sub) == 0 {
+				if hasData {
+					return data, nil
+				}
+				continue
+			}
+			if sub[0] == ':' {
+				continue // a comment, often a keep-alive
+			}
+			field, value, found := bytes.Cut(sub, []byte{':'})
+			if found && len(value) > 0 && value[0] == ' ' {
+				value = value[1:]
+			}
+			if string(field) != "data" {
+				continue // event, id, retry: nothing this client needs
+			}
+			if hasData {
+				data = append(data, '\n')
+			}
+			data = append(data, value...)
+			hasData = true
+			if len(data) > s.max {
+				return nil, fmt.Errorf("%w: an event of the stream exceeds %d bytes", ErrResponseTooLarge, s.max)
+			}
+		}
+	}
+}
+
+// readLine reads one line without its "\n" (or "\r\n"), of at most max
+// bytes. A blank line comes back empty.
+func (s *sseReader) readLine() ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := s.r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > s.max+2 {
+			return nil, fmt.Errorf("%w: a line of the stream exceeds %d bytes", ErrResponseTooLarge, s.max)
+		}
+		switch {
+		case err == nil:
+			line = bytes.TrimSuffix(line[:len(line)-1], []byte{'\r'})
+			if len(line) == 0 {
+				return []byte{}, nil
+			}
+			return line, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(line) > 0:
+			return line, nil
+		default:
+			return nil, err
+		}
+	}
+}
+
+// writeSSE writes one event whose data is payload.
+func writeSSE(w io.Writer, payload []byte) error {
+	var b bytes.Buffer
+	for line := range bytes.SplitSeq(payload, []byte{'\n'}) {
+		b.WriteString("data: ")
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+	_, err := w.Write(b.Bytes())
+	return err
+}

@@ -1,0 +1,343 @@
+package a2a
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model"
+)
+
+// Defaults of the server.
+const (
+	// DefaultMaxRequestBytes is the largest request body the server reads
+	// unless WithMaxRequestBytes says otherwise: 1 MiB.
+	DefaultMaxRequestBytes = 1 << 20
+	// DefaultMaxTasks is how many tasks the server remembers unless
+	// WithMaxTasks says otherwise.
+	DefaultMaxTasks = 1000
+	// DefaultMaxContexts is how many conversations the server remembers
+	// unless WithMaxContexts says otherwise.
+	DefaultMaxContexts = 1000
+)
+
+// MetaDelta is the key, in the metadata of the message of a "working"
+// status update, that marks the message as a piece of the text the agent's
+// model is writing (a token delta) rather than a note on its progress.
+// The server sends such updates while a model streams; the value is true.
+const MetaDelta = "trellis.delta"
+
+// ServerOption configures a Server.
+type ServerOption func(*serverConfig)
+
+type serverConfig struct {
+	version     string
+	url         string
+	skills      []Skill
+	provider    *Provider
+	editCard    func(*Card)
+	maxBody     int
+	maxTasks    int
+	maxContexts int
+	runOpts     []graph.RunOption
+	errorText   func(error) string
+	problems    []string
+}
+
+// WithAgentVersion sets the agent's version in its card ("1.0.0" unless
+// set).
+func WithAgentVersion(v string) ServerOption { return func(c *serverConfig) { c.version = v } }
+
+// WithURL sets the address of the JSON-RPC endpoint the card gives, such as
+// "https://agents.example.com/billing/". Without it the card gives the
+// address its own request came to, minus CardPath, which is right unless
+// the server sits behind a proxy that changes the scheme, host or path.
+func WithURL(u string) ServerOption { return func(c *serverConfig) { c.url = u } }
+
+// WithSkills sets the skills the card lists (by default one skill named
+// after the agent, with its description).
+func WithSkills(skills ...Skill) ServerOption {
+	return func(c *serverConfig) { c.skills = append(c.skills, skills...) }
+}
+
+// WithProvider names the organization behind the agent in its card.
+func WithProvider(organization, url string) ServerOption {
+	return func(c *serverConfig) { c.provider = &Provider{Organization: organization, URL: url} }
+}
+
+// WithCard lets edit change the card the server builds, once, before it
+// serves it: security schemes, an icon, input modes. Interfaces it sets are
+// served as they are; left empty, they are filled per request (see WithURL).
+func WithCard(edit func(*Card)) ServerOption { return func(c *serverConfig) { c.editCard = edit } }
+
+// WithMaxRequestBytes caps the size of a request body
+// (DefaultMaxRequestBytes unless set); n must be at least 1 KiB. A larger
+// request is refused with HTTP 413 and a JSON-RPC error.
+func WithMaxRequestBytes(n int) ServerOption {
+	return func(c *serverConfig) {
+		if n < 1<<10 {
+			c.problems = append(c.problems, "WithMaxRequestBytes: n must be at least 1024")
+		}
+		c.maxBody = n
+	}
+}
+
+// WithMaxTasks caps the tasks the server remembers (DefaultMaxTasks unless
+// set); n must be positive. Past it, the oldest tasks that are not running
+// are forgotten: GetTask answers "task not found" for them.
+func WithMaxTasks(n int) ServerOption {
+	return func(c *serverConfig) {
+		if n < 1 {
+			c.problems = append(c.problems, "WithMaxTasks: n must be at least 1")
+		}
+		c.maxTasks = n
+	}
+}
+
+// WithMaxContexts caps the conversations the server remembers
+// (DefaultMaxContexts unless set); n must be positive. Past it, the least
+// recently used idle conversation is forgotten; for an agent without a
+// checkpointer, that loses its history (an agent with one keeps it in its
+// thread).
+func WithMaxContexts(n int) ServerOption {
+	return func(c *serverConfig) {
+		if n < 1 {
+			c.problems = append(c.problems, "WithMaxContexts: n must be at least 1")
+		}
+		c.maxContexts = n
+	}
+}
+
+// WithRunOptions adds options to every run of the agent: a logger, a step
+// limit, a durability mode.
+func WithRunOptions(opts ...graph.RunOption) ServerOption {
+	return func(c *serverConfig) { c.runOpts = append(c.runOpts, opts...) }
+}
+
+// WithErrorText sets how a failed run's error is told to the client, in
+// the failed task's status message (by default its Error text, which may
+// name internals: tools, models, files).
+func WithErrorText(fn func(err error) string) ServerOption {
+	return func(c *serverConfig) { c.errorText = fn }
+}
+
+// Server exposes a Trellis agent over A2A: it is an http.Handler that
+// serves the agent's card (GET .../.well-known/agent-card.json) and its
+// JSON-RPC endpoint (POST to any other path). Create it with NewServer and
+// Close it when done.
+type Server struct {
+	name  string
+	card  Card // the template; interfaces are filled per request
+	cfg   serverConfig
+	agent agentRunner
+
+	ctx    context.Context // parent of every run; canceled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	done   chan struct{} // closed by Close
+
+	mu        sync.Mutex
+	closed    bool
+	tasks     map[string]*taskRec
+	taskOrder []string
+	contexts  map[string]*conversation
+	lru       *list.List // of *conversation, most recently used first
+}
+
+// NewServer returns a server that runs agent, a compiled graph, for A2A
+// clients. name and description introduce the agent in its card, as they
+// introduce the agent of a handoff tool to a calling model.
+//
+// Each message a client sends starts a task (or continues one that waits
+// for input), which runs the agent on the conversation of the message's
+// context: the same contextId continues the same conversation. When agent
+// has a checkpointer, each context is a thread of it (ThreadPrefix +
+// contextId), so the conversation outlives the server, and a run that
+// pauses to ask the user (nodes.AskUser, graph.Interrupt) leaves its task
+// waiting for input: the next message of the context answers it. Without a
+// checkpointer the server keeps each conversation in memory (see
+// WithMaxContexts), and a run that pauses fails its task, as it cannot be
+// resumed.
+func NewServer[S any, PS State[S]](name, description string, agent *graph.Graph[S], opts ...ServerOption) (*Server, error) {
+	cfg := serverConfig{version: "1.0.0", maxBody: DefaultMaxRequestBytes, maxTasks: DefaultMaxTasks, maxContexts: DefaultMaxContexts}
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	if strings.TrimSpace(name) == "" {
+		cfg.problems = append(cfg.problems, "the agent's name is empty")
+	}
+	if agent == nil {
+		cfg.problems = append(cfg.problems, "the agent's graph is nil")
+	}
+	if len(cfg.problems) > 0 {
+		return nil, fmt.Errorf("a2a: NewServer %q: %s", name, strings.Join(cfg.problems, "; "))
+	}
+	if cfg.errorText == nil {
+		cfg.errorText = func(err error) string { return err.Error() }
+	}
+	// GetState without a checkpointer fails at once; with one it reads
+	// (a thread that does not exist), which tells the two apart.
+	_, err := agent.GetState(context.Background(), ThreadPrefix+"probe")
+	saver := !errors.Is(err, graph.ErrNoCheckpointer)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		name:     name,
+		cfg:      cfg,
+		agent:    &graphRunner[S, PS]{g: agent, saver: saver, opts: cfg.runOpts},
+		ctx:      ctx,
+		cancel:   cancel,
+		done:     make(chan struct{}),
+		tasks:    map[string]*taskRec{},
+		contexts: map[string]*conversation{},
+		lru:      list.New(),
+	}
+	s.card = s.buildCard(description)
+	return s, nil
+}
+
+func (s *Server) buildCard(description string) Card {
+	skills := s.cfg.skills
+	if len(skills) == 0 {
+		skills = []Skill{{ID: toolName(s.name), Name: s.name, Description: description, Tags: []string{"agent"}}}
+	}
+	card := Card{
+		Name:               s.name,
+		Description:        description,
+		Version:            s.cfg.version,
+		Provider:           s.cfg.provider,
+		Capabilities:       Capabilities{Streaming: true},
+		DefaultInputModes:  []string{"text/plain", "application/json"},
+		DefaultOutputModes: []string{"text/plain", "application/json"},
+		Skills:             skills,
+	}
+	if s.cfg.editCard != nil {
+		s.cfg.editCard(&card)
+	}
+	return card
+}
+
+// Checkpointed reports whether the agent keeps its conversations in the
+// threads of its checkpointer (and so can wait for input), rather than in
+// the server's memory.
+func (s *Server) Checkpointed() bool { return s.agent.checkpointed() }
+
+// Card returns the card the server serves at the address base (the
+// JSON-RPC endpoint, as WithURL would give it); base is ignored when
+// WithURL or WithCard set the interfaces.
+func (s *Server) Card(base string) Card {
+	card := s.card
+	if len(card.SupportedInterfaces) > 0 {
+		return card
+	}
+	u := base
+	if s.cfg.url != "" {
+		u = s.cfg.url
+	}
+	card.SupportedInterfaces = []Interface{
+		{URL: u, ProtocolBinding: BindingJSONRPC, ProtocolVersion: Version},
+		{URL: u, ProtocolBinding: BindingJSONRPC, ProtocolVersion: LegacyVersion},
+	}
+	// The fields a 0.3 client reads; a 1.0 client ignores them.
+	card.URL, card.ProtocolVersion, card.PreferredTransport = u, LegacyVersion+".0", BindingJSONRPC
+	return card
+}
+
+// ServeHTTP serves the card (GET or HEAD on a path ending in CardPath, or
+// in the older /.well-known/agent.json) and JSON-RPC requests (POST).
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+		(strings.HasSuffix(r.URL.Path, CardPath) || strings.HasSuffix(r.URL.Path, "/.well-known/agent.json")):
+		s.serveCard(w, r)
+	case r.Method == http.MethodPost:
+		s.serveRPC(w, r)
+	default:
+		w.Header().Set("Allow", "GET, HEAD, POST")
+		http.Error(w, "use GET for the agent card ("+CardPath+"), POST for JSON-RPC", http.StatusMethodNotAllowed)
+	}
+}
+
+func (s *Server) serveCard(w http.ResponseWriter, r *http.Request) {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	path := r.URL.Path
+	path = strings.TrimSuffix(path, CardPath)
+	path = strings.TrimSuffix(path, "/.well-known/agent.json")
+	base := scheme + "://" + r.Host + path + "/"
+	writeJSON(w, http.StatusOK, s.Card(base))
+}
+
+// Close cancels the runs of the tasks that are running (they end canceled),
+// ends the streams the server serves, and waits for the runs to return.
+// Requests that come after are refused. Close is idempotent.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.done)
+	for _, t := range s.tasks {
+		if t.running && t.cancelReason == "" {
+			t.cancelReason = "the server shut down"
+		}
+	}
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+	return nil
+}
+
+// conversation is the server's side of a context.
+type conversation struct {
+	id      string
+	lock    chan struct{}   // held by the task that runs the agent
+	history []model.Message // the conversation, for an agent without a checkpointer
+	refs    int             // tasks that use it; guarded by Server.mu
+	elem    *list.Element
+}
+
+// conversation returns the conversation of a context, made when new, and
+// marks it used by one more task. The caller holds s.mu.
+func (s *Server) conversation(id string) *conversation {
+	c, ok := s.contexts[id]
+	if ok {
+		s.lru.MoveToFront(c.elem)
+	} else {
+		c = &conversation{id: id, lock: make(chan struct{}, 1)}
+		c.elem = s.lru.PushFront(c)
+		s.contexts[id] = c
+	}
+	c.refs++
+	for e := s.lru.Back(); e != nil && s.lru.Len() > s.cfg.maxContexts; {
+		prev := e.Prev()
+		if old := e.Value.(*conversation); old.refs == 0 {
+			s.lru.Remove(e)
+			delete(s.contexts, old.id)
+		}
+		e = prev
+	}
+	return c
+}
+
+// release marks the conversation used by one task less.
+func (s *Server) release(c *conversation) {
+	s.mu.Lock()
+	c.refs--
+	s.mu.Unlock()
+}
+
+// nowUTC is the time of statuses.
+func nowUTC() time.Time { return time.Now().UTC() }

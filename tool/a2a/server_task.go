@@ -1,0 +1,640 @@
+package a2a
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/trellis-go/trellis/executor"
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/nodes"
+)
+
+// taskRec is a task the server remembers. Its fields are guarded by
+// Server.mu.
+type taskRec struct {
+	id, contextID string
+	status        TaskStatus
+	artifacts     []Artifact
+	history       []Message
+	updated       time.Time
+
+	running      bool
+	cancel       context.CancelFunc // cancels the current run
+	done         chan struct{}      // closed when the current run ends
+	cancelReason string             // why the current run was canceled
+	subs         map[*subscriber]struct{}
+}
+
+// snapshot returns the task as a client sees it, with at most
+// historyLength messages of its history (all when nil). The caller holds
+// Server.mu.
+func (t *taskRec) snapshot(historyLength *int) *Task {
+	out := &Task{ID: t.id, ContextID: t.contextID, Status: t.status, Artifacts: slices.Clone(t.artifacts)}
+	h := t.history
+	if historyLength != nil {
+		h = h[len(h)-min(max(*historyLength, 0), len(h)):]
+	}
+	out.History = slices.Clone(h)
+	return out
+}
+
+// subscriber receives the events of a task for one stream. Its queue is
+// unbounded, so that a slow client never slows the agent; it holds at most
+// the events of one run.
+type subscriber struct {
+	mu     sync.Mutex
+	queue  []Event
+	last   bool          // no events will follow the queue
+	signal chan struct{} // has a value when the queue changed
+}
+
+func newSubscriber() *subscriber { return &subscriber{signal: make(chan struct{}, 1)} }
+
+func (sub *subscriber) push(ev Event, last bool) {
+	sub.mu.Lock()
+	sub.queue = append(sub.queue, ev)
+	sub.last = sub.last || last
+	sub.mu.Unlock()
+	select {
+	case sub.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (sub *subscriber) take() ([]Event, bool) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	q := sub.queue
+	sub.queue = nil
+	return q, sub.last
+}
+
+// publish sends ev to the task's subscribers; last ends their streams. The
+// caller holds s.mu.
+func (t *taskRec) publish(ev Event, last bool) {
+	for sub := range t.subs {
+		sub.push(ev, last)
+	}
+	if last {
+		t.subs = nil
+	}
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// sendParamsIn are the params of SendMessage and message/send.
+type sendParamsIn struct {
+	Message       *Message `json:"message"`
+	Configuration *struct {
+		ReturnImmediately          bool            `json:"returnImmediately"`
+		Blocking                   *bool           `json:"blocking"` // 0.3
+		HistoryLength              *int            `json:"historyLength"`
+		TaskPushNotificationConfig json.RawMessage `json:"taskPushNotificationConfig"`
+		PushNotificationConfig     json.RawMessage `json:"pushNotificationConfig"` // 0.3
+	} `json:"configuration"`
+}
+
+func (s *Server) send(c *call, stream bool) {
+	var p sendParamsIn
+	if f := c.decodeParams(&p); f != nil {
+		c.fail(f)
+		return
+	}
+	if f := checkMessage(p.Message); f != nil {
+		c.fail(f)
+		return
+	}
+	blocking, historyLength := true, (*int)(nil)
+	if cfg := p.Configuration; cfg != nil {
+		if isSet(cfg.TaskPushNotificationConfig) || isSet(cfg.PushNotificationConfig) {
+			c.fail(failf(RPCPushNotificationNotSupport, "this agent does not send push notifications: leave out configuration.taskPushNotificationConfig"))
+			return
+		}
+		blocking = !cfg.ReturnImmediately
+		if cfg.Blocking != nil {
+			blocking = *cfg.Blocking
+		}
+		historyLength = cfg.HistoryLength
+	}
+	var sub *subscriber
+	if stream {
+		sub = newSubscriber()
+	}
+	t, first, done, f := s.submit(*p.Message, sub)
+	if f != nil {
+		c.fail(f)
+		return
+	}
+	if stream {
+		s.streamEvents(c, t, sub, first)
+		return
+	}
+	if blocking {
+		// Close cancels the run, which then ends: done covers it.
+		select {
+		case <-done:
+		case <-c.r.Context().Done():
+			// The client left before the answer, without the task's ID
+			// to ask for it later: the run would be wasted.
+			s.mu.Lock()
+			if t.running && t.done == done {
+				t.cancelReason = "the client that sent the message left before the answer"
+				t.cancel()
+			}
+			s.mu.Unlock()
+			return
+		}
+	}
+	s.mu.Lock()
+	snap := t.snapshot(historyLength)
+	s.mu.Unlock()
+	if c.legacy {
+		c.reply(toLegacyTask(snap))
+		return
+	}
+	c.reply(Event{Task: snap})
+}
+
+func isSet(raw json.RawMessage) bool {
+	return len(raw) > 0 && string(raw) != "null"
+}
+
+// checkMessage checks a client's message, naming what is wrong.
+func checkMessage(m *Message) *rpcFailure {
+	switch {
+	case m == nil:
+		return failf(RPCInvalidParams, "params.message is required")
+	case m.Role != "" && m.Role != RoleUser:
+		return failf(RPCInvalidParams, "params.message.role must be %s (0.3: user), got %q", RoleUser, m.Role)
+	case len(m.Parts) == 0:
+		return failf(RPCInvalidParams, "params.message.parts: a message needs at least one part")
+	}
+	for i, p := range m.Parts {
+		if p.Kind == "" {
+			return failf(RPCInvalidParams, "params.message.parts[%d] holds no text, data, url or raw content", i)
+		}
+	}
+	return nil
+}
+
+// submit starts a task for the message, or continues the task it names,
+// which must wait for input. It returns the task, its first event for a
+// stream (the task as submitted), and the channel closed when its run
+// ends. sub, when not nil, receives the task's events from the start.
+func (s *Server) submit(m Message, sub *subscriber) (*taskRec, Event, <-chan struct{}, *rpcFailure) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, Event{}, nil, failf(RPCInternalError, "the server is shutting down")
+	}
+	var t *taskRec
+	if m.TaskID != "" {
+		t = s.tasks[m.TaskID]
+		switch {
+		case t == nil:
+			return nil, Event{}, nil, failf(RPCTaskNotFound, "task %q not found", m.TaskID)
+		case m.ContextID != "" && m.ContextID != t.contextID:
+			return nil, Event{}, nil, failf(RPCInvalidParams, "params.message.contextId %q does not match the context %q of task %q", m.ContextID, t.contextID, t.id)
+		case t.status.State.Terminal():
+			return nil, Event{}, nil, failf(RPCUnsupportedOperation, "task %q is %s and takes no more messages: send the message without taskId, with contextId %q, to go on in the conversation", t.id, t.status.State.short(), t.contextID)
+		case t.running:
+			return nil, Event{}, nil, failf(RPCUnsupportedOperation, "task %q is still running: wait for it (GetTask) before sending it a message", t.id)
+		}
+	} else {
+		ctxID := m.ContextID
+		if ctxID == "" {
+			ctxID = newID()
+		}
+		t = &taskRec{id: newID(), contextID: ctxID, running: true} // so that eviction spares it
+		s.supersede(ctxID, t.id)
+		s.tasks[t.id] = t
+		s.taskOrder = append(s.taskOrder, t.id)
+		s.evictTasks()
+	}
+	m.TaskID, m.ContextID, m.Role = t.id, t.contextID, RoleUser
+	if m.MessageID == "" {
+		m.MessageID = newID()
+	}
+	t.history = append(t.history, m)
+	t.status = TaskStatus{State: StateSubmitted, Timestamp: nowUTC()}
+	t.updated = t.status.Timestamp
+	t.running, t.cancelReason = true, ""
+	t.done = make(chan struct{})
+	ctx, cancel := context.WithCancel(s.ctx)
+	t.cancel = cancel
+	var first Event
+	if sub != nil {
+		if t.subs == nil {
+			t.subs = map[*subscriber]struct{}{}
+		}
+		t.subs[sub] = struct{}{}
+		first = Event{Task: t.snapshot(nil)}
+	}
+	conv := s.conversation(t.contextID)
+	s.wg.Add(1)
+	go s.run(ctx, cancel, t, conv, userMessage(m), sub != nil)
+	return t, first, t.done, nil
+}
+
+// supersede ends the tasks of a context that wait for input when a new
+// task starts in it: with a checkpointer, the new task's message answers
+// their question (the context's thread resumes with it); without one, no
+// task waits. The caller holds s.mu.
+func (s *Server) supersede(contextID, by string) {
+	for _, old := range s.tasks {
+		if old.contextID != contextID || old.running || !old.status.State.Interrupted() {
+			continue
+		}
+		m := s.agentMessage(old, []Part{TextPart("The task was canceled: a later message of its context, in task " + by + ", answered its question.")})
+		old.history = append(old.history, m)
+		s.setStatus(old, StateCanceled, &m, true)
+	}
+}
+
+// evictTasks forgets the oldest tasks that are not running while there are
+// too many. The caller holds s.mu.
+func (s *Server) evictTasks() {
+	for len(s.tasks) > s.cfg.maxTasks {
+		i := slices.IndexFunc(s.taskOrder, func(id string) bool {
+			t := s.tasks[id]
+			return t == nil || !t.running
+		})
+		if i < 0 {
+			return // every task is running
+		}
+		delete(s.tasks, s.taskOrder[i])
+		s.taskOrder = slices.Delete(s.taskOrder, i, i+1)
+	}
+}
+
+// run runs the agent for a task, one turn of its conversation. With deltas
+// (a stream asked for the task), the models stream their text.
+func (s *Server) run(ctx context.Context, cancel context.CancelFunc, t *taskRec, conv *conversation, user model.Message, deltas bool) {
+	defer s.wg.Done()
+	defer s.release(conv)
+	defer cancel()
+	// One task at a time runs the agent in a conversation.
+	select {
+	case conv.lock <- struct{}{}:
+	case <-ctx.Done():
+		s.finish(t, StateCanceled, s.canceledText(t))
+		return
+	}
+	defer func() { <-conv.lock }()
+	s.status(t, StateWorking, nil, true)
+	res := s.agent.turn(ctx, conv, user, deltas, func(ev graph.Event) { s.onEvent(t, ev) })
+	switch {
+	case res.err == nil && len(res.interrupts) == 0:
+		if !s.agent.checkpointed() {
+			conv.history = res.history
+		}
+		parts := a2aParts(res.answer)
+		s.mu.Lock()
+		art := Artifact{ArtifactID: "answer", Name: "answer", Parts: parts}
+		t.artifacts = append(t.artifacts, art)
+		t.publish(Event{ArtifactUpdate: &ArtifactUpdate{TaskID: t.id, ContextID: t.contextID, Artifact: art, LastChunk: true}}, false)
+		t.history = append(t.history, s.agentMessage(t, parts))
+		s.mu.Unlock()
+		s.finish(t, StateCompleted, "")
+	case ctx.Err() != nil:
+		s.finish(t, StateCanceled, s.canceledText(t))
+	case res.err != nil:
+		s.finish(t, StateFailed, "The agent failed: "+s.cfg.errorText(res.err))
+	case !s.agent.checkpointed():
+		s.finish(t, StateFailed, "The agent asked for input ("+questionText(res.interrupts)+"), but it runs without a checkpointer, so its run cannot be resumed.")
+	default:
+		s.finish(t, StateInputRequired, questionText(res.interrupts))
+	}
+}
+
+func (s *Server) canceledText(t *taskRec) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.cancelReason != "" {
+		return "The task was canceled: " + t.cancelReason + "."
+	}
+	return "The task was canceled."
+}
+
+// agentMessage returns a message of the agent in the task. The caller holds
+// s.mu or owns t.
+func (s *Server) agentMessage(t *taskRec, parts []Part) Message {
+	return Message{MessageID: newID(), ContextID: t.contextID, TaskID: t.id, Role: RoleAgent, Parts: parts}
+}
+
+// finish ends the task's run in state, with text as the agent's message
+// (none when empty).
+func (s *Server) finish(t *taskRec, state TaskState, text string) {
+	var msg *Message
+	if text != "" {
+		m := s.agentMessage(t, []Part{TextPart(text)})
+		msg = &m
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if msg != nil {
+		t.history = append(t.history, *msg)
+	}
+	s.setStatus(t, state, msg, true)
+	t.running = false
+	close(t.done)
+}
+
+// status records and publishes a new status of the task.
+func (s *Server) status(t *taskRec, state TaskState, msg *Message, store bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.setStatus(t, state, msg, store)
+}
+
+// setStatus is status with s.mu held. A status that ends the run ends the
+// streams.
+func (s *Server) setStatus(t *taskRec, state TaskState, msg *Message, store bool) {
+	st := TaskStatus{State: state, Message: msg, Timestamp: nowUTC()}
+	if store {
+		t.status = st
+		t.updated = st.Timestamp
+	}
+	t.publish(Event{StatusUpdate: &StatusUpdate{TaskID: t.id, ContextID: t.contextID, Status: st}}, !state.Active())
+}
+
+// onEvent turns an event of the agent's run into a status update: a model's
+// streamed text as a delta, a tool call starting as a note on progress.
+// Events of nested agents (handoffs) are left out.
+func (s *Server) onEvent(t *taskRec, ev graph.Event) {
+	if len(ev.Path) > 0 {
+		return
+	}
+	switch ev.Kind {
+	case nodes.KindModelDelta:
+		chunk, ok := ev.Payload.(model.Chunk)
+		if !ok || chunk.Text == "" {
+			return
+		}
+		m := s.agentMessage(t, []Part{TextPart(chunk.Text)})
+		m.Metadata = map[string]any{MetaDelta: true}
+		s.status(t, StateWorking, &m, false)
+	case nodes.KindToolStart:
+		e, ok := ev.Payload.(executor.Event)
+		if !ok {
+			return
+		}
+		name := e.Title
+		if name == "" {
+			name = e.Call.Name
+		}
+		m := s.agentMessage(t, []Part{TextPart("Calling " + name + ".")})
+		s.status(t, StateWorking, &m, true)
+	}
+}
+
+// streamEvents writes a task's events to the call as server-sent events,
+// first the task as it was when the stream began, until the run ends (the
+// task ends or waits for input), the client leaves or the server closes.
+func (s *Server) streamEvents(c *call, t *taskRec, sub *subscriber, first Event) {
+	defer func() {
+		s.mu.Lock()
+		delete(t.subs, sub)
+		s.mu.Unlock()
+	}()
+	w := c.w
+	flusher, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	write := func(ev Event) bool {
+		if err := writeSSE(w, rpcResult(c.id, c.event(ev))); err != nil {
+			return false
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return true
+	}
+	if !write(first) {
+		return
+	}
+	keepAlive := time.NewTicker(15 * time.Second)
+	defer keepAlive.Stop()
+	for {
+		select {
+		case <-sub.signal:
+			evs, last := sub.take()
+			for _, ev := range evs {
+				if !write(ev) {
+					return
+				}
+			}
+			if last {
+				return
+			}
+		case <-keepAlive.C:
+			if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil {
+				return
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+		case <-c.r.Context().Done():
+			return
+		case <-s.done:
+			// Close cancels the runs; write what they published on the
+			// way out, then end.
+			s.wg.Wait()
+			evs, _ := sub.take()
+			for _, ev := range evs {
+				if !write(ev) {
+					return
+				}
+			}
+			return
+		}
+	}
+}
+
+// taskIDParams are the params of GetTask, CancelTask and SubscribeToTask.
+type taskIDParams struct {
+	ID            string `json:"id"`
+	HistoryLength *int   `json:"historyLength"`
+}
+
+func (c *call) taskID() (taskIDParams, *rpcFailure) {
+	var p taskIDParams
+	if f := c.decodeParams(&p); f != nil {
+		return p, f
+	}
+	if p.ID == "" {
+		return p, failf(RPCInvalidParams, "params.id is required: the ID of the task")
+	}
+	return p, nil
+}
+
+func (s *Server) getTask(c *call) {
+	p, f := c.taskID()
+	if f != nil {
+		c.fail(f)
+		return
+	}
+	s.mu.Lock()
+	t := s.tasks[p.ID]
+	var snap *Task
+	if t != nil {
+		snap = t.snapshot(p.HistoryLength)
+	}
+	s.mu.Unlock()
+	if t == nil {
+		c.fail(failf(RPCTaskNotFound, "task %q not found", p.ID))
+		return
+	}
+	c.reply(c.task(snap))
+}
+
+func (s *Server) cancelTask(c *call) {
+	p, f := c.taskID()
+	if f != nil {
+		c.fail(f)
+		return
+	}
+	s.mu.Lock()
+	t := s.tasks[p.ID]
+	switch {
+	case t == nil:
+		s.mu.Unlock()
+		c.fail(failf(RPCTaskNotFound, "task %q not found", p.ID))
+		return
+	case t.status.State.Terminal():
+		state := t.status.State.short()
+		s.mu.Unlock()
+		c.fail(failf(RPCTaskNotCancelable, "task %q is already %s", p.ID, state))
+		return
+	case t.running:
+		if t.cancelReason == "" {
+			t.cancelReason = "the client canceled it"
+		}
+		done := t.done
+		t.cancel()
+		s.mu.Unlock()
+		select {
+		case <-done:
+		case <-c.r.Context().Done():
+			return
+		}
+	default: // waiting for input: nothing runs
+		m := s.agentMessage(t, []Part{TextPart("The task was canceled: the client canceled it.")})
+		t.history = append(t.history, m)
+		s.setStatus(t, StateCanceled, &m, true)
+		s.mu.Unlock()
+	}
+	s.mu.Lock()
+	snap := t.snapshot(p.HistoryLength)
+	s.mu.Unlock()
+	c.reply(c.task(snap))
+}
+
+func (s *Server) subscribe(c *call) {
+	p, f := c.taskID()
+	if f != nil {
+		c.fail(f)
+		return
+	}
+	s.mu.Lock()
+	t := s.tasks[p.ID]
+	switch {
+	case t == nil:
+		s.mu.Unlock()
+		c.fail(failf(RPCTaskNotFound, "task %q not found", p.ID))
+		return
+	case t.status.State.Terminal():
+		state := t.status.State.short()
+		s.mu.Unlock()
+		c.fail(failf(RPCUnsupportedOperation, "task %q is already %s: read it with GetTask", p.ID, state))
+		return
+	}
+	sub := newSubscriber()
+	first := Event{Task: t.snapshot(p.HistoryLength)}
+	if t.running {
+		if t.subs == nil {
+			t.subs = map[*subscriber]struct{}{}
+		}
+		t.subs[sub] = struct{}{}
+	} else {
+		// Waiting for input: the stream holds the task and ends.
+		sub.last = true
+		sub.signal <- struct{}{}
+	}
+	s.mu.Unlock()
+	s.streamEvents(c, t, sub, first)
+}
+
+// listParams are the params of ListTasks.
+type listParams struct {
+	ContextID        string    `json:"contextId"`
+	Status           TaskState `json:"status"`
+	PageSize         *int      `json:"pageSize"`
+	PageToken        string    `json:"pageToken"`
+	HistoryLength    *int      `json:"historyLength"`
+	IncludeArtifacts bool      `json:"includeArtifacts"`
+}
+
+func (s *Server) listTasks(c *call) {
+	var p listParams
+	if f := c.decodeParams(&p); f != nil {
+		c.fail(f)
+		return
+	}
+	size := 50
+	if p.PageSize != nil {
+		if *p.PageSize < 1 || *p.PageSize > 100 {
+			c.fail(failf(RPCInvalidParams, "params.pageSize must be between 1 and 100, got %d", *p.PageSize))
+			return
+		}
+		size = *p.PageSize
+	}
+	offset := 0
+	if p.PageToken != "" {
+		n, err := strconv.Atoi(p.PageToken)
+		if err != nil || n < 0 {
+			c.fail(failf(RPCInvalidParams, "params.pageToken %q is not a token this server gave", p.PageToken))
+			return
+		}
+		offset = n
+	}
+	s.mu.Lock()
+	var found []*taskRec
+	for _, t := range s.tasks {
+		if (p.ContextID == "" || t.contextID == p.ContextID) &&
+			(p.Status == "" || p.Status == StateUnspecified || t.status.State == p.Status) {
+			found = append(found, t)
+		}
+	}
+	slices.SortFunc(found, func(a, b *taskRec) int {
+		return cmp.Or(b.updated.Compare(a.updated), cmp.Compare(a.id, b.id))
+	})
+	total := len(found)
+	page := found[min(offset, total):min(offset+size, total)]
+	tasks := make([]any, 0, len(page))
+	for _, t := range page {
+		snap := t.snapshot(p.HistoryLength)
+		if !p.IncludeArtifacts {
+			snap.Artifacts = nil
+		}
+		tasks = append(tasks, c.task(snap))
+	}
+	s.mu.Unlock()
+	next := ""
+	if offset+size < total {
+		next = strconv.Itoa(offset + size)
+	}
+	c.reply(map[string]any{"tasks": tasks, "nextPageToken": next, "pageSize": size, "totalSize": total})
+}
