@@ -93,7 +93,9 @@ type Toolset struct {
 func New(dir string, opts ...Option) (*Toolset, error) {
 	c := config{name: DefaultName}
 	for _, o := range opts {
-		o(&c)
+		if o != nil {
+			o(&c)
+		}
 	}
 	if c.name == "" {
 		return nil, errors.New("coding: WithName: the name is empty")

@@ -259,3 +259,11 @@ func TestAgentWritesAndRuns(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "echo hello, $1\n", string(data))
 }
+
+// TestNilOption checks that a nil option is skipped, as the parts' own
+// constructors do, instead of panicking.
+func TestNilOption(t *testing.T) {
+	set, err := coding.New(t.TempDir(), nil, coding.WithoutShell(), coding.WithoutWeb())
+	require.NoError(t, err)
+	assert.NoError(t, set.Close())
+}

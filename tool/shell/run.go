@@ -83,6 +83,7 @@ type proc struct {
 	cmd     *exec.Cmd
 	ctx     context.Context // the command's; its cause says why it ended early
 	timeout time.Duration   // 0 for none
+	tag     string          // in the environment of its processes (markerVar)
 	started time.Time
 	// signalled reports that the command's Cancel signalled its process
 	// group: what happened next is the toolset's doing.
@@ -102,24 +103,28 @@ type outcome struct {
 
 // start starts command with its output going to out. It ends, with every
 // process it started, when ctx does: SIGTERM to its process group, then
-// SIGKILL after the grace period. exec.Cmd's WaitDelay ensures that a
-// process holding the output open, out of the group's reach, cannot keep
-// Wait from returning.
+// SIGKILL after the grace period; the processes that carry its tag but
+// left the group get the same signals (see sweep). exec.Cmd's WaitDelay
+// ensures that a process holding the output open, out of the group's
+// reach, cannot keep Wait from returning.
 func (s *Toolset) start(ctx context.Context, command string, timeout time.Duration, out io.Writer) (*proc, error) {
 	cmd := exec.CommandContext(ctx, s.shell, append(slices.Clone(s.args), command)...)
 	cmd.Dir = s.dir
-	cmd.Env = s.environ()
+	tag := s.newTag()
+	cmd.Env = s.environ(tag)
 	// One writer for both: exec gives the command one pipe for its
 	// standard output and error, so the two stay in the order written.
 	cmd.Stdout, cmd.Stderr = out, out
 	isolate(cmd)
-	p := &proc{cmd: cmd, ctx: ctx, timeout: timeout}
+	p := &proc{cmd: cmd, ctx: ctx, timeout: timeout, tag: tag}
 	hard := s.cfg.killGrace == 0
 	cmd.Cancel = func() error {
 		err := interrupt(cmd, hard)
 		if err == nil {
 			p.signalled.Store(true)
 		}
+		// The processes that left the group get the same signal.
+		sweep(tag, hard)
 		return err
 	}
 	// Once ctx has ended (and Cancel sent SIGTERM), exec gives the command
@@ -135,10 +140,14 @@ func (s *Toolset) start(ctx context.Context, command string, timeout time.Durati
 	return p, nil
 }
 
-// wait waits for the command to end and kills what it left running.
+// wait waits for the command to end and kills what it left running, in
+// its process group or carrying its tag.
 func (p *proc) wait() outcome {
 	err := p.cmd.Wait()
 	leftovers := killGroup(p.cmd.Process.Pid)
+	if sweep(p.tag, true) {
+		leftovers = true
+	}
 	o := outcome{state: StateKilled, code: -1, duration: time.Since(p.started), timeout: p.timeout}
 	ps := p.cmd.ProcessState
 	switch {

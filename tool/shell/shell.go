@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -9,8 +10,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/trellis-go/trellis/tool"
@@ -55,6 +58,12 @@ const MaxFinishedTasks = 64
 // command ended, or after it was killed without a grace period, when the
 // processes holding the output open are out of reach.
 const minWaitDelay = 100 * time.Millisecond
+
+// markerVar is the environment variable that tags every process a command
+// starts, so that those that leave its process group can still be found
+// and killed (on Linux). Its value lists the tags of the commands the
+// process descends from, nested toolsets included, separated by spaces.
+const markerVar = "TRELLIS_SHELL_RUN"
 
 // Error codes of the results (tool.Result.ErrorCode) of commands that ran
 // and failed. Other failures have tool.CodeToolError.
@@ -237,7 +246,9 @@ func WithEnv(kv ...string) Option {
 
 // WithCleanEnv starts the commands' environment from nothing but PATH
 // (the process's own), instead of the whole environment of the process,
-// which may hold secrets such as API keys; WithEnv adds to it. Give HOME,
+// which may hold secrets such as API keys; WithEnv adds to it. (PWD and
+// the tag TRELLIS_SHELL_RUN, see the package documentation, are set
+// either way.) Give HOME,
 // LANG and the like with WithEnv when the commands need them.
 func WithCleanEnv() Option { return func(c *config) { c.cleanEnv = true } }
 
@@ -261,6 +272,11 @@ type Toolset struct {
 	// command's context ends with it.
 	base   context.Context
 	cancel context.CancelCauseFunc
+
+	// id and cmds make each command's tag (see markerVar): the toolset's
+	// random ID and the command's number.
+	id   string
+	cmds atomic.Int64
 
 	mu       sync.Mutex
 	closed   bool
@@ -334,6 +350,7 @@ func New(dir string, opts ...Option) (*Toolset, error) {
 		args:   c.shellArgs,
 		base:   base,
 		cancel: cancel,
+		id:     rand.Text()[:12],
 		tasks:  map[string]*task{},
 	}
 	for _, mk := range []func() (tool.Tool, error){s.bashTool, s.taskOutputTool, s.taskStopTool} {
@@ -403,8 +420,8 @@ func (s *Toolset) enter() bool {
 	return true
 }
 
-// environ returns the environment of a command.
-func (s *Toolset) environ() []string {
+// environ returns the environment of a command tagged tag.
+func (s *Toolset) environ(tag string) []string {
 	var env []string
 	if s.cfg.cleanEnv {
 		if p, ok := os.LookupEnv("PATH"); ok {
@@ -417,8 +434,17 @@ func (s *Toolset) environ() []string {
 		// The process's PWD names its own directory, not the commands'.
 		env = append(env, "PWD="+s.dir)
 	}
-	// exec.Cmd keeps the last value of a key given twice.
-	return append(env, s.cfg.env...)
+	// exec.Cmd keeps the last value of a key given twice. The tag comes
+	// last, and keeps the tags this process itself carries even with
+	// WithCleanEnv: a toolset whose own commands run under another's are
+	// killed with them.
+	env = append(env, s.cfg.env...)
+	return append(env, markerVar+"="+strings.TrimSpace(os.Getenv(markerVar)+" "+tag))
+}
+
+// newTag returns the tag of a new command.
+func (s *Toolset) newTag() string {
+	return s.id + "-" + strconv.FormatInt(s.cmds.Add(1), 10)
 }
 
 // timeoutFor returns the timeout of a command whose call asked for ms

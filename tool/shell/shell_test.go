@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -785,4 +786,104 @@ func TestConcurrentCalls(t *testing.T) {
 		t.Error(err)
 	}
 	assert.Empty(t, h.s.Tasks(), "every finished task was read")
+}
+
+// escape is a command that starts a process in a session of its own,
+// out of the command's process group, with its output away from the
+// command's, writes its process ID to file, and waits until the file is
+// written.
+func escape(file string) string {
+	return fmt.Sprintf(`(setsid sh -c 'echo $$ > %[1]s.tmp && mv %[1]s.tmp %[1]s; exec sleep 30' >/dev/null 2>&1 &); while [ ! -s %[1]s ]; do sleep 0.01; done`, file)
+}
+
+func readPid(t *testing.T, dir, file string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, file))
+	require.NoError(t, err)
+	return pidIn(t, string(b))
+}
+
+func requireLinuxSetsid(t *testing.T, h *harness) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("skipped: processes that leave the group are found on Linux only")
+	}
+	if r := h.bash("command -v setsid"); r.IsError {
+		t.Skip("skipped: needs setsid")
+	}
+}
+
+// TestEscapedProcessesAreKilled checks that a process that a command
+// started in a session of its own, after a double fork, does not outlive
+// the command, however it ends.
+func TestEscapedProcessesAreKilled(t *testing.T) {
+	t.Run("exit", func(t *testing.T) {
+		h := newHarness(t, shell.WithKillGrace(100*time.Millisecond))
+		requireLinuxSetsid(t, h)
+		r := h.bash(escape("esc.pid"))
+		require.False(t, r.IsError, r.Text())
+		assert.True(t, r.Details.(shell.Report).Leftovers)
+		assert.Contains(t, r.Text(), "Processes the command left running were killed")
+		requireGone(t, readPid(t, h.s.Dir(), "esc.pid"))
+	})
+	t.Run("timeout", func(t *testing.T) {
+		h := newHarness(t, shell.WithKillGrace(100*time.Millisecond))
+		requireLinuxSetsid(t, h)
+		r := h.call(context.Background(), shell.BashName, map[string]any{"command": escape("esc.pid") + "; sleep 30", "timeout_ms": 500})
+		assert.Equal(t, shell.CodeCommandTimeout, r.ErrorCode, r.Text())
+		requireGone(t, readPid(t, h.s.Dir(), "esc.pid"))
+	})
+	t.Run("task_stop", func(t *testing.T) {
+		h := newHarness(t, shell.WithKillGrace(100*time.Millisecond))
+		requireLinuxSetsid(t, h)
+		id := h.background(escape("esc.pid") + "; echo ready; sleep 30")
+		h.readUntil(id, "ready")
+		r := h.call(context.Background(), shell.TaskStopName, map[string]any{"task_id": id})
+		require.False(t, r.IsError, r.Text())
+		requireGone(t, readPid(t, h.s.Dir(), "esc.pid"))
+	})
+	t.Run("close", func(t *testing.T) {
+		h := newHarness(t, shell.WithKillGrace(100*time.Millisecond))
+		requireLinuxSetsid(t, h)
+		id := h.background(escape("esc.pid") + "; echo ready; sleep 30")
+		h.readUntil(id, "ready")
+		require.NoError(t, h.s.Close())
+		requireGone(t, readPid(t, h.s.Dir(), "esc.pid"))
+	})
+	t.Run("nested", func(t *testing.T) {
+		// A toolset whose process runs under another's keeps the outer
+		// tags, so that the outer one can still kill what it starts.
+		t.Setenv("TRELLIS_SHELL_RUN", "outer-1")
+		h := newHarness(t, shell.WithCleanEnv())
+		r := h.bash(`echo "$TRELLIS_SHELL_RUN"`)
+		require.False(t, r.IsError, r.Text())
+		assert.Regexp(t, `^outer-1 \w+-\d+\n`, r.Text())
+	})
+}
+
+// TestTaskStopWhileBlockedRead checks that task_stop reports the task it
+// stopped even when a task_output call that waited for the task read its
+// final output first: which of the two reads first is up to the
+// scheduler, so the test tries several times.
+func TestTaskStopWhileBlockedRead(t *testing.T) {
+	h := newHarness(t, shell.WithKillGrace(0))
+	for range 10 {
+		id := h.background("echo hello; sleep 30")
+		h.readUntil(id, "hello")
+		blocked := make(chan tool.Result, 1)
+		go func() { blocked <- h.output(id, true) }()
+		time.Sleep(20 * time.Millisecond)
+		stop := h.call(context.Background(), shell.TaskStopName, map[string]any{"task_id": id})
+		read := <-blocked
+		require.False(t, stop.IsError, stop.Text())
+		require.False(t, read.IsError, read.Text())
+		assert.Contains(t, stop.Text(), "Stopped "+id)
+		assert.Contains(t, stop.Text(), "killed by task_stop")
+		assert.Equal(t, shell.StateKilled, stop.Details.(shell.Report).State)
+		assert.Contains(t, read.Text(), "killed by task_stop")
+		// One of the two returned the final output.
+		final := "this was its final output"
+		assert.True(t, strings.Contains(stop.Text(), final) != strings.Contains(read.Text(), final), "stop: %s\nread: %s", stop.Text(), read.Text())
+	}
+	assert.Empty(t, h.s.Tasks())
 }

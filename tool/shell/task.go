@@ -250,8 +250,18 @@ func (s *Toolset) read(t *task, lead string) tool.Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tasks[t.id] != t {
-		// Another call read its final output meanwhile.
-		return s.unknownTask(t.id)
+		// Another call (a task_output that waited for the task too, or a
+		// task_stop) read its final output meanwhile: this one still says
+		// how the task ended.
+		var b strings.Builder
+		if lead != "" {
+			b.WriteString(lead + "\n")
+		}
+		fmt.Fprintf(&b, "%s (%s): %s.\nIts final output was returned to another call, and %s is no longer kept.",
+			t.id, clipCommand(t.command), t.status(), t.id)
+		r := tool.Text(b.String())
+		r.Details = t.report()
+		return r
 	}
 	final := t.ended
 	text, dropped := t.out.unread(final)
