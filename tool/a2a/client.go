@@ -30,9 +30,10 @@ type Client struct {
 	http    *http.Client
 	ids     atomic.Int64
 
-	mu   sync.Mutex
-	card *Card
-	ep   endpoint
+	mu       sync.Mutex
+	card     *Card
+	ep       endpoint
+	fetching chan struct{} // closed when the fetch under way ends
 }
 
 // NewClient returns a client for the agent at baseURL, whose card is at
@@ -62,18 +63,45 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 // ErrUnsupportedVersion, or are a *StatusError. A card that was read is
 // kept; a failure is not, so the next call tries again. The card
 // returned is the client's: do not modify it.
+//
+// Calls made while the card is being fetched wait for that fetch (or for
+// their own context's end), and try themselves if it fails.
 func (c *Client) Card(ctx context.Context) (*Card, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.card != nil {
-		return c.card, nil
+	for {
+		c.mu.Lock()
+		if c.card != nil {
+			card := c.card
+			c.mu.Unlock()
+			return card, nil
+		}
+		if wait := c.fetching; wait != nil {
+			c.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, fmt.Errorf("a2a: waiting for the agent card %s: %w", c.cardURL, ctx.Err())
+			}
+		}
+		done := make(chan struct{})
+		c.fetching = done
+		c.mu.Unlock()
+
+		// The lock is not held over the request, so that other calls
+		// honour their own contexts while it runs.
+		card, ep, err := c.fetchCard(ctx)
+		c.mu.Lock()
+		c.fetching = nil
+		if err == nil {
+			c.card, c.ep = card, ep
+		}
+		c.mu.Unlock()
+		close(done)
+		if err != nil {
+			return nil, err
+		}
+		return card, nil
 	}
-	card, ep, err := c.fetchCard(ctx)
-	if err != nil {
-		return nil, err
-	}
-	c.card, c.ep = card, ep
-	return card, nil
 }
 
 // endpoint returns the endpoint chosen from the card, reading it first if

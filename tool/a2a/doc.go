@@ -70,7 +70,11 @@
 //
 // Each message starts a task that runs the agent on the conversation of the
 // message's contextId (a new one when the message has none): the same
-// contextId continues the same conversation, one task at a time. A task
+// contextId continues the same conversation, one task at a time (a task
+// of a busy context waits for the one before it, and when the first one
+// pauses for input, the waiting one's message answers it). While
+// WithMaxTasks tasks run or wait, new messages are refused with HTTP 503,
+// which the package's client retries. A task
 // completes with the agent's last answer as its artifact "answer", fails
 // with the run's error as its status message (WithErrorText to word it),
 // or, when the run pauses for input (nodes.AskUser, graph.Interrupt),

@@ -192,3 +192,41 @@ func TestAnswerOpenCalls(t *testing.T) {
 	assert.True(t, out[3].IsError)
 	assert.Len(t, answerOpenCalls(out), 4, "nothing left to answer")
 }
+
+// A stream whose lines end with a lone CR (which server-sent events allow)
+// lost every event after the first of a read, and waited for a line feed
+// that never came before it returned any.
+func TestSSEReaderCarriageReturns(t *testing.T) {
+	r := newSSEReader(strings.NewReader("data: one\r\rdata: two\rdata: 2\r\r: c\rdata: three\r\n\r\ndata: four"), 1024)
+	var got []string
+	for {
+		data, err := r.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		got = append(got, string(data))
+	}
+	assert.Equal(t, []string{"one", "two\n2", "three", "four"}, got)
+
+	// An event ended by CRs is delivered without waiting for more bytes.
+	pr, pw := io.Pipe()
+	defer pr.Close()
+	go func() { _, _ = pw.Write([]byte("data: live\r\r")) }()
+	r = newSSEReader(pr, 1024)
+	done := make(chan []byte, 1)
+	go func() { data, _ := r.next(); done <- data }()
+	select {
+	case data := <-done:
+		assert.Equal(t, "live", string(data))
+	case <-time.After(5 * time.Second):
+		t.Fatal("the event was not delivered")
+	}
+	pw.Close()
+
+	// An event of exactly the limit is read.
+	r = newSSEReader(strings.NewReader("data: "+strings.Repeat("x", 1024)+"\n\n"), 1024)
+	data, err := r.next()
+	require.NoError(t, err)
+	assert.Len(t, data, 1024)
+}

@@ -109,6 +109,9 @@ func snippet(body []byte) string {
 type sseReader struct {
 	r   *bufio.Reader
 	max int
+	// skipLF: the last line ended with a CR, so a LF that follows is
+	// the rest of its CRLF, not an empty line.
+	skipLF bool
 }
 
 func newSSEReader(r io.Reader, max int) *sseReader {
@@ -129,59 +132,71 @@ func (s *sseReader) next() ([]byte, error) {
 			}
 			return nil, err
 		}
-		for sub := range bytes.SplitSeq(line, []byte{'\r'}) {
-			if len(sub) == 0 {
-				if hasData {
-					return data, nil
-				}
-				continue
-			}
-			if sub[0] == ':' {
-				continue // a comment, often a keep-alive
-			}
-			field, value, found := bytes.Cut(sub, []byte{':'})
-			if found && len(value) > 0 && value[0] == ' ' {
-				value = value[1:]
-			}
-			if string(field) != "data" {
-				continue // event, id, retry: nothing this client needs
-			}
+		if len(line) == 0 {
 			if hasData {
-				data = append(data, '\n')
+				return data, nil
 			}
-			data = append(data, value...)
-			hasData = true
-			if len(data) > s.max {
-				return nil, fmt.Errorf("%w: an event of the stream exceeds %d bytes", ErrResponseTooLarge, s.max)
-			}
+			continue
+		}
+		if line[0] == ':' {
+			continue // a comment, often a keep-alive
+		}
+		field, value, found := bytes.Cut(line, []byte{':'})
+		if found && len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+		if string(field) != "data" {
+			continue // event, id, retry: nothing this client needs
+		}
+		if hasData {
+			data = append(data, '\n')
+		}
+		data = append(data, value...)
+		hasData = true
+		if len(data) > s.max {
+			return nil, fmt.Errorf("%w: an event of the stream exceeds %d bytes", ErrResponseTooLarge, s.max)
 		}
 	}
 }
 
-// readLine reads one line without its "\n" (or "\r\n"), of at most max
-// bytes. A blank line comes back empty.
+// readLine reads one line without its end (CRLF, LF or CR, as the format
+// allows all three), of at most max bytes of data after its field name. A blank line comes back empty.
+// A line ended by CR is returned at once, without waiting for the byte
+// after it.
 func (s *sseReader) readLine() ([]byte, error) {
-	var line []byte
+	if s.skipLF {
+		s.skipLF = false
+		if b, err := s.r.Peek(1); err == nil && b[0] == '\n' {
+			_, _ = s.r.Discard(1)
+		}
+	}
+	line := []byte{}
 	for {
-		chunk, err := s.r.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > s.max+2 {
-			return nil, fmt.Errorf("%w: a line of the stream exceeds %d bytes", ErrResponseTooLarge, s.max)
-		}
-		switch {
-		case err == nil:
-			line = bytes.TrimSuffix(line[:len(line)-1], []byte{'\r'})
-			if len(line) == 0 {
-				return []byte{}, nil
+		if s.r.Buffered() == 0 {
+			if _, err := s.r.Peek(1); err != nil {
+				if errors.Is(err, io.EOF) && len(line) > 0 {
+					return line, nil
+				}
+				return nil, err
 			}
-			return line, nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF) && len(line) > 0:
-			return line, nil
-		default:
-			return nil, err
 		}
+		buf, _ := s.r.Peek(s.r.Buffered())
+		i := bytes.IndexAny(buf, "\r\n")
+		n := len(buf)
+		if i >= 0 {
+			n = i
+		}
+		line = append(line, buf[:n]...)
+		if len(line) > s.max+len("data: ") {
+			return nil, fmt.Errorf("%w: a line of the stream exceeds %d bytes", ErrResponseTooLarge, s.max+len("data: "))
+		}
+		if i < 0 {
+			_, _ = s.r.Discard(n)
+			continue
+		}
+		s.skipLF = buf[i] == '\r'
+		_, _ = s.r.Discard(n + 1)
+		return line, nil
 	}
 }
 

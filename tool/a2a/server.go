@@ -90,7 +90,10 @@ func WithMaxRequestBytes(n int) ServerOption {
 
 // WithMaxTasks caps the tasks the server remembers (DefaultMaxTasks unless
 // set); n must be positive. Past it, the oldest tasks that are not running
-// are forgotten: GetTask answers "task not found" for them.
+// are forgotten: GetTask answers "task not found" for them. When all n are
+// running (or queued behind another task of their context), a message that
+// would start a task is refused with HTTP 503 and JSON-RPC error -32603,
+// which bounds the runs, and their memory, that clients can start.
 func WithMaxTasks(n int) ServerOption {
 	return func(c *serverConfig) {
 		if n < 1 {

@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,9 +13,10 @@ import (
 
 // rpcFailure is a JSON-RPC error the server answers with.
 type rpcFailure struct {
-	code int
-	msg  string
-	data any
+	code   int
+	msg    string
+	data   any
+	status int // the HTTP status to answer with; 200 when zero
 }
 
 // Error returns the failure's message.
@@ -206,7 +208,7 @@ func jsonKind(goKind string) string {
 	return "number"
 }
 
-func (c *call) fail(f *rpcFailure) { writeRPC(c.w, http.StatusOK, c.id, nil, f) }
+func (c *call) fail(f *rpcFailure) { writeRPC(c.w, cmp.Or(f.status, http.StatusOK), c.id, nil, f) }
 
 func (c *call) reply(result any) { writeRPC(c.w, http.StatusOK, c.id, result, nil) }
 

@@ -216,11 +216,18 @@ func (s *Server) submit(m Message, sub *subscriber) (*taskRec, Event, <-chan str
 		if ctxID == "" {
 			ctxID = newID()
 		}
-		t = &taskRec{id: newID(), contextID: ctxID, running: true} // so that eviction spares it
+		// Make room first: a task that runs is never forgotten, so a
+		// server whose every task runs takes no more (each would hold a
+		// goroutine and its message until the agent got to it).
+		if !s.evictTasks(s.cfg.maxTasks - 1) {
+			f := failf(RPCInternalError, "the agent is busy: %d tasks are running or waiting to run; try again later", len(s.tasks))
+			f.status = http.StatusServiceUnavailable
+			return nil, Event{}, nil, f
+		}
+		t = &taskRec{id: newID(), contextID: ctxID, running: true}
 		s.supersede(ctxID, t.id)
 		s.tasks[t.id] = t
 		s.taskOrder = append(s.taskOrder, t.id)
-		s.evictTasks()
 	}
 	m.TaskID, m.ContextID, m.Role = t.id, t.contextID, RoleUser
 	if m.MessageID == "" {
@@ -263,19 +270,20 @@ func (s *Server) supersede(contextID, by string) {
 }
 
 // evictTasks forgets the oldest tasks that are not running while there are
-// too many. The caller holds s.mu.
-func (s *Server) evictTasks() {
-	for len(s.tasks) > s.cfg.maxTasks {
+// more than n, and reports whether that was enough. The caller holds s.mu.
+func (s *Server) evictTasks(n int) bool {
+	for len(s.tasks) > n {
 		i := slices.IndexFunc(s.taskOrder, func(id string) bool {
 			t := s.tasks[id]
 			return t == nil || !t.running
 		})
 		if i < 0 {
-			return // every task is running
+			return false // every task is running
 		}
 		delete(s.tasks, s.taskOrder[i])
 		s.taskOrder = slices.Delete(s.taskOrder, i, i+1)
 	}
+	return true
 }
 
 // run runs the agent for a task, one turn of its conversation. With deltas
@@ -292,6 +300,11 @@ func (s *Server) run(ctx context.Context, cancel context.CancelFunc, t *taskRec,
 		return
 	}
 	defer func() { <-conv.lock }()
+	// A task of the context may have paused for input while this one
+	// waited for the conversation: this task's message answers it now.
+	s.mu.Lock()
+	s.supersede(t.contextID, t.id)
+	s.mu.Unlock()
 	s.status(t, StateWorking, nil, true)
 	res := s.agent.turn(ctx, conv, user, deltas, func(ev graph.Event) { s.onEvent(t, ev) })
 	switch {
@@ -622,7 +635,10 @@ func (s *Server) listTasks(c *call) {
 		return cmp.Or(b.updated.Compare(a.updated), cmp.Compare(a.id, b.id))
 	})
 	total := len(found)
-	page := found[min(offset, total):min(offset+size, total)]
+	// offset comes from the client: offset+size may overflow.
+	start := min(offset, total)
+	end := start + min(size, total-start)
+	page := found[start:end]
 	tasks := make([]any, 0, len(page))
 	for _, t := range page {
 		snap := t.snapshot(p.HistoryLength)
@@ -633,8 +649,8 @@ func (s *Server) listTasks(c *call) {
 	}
 	s.mu.Unlock()
 	next := ""
-	if offset+size < total {
-		next = strconv.Itoa(offset + size)
+	if end < total {
+		next = strconv.Itoa(end)
 	}
 	c.reply(map[string]any{"tasks": tasks, "nextPageToken": next, "pageSize": size, "totalSize": total})
 }
