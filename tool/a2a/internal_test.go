@@ -230,3 +230,27 @@ func TestSSEReaderCarriageReturns(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, data, 1024)
 }
+
+// TestSubscriberOverflowEndsTheStream checks that a client that stops
+// reading holds at most maxQueued events: past that, its queue is dropped
+// and its stream ends, while a reader that keeps up gets every event.
+func TestSubscriberOverflowEndsTheStream(t *testing.T) {
+	ev := Event{StatusUpdate: &StatusUpdate{TaskID: "t1"}}
+
+	slow := newSubscriber()
+	for range maxQueued {
+		slow.push(ev, false)
+	}
+	evs, last := slow.take()
+	if len(evs) != maxQueued || last {
+		t.Fatalf("a full queue: got %d events, last=%v; want %d, false", len(evs), last, maxQueued)
+	}
+	for range maxQueued + 1 {
+		slow.push(ev, false)
+	}
+	slow.push(ev, true)
+	evs, last = slow.take()
+	if len(evs) != 0 || !last {
+		t.Fatalf("an overflowed queue: got %d events, last=%v; want 0, true", len(evs), last)
+	}
+}

@@ -45,22 +45,35 @@ func (t *taskRec) snapshot(historyLength *int) *Task {
 	return out
 }
 
-// subscriber receives the events of a task for one stream. Its queue is
-// unbounded, so that a slow client never slows the agent; it holds at most
-// the events of one run.
+// maxQueued is the most events a stream's subscriber holds for a client
+// that reads slower than the agent writes (a long run's token deltas).
+const maxQueued = 1024
+
+// subscriber receives the events of a task for one stream. A slow client
+// never slows the agent: its events queue up, and when more than maxQueued
+// wait, the queue is dropped and the stream ends, so that a client that
+// stopped reading holds no memory; the client then finds the task's state
+// with GetTask, or follows it again with SubscribeToTask.
 type subscriber struct {
-	mu     sync.Mutex
-	queue  []Event
-	last   bool          // no events will follow the queue
-	signal chan struct{} // has a value when the queue changed
+	mu      sync.Mutex
+	queue   []Event
+	last    bool          // no events will follow the queue
+	dropped bool          // the queue overflowed: the stream ends
+	signal  chan struct{} // has a value when the queue changed
 }
 
 func newSubscriber() *subscriber { return &subscriber{signal: make(chan struct{}, 1)} }
 
 func (sub *subscriber) push(ev Event, last bool) {
 	sub.mu.Lock()
-	sub.queue = append(sub.queue, ev)
-	sub.last = sub.last || last
+	switch {
+	case sub.dropped:
+	case len(sub.queue) >= maxQueued:
+		sub.queue, sub.last, sub.dropped = nil, true, true
+	default:
+		sub.queue = append(sub.queue, ev)
+		sub.last = sub.last || last
+	}
 	sub.mu.Unlock()
 	select {
 	case sub.signal <- struct{}{}:
