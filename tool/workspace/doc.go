@@ -51,7 +51,10 @@
 //
 // The read tools are read-only and concurrency-safe; write_file, edit_file
 // and notebook_edit are destructive (a permission policy can ask before
-// them) and run one at a time. WithMaxFileSize bounds the files the tools
+// them) and run one at a time. They replace a file by renaming a
+// temporary file with its new content over it, so a write that fails
+// halfway leaves the file as it was (symbolic links and files with other
+// hard links are written in place). WithMaxFileSize bounds the files the tools
 // read, search and edit, and WithMaxResults the paths and lines list_files
 // and grep return.
 package workspace

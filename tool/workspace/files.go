@@ -304,7 +304,9 @@ func (w *Toolset) openRead(p string) (*os.File, error) {
 // write replaces the content of the file p, creating it, without blocking
 // on a named pipe (opening one for writing fails instead) and writing only
 // to a regular file.
-func (w *Toolset) write(p string, data []byte) error {
+// writeInPlace writes data over the file p, through a symbolic link if p
+// is one: truncating, then writing.
+func (w *Toolset) writeInPlace(p string, data []byte) error {
 	f, err := w.root.OpenFile(native(p), os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
 	if err != nil {
 		return err
