@@ -33,11 +33,13 @@
 // tool.CodeCancelled). The result's Details hold an Outcome: exit code,
 // output, memory and duration. A program never panics the host.
 //
-// The program is confined. Its memory is capped (WithMemoryLimit), and so
-// is its time (WithTimeout): an endless loop is interrupted, as is a sleep.
-// It sees no file system unless WithDir (read-only) or WithWritableDir
-// mounts a directory, and then only that directory: every path resolves
-// through an os.Root, so neither ".." nor a symbolic link leads out of it.
+// The program is confined. Its linear memory is capped (WithMemoryLimit),
+// and so is its time (WithTimeout): an endless loop is interrupted, as is a
+// sleep. It sees no file system unless WithDir (read-only) or
+// WithWritableDir mounts a directory, and then only that directory: every
+// path resolves through an os.Root, so neither ".." nor a symbolic link
+// leads out of it, and only regular files and directories open (a FIFO or
+// a device there fails with ENOTSUP rather than wait).
 // It sees no environment variable but those of WithEnv, and it has no
 // network: WASI preview 1 has no call that opens a connection, and the
 // runtime grants no sockets. Its clocks are the host's and its random

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/trellis-go/trellis/tool"
 	"github.com/trellis-go/trellis/tool/wasm"
@@ -151,5 +152,30 @@ func TestMountAtRootAndSeveralMounts(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(out, "copy.json")); err != nil || string(b) != `{"k":1}` {
 		t.Errorf("copy.json: %q, %v", b, err)
+	}
+}
+
+// TestFIFOInAMountDoesNotBlock: opening a FIFO the host left in a mounted
+// directory would wait for a writer in a host call, beyond the reach of
+// the time limit and of Close; the open is refused instead.
+func TestFIFOInAMountDoesNotBlock(t *testing.T) {
+	mount, _ := tree(t)
+	fifo := filepath.Join(mount, "fifo")
+	if err := mkfifo(fifo); err != nil {
+		t.Skipf("cannot make a FIFO here: %v", err)
+	}
+	tl := progTool(t, []string{"read", "/data/fifo"}, wasm.WithDir("/data", mount), wasm.WithTimeout(time.Second))
+	done := make(chan tool.Result, 1)
+	go func() { done <- run(context.Background(), tl, `{}`) }()
+	select {
+	case r := <-done:
+		mustFail(t, r, wasm.CodeExit, "Not supported")
+	case <-time.After(20 * time.Second):
+		// Release the blocked open, so that the goroutine ends.
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			_ = f.Close()
+		}
+		<-done
+		t.Fatal("the call outlived its time limit of 1s, blocked opening a FIFO")
 	}
 }

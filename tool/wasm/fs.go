@@ -98,9 +98,13 @@ func (f *rootFS) OpenFile(p string, flag experimentalsys.Oflag, perm fs.FileMode
 	if flag&experimentalsys.O_DIRECTORY != 0 && access != experimentalsys.O_RDONLY {
 		return nil, experimentalsys.EISDIR
 	}
-	file, err := f.root.OpenFile(name, osFlag, perm)
+	file, err := f.root.OpenFile(name, osFlag|openNonblock, perm)
 	if err != nil {
 		return nil, errno(err)
+	}
+	if e := plain(file); e != 0 {
+		_ = file.Close()
+		return nil, e
 	}
 	rf, e := f.wrap(file, name, flag&experimentalsys.O_APPEND != 0)
 	if e != 0 {
@@ -263,7 +267,30 @@ func (h *handoff) Open(name string) (fs.File, error) {
 		h.first = nil
 		return f, nil
 	}
-	return h.root.Open(name)
+	f, err := h.root.OpenFile(name, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	if e := plain(f); e != 0 {
+		_ = f.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: e}
+	}
+	return f, nil
+}
+
+// plain refuses a file that is neither a regular file nor a directory: a
+// FIFO, a device or a socket the host left in a mounted directory, whose
+// reads and writes could wait for ever in a host call, where neither the
+// time limit nor Close can stop them.
+func plain(f *os.File) experimentalsys.Errno {
+	info, err := f.Stat()
+	if err != nil {
+		return errno(err)
+	}
+	if !info.Mode().IsRegular() && !info.IsDir() {
+		return experimentalsys.ENOTSUP
+	}
+	return 0
 }
 
 // rootFile is a file or directory opened through a rootFS. wazero's

@@ -342,7 +342,7 @@ func TestPrecheckRefusesCountsBeyondTheBytes(t *testing.T) {
 		"types":           {cat(header, sect(1, huge...)), "4294967295 types"},
 		"parameters":      {cat(header, sect(1, cat([]byte{0x01, 0x60}, huge)...)), "parameters"},
 		"import name":     {cat(header, sect(2, cat([]byte{0x01, 0x01, 'm'}, huge)...)), "bytes of an import name"},
-		"functions":       {cat(header, sect(3, huge...)), "items"},
+		"functions":       {cat(header, sect(3, huge...)), "functions"},
 		"globals":         {cat(header, sect(6, huge...)), "globals"},
 		"export name":     {cat(header, sect(7, cat([]byte{0x01}, huge)...)), "bytes of an export name"},
 		"element indices": {cat(header, sect(9, cat([]byte{0x01, 0x00, 0x41, 0x00, 0x0b}, huge)...)), "elements"},
@@ -359,7 +359,7 @@ func TestPrecheckRefusesCountsBeyondTheBytes(t *testing.T) {
 			t.Errorf("%s: %v, want an error about %q", name, err, tc.want)
 		}
 	}
-	// Well-formed sections pass, including constructs precheck stops at.
+	// Well-formed sections pass.
 	for name, bin := range map[string][]byte{
 		"import kinds": cat(header, sect(2,
 			0x04, 0x01, 'm', 0x01, 'f', 0x00, 0x00, // function
@@ -369,7 +369,11 @@ func TestPrecheckRefusesCountsBeyondTheBytes(t *testing.T) {
 		)),
 		"global exprs":   cat(header, sect(6, 0x03, 0x7f, 0x00, 0x41, 0x7f, 0x0b, 0x7c, 0x00, 0x44, 0, 0, 0, 0, 0, 0, 0, 0, 0x0b, 0x7d, 0x00, 0x43, 0, 0, 0, 0, 0x0b)),
 		"extended const": cat(header, sect(6, 0x01, 0x7f, 0x00, 0x41, 0x01, 0x41, 0x02, 0x6a, 0x0b)),
-		"unknown opcode": cat(header, sect(6, 0x01, 0x7f, 0x00, 0xfc, 0x0b)),
+		"v128 global":    cat(header, sect(6, 0x01, 0x7b, 0x00, 0xfd, 0x0c, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 0x0b)),
+		"typed locals":   cat(header, sect(10, 0x01, 0x07, 0x02, 0x01, 0x63, 0x70, 0x01, 0x7f, 0x0b)),
+		"tables":         cat(header, sect(4, 0x02, 0x70, 0x00, 0x05, 0x40, 0x00, 0x6f, 0x01, 0x01, 0x02, 0xd0, 0x6f, 0x0b)),
+		"start":          cat(header, sect(8, 0x00)),
+		"module name":    cat(header, sect(0, 0x04, 'n', 'a', 'm', 'e', 0x00, 0x02, 0x01, 'm', 0x07, 0x01, 0xff)),
 		"exports":        cat(header, sect(7, 0x01, 0x01, 'f', 0x00, 0x00)),
 		"element forms":  cat(header, sect(9, 0x02, 0x02, 0x00, 0x41, 0x00, 0x0b, 0x00, 0x01, 0x00, 0x07, 0x70, 0x01, 0xd2, 0x00, 0x0b)),
 		"data forms":     cat(header, sect(11, 0x02, 0x02, 0x00, 0x41, 0x00, 0x0b, 0x01, 'x', 0x01, 0x00)),
@@ -378,6 +382,65 @@ func TestPrecheckRefusesCountsBeyondTheBytes(t *testing.T) {
 	} {
 		if err := precheck(bin); err != nil {
 			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestPrecheckFollowsWazerosGrammar feeds precheck modules that the old,
+// fail-open precheck let through: each makes wazero's decoder allocate
+// gigabytes (or fill them), which kills the process.
+func TestPrecheckFollowsWazerosGrammar(t *testing.T) {
+	header := []byte("\x00asm\x01\x00\x00\x00")
+	huge := []byte{0xff, 0xff, 0xff, 0xff, 0x0f}
+	cat := func(parts ...[]byte) []byte {
+		var b []byte
+		for _, p := range parts {
+			b = append(b, p...)
+		}
+		return b
+	}
+	uleb := func(v uint32) []byte {
+		var b []byte
+		for ; v >= 0x80; v >>= 7 {
+			b = append(b, byte(v)|0x80)
+		}
+		return append(b, byte(v))
+	}
+	sect := func(id byte, body ...byte) []byte { return cat([]byte{id}, uleb(uint32(len(body))), body) }
+	v128 := cat([]byte{0xfd, 0x0c}, make([]byte, 16))
+	// 400 functions of 50,000 locals each: 20 million in all.
+	bodies := uleb(400)
+	for range 400 {
+		bodies = append(bodies, cat(uleb(6), []byte{0x01}, uleb(maxLocals), []byte{0x7f, 0x0b})...)
+	}
+	for name, tc := range map[string]struct {
+		bin  []byte
+		want string
+	}{
+		// A v128.const offset, then a segment of four billion bytes.
+		"data after v128.const": {cat(header, sect(11, cat([]byte{0x02, 0x00}, v128, []byte{0x0b, 0x00, 0x01}, huge)...)), "bytes of a data segment"},
+		// The same before four billion element expressions.
+		"elements after v128.const": {cat(header, sect(9, cat([]byte{0x02, 0x04}, v128, []byte{0x0b, 0x00, 0x05, 0x70}, huge)...)), "elements"},
+		// A typed reference local, then four billion i32 locals.
+		"locals after a typed reference": {cat(header, sect(10, cat([]byte{0x01, 0x0a, 0x02, 0x01, 0x63, 0x70}, huge, []byte{0x7f, 0x0b})...)), "locals"},
+		"locals in all":                  {cat(header, sect(10, bodies...)), "in all"},
+		// A module name of four billion bytes.
+		"module name": {cat(header, sect(0, cat([]byte{0x04, 'n', 'a', 'm', 'e', 0x00, 0x05}, huge)...)), "module name"},
+		// A table import of a typed reference, then an import whose
+		// module name claims four billion bytes.
+		"import after a typed table": {cat(header, sect(2, cat([]byte{0x02, 0x01, 'm', 0x01, 't', 0x01, 0x63, 0x70, 0x00, 0x01}, huge)...)), "module name"},
+		// A data segment whose offset runs into the next section, which
+		// wazero then reads as the rest of the segment: its length is
+		// four billion.
+		"an item across sections":       {cat(header, sect(11, 0x01, 0x00, 0x41), sect(12, cat([]byte{0x0b}, huge, []byte{0, 0, 0, 0, 0})...)), "section 11"},
+		"a parameter type across types": {cat(header, sect(1, cat([]byte{0x02, 0x60, 0x01, 0x63, 0x70, 0x00, 0x60}, huge)...)), "parameters"},
+		"unknown opcode":                {cat(header, sect(6, 0x01, 0x7f, 0x00, 0xfc, 0x0b)), "unknown opcode"},
+		"unknown section":               {cat(header, sect(14, 0x00)), "section id 14"},
+		"bytes left over":               {cat(header, sect(3, 0x01, 0x00, 0x00)), "remain"},
+	} {
+		err := precheck(tc.bin)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error about %q", name, err, tc.want)
 		}
 	}
 }

@@ -1,11 +1,19 @@
 package wasm
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
-// maxLocals bounds the locals one function declares. A declaration is a
-// count and a type, so a few bytes can declare billions of locals; real
-// compilers stay far below this.
-const maxLocals = 1 << 20
+// maxLocals bounds the locals one function declares, and maxModuleLocals
+// those of all the functions together. A declaration is a count and a
+// type, so a few bytes can declare a million locals, and wazero makes a
+// slice of them for each function as it decodes it. Real compilers stay
+// far below both (50,000 is also what web browsers accept per function).
+const (
+	maxLocals       = 50_000
+	maxModuleLocals = 1 << 24
+)
 
 // precheck walks the structure of a WebAssembly binary before wazero
 // decodes it, and refuses the lengths that wazero would trust: its decoder
@@ -13,18 +21,26 @@ const maxLocals = 1 << 20
 // reads the elements, so a 40-byte module that claims four billion imports
 // makes the process run out of memory and die, which no recover catches.
 // Every count and length must fit in the bytes that remain (an element
-// takes at least one byte), and the locals of a function stay below
-// maxLocals. Where precheck meets a construct it does not know, it stops
-// checking that section and lets wazero judge the rest.
+// takes at least one byte), and the locals stay below maxLocals per
+// function and maxModuleLocals in all.
+//
+// wazero reads each section from the whole binary and checks the
+// section's length only when it has decoded it, so a section whose items
+// run past its end would have their counts read from the bytes of the
+// sections after it, which precheck checked as something else. precheck
+// therefore decodes every section with wazero's grammar, item by item,
+// and refuses a section whose items do not end exactly where it ends, or
+// that holds a construct it does not know: it fails closed.
 func precheck(wasm []byte) error {
 	r := reader{b: wasm[8:]}
+	locals := uint64(0)
 	for len(r.b) > 0 {
 		id, _ := r.byte()
 		size, ok := r.u32()
 		if !ok || uint64(size) > uint64(len(r.b)) {
 			return fmt.Errorf("a section (id %d) is longer than the bytes that remain", id)
 		}
-		s := sectionReader{reader: reader{b: r.b[:size]}, id: id}
+		s := sectionReader{reader: reader{b: r.b[:size]}, id: id, locals: &locals}
 		r.b = r.b[size:]
 		if err := s.check(); err != nil {
 			return fmt.Errorf("section %d: %v", id, err)
@@ -33,13 +49,14 @@ func precheck(wasm []byte) error {
 	return nil
 }
 
-// errStop ends the check of a section at a construct precheck does not
-// know.
-var errStop = fmt.Errorf("stop")
+// errTruncated is the error of an item that runs past the end of its
+// section.
+var errTruncated = errors.New("an item runs past the end of the section")
 
 type sectionReader struct {
 	reader
-	id byte
+	id     byte
+	locals *uint64 // the locals of the functions so far
 }
 
 // count reads a vector's length and checks that it fits.
@@ -66,210 +83,57 @@ func (s *sectionReader) bytes(what string) error {
 
 func (s *sectionReader) skipU32() error {
 	if _, ok := s.u32(); !ok {
-		return errStop
+		return errTruncated
 	}
 	return nil
 }
 
-// skipLEB skips a signed or unsigned LEB128 number of up to 10 bytes.
-func (s *sectionReader) skipLEB() error {
-	for i := 0; i < 10; i++ {
+// skipLEB skips a signed or unsigned LEB128 number of up to max bytes.
+func (s *sectionReader) skipLEB(max int) error {
+	for i := 0; i < max; i++ {
 		c, ok := s.byte()
 		if !ok {
-			return errStop
+			return errTruncated
 		}
 		if c&0x80 == 0 {
 			return nil
 		}
 	}
-	return errStop
+	return errors.New("a number is too long")
 }
 
 func (s *sectionReader) skipN(n int) error {
 	if len(s.b) < n {
-		return errStop
+		return errTruncated
 	}
 	s.b = s.b[n:]
 	return nil
 }
 
-// expr skips a constant expression, up to its end opcode.
-func (s *sectionReader) expr() error {
-	for {
-		op, ok := s.byte()
-		if !ok {
-			return errStop
-		}
-		var err error
-		switch op {
-		case 0x0b: // end
-			return nil
-		case 0x41, 0x42, 0x23, 0xd2: // i32.const, i64.const, global.get, ref.func
-			err = s.skipLEB()
-		case 0x43: // f32.const
-			err = s.skipN(4)
-		case 0x44: // f64.const
-			err = s.skipN(8)
-		case 0xd0: // ref.null
-			err = s.skipLEB()
-		case 0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e: // extended constant arithmetic
-		default:
-			return errStop
-		}
-		if err != nil {
-			return err
-		}
+// valueType skips a value type: a number, vector or reference type, or a
+// typed reference (0x63 or 0x64 and a heap type).
+func (s *sectionReader) valueType() error {
+	t, ok := s.byte()
+	if !ok {
+		return errTruncated
 	}
-}
-
-// check checks one section.
-func (s *sectionReader) check() error {
-	err := s.checkBody()
-	if err == errStop {
+	switch t {
+	case 0x7f, 0x7e, 0x7d, 0x7c, 0x7b, 0x70, 0x6f, 0x69:
 		return nil
+	case 0x63, 0x64:
+		return s.skipLEB(5)
 	}
-	return err
+	return fmt.Errorf("unknown value type 0x%02x", t)
 }
 
-func (s *sectionReader) checkBody() error {
-	switch s.id {
-	case 0:
-		return s.custom()
-	case 1:
-		return s.types()
-	case 2:
-		return s.imports()
-	case 3, 4, 5, 13: // functions, tables, memories, tags: fixed-size items
-		_, err := s.count("items")
-		return err
-	case 6:
-		return s.globals()
-	case 7:
-		return s.exports()
-	case 9:
-		return s.elements()
-	case 10:
-		return s.code()
-	case 11:
-		return s.data()
-	}
-	return nil
-}
-
-func (s *sectionReader) custom() error {
-	n, err := s.count("bytes of the custom section's name")
-	if err != nil {
-		return err
-	}
-	name := string(s.b[:n])
-	s.b = s.b[n:]
-	if name != "name" {
-		return nil
-	}
-	// The name section: subsections of an id and a size.
-	for len(s.b) > 0 {
-		id, _ := s.byte()
-		size, err := s.count("bytes of a name subsection")
-		if err != nil {
-			return err
-		}
-		sub := sectionReader{reader: reader{b: s.b[:size]}}
-		s.b = s.b[size:]
-		switch id {
-		case 1: // function names: a name map
-			err = sub.nameMap()
-		case 2: // local names: an indirect name map
-			var n uint32
-			if n, err = sub.count("functions with local names"); err != nil {
-				return err
-			}
-			for i := uint32(0); i < n && err == nil; i++ {
-				if err = sub.skipU32(); err == nil {
-					err = sub.nameMap()
-				}
-			}
-		}
-		if err != nil && err != errStop {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *sectionReader) nameMap() error {
-	n, err := s.count("names")
-	if err != nil {
-		return err
-	}
-	for i := uint32(0); i < n; i++ {
-		if err := s.skipU32(); err != nil {
-			return err
-		}
-		if err := s.bytes("a name"); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *sectionReader) types() error {
-	n, err := s.count("types")
-	if err != nil {
-		return err
-	}
-	for i := uint32(0); i < n; i++ {
-		if form, _ := s.byte(); form != 0x60 {
-			return errStop
-		}
-		for _, what := range []string{"parameters", "results"} {
-			k, err := s.count(what)
-			if err != nil {
-				return err
-			}
-			s.b = s.b[k:] // one byte per number type
-		}
-	}
-	return nil
-}
-
-func (s *sectionReader) imports() error {
-	n, err := s.count("imports")
-	if err != nil {
-		return err
-	}
-	for i := uint32(0); i < n; i++ {
-		if err := s.bytes("a module name"); err != nil {
-			return err
-		}
-		if err := s.bytes("an import name"); err != nil {
-			return err
-		}
-		kind, _ := s.byte()
-		switch kind {
-		case 0x00, 0x04: // function, tag: a type index
-			err = s.skipU32()
-		case 0x01: // table: a reference type and limits
-			if err = s.skipN(1); err == nil {
-				err = s.limits()
-			}
-		case 0x02: // memory: limits
-			err = s.limits()
-		case 0x03: // global: a value type and mutability
-			err = s.skipN(2)
-		default:
-			return errStop
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
+// limits skips the limits of a table or a memory.
 func (s *sectionReader) limits() error {
 	flags, ok := s.byte()
-	if !ok || flags > 0x03 {
-		return errStop
+	if !ok {
+		return errTruncated
+	}
+	if flags > 0x03 {
+		return fmt.Errorf("unknown limits 0x%02x", flags)
 	}
 	if err := s.skipU32(); err != nil {
 		return err
@@ -280,141 +144,321 @@ func (s *sectionReader) limits() error {
 	return nil
 }
 
-func (s *sectionReader) globals() error {
-	n, err := s.count("globals")
+// table skips a table type, with the initial value that may follow it.
+func (s *sectionReader) table() error {
+	init := len(s.b) >= 2 && s.b[0] == 0x40 && s.b[1] == 0x00
+	if init {
+		s.b = s.b[2:]
+	}
+	if err := s.valueType(); err != nil {
+		return err
+	}
+	if err := s.limits(); err != nil {
+		return err
+	}
+	if init {
+		return s.expr()
+	}
+	return nil
+}
+
+// expr skips a constant expression, up to its end opcode.
+func (s *sectionReader) expr() error {
+	for {
+		op, ok := s.byte()
+		if !ok {
+			return errTruncated
+		}
+		var err error
+		switch op {
+		case 0x0b: // end
+			return nil
+		case 0x41: // i32.const
+			err = s.skipLEB(5)
+		case 0x42: // i64.const
+			err = s.skipLEB(10)
+		case 0x23, 0xd0, 0xd2: // global.get, ref.null, ref.func
+			err = s.skipU32()
+		case 0x43: // f32.const
+			err = s.skipN(4)
+		case 0x44: // f64.const
+			err = s.skipN(8)
+		case 0xfd: // v128.const
+			if sub, ok := s.byte(); !ok || sub != 0x0c {
+				return errors.New("a constant expression holds a vector instruction other than v128.const")
+			}
+			err = s.skipN(16)
+		case 0x6a, 0x6b, 0x6c, 0x7c, 0x7d, 0x7e: // extended constant arithmetic
+		default:
+			return fmt.Errorf("a constant expression holds the unknown opcode 0x%02x", op)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// check checks one section: its items must end where it ends.
+func (s *sectionReader) check() error {
+	if err := s.checkBody(); err != nil {
+		return err
+	}
+	if len(s.b) > 0 {
+		return fmt.Errorf("%d bytes remain after the section's items", len(s.b))
+	}
+	return nil
+}
+
+// vector checks a vector of items.
+func (s *sectionReader) vector(what string, item func() error) error {
+	n, err := s.count(what)
 	if err != nil {
 		return err
 	}
 	for i := uint32(0); i < n; i++ {
-		if err := s.skipN(2); err != nil { // a value type and mutability
-			return err
-		}
-		if err := s.expr(); err != nil {
+		if err := item(); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *sectionReader) exports() error {
-	n, err := s.count("exports")
+func (s *sectionReader) checkBody() error {
+	switch s.id {
+	case 0:
+		return s.custom()
+	case 1:
+		return s.vector("types", s.funcType)
+	case 2:
+		return s.vector("imports", s.importItem)
+	case 3:
+		return s.vector("functions", s.skipU32)
+	case 4:
+		return s.vector("tables", s.table)
+	case 5:
+		return s.vector("memories", s.limits)
+	case 6:
+		return s.vector("globals", func() error {
+			if err := s.globalType(); err != nil {
+				return err
+			}
+			return s.expr()
+		})
+	case 7:
+		return s.vector("exports", func() error {
+			if err := s.bytes("an export name"); err != nil {
+				return err
+			}
+			if err := s.skipN(1); err != nil {
+				return err
+			}
+			return s.skipU32()
+		})
+	case 8, 12: // start, data count: one index or number
+		return s.skipU32()
+	case 9:
+		return s.vector("element segments", s.element)
+	case 10:
+		return s.vector("function bodies", s.code)
+	case 11:
+		return s.vector("data segments", s.data)
+	}
+	return fmt.Errorf("the section id %d is not one the runtime supports", s.id)
+}
+
+func (s *sectionReader) custom() error {
+	n, err := s.count("bytes of the custom section's name")
 	if err != nil {
 		return err
 	}
-	for i := uint32(0); i < n; i++ {
-		if err := s.bytes("an export name"); err != nil {
+	name := string(s.b[:n])
+	s.b = s.b[n:]
+	if name != "name" {
+		s.b = nil
+		return nil
+	}
+	// The name section: subsections of an id and a size. wazero reads the
+	// three it knows without regard to their sizes, so these must be
+	// exact.
+	for len(s.b) > 0 {
+		id, _ := s.byte()
+		size, err := s.count("bytes of a name subsection")
+		if err != nil {
 			return err
 		}
-		if err := s.skipN(1); err != nil {
+		sub := sectionReader{reader: reader{b: s.b[:size]}}
+		s.b = s.b[size:]
+		switch id {
+		case 0: // the module's name
+			err = sub.bytes("the module name")
+		case 1: // function names: a name map
+			err = sub.nameMap()
+		case 2: // local names: an indirect name map
+			err = sub.vector("functions with local names", func() error {
+				if err := sub.skipU32(); err != nil {
+					return err
+				}
+				return sub.nameMap()
+			})
+		default:
+			sub.b = nil
+		}
+		if err == nil && len(sub.b) > 0 {
+			err = fmt.Errorf("%d bytes remain after the items", len(sub.b))
+		}
+		if err != nil {
+			return fmt.Errorf("name subsection %d: %v", id, err)
+		}
+	}
+	return nil
+}
+
+func (s *sectionReader) nameMap() error {
+	return s.vector("names", func() error {
+		if err := s.skipU32(); err != nil {
 			return err
 		}
+		return s.bytes("a name")
+	})
+}
+
+func (s *sectionReader) funcType() error {
+	if form, ok := s.byte(); !ok || form != 0x60 {
+		return errors.New("a type is not a function type (0x60)")
+	}
+	for _, what := range []string{"parameters", "results"} {
+		k, err := s.count(what)
+		if err != nil {
+			return err
+		}
+		for i := uint32(0); i < k; i++ {
+			if err := s.valueType(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *sectionReader) globalType() error {
+	if err := s.valueType(); err != nil {
+		return err
+	}
+	return s.skipN(1) // mutability
+}
+
+func (s *sectionReader) importItem() error {
+	if err := s.bytes("a module name"); err != nil {
+		return err
+	}
+	if err := s.bytes("an import name"); err != nil {
+		return err
+	}
+	kind, ok := s.byte()
+	if !ok {
+		return errTruncated
+	}
+	switch kind {
+	case 0x00: // function: a type index
+		return s.skipU32()
+	case 0x01:
+		return s.table()
+	case 0x02:
+		return s.limits()
+	case 0x03:
+		return s.globalType()
+	}
+	return fmt.Errorf("an import is of the unknown kind 0x%02x", kind)
+}
+
+// refType skips the reference type of an element segment.
+func (s *sectionReader) refType() error {
+	t, ok := s.byte()
+	switch {
+	case !ok:
+		return errTruncated
+	case t == 0x63 || t == 0x64:
+		return s.skipLEB(5)
+	case t == 0x70 || t == 0x6f:
+		return nil
+	}
+	return fmt.Errorf("unknown reference type 0x%02x", t)
+}
+
+func (s *sectionReader) element() error {
+	flags, ok := s.u32()
+	if !ok || flags > 7 {
+		return errors.New("an element segment is malformed")
+	}
+	if flags == 2 || flags == 6 { // an explicit table index
 		if err := s.skipU32(); err != nil {
 			return err
 		}
 	}
-	return nil
-}
-
-func (s *sectionReader) elements() error {
-	n, err := s.count("element segments")
-	if err != nil {
-		return err
-	}
-	for i := uint32(0); i < n; i++ {
-		flags, ok := s.u32()
-		if !ok || flags > 7 {
-			return errStop
-		}
-		if flags&0x02 != 0 && flags&0x01 == 0 { // an explicit table index
-			if err := s.skipU32(); err != nil {
-				return err
-			}
-		}
-		if flags&0x01 == 0 { // active: an offset
-			if err := s.expr(); err != nil {
-				return err
-			}
-		}
-		if flags&0x03 != 0 { // an element kind or a reference type
-			if err := s.skipN(1); err != nil {
-				return err
-			}
-		}
-		k, err := s.count("elements")
-		if err != nil {
+	if flags&0x01 == 0 { // active: an offset
+		if err := s.expr(); err != nil {
 			return err
 		}
-		for j := uint32(0); j < k; j++ {
-			if flags&0x04 != 0 {
-				err = s.expr()
-			} else {
-				err = s.skipU32()
-			}
-			if err != nil {
-				return err
-			}
+	}
+	switch {
+	case flags == 1 || flags == 2 || flags == 3: // an element kind
+		if err := s.skipN(1); err != nil {
+			return err
+		}
+	case flags >= 5: // a reference type
+		if err := s.refType(); err != nil {
+			return err
 		}
 	}
-	return nil
+	item := s.skipU32
+	if flags&0x04 != 0 {
+		item = s.expr
+	}
+	return s.vector("elements", item)
 }
 
 func (s *sectionReader) code() error {
-	n, err := s.count("function bodies")
+	size, err := s.count("bytes of a function body")
 	if err != nil {
 		return err
 	}
-	for i := uint32(0); i < n; i++ {
-		size, err := s.count("bytes of a function body")
-		if err != nil {
-			return err
+	body := sectionReader{reader: reader{b: s.b[:size]}}
+	s.b = s.b[size:]
+	var locals uint64
+	err = body.vector("groups of locals", func() error {
+		k, ok := body.u32()
+		if !ok {
+			return errors.New("a function body's locals are malformed")
 		}
-		body := sectionReader{reader: reader{b: s.b[:size]}}
-		s.b = s.b[size:]
-		groups, err := body.count("groups of locals")
-		if err != nil {
-			return err
+		locals += uint64(k)
+		if locals > maxLocals {
+			return fmt.Errorf("a function declares more than %d locals", maxLocals)
 		}
-		var locals uint64
-		for j := uint32(0); j < groups; j++ {
-			k, ok := body.u32()
-			if !ok {
-				break
-			}
-			locals += uint64(k)
-			if locals > maxLocals {
-				return fmt.Errorf("function %d declares more than %d locals", i, maxLocals)
-			}
-			if t, ok := body.byte(); !ok || t == 0x63 || t == 0x64 { // typed references carry a heap type
-				break
-			}
-		}
+		return body.valueType()
+	})
+	if err != nil {
+		return err
+	}
+	if *s.locals += locals; *s.locals > maxModuleLocals {
+		return fmt.Errorf("the functions declare more than %d locals in all", maxModuleLocals)
 	}
 	return nil
 }
 
 func (s *sectionReader) data() error {
-	n, err := s.count("data segments")
-	if err != nil {
-		return err
+	flags, ok := s.u32()
+	if !ok || flags > 2 {
+		return errors.New("a data segment is malformed")
 	}
-	for i := uint32(0); i < n; i++ {
-		flags, ok := s.u32()
-		if !ok || flags > 2 {
-			return errStop
-		}
-		if flags == 2 {
-			if err := s.skipU32(); err != nil {
-				return err
-			}
-		}
-		if flags != 1 {
-			if err := s.expr(); err != nil {
-				return err
-			}
-		}
-		if err := s.bytes("a data segment"); err != nil {
+	if flags == 2 {
+		if err := s.skipU32(); err != nil {
 			return err
 		}
 	}
-	return nil
+	if flags != 1 {
+		if err := s.expr(); err != nil {
+			return err
+		}
+	}
+	return s.bytes("a data segment")
 }

@@ -205,9 +205,10 @@ type Module struct {
 // that are not valid WebAssembly, a missing _start (a library or reactor
 // module), or an import the runtime does not provide, named as
 // module.name. Before wazero decodes the bytes, Compile checks that every
-// count and length they state fits in the bytes that follow: wazero's
-// decoder allocates what a count claims, and a few malformed bytes could
-// otherwise exhaust the process's memory.
+// count and length they state fits in the bytes that follow, and refuses
+// a construct it cannot check: wazero's decoder allocates what a count
+// claims, and a few malformed bytes could otherwise exhaust the process's
+// memory.
 //
 // Compile runs none of the module's code. Close waits for a Compile that
 // is under way.

@@ -30,7 +30,7 @@ func TestCompileRefusesWhatItCannotRun(t *testing.T) {
 			section(1, vec([]byte{0x60, 0x00, 0x00})),
 			section(3, vec([]byte{0x00})),
 			section(10, vec(join(uleb(8), []byte{0x01, 0xff, 0xff, 0xff, 0xff, 0x0f, i32, opEnd}))),
-		), "declares more than 1048576 locals"},
+		), "declares more than 50000 locals"},
 		{"a long section", []byte("\x00asm\x01\x00\x00\x00\x01\x7f\x00"), "longer than the bytes that remain"},
 		{"env import", envImportWasm, "imports the function env.host_log, which the runtime does not provide"},
 		{"unknown WASI function", unknownWasiWasm, "wasi_snapshot_preview1.sock_connect, which is not a WASI preview 1 function"},
