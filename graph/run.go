@@ -16,6 +16,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/trellis-go/trellis/internal/pause"
 	"github.com/trellis-go/trellis/state"
 )
 
@@ -1061,7 +1062,7 @@ func (r *run[S]) exec(ctx context.Context, meta *runMeta, n *node[S], in *S, cli
 		}
 		serr := ctx.Err()
 		if serr == nil {
-			serr = sleep(ctx, n.retry.delay(attempt))
+			serr = pause.Sleep(ctx, n.retry.delay(attempt))
 		}
 		if serr != nil {
 			// The run, or its superstep, stopped before the retry: the error

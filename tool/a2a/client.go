@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/internal/httpstatus"
+	"github.com/trellis-go/trellis/internal/pause"
 	"github.com/trellis-go/trellis/model"
 )
 
@@ -449,7 +450,7 @@ func (c *Client) do(ctx context.Context, newReq func() (*http.Request, error)) (
 		// Read a little of the body so that the connection can be reused.
 		_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
 		resp.Body.Close()
-		if err := sleep(ctx, d); err != nil {
+		if err := pause.Sleep(ctx, d); err != nil {
 			return nil, err
 		}
 		wait = min(wait*2, c.cfg.maxRetryWait)
@@ -467,19 +468,4 @@ func readLimited(r io.Reader, max int) ([]byte, error) {
 		return nil, fmt.Errorf("%w: the answer exceeds %d bytes", ErrResponseTooLarge, max)
 	}
 	return b, nil
-}
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/trellis-go/trellis/internal/pause"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -181,7 +182,7 @@ func (rt *remoteTool) exchange(ctx context.Context, msg Message) (outcome, error
 func (rt *remoteTool) poll(ctx context.Context, t *Task) (*Task, error) {
 	wait := rt.pollFirst
 	for t.Status.State.Active() {
-		if err := sleep(ctx, wait); err != nil {
+		if err := pause.Sleep(ctx, wait); err != nil {
 			rt.cancelRemote(ctx, t.ID)
 			return t, err
 		}

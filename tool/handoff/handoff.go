@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/pause"
 	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
@@ -164,7 +165,7 @@ func (r *runner[S, PS]) run(ctx context.Context, g *graph.Graph[S], task model.M
 		}
 		wait := r.cfg.wait(attempt)
 		graph.EmitCustom(ctx, EventRetry, Retry{Agent: r.name, Attempt: attempt, Err: err.Error(), Wait: wait})
-		if err := sleep(ctx, wait); err != nil {
+		if err := pause.Sleep(ctx, wait); err != nil {
 			return tool.Result{}, fmt.Errorf("agent %q: waiting to retry: %w", r.name, err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/trellis-go/trellis/internal/pause"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -453,7 +454,7 @@ func (ts *Toolset) do(ctx context.Context, method string, fn func(context.Contex
 						lost: true, exhausted: true}
 				}
 				reconnects++
-				if err := sleep(ctx, ts.backoff(reconnects)); err != nil {
+				if err := pause.Sleep(ctx, ts.backoff(reconnects)); err != nil {
 					return fmt.Errorf("mcp: server %q: %s: %w", ts.name, method, err)
 				}
 			}
@@ -505,21 +506,6 @@ func (ts *Toolset) backoff(n int) time.Duration {
 		d *= 2
 	}
 	return min(d, maxReconnectDelay)
-}
-
-// sleep waits for d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // answers reports whether s still answers requests after one failed on it
