@@ -35,7 +35,11 @@
 //
 // The program is confined. Its linear memory is capped (WithMemoryLimit),
 // and so is its time (WithTimeout): an endless loop is interrupted, as is a
-// sleep. It sees no file system unless WithDir (read-only) or
+// sleep. Its tables are capped too: Compile gives each a maximum of 65,536
+// entries (a smaller declared maximum is kept, a larger minimum is the
+// table's fixed size), so table.grow beyond it returns -1, and refuses a
+// module whose tables would hold more than 4,194,304 entries in all.
+// It sees no file system unless WithDir (read-only) or
 // WithWritableDir mounts a directory, and then only that directory: every
 // path resolves through an os.Root, so neither ".." nor a symbolic link
 // leads out of it, and only regular files and directories open (a FIFO or

@@ -38,6 +38,7 @@ var shared sharedProgram
 type sharedProgram struct {
 	once sync.Once
 	dir  string
+	bin  []byte // the module as built
 	rt   *wasm.Runtime
 	mod  *wasm.Module
 	err  error
@@ -66,6 +67,7 @@ func program(t testing.TB) (*wasm.Runtime, *wasm.Module) {
 			if err != nil {
 				return err
 			}
+			shared.bin = bin
 			ctx := context.Background()
 			shared.rt, err = wasm.NewRuntime(ctx)
 			if err != nil {

@@ -354,6 +354,11 @@ func (s *sectionReader) importItem() error {
 	if err := s.bytes("an import name"); err != nil {
 		return err
 	}
+	return s.importKind()
+}
+
+// importKind skips an import's description: its kind and its type.
+func (s *sectionReader) importKind() error {
 	kind, ok := s.byte()
 	if !ok {
 		return errTruncated

@@ -20,7 +20,8 @@ import (
 var (
 	// ErrInvalidModule: Compile was given bytes that are not a WASI command
 	// module it can run: not WebAssembly, invalid, without a _start
-	// function, or importing something other than WASI preview 1 functions.
+	// function, importing something other than WASI preview 1 functions,
+	// or with tables larger than the runtime allows.
 	ErrInvalidModule = errors.New("wasm: invalid module")
 	// ErrClosed: the Runtime or the Module was closed.
 	ErrClosed = errors.New("wasm: closed")
@@ -210,6 +211,14 @@ type Module struct {
 // claims, and a few malformed bytes could otherwise exhaust the process's
 // memory.
 //
+// Tables are bounded for the same reason: Compile gives each table the
+// module defines a maximum of 65,536 entries (or its declared maximum if
+// smaller, or its minimum if larger), so that the program's table.grow
+// fails beyond it (returns -1, as the specification allows) rather than
+// have the host allocate gigabytes. It refuses a module whose tables
+// would hold more than 4,194,304 entries in all, and one that imports a
+// table, which the runtime does not provide.
+//
 // Compile runs none of the module's code. Close waits for a Compile that
 // is under way.
 func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
@@ -224,6 +233,12 @@ func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 		return nil, fmt.Errorf("%w: the bytes are not a WebAssembly binary module (it starts with the bytes 00 61 73 6d, \"\\0asm\")", ErrInvalidModule)
 	}
 	if err := precheck(wasm); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidModule, err)
+	}
+	// From here on wasm is the module with its tables bounded: what
+	// wazero compiles (and the compilation cache keys on).
+	wasm, err := limitTables(wasm)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidModule, err)
 	}
 	cm, err := r.compile(ctx, wasm)

@@ -1,6 +1,7 @@
 package wasm_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -132,7 +133,10 @@ func TestCacheDir(t *testing.T) {
 }
 
 func FuzzCompile(f *testing.F) {
-	for _, seed := range [][]byte{echoWasm, loopWasm, trapWasm, growWasm, noStartWasm, envImportWasm, hugeMemoryWasm, echoWasm[:40], nil} {
+	for _, seed := range [][]byte{
+		echoWasm, loopWasm, trapWasm, growWasm, noStartWasm, envImportWasm, hugeMemoryWasm, echoWasm[:40], nil,
+		tableGrowWasm, tableModule(nil, join([]byte{0x40, 0x00}, tableType(2, -1), []byte{opRefNull, funcref, opEnd}), tableType(3, 9)),
+	} {
 		f.Add(seed)
 	}
 	ctx := context.Background()
@@ -153,5 +157,37 @@ func FuzzCompile(f *testing.F) {
 		if _, err := wasm.NewTool(mod, model.ToolDefinition{Name: "fuzz"}, wasm.WithMemoryLimit(4<<30)); err != nil {
 			t.Fatalf("NewTool: %v", err)
 		}
+		checkTablesBounded(t, bin)
 	})
+}
+
+// checkTablesBounded checks what Compile made of a module it accepted: the
+// rewritten module still passes precheck, every table in it has a maximum
+// within the caps, and a second rewrite changes nothing.
+func checkTablesBounded(t *testing.T, bin []byte) {
+	t.Helper()
+	out, err := wasm.LimitTables(bin)
+	if err != nil {
+		t.Fatalf("Compile accepted a module whose tables LimitTables refuses: %v", err)
+	}
+	if err := wasm.Precheck(out); err != nil {
+		t.Fatalf("the rewritten module fails precheck: %v", err)
+	}
+	limits, err := wasm.TableLimits(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for i, l := range limits {
+		if l.Max < int64(l.Min) || l.Max > max(wasm.MaxTableEntries, int64(l.Min)) {
+			t.Errorf("table %d has the limits %+v", i, l)
+		}
+		total += l.Max
+	}
+	if total > wasm.MaxModuleTableEntries {
+		t.Errorf("the tables may hold %d entries in all", total)
+	}
+	if again, err := wasm.LimitTables(out); err != nil || !bytes.Equal(again, out) {
+		t.Errorf("a second rewrite: %v, changed %v", err, !bytes.Equal(again, out))
+	}
 }
