@@ -336,7 +336,7 @@ func (c *core) runParallel(parent context.Context, b Batch, reqs []Request, resu
 		}
 	default:
 		for k := range pb.ndisp {
-			if i := int(pb.slots[k].todo); sched.admit(i) {
+			if i := int(pb.slots[k].todo); sched.admit(pb.ctx, i) {
 				go pb.runAdmitted(i)
 			}
 		}
@@ -686,11 +686,15 @@ func (s *scheduler) take(i int) {
 // admit reports whether call i may start now, and counts it if so;
 // otherwise it queues it. No queued call fits at any time (release starts
 // the first that does), so a call that fits overtakes only calls that
-// cannot start anyway.
-func (s *scheduler) admit(i int) bool {
+// cannot start anyway. A call of a batch whose context has ended is queued,
+// never started: it is then answered as not run. The check is made under
+// s.mu, which release takes after the call that stopped the batch has
+// cancelled its context, so a call cannot slip into the room that call
+// leaves.
+func (s *scheduler) admit(ctx context.Context, i int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.fits(i) {
+	if ctx.Err() == nil && s.fits(i) {
 		s.take(i)
 		return true
 	}
