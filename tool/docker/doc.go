@@ -1,0 +1,88 @@
+// Package docker lets an agent run shell commands in a Docker container,
+// a sandbox with resource limits and, by default, no network:
+//
+//	box, err := docker.New(ctx, "golang:1.26-alpine",
+//		docker.WithMount("/home/me/project", "/work", false),
+//		docker.WithWorkdir("/work"),
+//		docker.WithMemory(2<<30), docker.WithCPUs(2))
+//	...
+//	defer box.Close() // removes the container
+//	coder, err := agent.NewReAct(m, agent.WithToolsets(box))
+//
+// It is tool/shell's sandboxed counterpart, and its tool reads the same to
+// a model: bash takes command, timeout_ms and description, and returns the
+// output, standard output and error together in the order received, then
+// "Exit code: N". A non-zero exit code is an error result (ErrorCode
+// CodeNonZeroExit, Err an *ExitError) that still shows the output; a
+// command that runs past its timeout is stopped and its result says so
+// (CodeCommandTimeout, ErrTimedOut). Output beyond WithMaxOutput bytes
+// loses its middle, and a line says how many bytes were left out. Results
+// carry a Report in Details. There are no background tasks: a command
+// that must outlive its call does not belong here.
+//
+// # The Docker daemon
+//
+// The package speaks the Docker Engine API itself, over HTTP, with no
+// Docker library: to the daemon at WithHost, or DOCKER_HOST, or
+// DefaultHost (unix:///var/run/docker.sock). A tcp://host:port address is
+// spoken to in plain HTTP; TLS, ssh:// and Docker contexts are not
+// supported. New asks the daemon for its API version (GET /_ping) and
+// speaks it, up to the newest version the package knows; it needs 1.25
+// (Docker 1.13) or later. The daemon must already have the image, unless
+// WithPull lets New pull it: a missing image is an error wrapping
+// ErrImageNotFound that names it. A daemon that does not answer, or that
+// refuses a request, is an error naming its address; a refusal is an
+// *APIError with the daemon's message.
+//
+// # The sandbox
+//
+// New creates one container and starts it; every bash call runs its
+// command in it, as a new process (an exec) with sh -c (WithShell picks
+// another shell), so files written stay for the next call, while a cd or a
+// variable does not carry over. Close kills and removes the container,
+// and with it everything written but to writable mounts. The container:
+//
+//   - has no network but loopback (WithNetwork gives it one, and then
+//     bash is marked OpenWorld);
+//   - may use WithMemory bytes of memory (1 GiB), with no swap: a command
+//     that needs more is killed by the kernel, with exit code 137;
+//   - may use WithCPUs CPUs' worth of time (1) and WithPidsLimit
+//     processes and threads at once (512), which stops a fork bomb;
+//   - runs its processes with no Linux capabilities (CapDrop ALL) and
+//     with no-new-privileges, so that neither root in the container nor a
+//     setuid program gets privileges back: a command cannot mount file
+//     systems, change file owners, open raw sockets or bind ports below
+//     1024;
+//   - runs as the image's user unless WithUser says otherwise;
+//   - sees the host's files only through WithMount, read-only or
+//     writable as asked: a writable mount is the one way a command can
+//     change the host's files;
+//   - has a writable root file system, discarded by Close, unless
+//     WithReadOnlyRoot; WithTmpfs adds in-memory scratch space;
+//   - sees none of the process's environment, only the image's and
+//     WithEnv's;
+//   - runs a keep-alive shell under Docker's init process instead of the
+//     image's entrypoint and command, so the image needs sh.
+//
+// The kernel is the host's: the container is as strong a boundary as
+// Docker's isolation on that host, which is weaker than a virtual
+// machine's. bash is marked Destructive, since a command can change
+// everything writable in the container and in writable mounts; a
+// permission policy can still ask a person before each command.
+//
+// # Stopping commands
+//
+// The Engine API cannot kill an exec, so each command carries a random tag
+// in its environment (the variable TRELLIS_DOCKER_RUN), which the
+// processes it starts inherit. At the timeout (WithTimeout, or the call's
+// timeout_ms up to WithMaxTimeout), and when the call's context ends, a
+// second exec finds the processes with the tag in /proc and sends them
+// SIGTERM, and SIGKILL after WithKillGrace; this needs grep and kill in
+// the image, which busybox and every common base image have. A process
+// that clears its environment, or runs as another user, is out of reach;
+// when the command's output has not ended a moment after SIGKILL, the
+// call stops waiting and its result says that processes may still run in
+// the container (Report.Escaped). Close ends them all with the container.
+// A command's standard input is empty: one that waits for input reads
+// end-of-file instead of hanging.
+package docker

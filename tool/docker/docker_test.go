@@ -1,0 +1,590 @@
+package docker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool"
+)
+
+func newBox(t *testing.T, f *fakeDaemon, opts ...Option) *Toolset {
+	t.Helper()
+	box, err := New(context.Background(), "alpine:3.20", append([]Option{WithHost(f.host)}, opts...)...)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { _ = box.Close() })
+	return box
+}
+
+func invoke(ctx context.Context, t *testing.T, box *Toolset, args string) tool.Result {
+	t.Helper()
+	tools, err := box.Tools(ctx)
+	if err != nil {
+		t.Fatalf("Tools: %v", err)
+	}
+	return tool.Invoke(ctx, tools[0], model.ToolCall{ID: "call-1", Name: BashName, Arguments: []byte(args)})
+}
+
+func bashCall(t *testing.T, box *Toolset, command string) tool.Result {
+	t.Helper()
+	b, _ := json.Marshal(BashArgs{Command: command})
+	return invoke(context.Background(), t, box, string(b))
+}
+
+func TestNewCreatesTheSandbox(t *testing.T) {
+	for _, network := range []string{"unix", "tcp"} {
+		t.Run(network, func(t *testing.T) {
+			f := newFake(t, network)
+			hostDir := filepath.Join(t.TempDir(), "project")
+			box := newBox(t, f,
+				WithName("coder bot"),
+				WithMemory(256<<20), WithCPUs(1.5), WithPidsLimit(64),
+				WithReadOnlyRoot(), WithWorkdir("/work"),
+				WithMount(hostDir, "/work", false), WithMount("/etc/ssl", "/etc/ssl/", true),
+				WithTmpfs("/tmp", 64<<20),
+				WithEnv("LANG=C.UTF-8"), WithUser("1000:1000"))
+			if box.APIVersion() != "1.47" || box.Workdir() != "/work" || box.Host() != f.host {
+				t.Errorf("version %q workdir %q host %q", box.APIVersion(), box.Workdir(), box.Host())
+			}
+
+			var routes []string
+			for _, r := range f.requests("") {
+				routes = append(routes, r.Method+" "+r.Path)
+			}
+			id := box.ContainerID()
+			want := []string{
+				"GET /_ping",
+				"GET /v1.47/images/alpine:3.20/json",
+				"POST /v1.47/containers/create",
+				"POST /v1.47/containers/" + id + "/start",
+			}
+			if !slices.Equal(routes, want) {
+				t.Fatalf("requests:\n%s\nwant:\n%s", strings.Join(routes, "\n"), strings.Join(want, "\n"))
+			}
+			create := f.requests("POST /containers/create")[0]
+			if name := create.Query.Get("name"); !strings.HasPrefix(name, "trellis-coder-bot-") {
+				t.Errorf("container name %q", name)
+			}
+			var got map[string]any
+			if err := json.Unmarshal(create.Body, &got); err != nil {
+				t.Fatal(err)
+			}
+			wantBody := map[string]any{
+				"Image":        "alpine:3.20",
+				"Entrypoint":   []any{"sh"},
+				"Cmd":          []any{"-c", keepAlive[2]},
+				"WorkingDir":   "/work",
+				"Env":          []any{"LANG=C.UTF-8"},
+				"User":         "1000:1000",
+				"Labels":       map[string]any{"org.trellis-go.toolset": "coder bot"},
+				"Tty":          false,
+				"OpenStdin":    false,
+				"AttachStdin":  false,
+				"AttachStdout": false,
+				"AttachStderr": false,
+				"HostConfig": map[string]any{
+					"Memory":         float64(256 << 20),
+					"MemorySwap":     float64(256 << 20),
+					"NanoCpus":       float64(1.5e9),
+					"PidsLimit":      float64(64),
+					"NetworkMode":    "none",
+					"ReadonlyRootfs": true,
+					"Mounts": []any{
+						map[string]any{"Type": "bind", "Source": hostDir, "Target": "/work", "ReadOnly": false},
+						map[string]any{"Type": "bind", "Source": "/etc/ssl", "Target": "/etc/ssl", "ReadOnly": true},
+					},
+					"Tmpfs":       map[string]any{"/tmp": "rw,nosuid,nodev,size=67108864"},
+					"CapDrop":     []any{"ALL"},
+					"SecurityOpt": []any{"no-new-privileges"},
+					"Init":        true,
+					"AutoRemove":  true,
+				},
+			}
+			gotJSON, _ := json.MarshalIndent(got, "", " ")
+			wantJSON, _ := json.MarshalIndent(wantBody, "", " ")
+			if string(gotJSON) != string(wantJSON) {
+				t.Errorf("create body:\n%s\nwant:\n%s", gotJSON, wantJSON)
+			}
+
+			if err := box.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			del := f.requests("DELETE /containers/")
+			if len(del) != 1 || del[0].Path != "/v1.47/containers/"+id || del[0].Query.Get("force") != "true" || del[0].Query.Get("v") != "true" {
+				t.Errorf("removal requests: %+v", del)
+			}
+			if err := box.Close(); err != nil {
+				t.Errorf("second Close: %v", err)
+			}
+			if n := len(f.requests("DELETE /containers/")); n != 1 {
+				t.Errorf("%d removals after two Closes, want 1", n)
+			}
+		})
+	}
+}
+
+func TestNewDefaults(t *testing.T) {
+	f := newFake(t, "unix")
+	box := newBox(t, f)
+	var cfg containerConfig
+	if err := json.Unmarshal(f.requests("POST /containers/create")[0].Body, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	h := cfg.HostConfig
+	if h.Memory != DefaultMemory || h.MemorySwap != DefaultMemory || h.NanoCPUs != 1e9 || h.PidsLimit == nil || *h.PidsLimit != DefaultPidsLimit ||
+		h.NetworkMode != "none" || h.ReadonlyRootfs || len(h.Mounts) != 0 || cfg.WorkingDir != "" || cfg.User != "" {
+		t.Errorf("defaults: %+v %+v", cfg, h)
+	}
+	if box.Workdir() != "/home" { // the image's
+		t.Errorf("workdir %q, want the image's /home", box.Workdir())
+	}
+	tools, _ := box.Tools(context.Background())
+	if md := tool.MetadataOf(tools[0]); !md.Destructive || md.OpenWorld || md.ReadOnly {
+		t.Errorf("metadata %+v: want destructive, not open-world", md)
+	}
+	if d := tools[0].Definition().Description; !strings.Contains(d, "no network access") || !strings.Contains(d, "/home") {
+		t.Errorf("description: %s", d)
+	}
+}
+
+func TestNetworkMakesBashOpenWorld(t *testing.T) {
+	f := newFake(t, "unix")
+	box := newBox(t, f, WithNetwork("bridge"))
+	tools, _ := box.Tools(context.Background())
+	if md := tool.MetadataOf(tools[0]); !md.Destructive || !md.OpenWorld {
+		t.Errorf("metadata %+v: want destructive and open-world", md)
+	}
+}
+
+func TestVersionNegotiation(t *testing.T) {
+	for _, tc := range []struct {
+		daemon, want, err string
+	}{
+		{"1.47", "1.47", ""},
+		{"1.41", "1.41", ""},
+		{"1.99", maxAPIVersion, ""},
+		{"1.24", "", "version 1.25 or later"},
+		{"", "", "no Api-Version header"},
+		{"one", "", "malformed API version"},
+	} {
+		t.Run(tc.daemon, func(t *testing.T) {
+			f := newFake(t, "tcp")
+			f.version = tc.daemon
+			box, err := New(context.Background(), "alpine:3.20", WithHost(f.host))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), f.host) {
+					t.Fatalf("err %v, want one naming %q and the host", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer box.Close()
+			if box.APIVersion() != tc.want {
+				t.Errorf("version %q, want %q", box.APIVersion(), tc.want)
+			}
+			if r := f.requests("GET /images/")[0]; r.Path != "/v"+tc.want+"/images/alpine:3.20/json" {
+				t.Errorf("path %q", r.Path)
+			}
+		})
+	}
+}
+
+func TestMissingImage(t *testing.T) {
+	f := newFake(t, "unix")
+	_, err := New(context.Background(), "python:3.99", WithHost(f.host))
+	if !errors.Is(err, ErrImageNotFound) || !strings.Contains(err.Error(), "docker pull python:3.99") || !strings.Contains(err.Error(), f.host) {
+		t.Fatalf("err %v", err)
+	}
+	if n := len(f.requests("POST /containers/create")); n != 0 {
+		t.Errorf("%d containers created", n)
+	}
+
+	t.Run("pull", func(t *testing.T) {
+		f := newFake(t, "unix")
+		f.pull = `{"status":"Pulling from library/busybox"}` + "\n" + `{"status":"Download complete"}` + "\n"
+		box := newBox(t, f, WithPull())
+		_ = box
+		pulls := f.requests("POST /images/create")
+		if len(pulls) != 0 {
+			t.Fatalf("pulled an image the daemon has: %+v", pulls)
+		}
+		box2, err := New(context.Background(), "busybox", WithHost(f.host), WithPull())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer box2.Close()
+		pulls = f.requests("POST /images/create")
+		if len(pulls) != 1 || pulls[0].Query.Get("fromImage") != "busybox" || pulls[0].Query.Get("tag") != "latest" {
+			t.Errorf("pull requests %+v", pulls)
+		}
+	})
+	t.Run("pull fails", func(t *testing.T) {
+		f := newFake(t, "unix")
+		f.pull = `{"status":"Pulling"}` + "\n" + `{"errorDetail":{"message":"manifest unknown"},"error":"manifest unknown"}` + "\n"
+		_, err := New(context.Background(), "localhost:5000/app:v9", WithHost(f.host), WithPull())
+		if err == nil || !strings.Contains(err.Error(), "manifest unknown") || !strings.Contains(err.Error(), "localhost:5000/app:v9") {
+			t.Fatalf("err %v", err)
+		}
+		if r := f.requests("POST /images/create"); len(r) != 1 || r[0].Query.Get("tag") != "" || r[0].Query.Get("fromImage") != "localhost:5000/app:v9" {
+			t.Errorf("pull requests %+v", r)
+		}
+	})
+}
+
+func TestDaemonErrors(t *testing.T) {
+	t.Run("create 500", func(t *testing.T) {
+		f := newFake(t, "unix")
+		f.fail["POST /containers/create"] = fakeFailure{500, "invalid mount config for type \"bind\": bind source path does not exist: /nope"}
+		_, err := New(context.Background(), "alpine:3.20", WithHost(f.host), WithMount("/nope", "/work", false))
+		var ae *APIError
+		if !errors.As(err, &ae) || ae.StatusCode != 500 || !strings.Contains(err.Error(), "bind source path does not exist") || !strings.Contains(err.Error(), f.host) {
+			t.Fatalf("err %v", err)
+		}
+	})
+	t.Run("start fails: removed", func(t *testing.T) {
+		f := newFake(t, "unix")
+		f.fail["POST /containers/[^/]+/start"] = fakeFailure{500, "failed to create task: docker-init not found"}
+		_, err := New(context.Background(), "alpine:3.20", WithHost(f.host))
+		if err == nil || !strings.Contains(err.Error(), "docker-init not found") {
+			t.Fatalf("err %v", err)
+		}
+		f.mu.Lock()
+		n := len(f.containers)
+		f.mu.Unlock()
+		if n != 0 || len(f.requests("DELETE /containers/")) != 1 {
+			t.Errorf("the container New could not start was not removed: %d left", n)
+		}
+	})
+	t.Run("no daemon", func(t *testing.T) {
+		host := "unix://" + filepath.Join(t.TempDir(), "none.sock")
+		_, err := New(context.Background(), "alpine:3.20", WithHost(host))
+		if err == nil || !strings.Contains(err.Error(), "no Docker daemon answers at "+host) {
+			t.Fatalf("err %v", err)
+		}
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		f := newFake(t, "unix")
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := New(ctx, "alpine:3.20", WithHost(f.host)); !errors.Is(err, context.Canceled) {
+			t.Fatalf("err %v", err)
+		}
+	})
+	t.Run("container gone", func(t *testing.T) {
+		f := newFake(t, "unix")
+		box := newBox(t, f)
+		f.mu.Lock()
+		f.containers[box.ContainerID()] = false
+		f.mu.Unlock()
+		r := bashCall(t, box, "echo hi")
+		if !r.IsError || !errors.Is(r.Err, ErrContainerGone) || !isStatus(r.Err, http.StatusConflict) || !strings.Contains(r.Text(), "not running any more") {
+			t.Fatalf("result %+v: %s", r, r.Text())
+		}
+	})
+}
+
+func TestOptionsAndHosts(t *testing.T) {
+	_, err := New(context.Background(), "", WithMemory(1), WithCPUs(0), WithPidsLimit(2), WithWorkdir("rel"),
+		WithMount("rel", "/", false), WithEnv("NOEQUALS"), WithTimeout(-1), WithNetwork(""), WithTmpfs("/t", 0))
+	if !errors.Is(err, tool.ErrInvalidTool) {
+		t.Fatalf("err %v", err)
+	}
+	for _, s := range []string{"WithMemory", "WithCPUs", "WithPidsLimit", "WithWorkdir", "WithMount", "WithEnv", "WithTimeout", "WithNetwork", "WithTmpfs", "image is empty"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error does not name %s: %v", s, err)
+		}
+	}
+	for host, want := range map[string]string{
+		"ssh://me@box":          "only unix:// and tcp://",
+		"npipe:////./pipe/dock": "only unix:// and tcp://",
+		"unix://":               "no socket path",
+		"tcp://":                "not of the form",
+	} {
+		if _, err := New(context.Background(), "alpine", WithHost(host)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("host %q: err %v, want %q", host, err, want)
+		}
+	}
+	t.Setenv("DOCKER_HOST", "tcp://127.0.0.1:1")
+	if _, err := New(context.Background(), "alpine"); err == nil || !strings.Contains(err.Error(), "tcp://127.0.0.1:1") {
+		t.Errorf("DOCKER_HOST not used: %v", err)
+	}
+	for ref, want := range map[string]bool{"alpine": false, "alpine:3": true, "localhost:5000/app": false, "localhost:5000/app:v1": true, "app@sha256:ab": true} {
+		if hasTagOrDigest(ref) != want {
+			t.Errorf("hasTagOrDigest(%q) != %v", ref, want)
+		}
+	}
+}
+
+func TestBash(t *testing.T) {
+	f := newFake(t, "unix")
+	box := newBox(t, f)
+	r := bashCall(t, box, "echo hello")
+	if r.IsError || r.Text() != "hello\nExit code: 0" {
+		t.Fatalf("result %q (error %v)", r.Text(), r.Err)
+	}
+	rep := r.Details.(Report)
+	if rep.State != StateExited || rep.ExitCode != 0 || rep.OutputBytes != 6 || rep.ExecID == "" {
+		t.Errorf("report %+v", rep)
+	}
+	create := f.requests("POST /containers/" + box.ContainerID() + "/exec")
+	if len(create) != 1 {
+		t.Fatalf("exec creations %+v", create)
+	}
+	var cfg map[string]any
+	_ = json.Unmarshal(create[0].Body, &cfg)
+	env, _ := cfg["Env"].([]any)
+	if len(env) != 1 || !strings.HasPrefix(env[0].(string), markerVar+"=") || len(env[0].(string)) != len(markerVar)+1+16 {
+		t.Errorf("exec env %v", env)
+	}
+	delete(cfg, "Env")
+	want := map[string]any{"AttachStdin": false, "AttachStdout": true, "AttachStderr": true, "Tty": false, "Cmd": []any{"sh", "-c", "echo hello"}}
+	if fmt.Sprint(cfg) != fmt.Sprint(want) {
+		t.Errorf("exec config %v, want %v", cfg, want)
+	}
+	start := f.requests("POST /exec/" + rep.ExecID + "/start")
+	if len(start) != 1 || strings.TrimSpace(string(start[0].Body)) != `{"Detach":false,"Tty":false}` {
+		t.Errorf("exec start %+v", start)
+	}
+	if len(f.requests("GET /exec/"+rep.ExecID+"/json")) == 0 {
+		t.Error("the exit code was not read from the exec")
+	}
+}
+
+func TestBashShell(t *testing.T) {
+	f := newFake(t, "tcp")
+	box := newBox(t, f, WithShell("bash", "-o", "pipefail", "-c"))
+	bashCall(t, box, "echo x")
+	var cfg execConfig
+	_ = json.Unmarshal(f.requests("POST /containers/" + box.ContainerID() + "/exec")[0].Body, &cfg)
+	if !slices.Equal(cfg.Cmd, []string{"bash", "-o", "pipefail", "-c", "echo x"}) {
+		t.Errorf("cmd %q", cfg.Cmd)
+	}
+}
+
+func TestBashFailures(t *testing.T) {
+	f := newFake(t, "unix")
+	box := newBox(t, f, WithMaxOutput(100))
+
+	r := bashCall(t, box, "fail")
+	var ee *ExitError
+	if !r.IsError || r.ErrorCode != CodeNonZeroExit || !errors.As(r.Err, &ee) || ee.Code != 3 || r.Text() != "checking\nboom\nExit code: 3" {
+		t.Errorf("fail: %q %v %q", r.Text(), r.Err, r.ErrorCode)
+	}
+
+	r = bashCall(t, box, "interleave")
+	if r.IsError || r.Text() != "abcd\ne\nExit code: 0" {
+		t.Errorf("interleave: %q", r.Text())
+	}
+
+	r = bashCall(t, box, "big 5000")
+	rep := r.Details.(Report)
+	if r.IsError || !strings.Contains(r.Text(), "\n[... 4900 bytes of output left out ...]\n") || rep.OutputBytes != 5000 || rep.Omitted != 4900 {
+		t.Errorf("big: %q %+v", r.Text(), rep)
+	}
+
+	r = bashCall(t, box, "systemerr")
+	if !r.IsError || !strings.Contains(r.Text(), "OCI runtime exec failed") {
+		t.Errorf("systemerr: %q", r.Text())
+	}
+
+	r = bashCall(t, box, "linger")
+	if r.IsError || r.Text() != "done\nExit code: 0" {
+		t.Errorf("linger: %q %v", r.Text(), r.Err)
+	}
+
+	r = invoke(context.Background(), t, box, `{"command":"  "}`)
+	if !r.IsError || r.ErrorCode != tool.CodeInvalidArguments {
+		t.Errorf("empty command: %+v", r)
+	}
+}
+
+// killRequests returns the signals sent by kill execs, with their tags.
+func killRequests(f *fakeDaemon) []string {
+	var out []string
+	for _, r := range f.requests("POST /containers/") {
+		var cfg execConfig
+		if json.Unmarshal(r.Body, &cfg) == nil && len(cfg.Cmd) == 6 && cfg.Cmd[3] == killArgv0 {
+			if len(cfg.Env) != 0 {
+				out = append(out, "tagged kill exec!")
+			}
+			out = append(out, cfg.Cmd[4]+" "+cfg.Cmd[5])
+		}
+	}
+	return out
+}
+
+// execTag returns the tag of the nth exec created (from 0).
+func execTag(t *testing.T, f *fakeDaemon, n int) string {
+	t.Helper()
+	var execs []fakeReq
+	for _, r := range f.requests("POST /containers/") {
+		if strings.HasSuffix(r.Path, "/exec") {
+			execs = append(execs, r)
+		}
+	}
+	var cfg execConfig
+	_ = json.Unmarshal(execs[n].Body, &cfg)
+	if len(cfg.Env) != 1 {
+		t.Fatalf("exec %d env %q", n, cfg.Env)
+	}
+	return strings.TrimPrefix(cfg.Env[0], markerVar+"=")
+}
+
+func TestBashTimeout(t *testing.T) {
+	f := newFake(t, "unix")
+	box := newBox(t, f, WithKillGrace(100*time.Millisecond))
+
+	r := invoke(context.Background(), t, box, `{"command":"sleep","timeout_ms":150}`)
+	rep, _ := r.Details.(Report)
+	if !r.IsError || r.ErrorCode != CodeCommandTimeout || !errors.Is(r.Err, ErrTimedOut) || r.Status != tool.StatusFailed {
+		t.Fatalf("result %+v: %s", r, r.Text())
+	}
+	want := "started\nterminated\nTimed out after 150ms. The command and every process it started were stopped."
+	if r.Text() != want || rep.State != StateTimedOut || rep.ExitCode != 143 {
+		t.Errorf("text %q, report %+v", r.Text(), rep)
+	}
+	tag := execTag(t, f, 0)
+	if k := killRequests(f); !slices.Equal(k, []string{tag + " TERM"}) {
+		t.Errorf("kill execs %q, want TERM for %s", k, tag)
+	}
+	src := killScript
+	if !strings.Contains(src, markerVar+"=$1") || !strings.Contains(src, "/proc/[0-9]*") {
+		t.Errorf("kill script: %s", src)
+	}
+}
+
+func TestBashTimeoutKill(t *testing.T) {
+	f := newFake(t, "unix")
+	box := newBox(t, f, WithKillGrace(50*time.Millisecond))
+	r := invoke(context.Background(), t, box, `{"command":"stubborn","timeout_ms":50}`)
+	rep := r.Details.(Report)
+	if r.ErrorCode != CodeCommandTimeout || rep.ExitCode != 137 || rep.Escaped {
+		t.Fatalf("result %q %+v", r.Text(), rep)
+	}
+	tag := execTag(t, f, 0)
+	if k := killRequests(f); !slices.Equal(k, []string{tag + " TERM", tag + " KILL"}) {
+		t.Errorf("kill execs %q", k)
+	}
+
+	f2 := newFake(t, "unix")
+	box2 := newBox(t, f2, WithKillGrace(0))
+	r = invoke(context.Background(), t, box2, `{"command":"sleep","timeout_ms":50}`)
+	if k := killRequests(f2); r.ErrorCode != CodeCommandTimeout || len(k) != 1 || !strings.HasSuffix(k[0], " KILL") {
+		t.Errorf("grace 0: %q, kills %q", r.Text(), k)
+	}
+}
+
+func TestBashEscapes(t *testing.T) {
+	f := newFake(t, "unix")
+	box := newBox(t, f, WithKillGrace(10*time.Millisecond))
+	start := time.Now()
+	r := invoke(context.Background(), t, box, `{"command":"immortal","timeout_ms":20}`)
+	rep := r.Details.(Report)
+	if r.ErrorCode != CodeCommandTimeout || !rep.Escaped || !strings.Contains(r.Text(), "may still be running in the sandbox") {
+		t.Fatalf("result %q %+v", r.Text(), rep)
+	}
+	if d := time.Since(start); d > drainWait+3*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
+
+func TestBashCancelled(t *testing.T) {
+	f := newFake(t, "tcp")
+	box := newBox(t, f, WithKillGrace(time.Second))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		// Cancel once the command runs.
+		for {
+			f.mu.Lock()
+			var running bool
+			for _, e := range f.execs {
+				select {
+				case <-e.started:
+					running = true
+				default:
+				}
+			}
+			f.mu.Unlock()
+			if running {
+				cancel()
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	r := invoke(ctx, t, box, `{"command":"sleep"}`)
+	if r.Status != tool.StatusCancelled || !strings.Contains(r.Text(), "started\nterminated") {
+		t.Fatalf("result %+v: %s", r, r.Text())
+	}
+	if k := killRequests(f); len(k) != 1 || !strings.HasSuffix(k[0], " TERM") {
+		t.Errorf("kills %q", k)
+	}
+}
+
+func TestDaemonVanishesMidExec(t *testing.T) {
+	f := newFake(t, "unix")
+	box := newBox(t, f)
+	r := bashCall(t, box, "vanish")
+	if !r.IsError || r.ErrorCode != tool.CodeToolError || !strings.Contains(r.Text(), "partial output") || !strings.Contains(r.Text(), f.host) {
+		t.Fatalf("result %q", r.Text())
+	}
+	// The daemon is gone: the next call and Close fail, naming it.
+	r = bashCall(t, box, "echo hi")
+	if !r.IsError || !strings.Contains(r.Text(), f.host) {
+		t.Errorf("next call: %q", r.Text())
+	}
+	if err := box.Close(); err == nil || !strings.Contains(err.Error(), f.host) {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+func TestClose(t *testing.T) {
+	f := newFake(t, "unix")
+	box := newBox(t, f)
+	done := make(chan tool.Result)
+	go func() { done <- bashCall(t, box, "sleep") }()
+	for len(f.requests("POST /exec/")) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if err := box.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if !r.IsError || !errors.Is(r.Err, ErrClosed) || !strings.Contains(r.Text(), "started\n") {
+		t.Errorf("running call: %q %v", r.Text(), r.Err)
+	}
+	if _, err := box.Tools(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Errorf("Tools after Close: %v", err)
+	}
+	r = bashCall2(t, box)
+	if !r.IsError || !errors.Is(r.Err, ErrClosed) {
+		t.Errorf("call after Close: %+v", r)
+	}
+}
+
+// bashCall2 calls the tool kept from before Close.
+func bashCall2(t *testing.T, box *Toolset) tool.Result {
+	return tool.Invoke(context.Background(), box.tools[0], model.ToolCall{ID: "c", Name: BashName, Arguments: []byte(`{"command":"echo x"}`)})
+}
+
+func TestTimeoutLowered(t *testing.T) {
+	f := newFake(t, "unix")
+	box := newBox(t, f, WithMaxTimeout(time.Second))
+	r := invoke(context.Background(), t, box, `{"command":"echo hi","timeout_ms":5000}`)
+	if r.IsError || !strings.HasSuffix(r.Text(), "(timeout_ms 5000 was lowered to the maximum, 1s.)") || r.Details.(Report).Timeout != time.Second {
+		t.Errorf("result %q", r.Text())
+	}
+}
