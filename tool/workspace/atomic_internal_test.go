@@ -1,11 +1,17 @@
 package workspace
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
+
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool"
 )
 
 // entries returns the names in dir.
@@ -134,5 +140,86 @@ func TestWriteKeepsModeAndLinks(t *testing.T) {
 		if filepath.Ext(name) == ".tmp" {
 			t.Errorf("a temporary file is left: %s", name)
 		}
+	}
+}
+
+// TestWriteFileWithALongName checks that a file whose name is near the
+// 255 bytes a name may have is replaced: its temporary file's name, the
+// file's with a prefix and a suffix added, would be too long.
+func TestWriteFileWithALongName(t *testing.T) {
+	dir := t.TempDir()
+	ws, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	for _, name := range []string{strings.Repeat("n", 250) + ".txt", strings.Repeat("é", 120) + ".md"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("old\n"), 0o644); err != nil {
+			t.Skipf("skipped: the file system refuses a long name: %v", err)
+		}
+		if err := ws.write(name, []byte("new\n")); err != nil {
+			t.Fatalf("write %d bytes of name: %v", len(name), err)
+		}
+		if got, _ := os.ReadFile(filepath.Join(dir, name)); string(got) != "new\n" {
+			t.Errorf("the file holds %q, want the new content", got)
+		}
+	}
+	if names := entries(t, dir); len(names) != 2 {
+		t.Errorf("the directory holds %q, want the two files alone", names)
+	}
+	for _, tmp := range []string{".a.0123456789ab.tmp", "." + strings.Repeat("x", maxTempBase) + ".fedcba987654.tmp"} {
+		if !isTempName(tmp) {
+			t.Errorf("isTempName(%q) = false", tmp)
+		}
+	}
+	for _, name := range []string{"a.tmp", ".a.tmp", ".a.0123456789AB.tmp", ".a0123456789ab.tmp", "a.0123456789ab.tmp", ".a.0123456789ab.txt"} {
+		if isTempName(name) {
+			t.Errorf("isTempName(%q) = true", name)
+		}
+	}
+}
+
+// TestWalksLeaveOutTemporaryFiles checks that list_files and grep, which
+// may run while a write is under way, do not show the write's temporary
+// file, which holds part of the new content under another name.
+func TestWalksLeaveOutTemporaryFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("needle old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	invoke := func(name string, a map[string]any) string {
+		raw, _ := json.Marshal(a)
+		for _, tl := range ws.tools {
+			if tool.Name(tl) == name {
+				return tool.Invoke(context.Background(), tl, model.ToolCall{ID: "c", Name: name, Arguments: raw}).Text()
+			}
+		}
+		t.Fatalf("no tool %s", name)
+		return ""
+	}
+	var listed, found string
+	saved := writeData
+	writeData = func(f *os.File, data []byte) error {
+		err := saved(f, data)
+		// The temporary file is there, with the new content, not yet
+		// renamed.
+		listed = invoke(ListFilesName, map[string]any{"pattern": "**"})
+		found = invoke(GrepName, map[string]any{"pattern": "needle"})
+		return err
+	}
+	defer func() { writeData = saved }()
+	if err := ws.write("notes.txt", []byte("needle new\n")); err != nil {
+		t.Fatal(err)
+	}
+	if listed != "notes.txt" {
+		t.Errorf("list_files during a write: %q, want notes.txt alone", listed)
+	}
+	if found != "notes.txt:1: needle old" {
+		t.Errorf("grep during a write: %q, want the old line of notes.txt alone", found)
 	}
 }

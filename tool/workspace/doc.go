@@ -18,9 +18,12 @@
 // 4) cell by cell rather than as the JSON it is: each cell's number (from
 // 0), type and id, its source lines numbered from 1 within the cell (as
 // Jupyter's tracebacks count them), and its outputs in short — text cut to
-// 20 lines, images and other data named by their MIME type. offset and
-// limit count the lines of that rendering. A file that is not a valid
-// notebook is shown as its text, after a line that says what is wrong.
+// 20 lines, without the terminal escapes that color it and, of a line
+// redrawn after carriage returns (a progress bar), its last drawing;
+// images and other data named by their MIME type. offset and limit count
+// the lines of that rendering. A file that is not a valid notebook is
+// shown as its text, after a line that says what is wrong. A UTF-8 byte
+// order mark before the JSON is allowed, and an edit keeps it.
 //
 // notebook_edit replaces the source of a cell (and its type, with
 // cell_type), inserts a cell after another or at the start, or deletes
@@ -52,9 +55,16 @@
 // The read tools are read-only and concurrency-safe; write_file, edit_file
 // and notebook_edit are destructive (a permission policy can ask before
 // them) and run one at a time. They replace a file by renaming a
-// temporary file with its new content over it, so a write that fails
-// halfway leaves the file as it was (symbolic links and files with other
-// hard links are written in place). WithMaxFileSize bounds the files the tools
-// read, search and edit, and WithMaxResults the paths and lines list_files
-// and grep return.
+// temporary file with its new content over it (named after the file:
+// ".name.<12 hexadecimal digits>.tmp", which list_files and grep leave
+// out), so a write that fails halfway leaves the file as it was. The new
+// version keeps the file's permission bits and, where the process may
+// give them (as root may), its owner and group; a new file gets the mode
+// the umask leaves of 0644; a file the process may not write is refused.
+// Symbolic links, files with other hard links and files whose owner the
+// process cannot give a new file are written in place, and so are files
+// in a directory the process may not write. Toolsets on the same
+// directory do not coordinate: of two writes of one file, the last wins.
+// WithMaxFileSize bounds the files the tools read, search and edit, and
+// WithMaxResults the paths and lines list_files and grep return.
 package workspace

@@ -301,11 +301,10 @@ func (w *Toolset) openRead(p string) (*os.File, error) {
 	return w.root.OpenFile(native(p), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }
 
-// write replaces the content of the file p, creating it, without blocking
-// on a named pipe (opening one for writing fails instead) and writing only
-// to a regular file.
 // writeInPlace writes data over the file p, through a symbolic link if p
-// is one: truncating, then writing.
+// is one, creating it: truncating, then writing. It does not block on a
+// named pipe (opening one for writing fails instead) and writes only to a
+// regular file.
 func (w *Toolset) writeInPlace(p string, data []byte) error {
 	f, err := w.root.OpenFile(native(p), os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
 	if err != nil {

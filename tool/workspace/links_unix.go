@@ -14,3 +14,12 @@ func links(info fs.FileInfo) uint64 {
 	}
 	return 1
 }
+
+// owner returns the user and group that own the file info describes; ok
+// is false when they are not known.
+func owner(info fs.FileInfo) (uid, gid int, ok bool) {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return int(st.Uid), int(st.Gid), true
+	}
+	return 0, 0, false
+}

@@ -154,27 +154,36 @@ type nbCell struct {
 	source string
 }
 
+// utf8BOM is the byte order mark of UTF-8.
+var utf8BOM = []byte("\ufeff")
+
 // parseNotebook reads data, the content of the notebook p. Its errors name
 // p and say what is wrong.
 func parseNotebook(p string, data []byte) (*notebook, error) {
 	invalid := func(format string, args ...any) error {
 		return fmt.Errorf("%q is not a valid notebook: %s", p, fmt.Sprintf(format, args...))
 	}
-	if skipSpace(data, 0) == len(data) {
+	// A byte order mark, which some editors write before UTF-8 text, is
+	// not JSON: the JSON starts after it, and an edit keeps it.
+	body := 0
+	if bytes.HasPrefix(data, utf8BOM) {
+		body = len(utf8BOM)
+	}
+	if skipSpace(data, body) == len(data) {
 		return nil, invalid("the file is empty")
 	}
-	if !json.Valid(data) {
+	if !json.Valid(data[body:]) {
 		var v json.RawMessage
-		err := json.Unmarshal(data, &v)
+		err := json.Unmarshal(data[body:], &v)
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			off := min(int(se.Offset), len(data))
+			off := min(body+int(se.Offset), len(data))
 			// Offset counts the bytes read, the offending one included.
 			return nil, invalid("invalid JSON at line %d (byte %d): %v", 1+bytes.Count(data[:off], []byte("\n")), off, err)
 		}
 		return nil, invalid("invalid JSON: %v", err)
 	}
-	start := skipSpace(data, 0)
+	start := skipSpace(data, body)
 	if data[start] != '{' {
 		return nil, invalid("its top level is not a JSON object")
 	}

@@ -61,6 +61,7 @@ func FuzzNotebook(f *testing.F) {
 		"{\r\n\t\"nbformat\":4,\r\n\t\"cells\":[\r\n\t\t{\"cell_type\":\"markdown\",\"id\":\"a\",\"source\":null,\"attachments\":{}}\r\n\t]\r\n}",
 		`{"cells":[{"cell_typ\u0065":"raw","\u0073ource":["a\u2028","b"]},{"cell_type":"x"}],"nbformat":4,"nbformat_minor":9}`,
 		`[]`, `{}`, ``, `{"cells":[1],"nbformat":4}`, `{"nbformat":3,"cells":[]}`,
+		"\ufeff{\"cells\":[{\"cell_type\":\"raw\",\"source\":\"\"}],\"nbformat\":4}", "\ufeff", "\ufeff\ufeff{}",
 	} {
 		for op := range uint8(4) {
 			f.Add([]byte(s), op, uint8(0), "a\nb\u2028c\x00\"")

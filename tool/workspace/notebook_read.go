@@ -14,8 +14,11 @@ import (
 // shows.
 const maxOutputLines = 20
 
-// ansiEscape matches the terminal escape sequences that color tracebacks.
-var ansiEscape = regexp.MustCompile(`\x1b\[[0-?]*[ -/]*[@-~]`)
+// ansiEscape matches the terminal escape sequences that color tracebacks
+// and the output of many programs: control sequences (colors, cursor
+// moves), operating system commands (titles, hyperlinks) and the other
+// two-byte escapes.
+var ansiEscape = regexp.MustCompile("\x1b(?:\\[[0-?]*[ -/]*[@-~]|\\][^\x07\x1b\n]*(?:\x07|\x1b\\\\)?|[ -/]*[0-~])")
 
 // renderedLine is a line of a notebook's rendering and the cell it belongs
 // to (-1 for none).
@@ -179,13 +182,18 @@ func renderOutputs(raw []byte) []string {
 			text, _ = decodeMaybe(out.Data["text/plain"])
 		case "error":
 			lines = append(lines, "  [output: error] "+textcut.Clip(oneLine(ansiEscape.ReplaceAllString(out.Ename+": "+out.Evalue, "")), maxLineShown, " [line cut]"))
-			text = ansiEscape.ReplaceAllString(strings.Join(out.Traceback, "\n"), "")
+			text = strings.Join(out.Traceback, "\n")
 		default:
 			lines = append(lines, "  [output: "+clipLabel(out.OutputType)+"]")
 		}
-		shown := splitText(text)
+		// Programs color text and redraw progress bars in place, as
+		// terminals and Jupyter show them: the escapes go, and of a line
+		// redrawn after carriage returns the last drawing is shown.
+		shown := splitText(ansiEscape.ReplaceAllString(text, ""))
 		for _, l := range shown[:min(len(shown), maxOutputLines)] {
-			lines = append(lines, "  | "+textcut.Clip(strings.TrimSuffix(l, "\r"), maxLineShown, " [line cut]"))
+			l = strings.TrimRight(l, "\r")
+			l = l[strings.LastIndexByte(l, '\r')+1:]
+			lines = append(lines, "  | "+textcut.Clip(l, maxLineShown, " [line cut]"))
 		}
 		if len(shown) > maxOutputLines {
 			lines = append(lines, fmt.Sprintf("  | [%d more lines]", len(shown)-maxOutputLines))

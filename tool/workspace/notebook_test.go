@@ -572,3 +572,31 @@ func TestNotebookEditsDoNotInterleave(t *testing.T) {
 		assert.Contains(t, view+"\n", fmt.Sprintf("\tprint(%d)\n", i))
 	}
 }
+
+// TestNotebookWithAByteOrderMark checks that a notebook written with a
+// UTF-8 byte order mark before its JSON, as some Windows editors write
+// text, is read and edited as a notebook, and keeps its mark.
+func TestNotebookWithAByteOrderMark(t *testing.T) {
+	const bom = "\ufeff"
+	ws, dir := open(t, map[string]string{"nb.ipynb": bom + notebook(5, 1, true)})
+	assert.Equal(t, "Notebook \"nb.ipynb\": nbformat 4.5, 1 cell.\n\n[cell 0] markdown, id \"c0\"\n     1\tcell 0",
+		succeed(t, ws, workspace.ReadFileName, args{"path": "nb.ipynb"}))
+	succeed(t, ws, workspace.NotebookEditName, args{"path": "nb.ipynb", "cell_id": "c0", "new_source": "changed"})
+	got := read(t, dir, "nb.ipynb")
+	assert.Equal(t, bom+strings.Replace(notebook(5, 1, true), `"cell 0"`, `"changed"`, 1), got)
+}
+
+// TestReadFileRendersOutputsAsATerminalShowsThem checks that the outputs
+// of a cell are shown without the escapes that color them, and a progress
+// bar redrawn after carriage returns as it was drawn last.
+func TestReadFileRendersOutputsAsATerminalShowsThem(t *testing.T) {
+	progress := `  0%|          | 0/3\r 33%|###       | 1/3\r100%|##########| 3/3\r\n`
+	outputs := `"outputs": [` +
+		`{"output_type": "stream", "name": "stderr", "text": ["` + progress + `", "\u001b[1;31mERROR\u001b[0m \u001b]8;;http://example.com\u0007failed\u001b]8;;\u0007\n"]},` +
+		`{"output_type": "execute_result", "data": {"text/plain": ["\u001b[32mgreen\u001b[0m"]}, "metadata": {}, "execution_count": 1}` +
+		`], "source": [`
+	ws, _ := open(t, map[string]string{"nb.ipynb": strings.Replace(notebook(4, 1, false), `"source": [`, outputs, 1)})
+	assert.Equal(t, "Notebook \"nb.ipynb\": nbformat 4.4, 1 cell.\n\n[cell 0] markdown\n     1\tcell 0\n"+
+		"  [output: stderr]\n  | 100%|##########| 3/3\n  | ERROR failed\n  [output: result]\n  | green",
+		succeed(t, ws, workspace.ReadFileName, args{"path": "nb.ipynb"}))
+}

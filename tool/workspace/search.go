@@ -219,7 +219,8 @@ func (w *Toolset) searchable(p string) ([]byte, int) {
 // named in skipDirs and none below which g cannot match, follows no
 // symbolic link to a directory, and reports a symbolic link to a file only
 // when the file is inside the workspace. Directories it cannot read are
-// left out. It stops at the first error fn returns, and when ctx is done.
+// left out, and so are the temporary files of writes in progress. It stops
+// at the first error fn returns, and when ctx is done.
 func (w *Toolset) walk(ctx context.Context, g glob, fn func(p string) error) error {
 	return fs.WalkDir(w.fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
@@ -243,7 +244,7 @@ func (w *Toolset) walk(ctx context.Context, g glob, fn func(p string) error) err
 			}
 			return nil
 		}
-		if !g.match(p) {
+		if !g.match(p) || isTempName(d.Name()) {
 			return nil
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
