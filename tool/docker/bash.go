@@ -117,10 +117,16 @@ func (s *Toolset) bash(ctx context.Context, in BashArgs) (tool.Result, error) {
 	// is the start of another's.
 	tag := rand.Text()[:16]
 	cmd := append(append([]string(nil), s.cfg.shell...), in.Command)
-	execID, err := s.c.createExec(cctx, s.container, cmd, []string{markerVar + "=" + tag})
+	// The command's timeout bounds the exec's creation too, so that a
+	// daemon that stops answering cannot hold the call forever.
+	ectx, ecancel := context.WithTimeout(cctx, timeout)
+	execID, err := s.c.createExec(ectx, s.container, cmd, []string{markerVar + "=" + tag})
 	if err == nil {
 		err = cctx.Err()
+	} else if ectx.Err() != nil && cctx.Err() == nil {
+		err = s.c.daemonErr(fmt.Errorf("no answer to the request to create the command's exec within the command's timeout (%s): %w", timeout, context.DeadlineExceeded))
 	}
+	ecancel()
 	if err != nil {
 		return s.startFailed(ctx, cctx, err)
 	}

@@ -71,17 +71,23 @@ type client struct {
 // newClient returns a client of the daemon at host: unix:///path or
 // tcp://host:port. It does not connect.
 func newClient(host string) (*client, error) {
+	// A unix address is the socket's path, verbatim, after "unix://", as
+	// the docker command reads it: a URL parser would take the first
+	// component of a relative path (unix://var/run/docker.sock) for a host
+	// and drop it, and would decode escapes.
+	if rest, ok := strings.CutPrefix(host, "unix:"); ok {
+		path, ok := strings.CutPrefix(rest, "//")
+		if !ok || path == "" {
+			return nil, fmt.Errorf("docker: the daemon's address %q is not of the form unix:///path/to/docker.sock", host)
+		}
+		return newClientAt(host, "unix", path, "http://docker"), nil
+	}
 	u, err := url.Parse(host)
 	if err != nil {
 		return nil, fmt.Errorf("docker: the daemon's address %q: %w", host, err)
 	}
 	var network, addr, base string
 	switch u.Scheme {
-	case "unix":
-		network, addr, base = "unix", u.Path, "http://docker"
-		if addr == "" {
-			return nil, fmt.Errorf("docker: the daemon's address %q has no socket path (unix:///var/run/docker.sock)", host)
-		}
 	case "tcp":
 		if u.Host == "" || u.Path != "" && u.Path != "/" {
 			return nil, fmt.Errorf("docker: the daemon's address %q is not of the form tcp://host:port", host)
@@ -94,6 +100,12 @@ func newClient(host string) (*client, error) {
 	default:
 		return nil, fmt.Errorf("docker: the daemon's address %q: only unix:// and tcp:// (without TLS) are supported", host)
 	}
+	return newClientAt(host, network, addr, base), nil
+}
+
+// newClientAt returns a client that dials addr on network for every
+// request, whose URLs start with base.
+func newClientAt(host, network, addr, base string) *client {
 	dialer := &net.Dialer{Timeout: 10 * time.Second}
 	tr := &http.Transport{
 		// The address is fixed: the URL's host names no one.
@@ -105,7 +117,7 @@ func newClient(host string) (*client, error) {
 		IdleConnTimeout:     30 * time.Second,
 		DisableCompression:  true,
 	}
-	return &client{host: host, base: base, tr: tr, hc: &http.Client{Transport: tr}}, nil
+	return &client{host: host, base: base, tr: tr, hc: &http.Client{Transport: tr}}
 }
 
 // close drops the connections kept for reuse.

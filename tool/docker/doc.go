@@ -46,13 +46,19 @@
 //     bash is marked OpenWorld);
 //   - may use WithMemory bytes of memory (1 GiB), with no swap: a command
 //     that needs more is killed by the kernel, with exit code 137;
-//   - may use WithCPUs CPUs' worth of time (1) and WithPidsLimit
-//     processes and threads at once (512), which stops a fork bomb;
+//   - may use WithCPUs CPUs' worth of time (1; the daemon refuses more
+//     than its host has) and WithPidsLimit processes and threads at once
+//     (512), which keeps a fork bomb from reaching the host; a command
+//     that fills the limit cannot be stopped, though, since stopping it
+//     takes a new process in the container (see below), and only Close
+//     ends it;
 //   - runs its processes with no Linux capabilities (CapDrop ALL) and
 //     with no-new-privileges, so that neither root in the container nor a
 //     setuid program gets privileges back: a command cannot mount file
-//     systems, change file owners, open raw sockets or bind ports below
-//     1024;
+//     systems, change file owners or open raw sockets (it can still bind
+//     ports below 1024: Docker sets net.ipv4.ip_unprivileged_port_start to
+//     0 in every container with a network namespace of its own, "none"
+//     included);
 //   - runs as the image's user unless WithUser says otherwise;
 //   - sees the host's files only through WithMount, read-only or
 //     writable as asked: a writable mount is the one way a command can
@@ -62,7 +68,13 @@
 //   - sees none of the process's environment, only the image's and
 //     WithEnv's;
 //   - runs a keep-alive shell under Docker's init process instead of the
-//     image's entrypoint and command, so the image needs sh.
+//     image's entrypoint and command, so the image needs sh; the shell
+//     ignores SIGTERM, so a command such as `killall sh` does not end the
+//     container.
+//
+// With every capability dropped, root in the container cannot write into a
+// mounted directory that another user of the host owns: WithUser with the
+// directory's owner makes a project mount writable.
 //
 // The kernel is the host's: the container is as strong a boundary as
 // Docker's isolation on that host, which is weaker than a virtual

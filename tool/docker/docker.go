@@ -48,8 +48,10 @@ const (
 )
 
 // keepAlive is the container's only process of its own: it idles until
-// the container is removed, and ends at once on SIGTERM.
-var keepAlive = []string{"sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done"}
+// the container is removed. It ignores SIGTERM, SIGINT and SIGHUP, so that a
+// command such as `killall sh` cannot end the container (and with it the
+// toolset); Close removes the container by force, which kills it.
+var keepAlive = []string{"sh", "-c", "trap '' TERM INT HUP; while :; do sleep 3600; done"}
 
 // markerVar is the environment variable that tags every process a command
 // starts, so that the command can be stopped: an exec has no endpoint to
@@ -235,7 +237,8 @@ func WithMemory(n int64) Option {
 }
 
 // WithCPUs limits the container to n CPUs' worth of time (DefaultCPUs
-// unless set), such as 0.5 or 2; n must be at least 0.01.
+// unless set), such as 0.5 or 2; n must be at least 0.01, and the daemon
+// refuses, in New, more than the number of CPUs its host has.
 func WithCPUs(n float64) Option {
 	return func(c *config) {
 		if !(n >= 0.01) || math.IsInf(n, 0) || n > 1e6 {

@@ -309,7 +309,7 @@ func TestOptionsAndHosts(t *testing.T) {
 	for host, want := range map[string]string{
 		"ssh://me@box":          "only unix:// and tcp://",
 		"npipe:////./pipe/dock": "only unix:// and tcp://",
-		"unix://":               "no socket path",
+		"unix://":               "not of the form unix:///",
 		"tcp://":                "not of the form",
 	} {
 		if _, err := New(context.Background(), "alpine", WithHost(host)); err == nil || !strings.Contains(err.Error(), want) {
@@ -586,5 +586,80 @@ func TestTimeoutLowered(t *testing.T) {
 	r := invoke(context.Background(), t, box, `{"command":"echo hi","timeout_ms":5000}`)
 	if r.IsError || !strings.HasSuffix(r.Text(), "(timeout_ms 5000 was lowered to the maximum, 1s.)") || r.Details.(Report).Timeout != time.Second {
 		t.Errorf("result %q", r.Text())
+	}
+}
+
+// The daemon reports a process it could not start inside the stream, as
+// standard output, and records an exit code: the model sees both.
+func TestBashStartFailureInStream(t *testing.T) {
+	f := newFake(t, "unix")
+	box := newBox(t, f)
+	r := bashCall(t, box, "startfail")
+	var ee *ExitError
+	if !r.IsError || !errors.As(r.Err, &ee) || ee.Code != 127 || !strings.Contains(r.Text(), "executable file not found") || !strings.HasSuffix(r.Text(), "Exit code: 127") {
+		t.Fatalf("result %q %v", r.Text(), r.Err)
+	}
+}
+
+// A daemon that never answers the request creating the exec must not hang
+// the call past the command's timeout.
+func TestExecCreateStallIsBounded(t *testing.T) {
+	f := newFake(t, "unix")
+	box := newBox(t, f)
+	f.mu.Lock()
+	f.stall["POST /containers/[^/]+/exec"] = true
+	f.mu.Unlock()
+	done := make(chan tool.Result, 1)
+	go func() {
+		done <- invoke(context.Background(), t, box, `{"command":"echo hi","timeout_ms":200}`)
+	}()
+	select {
+	case r := <-done:
+		if !r.IsError || r.ErrorCode != tool.CodeToolError || !strings.Contains(r.Text(), f.host) || !strings.Contains(r.Text(), "200ms") {
+			t.Errorf("result %q %v", r.Text(), r.Err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call hangs while the daemon does not answer the exec's creation")
+	}
+}
+
+// Close while the exit code is being read ends the call at once, with an
+// error that wraps ErrClosed.
+func TestCloseDuringInspect(t *testing.T) {
+	f := newFake(t, "unix")
+	box := newBox(t, f)
+	f.mu.Lock()
+	f.stall["GET /exec/[^/]+/json"] = true
+	f.mu.Unlock()
+	done := make(chan tool.Result, 1)
+	go func() { done <- bashCall(t, box, "echo hi") }()
+	for len(f.requests("GET /exec/")) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := box.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if !r.IsError || !errors.Is(r.Err, ErrClosed) || !strings.Contains(r.Text(), "hi\n") || !strings.Contains(r.Text(), "closed") {
+		t.Errorf("result %q %v", r.Text(), r.Err)
+	}
+}
+
+// DOCKER_HOST's unix:// address is the path that follows it, as the
+// docker command reads it: a relative path is not cut at its first slash.
+func TestUnixHostRelativePath(t *testing.T) {
+	f := newFake(t, "unix")
+	sock := strings.TrimPrefix(f.host, "unix://")
+	t.Chdir(filepath.Dir(filepath.Dir(sock)))
+	rel := filepath.Join(filepath.Base(filepath.Dir(sock)), filepath.Base(sock))
+	box, err := New(context.Background(), "alpine:3.20", WithHost("unix://"+rel))
+	if err != nil {
+		t.Fatalf("unix://%s: %v", rel, err)
+	}
+	_ = box.Close()
+	for _, host := range []string{"unix:/var/run/docker.sock", "unix:relative.sock"} {
+		if _, err := New(context.Background(), "alpine", WithHost(host)); err == nil || !strings.Contains(err.Error(), "unix:///") {
+			t.Errorf("host %q: err %v", host, err)
+		}
 	}
 }

@@ -38,6 +38,10 @@ type fakeDaemon struct {
 	// fail answers the requests whose unversioned "METHOD /path" matches
 	// a key, a regular expression, with the status and message.
 	fail map[string]fakeFailure
+	// stall leaves the requests whose unversioned "METHOD /path" matches a
+	// key unanswered until the client gives up or the fake closes: a
+	// daemon that stops answering.
+	stall map[string]bool
 	// pull is the body of POST /images/create.
 	pull string
 }
@@ -95,6 +99,7 @@ func startFake(network string) (*fakeDaemon, error) {
 		conns:      map[net.Conn]bool{},
 		closing:    make(chan struct{}),
 		fail:       map[string]fakeFailure{},
+		stall:      map[string]bool{},
 	}
 	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
 	switch network {
@@ -176,7 +181,20 @@ func (f *fakeDaemon) serve(w http.ResponseWriter, r *http.Request) {
 			fail, failing = v, true
 		}
 	}
+	stalling := false
+	for pattern := range f.stall {
+		if regexp.MustCompile("^" + pattern + "$").MatchString(req.route()) {
+			stalling = true
+		}
+	}
 	f.mu.Unlock()
+	if stalling {
+		select {
+		case <-r.Context().Done():
+		case <-f.closing:
+		}
+		return
+	}
 	w.Header().Set("Api-Version", f.version)
 
 	if r.URL.Path == "/_ping" && r.Method == http.MethodGet {
@@ -197,6 +215,11 @@ func (f *fakeDaemon) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if failing {
 		writeError(w, fail.status, fail.msg)
+		return
+	}
+	// The daemon refuses a body that is not declared JSON.
+	if len(body) > 0 && r.Header.Get("Content-Type") != "application/json" {
+		writeError(w, http.StatusBadRequest, "unsupported Content-Type header ("+r.Header.Get("Content-Type")+"): must be 'application/json'")
 		return
 	}
 	p := strings.TrimPrefix(r.URL.Path, v)
@@ -337,8 +360,11 @@ func (f *fakeDaemon) runExec(w http.ResponseWriter, e *fakeExec) {
 		conn.Close()
 	}()
 	// A response without a length: the body ends when the connection
-	// closes.
-	_, _ = brw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/vnd.docker.multiplexed-stream\r\n\r\n")
+	// closes. Without an Upgrade header in the request the daemon answers
+	// 200 with the raw-stream media type whatever the API version (only
+	// its 101 answer to an Upgrade says multiplexed-stream, from 1.42),
+	// and copies the headers set before the connection was taken over.
+	_, _ = brw.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/vnd.docker.raw-stream\r\nApi-Version: " + f.version + "\r\n\r\n")
 	_ = brw.Flush()
 	code, ok := f.run(e, frames{conn}, conn)
 	if !ok {
@@ -426,6 +452,12 @@ func (f *fakeDaemon) run(e *fakeExec, fr frames, conn net.Conn) (code int, ok bo
 		_, _ = conn.Write([]byte{streamStdout, 0, 0, 0, 0, 0, 0, 100, 'x'})
 		go f.close() // the daemon goes away
 		return 0, false
+	case command == "startfail":
+		// The daemon writes an error of starting the process into the
+		// stream as standard output, ending with CRLF, and records an exit
+		// code of 126 or 127.
+		fr.frame(streamStdout, "OCI runtime exec failed: exec failed: unable to start container process: exec: \"bash\": executable file not found in $PATH: unknown\r\n")
+		return 127, true
 	case command == "systemerr":
 		fr.frame(streamSystem, "OCI runtime exec failed: exec failed: unable to start container process\n")
 		return 126, true
