@@ -145,6 +145,11 @@ func (s *Toolset) bash(ctx context.Context, in BashArgs) (tool.Result, error) {
 	}
 	err = demux(resp.Body, out, out)
 	resp.Body.Close()
+	if err == nil {
+		// A command can close its output and carry on (`exec >log 2>&1`):
+		// it is still the watcher's to stop at its timeout.
+		s.awaitExit(execID, w)
+	}
 	duration := time.Since(started)
 	cause, escaped := w.finish()
 	scancel()
@@ -330,10 +335,37 @@ func (s *Toolset) signal(tag, sig string) (int, error) {
 	return n, nil
 }
 
+// awaitExit waits, once the command's output has ended, until the daemon
+// reports the command ended, the watcher has done all it could to stop it,
+// or the toolset is closed. Most commands have ended by the first ask.
+func (s *Toolset) awaitExit(id string, w *watcher) {
+	delay := 5 * time.Millisecond
+	for {
+		ctx, cancel := context.WithTimeout(s.base, signalTimeout)
+		st, err := s.c.inspectExec(ctx, id)
+		cancel()
+		if err != nil || (!st.Running && st.ExitCode != nil) {
+			return
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-w.ended:
+			t.Stop()
+			return
+		case <-s.base.Done():
+			t.Stop()
+			return
+		}
+		delay = min(2*delay, 200*time.Millisecond)
+	}
+}
+
 // watcher stops a command at its timeout or when its call ends.
 type watcher struct {
-	done chan struct{} // closed when the command's output has ended
-	wg   sync.WaitGroup
+	ended chan struct{} // closed when the watcher's goroutine ends
+	done  chan struct{} // closed when the command has ended
+	wg    sync.WaitGroup
 	// Set by the goroutine before it ends.
 	cause   error // why the command was stopped; nil if it was not
 	escaped bool  // it could not be stopped, and its stream was abandoned
@@ -344,10 +376,11 @@ type watcher struct {
 // period, SIGKILL; if its output still has not ended a moment later, abandon
 // is called to close the stream.
 func (s *Toolset) watch(ctx context.Context, tag string, timeout time.Duration, abandon func()) *watcher {
-	w := &watcher{done: make(chan struct{})}
+	w := &watcher{done: make(chan struct{}), ended: make(chan struct{})}
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
+		defer close(w.ended)
 		timer := time.NewTimer(timeout)
 		defer timer.Stop()
 		select {
@@ -389,7 +422,7 @@ func (s *Toolset) watch(ctx context.Context, tag string, timeout time.Duration, 
 	return w
 }
 
-// finish tells the watcher that the output has ended, waits for it, and
+// finish tells the watcher that the command has ended, waits for it, and
 // returns why the command was stopped (nil if it was not) and whether it
 // escaped.
 func (w *watcher) finish() (error, bool) {

@@ -486,6 +486,28 @@ func TestBashTimeoutKill(t *testing.T) {
 	}
 }
 
+// TestBashDetachedOutputStillTimesOut checks that a command that closes its
+// output and carries on is stopped at its timeout, not left running.
+func TestBashDetachedOutputStillTimesOut(t *testing.T) {
+	f := newFake(t, "unix")
+	box := newBox(t, f, WithKillGrace(time.Second))
+	start := time.Now()
+	r := invoke(context.Background(), t, box, `{"command":"detach","timeout_ms":200}`)
+	rep := r.Details.(Report)
+	if r.ErrorCode != CodeCommandTimeout || rep.ExitCode != 143 || rep.Escaped {
+		t.Fatalf("result %q %+v", r.Text(), rep)
+	}
+	if !strings.Contains(r.Text(), "detached") || !strings.Contains(r.Text(), "Timed out after 200ms") {
+		t.Errorf("result %q", r.Text())
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("took %v: the command ended at SIGTERM, the grace period need not pass", d)
+	}
+	if k := killRequests(f); len(k) != 1 || !strings.HasSuffix(k[0], " TERM") {
+		t.Errorf("kill execs %q, want one TERM", k)
+	}
+}
+
 func TestBashEscapes(t *testing.T) {
 	f := newFake(t, "unix")
 	box := newBox(t, f, WithKillGrace(10*time.Millisecond))

@@ -461,6 +461,19 @@ func (f *fakeDaemon) run(e *fakeExec, fr frames, conn net.Conn) (code int, ok bo
 	case command == "systemerr":
 		fr.frame(streamSystem, "OCI runtime exec failed: exec failed: unable to start container process\n")
 		return 126, true
+	case command == "detach":
+		// The program closes its output (exec >log 2>&1) and carries on
+		// until a signal ends it.
+		fr.frame(streamStdout, "detached\n")
+		conn.Close()
+		s, ok := wait()
+		if !ok {
+			return 0, false
+		}
+		if s == "TERM" {
+			return 143, true
+		}
+		return 137, true
 	case command == "linger":
 		fr.frame(streamStdout, "done\n")
 		return 0, true
