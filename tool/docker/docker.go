@@ -490,6 +490,13 @@ func start(ctx context.Context, cl *client, image string, c config) (*Toolset, e
 	name := "trellis-" + containerNamePart(c.name) + "-" + strings.ToLower(rand.Text()[:10])
 	id, warnings, err := cl.createContainer(ctx, name, cfg)
 	if err != nil {
+		if ctx.Err() != nil {
+			// The daemon may have created the container before its answer
+			// was given up on: remove it by its name.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+			_ = cl.removeContainer(rctx, name)
+			cancel()
+		}
 		return nil, err
 	}
 	if err := cl.startContainer(ctx, id); err != nil {

@@ -623,6 +623,28 @@ func TestBashStartFailureInStream(t *testing.T) {
 	}
 }
 
+// TestNewCancelledDuringCreateRemovesTheContainer checks that a container
+// the daemon created, whose answer New gave up on, is removed by its name
+// rather than left running.
+func TestNewCancelledDuringCreateRemovesTheContainer(t *testing.T) {
+	f := newFake(t, "unix")
+	f.mu.Lock()
+	f.lateCreate = true
+	f.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	box, err := New(ctx, "alpine:3.20", WithHost(f.host))
+	if err == nil {
+		box.Close()
+		t.Fatal("New succeeded without the daemon's answer")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.containers) != 0 {
+		t.Errorf("containers left: %v", f.containers)
+	}
+}
+
 // A daemon that never answers the request creating the exec must not hang
 // the call past the command's timeout.
 func TestExecCreateStallIsBounded(t *testing.T) {

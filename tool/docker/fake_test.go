@@ -44,6 +44,11 @@ type fakeDaemon struct {
 	stall map[string]bool
 	// pull is the body of POST /images/create.
 	pull string
+	// names maps the names of containers to their IDs.
+	names map[string]string
+	// lateCreate makes POST /containers/create create the container and
+	// then answer only once the client has given up: an answer lost.
+	lateCreate bool
 }
 
 type fakeFailure struct {
@@ -252,7 +257,19 @@ func (f *fakeDaemon) serve(w http.ResponseWriter, r *http.Request) {
 		f.seq++
 		id := fmt.Sprintf("c%063d", f.seq)
 		f.containers[id] = false
+		if f.names == nil {
+			f.names = map[string]string{}
+		}
+		f.names[req.Query.Get("name")] = id
+		late := f.lateCreate
 		f.mu.Unlock()
+		if late {
+			select {
+			case <-r.Context().Done():
+			case <-f.closing:
+			}
+			return
+		}
 		writeJSON(w, http.StatusCreated, map[string]any{"Id": id, "Warnings": []string{}})
 	case r.Method == http.MethodPost && strings.HasPrefix(p, "/containers/") && strings.HasSuffix(p, "/start"):
 		id := strings.TrimSuffix(strings.TrimPrefix(p, "/containers/"), "/start")
@@ -270,6 +287,9 @@ func (f *fakeDaemon) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodDelete && strings.HasPrefix(p, "/containers/"):
 		id := strings.TrimPrefix(p, "/containers/")
 		f.mu.Lock()
+		if byName, ok := f.names[id]; ok {
+			id = byName
+		}
 		_, ok := f.containers[id]
 		delete(f.containers, id)
 		f.mu.Unlock()
