@@ -429,6 +429,11 @@ func New(ctx context.Context, image string, opts ...Option) (*Toolset, error) {
 	c.timeout = min(c.timeout, c.maxTimeout)
 	if c.host == "" {
 		c.host = cmpOr(os.Getenv("DOCKER_HOST"), DefaultHost)
+		if tls := os.Getenv("DOCKER_TLS_VERIFY"); tls != "" && strings.HasPrefix(c.host, "tcp://") {
+			// The docker command would speak TLS to this daemon; plain HTTP
+			// would only be answered with an opaque 400.
+			return nil, fmt.Errorf("docker: DOCKER_TLS_VERIFY=%s asks for TLS to %s, which this package does not speak; use a unix socket, or a tcp:// daemon without TLS", tls, c.host)
+		}
 	}
 	cl, err := newClient(c.host)
 	if err != nil {

@@ -707,3 +707,15 @@ func TestUnixHostRelativePath(t *testing.T) {
 		}
 	}
 }
+
+// TestTLSDaemonRefusedClearly checks that a DOCKER_HOST the docker command
+// would reach over TLS is refused with a message that says so, rather
+// than spoken to in plain HTTP.
+func TestTLSDaemonRefusedClearly(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "tcp://127.0.0.1:2376")
+	t.Setenv("DOCKER_TLS_VERIFY", "1")
+	_, err := New(context.Background(), "alpine:3.20")
+	if err == nil || !strings.Contains(err.Error(), "DOCKER_TLS_VERIFY=1 asks for TLS to tcp://127.0.0.1:2376") {
+		t.Fatalf("got %v", err)
+	}
+}
