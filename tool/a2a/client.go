@@ -306,7 +306,8 @@ func (c *Client) CancelTask(ctx context.Context, id string) (*Task, error) {
 
 // call sends one JSON-RPC request and returns its result.
 func (c *Client) call(ctx context.Context, ep endpoint, m string, params any) (json.RawMessage, error) {
-	resp, err := c.post(ctx, ep, m, params, false)
+	id := c.ids.Add(1)
+	resp, err := c.post(ctx, ep, id, m, params, false)
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +319,7 @@ func (c *Client) call(ctx context.Context, ep endpoint, m string, params any) (j
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, statusFailure(ep.url, m, resp.StatusCode, body)
 	}
-	return decodeResponse(m, body)
+	return decodeResponseTo(m, id, body)
 }
 
 // statusFailure is the error of a request answered with a status outside
@@ -337,7 +338,8 @@ func statusFailure(where, m string, status int, body []byte) error {
 func (c *Client) stream(ctx context.Context, ep endpoint, m string, params any, yield func(Event, error) bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // closes the stream when the consumer stops early
-	resp, err := c.post(ctx, ep, m, params, true)
+	id := c.ids.Add(1)
+	resp, err := c.post(ctx, ep, id, m, params, true)
 	if err != nil {
 		yield(Event{}, err)
 		return
@@ -353,7 +355,7 @@ func (c *Client) stream(ctx context.Context, ep endpoint, m string, params any, 
 		case resp.StatusCode < 200 || resp.StatusCode > 299:
 			yield(Event{}, statusFailure(ep.url, m, resp.StatusCode, body))
 		default:
-			result, err := decodeResponse(m, body)
+			result, err := decodeResponseTo(m, id, body)
 			if err != nil {
 				yield(Event{}, err)
 				return
@@ -376,7 +378,7 @@ func (c *Client) stream(ctx context.Context, ep endpoint, m string, params any, 
 			}
 			return
 		}
-		result, err := decodeResponse(m, data)
+		result, err := decodeResponseTo(m, id, data)
 		if err != nil {
 			yield(Event{}, err)
 			return
@@ -390,8 +392,8 @@ func (c *Client) stream(ctx context.Context, ep endpoint, m string, params any, 
 
 // post sends one JSON-RPC request, again after a transient status within
 // the retry budget, and returns the answer, whatever its status.
-func (c *Client) post(ctx context.Context, ep endpoint, m string, params any, stream bool) (*http.Response, error) {
-	body, err := json.Marshal(rpcRequest{JSONRPC: "2.0", ID: c.ids.Add(1), Method: m, Params: params})
+func (c *Client) post(ctx context.Context, ep endpoint, id int64, m string, params any, stream bool) (*http.Response, error) {
+	body, err := json.Marshal(rpcRequest{JSONRPC: "2.0", ID: id, Method: m, Params: params})
 	if err != nil {
 		return nil, fmt.Errorf("a2a: %s: encoding the request: %w", m, err)
 	}

@@ -861,3 +861,50 @@ func TestClientMethods(t *testing.T) {
 	assert.Equal(t, []a2a.TaskState{a2a.StateCompleted}, states)
 	assert.Equal(t, []string{"tasks/get", "tasks/cancel", "tasks/resubscribe"}, f.methods())
 }
+
+// TestClientChecksResponseIDs checks that an answer carrying another
+// request's id is refused, while an id echoed as a string and a null id
+// on an error are taken.
+func TestClientChecksResponseIDs(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name   string
+		answer func(w http.ResponseWriter, id json.RawMessage)
+		check  func(t *testing.T, task *a2a.Task, err error)
+	}{
+		{"another request's id", func(w http.ResponseWriter, id json.RawMessage) {
+			result(w, json.RawMessage(`987654`), `{"id":"task-1","contextId":"ctx-1","status":{"state":"TASK_STATE_COMPLETED"}}`)
+		}, func(t *testing.T, task *a2a.Task, err error) {
+			require.ErrorIs(t, err, a2a.ErrInvalidResponse)
+			assert.ErrorContains(t, err, "has id 987654, not the request's")
+		}},
+		{"the id as a string", func(w http.ResponseWriter, id json.RawMessage) {
+			result(w, json.RawMessage(`"`+string(id)+`"`), `{"id":"task-1","contextId":"ctx-1","status":{"state":"TASK_STATE_COMPLETED"}}`)
+		}, func(t *testing.T, task *a2a.Task, err error) {
+			require.NoError(t, err)
+			assert.Equal(t, "task-1", task.ID)
+		}},
+		{"a null id on an error", func(w http.ResponseWriter, id json.RawMessage) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`)
+		}, func(t *testing.T, task *a2a.Task, err error) {
+			var rpcErr *a2a.RPCError
+			require.ErrorAs(t, err, &rpcErr)
+			assert.Equal(t, -32700, rpcErr.Code)
+		}},
+		{"a null id on a result", func(w http.ResponseWriter, id json.RawMessage) {
+			result(w, json.RawMessage(`null`), `{"id":"task-1","contextId":"ctx-1","status":{"state":"TASK_STATE_COMPLETED"}}`)
+		}, func(t *testing.T, task *a2a.Task, err error) {
+			require.ErrorIs(t, err, a2a.ErrInvalidResponse)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, card10(false), func(w http.ResponseWriter, r rpcReq, n int) { tc.answer(w, r.ID) })
+			c, err := a2a.NewClient(f.URL)
+			require.NoError(t, err)
+			task, err := c.GetTask(ctx, "task-1", nil)
+			tc.check(t, task, err)
+		})
+	}
+}

@@ -54,9 +54,21 @@ type rpcErrorJSON struct {
 // result, an *RPCError for an error response, or an error matching
 // ErrInvalidResponse.
 func decodeResponse(method string, body []byte) (json.RawMessage, error) {
+	return decodeResponseTo(method, 0, body)
+}
+
+// decodeResponseTo is decodeResponse for the request whose id was id: a
+// response that carries another id answers some other request (a proxy
+// or an agent that mixed answers up) and is refused. An error response may
+// carry a null id, as JSON-RPC allows when the request could not be read.
+// An id of 0 checks nothing.
+func decodeResponseTo(method string, id int64, body []byte) (json.RawMessage, error) {
 	var resp rpcResponse
 	if err := json.Unmarshal(body, &resp); err != nil {
 		return nil, fmt.Errorf("%w: %s: the answer is not a JSON-RPC response (%v): %s", ErrInvalidResponse, method, err, snippet(body))
+	}
+	if id != 0 && !sameID(resp.ID, id, resp.Error != nil) {
+		return nil, fmt.Errorf("%w: %s: the JSON-RPC response has id %.40s, not the request's %d", ErrInvalidResponse, method, string(resp.ID), id)
 	}
 	if resp.Error != nil {
 		return nil, &RPCError{Method: method, Code: resp.Error.Code, Message: resp.Error.Message, Data: resp.Error.Data}
@@ -65,6 +77,27 @@ func decodeResponse(method string, body []byte) (json.RawMessage, error) {
 		return nil, fmt.Errorf("%w: %s: the JSON-RPC response has neither a result nor an error: %s", ErrInvalidResponse, method, snippet(body))
 	}
 	return resp.Result, nil
+}
+
+// sameID reports whether raw, a response's id, is id; a null or missing
+// id passes for an error response.
+func sameID(raw json.RawMessage, id int64, isError bool) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return isError
+	}
+	var n json.Number
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&n); err != nil {
+		var str string
+		if json.Unmarshal(raw, &str) != nil {
+			return false
+		}
+		n = json.Number(str) // an agent that echoes the id as a string
+	}
+	got, err := n.Int64()
+	return err == nil && got == id
 }
 
 // decodeEvent reads the result of SendMessage or an element of a stream:
