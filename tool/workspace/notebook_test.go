@@ -600,3 +600,29 @@ func TestReadFileRendersOutputsAsATerminalShowsThem(t *testing.T) {
 		"  [output: stderr]\n  | 100%|##########| 3/3\n  | ERROR failed\n  [output: result]\n  | green",
 		succeed(t, ws, workspace.ReadFileName, args{"path": "nb.ipynb"}))
 }
+
+// TestGrepSearchesNotebooksByCell checks that grep reports a notebook's
+// matches by cell and line, as read_file numbers them, and finds text that
+// the JSON escapes; a broken notebook is searched as text.
+func TestGrepSearchesNotebooksByCell(t *testing.T) {
+	const nb = `{
+ "cells": [
+  {"cell_type": "markdown", "metadata": {}, "source": ["# Load \"sales\"\n"]},
+  {"cell_type": "code", "execution_count": null, "metadata": {}, "outputs": [],
+   "source": ["import pandas as pd\n", "df = pd.read_csv(\"sales.csv\")\n"]}
+ ],
+ "metadata": {},
+ "nbformat": 4,
+ "nbformat_minor": 4
+}
+`
+	ws, _ := open(t, map[string]string{
+		"analysis.ipynb": nb,
+		"broken.ipynb":   "{\"cells\": [\n  read_csv(\"sales.csv\") is not JSON\n",
+	})
+	got := succeed(t, ws, workspace.GrepName, args{"pattern": `read_csv\("sales`})
+	assert.Equal(t, "analysis.ipynb [cell 1]:2: df = pd.read_csv(\"sales.csv\")\nbroken.ipynb:2:   read_csv(\"sales.csv\") is not JSON", got)
+
+	got = succeed(t, ws, workspace.GrepName, args{"pattern": `Load "sales"`, "glob": "*.ipynb"})
+	assert.Equal(t, "analysis.ipynb [cell 0]:1: # Load \"sales\"", got)
+}

@@ -84,7 +84,7 @@ func (w *Toolset) listFilesTool() (tool.Tool, error) {
 var errEnough = errors.New("enough results")
 
 func (w *Toolset) grepTool() (tool.Tool, error) {
-	desc := fmt.Sprintf("Searches the text files of the workspace for lines that match a regular expression and returns them as path:line: text, at most %d of them. "+
+	desc := fmt.Sprintf("Searches the text files of the workspace for lines that match a regular expression and returns them as path:line: text, at most %d of them; in a Jupyter notebook, the cells' sources are searched and a match reads path [cell N]:line: text, numbered as read_file shows the notebook. "+
 		"glob narrows the search to some files. Binary files, files larger than %s, and directories named .git and node_modules are not searched.",
 		w.cfg.maxResults, formatSize(w.cfg.maxFileSize))
 	return tool.NewFunc(GrepName, desc,
@@ -126,31 +126,52 @@ func (w *Toolset) grepTool() (tool.Tool, error) {
 				case skipBinary:
 					return nil
 				}
+				// search reports the matching lines of text, under where.
+				search := func(where string, text []byte) error {
+					n := 0
+					for len(text) > 0 {
+						n++
+						line := text
+						if i := bytes.IndexByte(text, '\n'); i >= 0 {
+							line, text = text[:i], text[i+1:]
+						} else {
+							text = nil
+						}
+						line = bytes.TrimSuffix(line, []byte("\r"))
+						if !re.Match(line) {
+							continue
+						}
+						if matches == w.cfg.maxResults {
+							cut = true
+							return errEnough
+						}
+						matches++
+						fmt.Fprintf(&b, "%s:%d: %s\n", where, n, textcut.Clip(string(line), maxLineShown, " [line cut]"))
+					}
+					return nil
+				}
+				// A notebook is searched cell by cell, with the cell numbers
+				// and line numbers read_file shows, rather than as JSON (in
+				// which a literal can be escaped, so the prefix test below
+				// does not apply).
+				if isNotebook(p) {
+					if nb, err := parseNotebook(p, data); err == nil {
+						for i, c := range nb.cells {
+							if err := search(fmt.Sprintf("%s [cell %d]", p, i), []byte(c.source)); err != nil {
+								return err
+							}
+						}
+						return ctx.Err()
+					}
+				}
 				// A matching line holds the pattern's literal prefix, if it has
 				// one: a file without it needs no closer look. (Matching the
 				// whole file instead would be wrong: ^ and $ mean its ends.)
 				if prefix != nil && !bytes.Contains(data, prefix) {
 					return nil
 				}
-				n := 0
-				for len(data) > 0 {
-					n++
-					line := data
-					if i := bytes.IndexByte(data, '\n'); i >= 0 {
-						line, data = data[:i], data[i+1:]
-					} else {
-						data = nil
-					}
-					line = bytes.TrimSuffix(line, []byte("\r"))
-					if !re.Match(line) {
-						continue
-					}
-					if matches == w.cfg.maxResults {
-						cut = true
-						return errEnough
-					}
-					matches++
-					fmt.Fprintf(&b, "%s:%d: %s\n", p, n, textcut.Clip(string(line), maxLineShown, " [line cut]"))
+				if err := search(p, data); err != nil {
+					return err
 				}
 				return ctx.Err()
 			})
