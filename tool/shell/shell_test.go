@@ -887,3 +887,20 @@ func TestTaskStopWhileBlockedRead(t *testing.T) {
 	}
 	assert.Empty(t, h.s.Tasks())
 }
+
+// TestTaskIDSpellings checks that a task is found by its ID, by its number
+// alone, and by either with zeros in front.
+func TestTaskIDSpellings(t *testing.T) {
+	requireShell(t)
+	h := newHarness(t)
+	id := h.background("echo hello; sleep 30")
+	require.Equal(t, "task-1", id)
+	for _, spelling := range []string{"task-1", "1", "01", "task-01", " task-1 "} {
+		r := h.call(context.Background(), shell.TaskOutputName, map[string]any{"task_id": spelling})
+		assert.False(t, r.IsError, "%q: %s", spelling, r.Text())
+	}
+	r := h.call(context.Background(), shell.TaskOutputName, map[string]any{"task_id": "task-2"})
+	assert.True(t, r.IsError)
+	r = h.call(context.Background(), shell.TaskStopName, map[string]any{"task_id": "001"})
+	assert.False(t, r.IsError, r.Text())
+}

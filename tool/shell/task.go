@@ -207,8 +207,10 @@ func (s *Toolset) sortedTasks() []*task {
 // it returns the error result that says so.
 func (s *Toolset) lookup(id string) (*task, tool.Result, bool) {
 	id = strings.TrimSpace(id)
-	if _, err := strconv.Atoi(id); err == nil {
-		id = "task-" + id // the number alone
+	// The number alone, or with zeros in front ("01", "task-01"), names
+	// the task it counts.
+	if n, err := strconv.Atoi(strings.TrimPrefix(id, "task-")); err == nil && n >= 0 {
+		id = "task-" + strconv.Itoa(n)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
