@@ -134,8 +134,9 @@ func limitTableSection(body []byte) ([]byte, error) {
 	return out, nil
 }
 
-// refuseTableImports reports the first table that an import section
-// imports.
+// refuseTableImports reports the first table or global that an import
+// section imports: the runtime provides neither, and a global import would
+// otherwise compile and fail only when a call instantiates the module.
 func refuseTableImports(body []byte) error {
 	s := sectionReader{reader: reader{b: body}, id: 2}
 	n, err := s.count("imports")
@@ -153,6 +154,9 @@ func refuseTableImports(body []byte) error {
 		}
 		if len(s.b) > 0 && s.b[0] == 0x01 {
 			return fmt.Errorf("the module imports the table %s.%s; the runtime provides no tables, only the functions of %s (WASI preview 1)", mod, name, wasiModule)
+		}
+		if len(s.b) > 0 && s.b[0] == 0x03 {
+			return fmt.Errorf("the module imports the global %s.%s; the runtime provides no globals, only the functions of %s (WASI preview 1)", mod, name, wasiModule)
 		}
 		if err := s.importKind(); err != nil {
 			return err

@@ -203,6 +203,14 @@ func TestCompileRefusesLargeTables(t *testing.T) {
 			"65 tables could grow to 4259840 entries in all"},
 		{"shared limits", tableModule(nil, []byte{funcref, 0x03, 0x01, 0x02}), "limits 0x03"},
 		{"a table import", tableImport, "imports the table env.table; the runtime provides no tables"},
+		{"a global import", join(
+			[]byte("\x00asm\x01\x00\x00\x00"),
+			section(1, vec([]byte{0x60, 0x00, 0x00})),
+			section(2, vec(join(name("env"), name("g"), []byte{0x03, 0x7f, 0x00}))),
+			section(3, vec([]byte{0x00})),
+			section(7, vec(join(name("_start"), []byte{0x00, 0x00}))),
+			section(10, vec([]byte{0x02, 0x00, opEnd})),
+		), "imports the global env.g; the runtime provides no globals"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mod, err := rt.Compile(context.Background(), tc.bin)
