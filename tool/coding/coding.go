@@ -28,6 +28,7 @@ type config struct {
 	maxFileSize int64
 	sizeSet     bool
 	noShell     bool
+	commands    tool.Toolset
 	noWeb       bool
 	workspace   []workspace.Option
 	shell       []shell.Option
@@ -50,6 +51,14 @@ func WithMaxFileSize(n int64) Option {
 
 // WithoutShell leaves out bash, task_output and task_stop.
 func WithoutShell() Option { return func(c *config) { c.noShell = true } }
+
+// WithCommands runs the model's commands with set instead of a shell on the
+// host: for instance a docker.Toolset whose container mounts the
+// directory, so that the file tools and the commands see the same files
+// while the commands run in a sandbox. The set's tools take the shell's
+// place; the set is closed with the toolset (also when New fails). It
+// cannot be combined with WithoutShell or WithShellOptions.
+func WithCommands(set tool.Toolset) Option { return func(c *config) { c.commands = set } }
 
 // WithoutWeb leaves out web_fetch and duckduckgo_search.
 func WithoutWeb() Option { return func(c *config) { c.noWeb = true } }
@@ -78,10 +87,11 @@ func WithSearchOptions(opts ...duckduckgo.Option) Option {
 // Toolset is the combined set. It is a tool.Toolset; its tools are the
 // workspace's, then the shell's, then the web tools, in that order.
 type Toolset struct {
-	name string
-	ws   *workspace.Toolset
-	sh   *shell.Toolset
-	web  []tool.Tool
+	name     string
+	ws       *workspace.Toolset
+	sh       *shell.Toolset
+	commands tool.Toolset
+	web      []tool.Tool
 
 	mu     sync.Mutex
 	closed bool
@@ -97,11 +107,21 @@ func New(dir string, opts ...Option) (*Toolset, error) {
 			o(&c)
 		}
 	}
+	// fail closes the command set New was given, which New owns.
+	fail := func(err error) (*Toolset, error) {
+		if c.commands != nil {
+			err = errors.Join(err, c.commands.Close())
+		}
+		return nil, err
+	}
 	if c.name == "" {
-		return nil, errors.New("coding: WithName: the name is empty")
+		return fail(errors.New("coding: WithName: the name is empty"))
 	}
 	if c.sizeSet && c.maxFileSize < 1 {
-		return nil, fmt.Errorf("coding: WithMaxFileSize(%d): the size must be at least 1", c.maxFileSize)
+		return fail(fmt.Errorf("coding: WithMaxFileSize(%d): the size must be at least 1", c.maxFileSize))
+	}
+	if c.commands != nil && (c.noShell || len(c.shell) > 0) {
+		return fail(errors.New("coding: WithCommands replaces the shell: it cannot be combined with WithoutShell or WithShellOptions"))
 	}
 	wsOpts := append([]workspace.Option(nil), c.workspace...)
 	if c.readOnly {
@@ -113,9 +133,12 @@ func New(dir string, opts ...Option) (*Toolset, error) {
 	t := &Toolset{name: c.name}
 	var err error
 	if t.ws, err = workspace.New(dir, wsOpts...); err != nil {
-		return nil, fmt.Errorf("coding: file tools: %w", err)
+		return fail(fmt.Errorf("coding: file tools: %w", err))
 	}
-	if !c.noShell {
+	switch {
+	case c.commands != nil:
+		t.commands = c.commands
+	case !c.noShell:
 		if t.sh, err = shell.New(dir, c.shell...); err != nil {
 			t.ws.Close()
 			return nil, fmt.Errorf("coding: shell: %w", err)
@@ -160,13 +183,21 @@ func (t *Toolset) Tools(ctx context.Context) ([]tool.Tool, error) {
 		}
 		out = append(out, sh...)
 	}
+	if t.commands != nil {
+		cmds, err := t.commands.Tools(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("coding: command tools %q: %w", t.commands.Name(), err)
+		}
+		out = append(out, cmds...)
+	}
 	return append(out, t.web...), nil
 }
 
 // Workspace returns the file tools' set.
 func (t *Toolset) Workspace() *workspace.Toolset { return t.ws }
 
-// Shell returns the shell's set, or nil when WithoutShell left it out.
+// Shell returns the shell's set, or nil when WithoutShell or WithCommands
+// left it out.
 func (t *Toolset) Shell() *shell.Toolset { return t.sh }
 
 // Close kills the shell's running commands and background tasks, waits
@@ -186,6 +217,9 @@ func (t *Toolset) closeParts() error {
 	var errs []error
 	if t.sh != nil {
 		errs = append(errs, t.sh.Close())
+	}
+	if t.commands != nil {
+		errs = append(errs, t.commands.Close())
 	}
 	errs = append(errs, t.ws.Close())
 	return errors.Join(errs...)

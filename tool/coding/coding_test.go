@@ -267,3 +267,61 @@ func TestNilOption(t *testing.T) {
 	require.NoError(t, err)
 	assert.NoError(t, set.Close())
 }
+
+// closingSet is a command set that records its Close.
+type closingSet struct {
+	tool.Toolset
+	closed int
+}
+
+func (s *closingSet) Close() error { s.closed++; return s.Toolset.Close() }
+
+func commandSet(t *testing.T) *closingSet {
+	t.Helper()
+	run := tool.MustFunc("bash", "Runs a command in the sandbox.", func(_ context.Context, in struct {
+		Command string `json:"command"`
+	}) (string, error) {
+		return "sandbox ran: " + in.Command, nil
+	})
+	return &closingSet{Toolset: tool.NewStatic("sandbox", run)}
+}
+
+func TestWithCommandsReplacesTheShell(t *testing.T) {
+	cmds := commandSet(t)
+	set, err := coding.New(t.TempDir(), coding.WithCommands(cmds), coding.WithoutWeb())
+	require.NoError(t, err)
+	assert.Nil(t, set.Shell())
+	assert.ElementsMatch(t, slices.Concat(fileTools, []string{"bash"}), names(t, set))
+	r := call(t, set, "bash", `{"command":"make test"}`)
+	require.False(t, r.IsError, r.Text())
+	assert.Equal(t, "sandbox ran: make test", r.Text())
+
+	require.NoError(t, set.Close())
+	assert.Equal(t, 1, cmds.closed, "the command set is closed with the toolset")
+	require.NoError(t, set.Close())
+	assert.Equal(t, 1, cmds.closed, "and once")
+}
+
+func TestWithCommandsClosedWhenNewFails(t *testing.T) {
+	dir := t.TempDir()
+	for name, opts := range map[string][]coding.Option{
+		"with WithoutShell":     {coding.WithoutShell()},
+		"with WithShellOptions": {coding.WithShellOptions(shell.WithMaxTasks(2))},
+		"a missing directory":   {coding.WithName("x")},
+		"a bad web option":      {coding.WithWebFetchOptions(webfetch.WithMaxBytes(0))},
+		"an empty name":         {coding.WithName("")},
+		"a zero max file size":  {coding.WithMaxFileSize(0)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cmds := commandSet(t)
+			where := dir
+			if name == "a missing directory" {
+				where = filepath.Join(dir, "missing")
+			}
+			set, err := coding.New(where, append(opts, coding.WithCommands(cmds))...)
+			require.Error(t, err)
+			assert.Nil(t, set)
+			assert.Equal(t, 1, cmds.closed, "New owns the command set and closes it when it fails")
+		})
+	}
+}

@@ -18,6 +18,9 @@
 // since running tests and builds is what a reviewing agent needs, and a
 // command can still change files: add WithoutShell for an agent that must
 // change nothing. WithoutWeb leaves the two web tools out.
+// WithCommands puts another command set in the shell's place, such as a
+// docker.Toolset whose container mounts the directory, so that commands
+// run in a sandbox while the file tools work on the same files.
 //
 // Each part keeps its own options (WithWorkspaceOptions, WithShellOptions,
 // WithWebFetchOptions, WithSearchOptions), and the set's options that
