@@ -48,6 +48,11 @@ type agentRunner interface {
 	// passes the run's events to emit; with deltas, the models' streamed
 	// text too (the models then stream).
 	turn(ctx context.Context, conv *conversation, user model.Message, deltas bool, emit func(graph.Event)) turnResult
+	// dropQuestion ends the pause of the conversation's thread, if it
+	// waits for an answer, without answering: the run's remaining work is
+	// dropped and the tool calls left without a result are answered as
+	// canceled, so that the next turn starts from the user's message.
+	dropQuestion(ctx context.Context, conv *conversation) error
 }
 
 // graphRunner runs a compiled graph as the served agent.
@@ -125,6 +130,34 @@ func (a *graphRunner[S, PS]) turn(ctx context.Context, conv *conversation, user 
 		return turnResult{err: fmt.Errorf("%w (it added %d messages)", ErrNoAnswer, len(added))}
 	}
 	return turnResult{answer: answer, history: slices.Clone(msgs)}
+}
+
+func (a *graphRunner[S, PS]) dropQuestion(ctx context.Context, conv *conversation) error {
+	if !a.saver {
+		return nil
+	}
+	thread := ThreadPrefix + conv.id
+	snap, err := a.g.GetState(ctx, thread)
+	switch {
+	case errors.Is(err, state.ErrNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading the conversation (thread %q): %w", thread, err)
+	case len(snap.Interrupts) == 0:
+		return nil
+	}
+	// An update as END ends the paused superstep with nothing due: the
+	// interrupted nodes (the ask_user call, and any call of its batch that
+	// had not finished) are not run again, and the thread no longer waits.
+	_, err = a.g.UpdateState(ctx, thread, graph.END, func(s S) S {
+		msgs := PS(&s).ChatMessages()
+		*msgs = answerOpenCalls(slices.Clone(*msgs))
+		return s
+	})
+	if err != nil {
+		return fmt.Errorf("dropping the pending question (thread %q): %w", thread, err)
+	}
+	return nil
 }
 
 // answerOpenCalls answers, with an error, the tool calls at the end of a

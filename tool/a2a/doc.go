@@ -85,13 +85,19 @@
 // the task ends or waits for input; a client that leaves a stream does not
 // stop the task. CancelTask cancels a running task's run, and so does a
 // client that leaves a blocking SendMessage before the answer (it has not
-// learned the task's ID to ask for it later). Close cancels every run and
-// waits for them.
+// learned the task's ID to ask for it later). A cancel either takes effect,
+// and the task ends canceled even if the run's answer comes a moment
+// later, or comes after the task ended and fails with "task not
+// cancelable" (-32002): never both. Close cancels every run and waits for
+// them.
 //
 // Where conversations live depends on the agent. With a checkpointer
 // (agent.WithCheckpointer), each context is a thread of it, named
 // ThreadPrefix + contextId: conversations outlive the server, and paused
-// runs are resumed with the next message of their context. Without one the
+// runs are resumed with the next message of their context. Canceling a
+// task that waits for input drops its question from the thread (the calls
+// left without a result are answered as canceled), so the next message of
+// the context starts a new turn instead of answering it. Without one the
 // server keeps each conversation in memory (WithMaxContexts bounds them),
 // and a run that pauses fails its task, since it cannot be resumed.
 //

@@ -163,7 +163,8 @@ type Server struct {
 // has a checkpointer, each context is a thread of it (ThreadPrefix +
 // contextId), so the conversation outlives the server, and a run that
 // pauses to ask the user (nodes.AskUser, graph.Interrupt) leaves its task
-// waiting for input: the next message of the context answers it. Without a
+// waiting for input: the next message of the context answers it, unless
+// the task was canceled (CancelTask), which drops the question. Without a
 // checkpointer the server keeps each conversation in memory (see
 // WithMaxContexts), and a run that pauses fails its task, as it cannot be
 // resumed.
@@ -310,6 +311,12 @@ type conversation struct {
 	history []model.Message // the conversation, for an agent without a checkpointer
 	refs    int             // tasks that use it; guarded by Server.mu
 	elem    *list.Element
+	// dropQuestion says that a task of the context was canceled while its
+	// question was pending in the context's thread (a checkpointed agent):
+	// the holder of lock drops the question before the agent runs again,
+	// so that the next message starts a new turn instead of answering it.
+	// Guarded by Server.mu; a conversation with it set is not forgotten.
+	dropQuestion bool
 }
 
 // conversation returns the conversation of a context, made when new, and
@@ -326,7 +333,7 @@ func (s *Server) conversation(id string) *conversation {
 	c.refs++
 	for e := s.lru.Back(); e != nil && s.lru.Len() > s.cfg.maxContexts; {
 		prev := e.Prev()
-		if old := e.Value.(*conversation); old.refs == 0 {
+		if old := e.Value.(*conversation); old.refs == 0 && !old.dropQuestion {
 			s.lru.Remove(e)
 			delete(s.contexts, old.id)
 		}

@@ -309,10 +309,16 @@ func (s *Server) run(ctx context.Context, cancel context.CancelFunc, t *taskRec,
 	select {
 	case conv.lock <- struct{}{}:
 	case <-ctx.Done():
-		s.finish(t, StateCanceled, s.canceledText(t))
+		s.end(ctx, t, conv, turnResult{err: ctx.Err()}, false)
 		return
 	}
 	defer func() { <-conv.lock }()
+	// A task of the context canceled while it waited for input left its
+	// question in the thread: this task's message starts a new turn.
+	if err := s.dropCanceledQuestion(ctx, conv); err != nil {
+		s.end(ctx, t, conv, turnResult{err: err}, true)
+		return
+	}
 	// A task of the context may have paused for input while this one
 	// waited for the conversation: this task's message answers it now.
 	s.mu.Lock()
@@ -320,33 +326,94 @@ func (s *Server) run(ctx context.Context, cancel context.CancelFunc, t *taskRec,
 	s.mu.Unlock()
 	s.status(t, StateWorking, nil, true)
 	res := s.agent.turn(ctx, conv, user, deltas, func(ev graph.Event) { s.onEvent(t, ev) })
+	if s.end(ctx, t, conv, res, true) {
+		// Canceled, the run may have left a question pending (it paused
+		// as the cancel came, or the cancel came before its resume took
+		// effect): drop it before the next task gets the conversation. The
+		// task's context has ended; the server's has not, unless it closes.
+		_ = s.dropCanceledQuestion(s.ctx, conv)
+	}
+}
+
+// end records how the task's run ended, in one step under s.mu, so that a
+// CancelTask finds either the run still going, and its cancel takes effect,
+// or the run's final state, and its cancel comes too late ("task not
+// cancelable"). A run whose cancel took effect ends canceled whatever it
+// returned: an answer that came after the cancel is dropped. held says
+// that the run held the conversation; then, for a checkpointed agent, a
+// canceled run marks the conversation's pending question, if any, to be
+// dropped, and end reports that it did.
+func (s *Server) end(ctx context.Context, t *taskRec, conv *conversation, res turnResult, held bool) (drop bool) {
+	var failText string
+	if res.err != nil {
+		failText = "The agent failed: " + s.cfg.errorText(res.err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var (
+		state TaskState
+		text  string
+	)
 	switch {
+	// Every cancel of a run's context (CancelTask, Close, a blocking
+	// client that left) sets cancelReason first, under s.mu.
+	case t.cancelReason != "" || ctx.Err() != nil:
+		state, text = StateCanceled, canceledText(t)
+		if held && s.agent.checkpointed() {
+			conv.dropQuestion, drop = true, true
+		}
 	case res.err == nil && len(res.interrupts) == 0:
 		if !s.agent.checkpointed() {
-			conv.history = res.history
+			conv.history = res.history // the run holds conv.lock
 		}
 		parts := a2aParts(res.answer)
-		s.mu.Lock()
 		art := Artifact{ArtifactID: "answer", Name: "answer", Parts: parts}
 		t.artifacts = append(t.artifacts, art)
 		t.publish(Event{ArtifactUpdate: &ArtifactUpdate{TaskID: t.id, ContextID: t.contextID, Artifact: art, LastChunk: true}}, false)
 		t.history = append(t.history, s.agentMessage(t, parts))
-		s.mu.Unlock()
-		s.finish(t, StateCompleted, "")
-	case ctx.Err() != nil:
-		s.finish(t, StateCanceled, s.canceledText(t))
+		state = StateCompleted
 	case res.err != nil:
-		s.finish(t, StateFailed, "The agent failed: "+s.cfg.errorText(res.err))
+		state, text = StateFailed, failText
 	case !s.agent.checkpointed():
-		s.finish(t, StateFailed, "The agent asked for input ("+questionText(res.interrupts)+"), but it runs without a checkpointer, so its run cannot be resumed.")
+		state, text = StateFailed, "The agent asked for input ("+questionText(res.interrupts)+"), but it runs without a checkpointer, so its run cannot be resumed."
 	default:
-		s.finish(t, StateInputRequired, questionText(res.interrupts))
+		state, text = StateInputRequired, questionText(res.interrupts)
 	}
+	var msg *Message
+	if text != "" {
+		m := s.agentMessage(t, []Part{TextPart(text)})
+		t.history = append(t.history, m)
+		msg = &m
+	}
+	s.setStatus(t, state, msg, true)
+	t.running = false
+	close(t.done)
+	return drop
 }
 
-func (s *Server) canceledText(t *taskRec) string {
+// dropCanceledQuestion drops the question a canceled task left pending in
+// the conversation's thread (conv.dropQuestion), if any. The caller holds
+// conv.lock, so no run of the thread goes on meanwhile. On failure the
+// mark stays, and the next holder tries again.
+func (s *Server) dropCanceledQuestion(ctx context.Context, conv *conversation) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	pending := conv.dropQuestion
+	conv.dropQuestion = false
+	s.mu.Unlock()
+	if !pending {
+		return nil
+	}
+	err := s.agent.dropQuestion(ctx, conv)
+	if err != nil {
+		s.mu.Lock()
+		conv.dropQuestion = true
+		s.mu.Unlock()
+	}
+	return err
+}
+
+// canceledText is the message of a canceled task. The caller holds s.mu.
+func canceledText(t *taskRec) string {
 	if t.cancelReason != "" {
 		return "The task was canceled: " + t.cancelReason + "."
 	}
@@ -357,24 +424,6 @@ func (s *Server) canceledText(t *taskRec) string {
 // s.mu or owns t.
 func (s *Server) agentMessage(t *taskRec, parts []Part) Message {
 	return Message{MessageID: newID(), ContextID: t.contextID, TaskID: t.id, Role: RoleAgent, Parts: parts}
-}
-
-// finish ends the task's run in state, with text as the agent's message
-// (none when empty).
-func (s *Server) finish(t *taskRec, state TaskState, text string) {
-	var msg *Message
-	if text != "" {
-		m := s.agentMessage(t, []Part{TextPart(text)})
-		msg = &m
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if msg != nil {
-		t.history = append(t.history, *msg)
-	}
-	s.setStatus(t, state, msg, true)
-	t.running = false
-	close(t.done)
 }
 
 // status records and publishes a new status of the task.
@@ -560,7 +609,27 @@ func (s *Server) cancelTask(c *call) {
 		m := s.agentMessage(t, []Part{TextPart("The task was canceled: the client canceled it.")})
 		t.history = append(t.history, m)
 		s.setStatus(t, StateCanceled, &m, true)
+		// The question stays pending in the context's thread until it is
+		// dropped: marked here, in the same step, so that no later
+		// message of the context can be taken as its answer.
+		var conv *conversation
+		if s.agent.checkpointed() {
+			conv = s.conversation(t.contextID)
+			conv.dropQuestion = true
+		}
 		s.mu.Unlock()
+		if conv != nil {
+			// Drop it now, so that the thread no longer waits when the
+			// client reads the answer. If the client leaves first, or the
+			// checkpointer fails, the next run of the context drops it.
+			select {
+			case conv.lock <- struct{}{}:
+				_ = s.dropCanceledQuestion(c.r.Context(), conv)
+				<-conv.lock
+			case <-c.r.Context().Done():
+			}
+			s.release(conv)
+		}
 	}
 	s.mu.Lock()
 	snap := t.snapshot(p.HistoryLength)

@@ -584,8 +584,8 @@ func TestServerCancelInputRequired(t *testing.T) {
 	_, hs, ctxID, taskID := askingServer(t)
 	_, resp := rpc(t, hs.URL, "1.0", `{"jsonrpc":"2.0","id":1,"method":"CancelTask","params":{"id":"`+taskID+`"}}`)
 	assert.Equal(t, "TASK_STATE_CANCELED", path(resp, "result", "status", "state"))
-	// The conversation goes on: the next message answers the pending
-	// question in a new task.
+	// The conversation goes on in a new task: the canceled question was
+	// dropped, so the next message is a new user turn, not its answer.
 	_, resp = rpc(t, hs.URL, "1.0", send10("Rome", ctxID))
 	assert.Equal(t, "TASK_STATE_COMPLETED", path(resp, "result", "task", "status", "state"), "%v", resp)
 	assert.NotEqual(t, taskID, path(resp, "result", "task", "id"))
