@@ -16,44 +16,58 @@ import (
 	"github.com/trellis-go/trellis/tool"
 )
 
-// State is how a command ended.
+// State is where a command stands.
 type State string
 
 // The states of a command.
 const (
+	// StateRunning: the command has not ended yet (background tasks only).
+	StateRunning State = "running"
 	// StateExited: the command ended on its own, with an exit code.
 	StateExited State = "exited"
-	// StateKilled: the command was stopped because its call was cancelled
-	// or the toolset closed.
+	// StateKilled: the command was stopped: its call was cancelled, it
+	// was stopped with task_stop, or the toolset closed.
 	StateKilled State = "killed"
 	// StateTimedOut: the command ran past its timeout and was stopped.
 	StateTimedOut State = "timed_out"
+	// StateFailed: how a background task ended is not known, because the
+	// daemon failed or went away while it ran; Reason says what happened.
+	StateFailed State = "failed"
 )
 
-// Report describes a command. The results of bash carry one in Details;
-// the model never sees it.
+// Report describes a command. The results of the tools carry one in
+// Details; the model never sees it.
 type Report struct {
+	// TaskID is a background task's ID, "" for a foreground command.
+	TaskID string `json:"task_id,omitempty"`
 	// Command is the command, as the model gave it.
 	Command string `json:"command"`
 	// Description is the model's short description of the command.
 	Description string `json:"description,omitempty"`
 	// ExecID is the ID of the exec that ran the command.
 	ExecID string `json:"exec_id,omitempty"`
-	// State is how the command ended.
+	// State is where the command stands.
 	State State `json:"state"`
+	// Reason says, for a background task whose State is StateKilled or
+	// StateFailed, by what or why: "by task_stop", "because the sandbox
+	// was closed", or the daemon's failure.
+	Reason string `json:"reason,omitempty"`
 	// ExitCode is the exit code when State is StateExited, and the code
 	// the stopped command ended with otherwise, or -1 when it is not
 	// known.
 	ExitCode int `json:"exit_code"`
 	// Started is when the command started.
 	Started time.Time `json:"started"`
-	// Duration is how long the command ran.
+	// Duration is how long the command ran, or has been running.
 	Duration time.Duration `json:"duration"`
-	// Timeout is the command's timeout.
+	// Timeout is the command's timeout, 0 for a background task without
+	// one.
 	Timeout time.Duration `json:"timeout"`
 	// OutputBytes is how many bytes of output the command wrote in all.
 	OutputBytes int64 `json:"output_bytes"`
-	// Omitted is how many bytes of output were cut from the middle.
+	// Omitted is how many bytes of output the result does not show: cut
+	// from the middle of a foreground command's output, or dropped from a
+	// background task's output before the bytes a read returned.
 	Omitted int64 `json:"omitted_bytes,omitempty"`
 	// Escaped reports that the command could not be stopped: its
 	// processes may still run in the container.
@@ -65,7 +79,9 @@ type BashArgs struct {
 	// Command is the shell command to run.
 	Command string `json:"command" jsonschema:"minLength=1" jsonschema_description:"The shell command to run, such as: go test ./... 2>&1 | tail -n 50. It starts in the sandbox's working directory every time."`
 	// TimeoutMS bounds the command, in milliseconds.
-	TimeoutMS int `json:"timeout_ms,omitempty" jsonschema:"minimum=1" jsonschema_description:"How long the command may run, in milliseconds, before it is stopped. Leave it out for the default; a value above the maximum is lowered to it."`
+	TimeoutMS int `json:"timeout_ms,omitempty" jsonschema:"minimum=1" jsonschema_description:"How long the command may run, in milliseconds, before it is stopped. Leave it out for the default; a value above the maximum is lowered to it. For a background task there is no limit unless you give one."`
+	// RunInBackground starts the command as a background task.
+	RunInBackground bool `json:"run_in_background,omitempty" jsonschema_description:"Start the command in the background and return its task ID at once, for servers, watchers and long builds. Read its output with task_output and end it with task_stop."`
 	// Description says in a few words what the command does.
 	Description string `json:"description,omitempty" jsonschema:"maxLength=200" jsonschema_description:"What the command does, in a few words, for the people watching (for example: Run the unit tests)."`
 }
@@ -88,8 +104,10 @@ func (s *Toolset) bashTool() (tool.Tool, error) {
 		"Every command starts in %s: a cd, a variable or an alias does not carry over to the next call, so chain commands with && or give paths; files written persist between calls until the sandbox is closed. %s "+
 		"Standard input is empty, so give flags such as --yes to commands that would ask a question. "+
 		"A command is stopped, with every process it started, after %s unless timeout_ms sets another limit (at most %s). "+
-		"Output beyond %d bytes is cut in the middle, keeping its beginning and end: filter long output with grep, head or tail.",
-		strings.Join(s.cfg.shell, " "), s.image, s.workdir, network, s.cfg.timeout, s.cfg.maxTimeout, s.cfg.maxOutput)
+		"Output beyond %d bytes is cut in the middle, keeping its beginning and end: filter long output with grep, head or tail. "+
+		"For servers, watchers and anything that may outlast the timeout set run_in_background: the call returns a task ID at once; "+
+		"read the output with %s and end the task with %s.",
+		strings.Join(s.cfg.shell, " "), s.image, s.workdir, network, s.cfg.timeout, s.cfg.maxTimeout, s.cfg.maxOutput, TaskOutputName, TaskStopName)
 	return tool.NewFunc(BashName, desc, s.bash,
 		tool.WithMetadata(tool.Metadata{Destructive: true, OpenWorld: s.cfg.network != "none"}),
 		tool.WithTitle("Run command in sandbox"))
@@ -99,6 +117,9 @@ func (s *Toolset) bashTool() (tool.Tool, error) {
 func (s *Toolset) bash(ctx context.Context, in BashArgs) (tool.Result, error) {
 	if strings.TrimSpace(in.Command) == "" {
 		return errorResult(tool.CodeInvalidArguments, errors.New("docker: empty command"), nil, "The command is empty: give the shell command to run."), nil
+	}
+	if in.RunInBackground {
+		return s.startTask(ctx, in)
 	}
 	if err := ctx.Err(); err != nil {
 		return tool.Result{}, err
@@ -372,7 +393,7 @@ type watcher struct {
 }
 
 // watch starts a watcher of the command tagged tag: when timeout passes
-// or ctx ends, its processes are sent SIGTERM and, after the kill grace
+// (if it is positive: a background task may have none) or ctx ends, its processes are sent SIGTERM and, after the kill grace
 // period, SIGKILL; if its output still has not ended a moment later, abandon
 // is called to close the stream.
 func (s *Toolset) watch(ctx context.Context, tag string, timeout time.Duration, abandon func()) *watcher {
@@ -381,12 +402,16 @@ func (s *Toolset) watch(ctx context.Context, tag string, timeout time.Duration, 
 	go func() {
 		defer w.wg.Done()
 		defer close(w.ended)
-		timer := time.NewTimer(timeout)
-		defer timer.Stop()
+		var expired <-chan time.Time
+		if timeout > 0 {
+			timer := time.NewTimer(timeout)
+			defer timer.Stop()
+			expired = timer.C
+		}
 		select {
 		case <-w.done:
 			return
-		case <-timer.C:
+		case <-expired:
 			w.cause = ErrTimedOut
 		case <-ctx.Done():
 			w.cause = context.Cause(ctx)

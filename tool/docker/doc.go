@@ -9,16 +9,36 @@
 //	defer box.Close() // removes the container
 //	coder, err := agent.NewReAct(m, agent.WithToolsets(box))
 //
-// It is tool/shell's sandboxed counterpart, and its tool reads the same to
-// a model: bash takes command, timeout_ms and description, and returns the
-// output, standard output and error together in the order received, then
+// It is tool/shell's sandboxed counterpart, and its tools read the same to
+// a model: bash takes command, timeout_ms, run_in_background and
+// description, and returns the output, standard output and error together in the order received, then
 // "Exit code: N". A non-zero exit code is an error result (ErrorCode
 // CodeNonZeroExit, Err an *ExitError) that still shows the output; a
 // command that runs past its timeout is stopped and its result says so
 // (CodeCommandTimeout, ErrTimedOut). Output beyond WithMaxOutput bytes
 // loses its middle, and a line says how many bytes were left out. Results
-// carry a Report in Details. There are no background tasks: a command
-// that must outlive its call does not belong here.
+// carry a Report in Details.
+//
+// # Background tasks
+//
+// The toolset has tool/shell's background tasks too, under the same names
+// and arguments. bash with run_in_background starts the command in the
+// container and returns its ID (task-1, task-2, ...; "1", "01" and
+// "task-01" name task-1 too) at once; the command has no timeout unless
+// the call's timeout_ms gives one. task_output returns what the task wrote
+// since the previous read, and whether it is running or how it ended; with
+// block, it first waits for the task to finish, at most timeout_ms
+// (WithTimeout's default, up to WithMaxTimeout). task_stop stops the task
+// as a timeout does (SIGTERM, then SIGKILL after WithKillGrace) and
+// returns its last output. A task keeps the last WithMaxOutput bytes of
+// its unread output, and a read says how many were dropped before them. At
+// most WithMaxTasks tasks run at once. A finished task is kept until its
+// final output has been read, or until more than MaxFinishedTasks
+// finished tasks are kept. A task is followed until the daemon reports
+// that its exec ended, even after it closes its output. When the daemon
+// fails or goes away while a task runs, the task ends in StateFailed, and
+// its status names the daemon. Tasks lists the tasks kept. bash and
+// task_stop are marked Destructive, task_output ReadOnly.
 //
 // # The Docker daemon
 //
@@ -87,14 +107,16 @@
 // The Engine API cannot kill an exec, so each command carries a random tag
 // in its environment (the variable TRELLIS_DOCKER_RUN), which the
 // processes it starts inherit. At the timeout (WithTimeout, or the call's
-// timeout_ms up to WithMaxTimeout), and when the call's context ends, a
-// second exec finds the processes with the tag in /proc and sends them
-// SIGTERM, and SIGKILL after WithKillGrace; this needs grep and kill in
-// the image, which busybox and every common base image have. A process
+// timeout_ms up to WithMaxTimeout), when the call's context ends, and
+// when task_stop stops a background task, a second exec finds the
+// processes with the tag in /proc and sends them SIGTERM, and SIGKILL
+// after WithKillGrace; this needs grep and kill in the image, which
+// busybox and every common base image have. A process
 // that clears its environment, or runs as another user, is out of reach;
 // when the command's output has not ended a moment after SIGKILL, the
 // call stops waiting and its result says that processes may still run in
 // the container (Report.Escaped). Close ends them all with the container.
 // A command's standard input is empty: one that waits for input reads
-// end-of-file instead of hanging.
+// end-of-file instead of hanging. Close ends every command, background
+// tasks included, and waits for them before it removes the container.
 package docker

@@ -16,8 +16,17 @@ import (
 	"github.com/trellis-go/trellis/tool"
 )
 
-// BashName is the name of the tool that runs a command in the container.
-const BashName = "bash"
+// The names of the tools a Toolset offers; they are tool/shell's.
+const (
+	// BashName is the name of the tool that runs a command in the
+	// container, in the foreground or as a background task.
+	BashName = "bash"
+	// TaskOutputName is the name of the tool that reads a background
+	// task's output.
+	TaskOutputName = "task_output"
+	// TaskStopName is the name of the tool that stops a background task.
+	TaskStopName = "task_stop"
+)
 
 // DefaultName is the toolset's name unless WithName says otherwise.
 const DefaultName = "docker"
@@ -30,8 +39,11 @@ const (
 	// for.
 	DefaultMaxTimeout = 10 * time.Minute
 	// DefaultMaxOutput is how many bytes of output one result shows at
-	// most.
+	// most; it is also how many unread bytes of a background task's output
+	// are kept.
 	DefaultMaxOutput = 30000
+	// DefaultMaxTasks is how many background tasks may run at once.
+	DefaultMaxTasks = 8
 	// DefaultKillGrace is how long a command has to end after SIGTERM
 	// before it is sent SIGKILL.
 	DefaultKillGrace = 2 * time.Second
@@ -46,6 +58,10 @@ const (
 	// loopback interface.
 	DefaultNetwork = "none"
 )
+
+// MaxFinishedTasks is how many finished background tasks whose final
+// output has not been read are kept; beyond it the oldest are forgotten.
+const MaxFinishedTasks = 64
 
 // keepAlive is the container's only process of its own: it idles until
 // the container is removed. It ignores SIGTERM, SIGINT and SIGHUP, so that a
@@ -83,6 +99,12 @@ var (
 	// ErrImageNotFound is the error of New when the daemon does not have
 	// the image and WithPull was not given.
 	ErrImageNotFound = errors.New("docker: image not found")
+	// ErrTooManyTasks is the error of a background start refused because
+	// WithMaxTasks tasks are running.
+	ErrTooManyTasks = errors.New("docker: too many background tasks")
+	// ErrUnknownTask is the error of a task_output or task_stop call whose
+	// task ID names no task the toolset keeps.
+	ErrUnknownTask = errors.New("docker: unknown task")
 	// ErrContainerGone is the error of a call whose container is no longer
 	// running: it was stopped or removed from outside, or it ran out of
 	// memory. No command can run in the toolset any more.
@@ -112,6 +134,7 @@ type config struct {
 	timeout    time.Duration
 	maxTimeout time.Duration
 	maxOutput  int
+	maxTasks   int
 	killGrace  time.Duration
 	memory     int64
 	nanoCPUs   int64
@@ -187,7 +210,8 @@ func WithTimeout(d time.Duration) Option {
 
 // WithMaxTimeout sets the longest timeout a call's timeout_ms can ask for
 // (DefaultMaxTimeout unless set); d must be positive. A longer timeout_ms
-// is lowered to it, and the result says so.
+// is lowered to it, and the result says so. It also bounds how long
+// task_output waits for a task to finish.
 func WithMaxTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d <= 0 {
@@ -198,9 +222,11 @@ func WithMaxTimeout(d time.Duration) Option {
 }
 
 // WithMaxOutput caps, in bytes, the output one result shows
-// (DefaultMaxOutput unless set); n must be at least 1. Longer output is
-// cut in the middle: the result shows its first n/2 bytes and its last
-// bytes, and how many were left out between.
+// (DefaultMaxOutput unless set); n must be at least 1. A foreground
+// command's longer output is cut in the middle: the result shows its
+// first n/2 bytes and its last bytes, and how many were left out between.
+// A background task keeps the last n bytes of its unread output, and a
+// read says how many were dropped before them.
 func WithMaxOutput(n int) Option {
 	return func(c *config) {
 		if n < 1 {
@@ -210,8 +236,21 @@ func WithMaxOutput(n int) Option {
 	}
 }
 
-// WithKillGrace sets how long a command being stopped (timed out or
-// cancelled) has to end after its processes are sent SIGTERM, before they
+// WithMaxTasks bounds how many background tasks may run at once
+// (DefaultMaxTasks unless set); n must be at least 1. A start beyond it is
+// an error result that says so and lists the running tasks. Finished
+// tasks do not count.
+func WithMaxTasks(n int) Option {
+	return func(c *config) {
+		if n < 1 {
+			c.problem("WithMaxTasks: n must be at least 1, not %d", n)
+		}
+		c.maxTasks = n
+	}
+}
+
+// WithKillGrace sets how long a command being stopped (timed out,
+// cancelled, or stopped with task_stop) has to end after its processes are sent SIGTERM, before they
 // are sent SIGKILL (DefaultKillGrace unless set); d must not be negative,
 // and 0 sends SIGKILL at once.
 func WithKillGrace(d time.Duration) Option {
@@ -367,8 +406,8 @@ func WithUser(user string) Option {
 }
 
 // Toolset lets a model run shell commands in one Docker container,
-// created by New and removed by Close. It implements tool.Toolset; its
-// tool is safe for concurrent use.
+// created by New and removed by Close, in the foreground or as background
+// tasks. It implements tool.Toolset; its tools are safe for concurrent use.
 type Toolset struct {
 	cfg       config
 	c         *client
@@ -382,11 +421,15 @@ type Toolset struct {
 	base   context.Context
 	cancel context.CancelCauseFunc
 
-	mu     sync.Mutex
-	closed bool
-	runs   sync.WaitGroup // commands running
-	once   sync.Once
-	err    error // of Close's removal
+	mu       sync.Mutex
+	closed   bool
+	runs     sync.WaitGroup   // commands running, foreground and background
+	tasks    map[string]*task // by ID
+	finished []*task          // finished tasks still kept, oldest first
+	running  int              // background tasks running or starting
+	seq      int              // number of the latest task
+	once     sync.Once
+	err      error // of Close's removal
 }
 
 var _ tool.Toolset = (*Toolset)(nil)
@@ -409,6 +452,7 @@ func New(ctx context.Context, image string, opts ...Option) (*Toolset, error) {
 		timeout:    DefaultTimeout,
 		maxTimeout: DefaultMaxTimeout,
 		maxOutput:  DefaultMaxOutput,
+		maxTasks:   DefaultMaxTasks,
 		killGrace:  DefaultKillGrace,
 		memory:     DefaultMemory,
 		nanoCPUs:   int64(DefaultCPUs * 1e9),
@@ -520,13 +564,16 @@ func start(ctx context.Context, cl *client, image string, c config) (*Toolset, e
 		warnings:  warnings,
 		base:      base,
 		cancel:    cancel,
+		tasks:     map[string]*task{},
 	}
-	t, err := s.bashTool()
-	if err != nil {
-		_ = s.Close()
-		return nil, fmt.Errorf("docker %q: %w", c.name, err)
+	for _, mk := range []func() (tool.Tool, error){s.bashTool, s.taskOutputTool, s.taskStopTool} {
+		t, err := mk()
+		if err != nil {
+			_ = s.Close()
+			return nil, fmt.Errorf("docker %q: %w", c.name, err)
+		}
+		s.tools = append(s.tools, t)
 	}
-	s.tools = []tool.Tool{t}
 	return s, nil
 }
 
@@ -576,8 +623,8 @@ func (s *Toolset) Tools(context.Context) ([]tool.Tool, error) {
 	return slices.Clone(s.tools), nil
 }
 
-// Close ends the commands still running, waits for their calls to return,
-// and kills and removes the container with everything written to it but
+// Close ends the commands still running, foreground and background,
+// waits for their calls and tasks to return, and kills and removes the container with everything written to it but
 // to writable mounts. It returns the daemon's error when the removal
 // failed, which leaves the container running (it is named
 // trellis-NAME-... and labelled org.trellis-go.toolset=NAME). Calls made
@@ -598,6 +645,20 @@ func (s *Toolset) Close() error {
 		s.c.close()
 	})
 	return s.err
+}
+
+// Tasks returns a report on each background task the toolset keeps:
+// those running and those finished whose final output has not been read,
+// in the order they were started. It is meant for user interfaces; the
+// model uses task_output.
+func (s *Toolset) Tasks() []Report {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Report, 0, len(s.tasks))
+	for _, t := range s.sortedTasks() {
+		out = append(out, t.report())
+	}
+	return out
 }
 
 // shortID returns the first 12 characters of an ID, as docker shows it.

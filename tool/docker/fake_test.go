@@ -49,6 +49,8 @@ type fakeDaemon struct {
 	// lateCreate makes POST /containers/create create the container and
 	// then answer only once the client has given up: an answer lost.
 	lateCreate bool
+	// gate holds the command "gate" until it is closed.
+	gate chan struct{}
 }
 
 type fakeFailure struct {
@@ -105,6 +107,7 @@ func startFake(network string) (*fakeDaemon, error) {
 		closing:    make(chan struct{}),
 		fail:       map[string]fakeFailure{},
 		stall:      map[string]bool{},
+		gate:       make(chan struct{}),
 	}
 	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
 	switch network {
@@ -356,11 +359,15 @@ func (f *fakeDaemon) serve(w http.ResponseWriter, r *http.Request) {
 // frames writes a multiplexed stream to a hijacked connection.
 type frames struct{ w io.Writer }
 
-func (fr frames) frame(stream byte, s string) {
+func (fr frames) frame(stream byte, s string) { _ = fr.frameErr(stream, s) }
+
+// frameErr writes a frame and returns the connection's error.
+func (fr frames) frameErr(stream byte, s string) error {
 	hdr := make([]byte, 8)
 	hdr[0] = stream
 	binary.BigEndian.PutUint32(hdr[4:], uint32(len(s)))
-	_, _ = fr.w.Write(append(hdr, s...))
+	_, err := fr.w.Write(append(hdr, s...))
+	return err
 }
 
 // runExec takes the connection over, as the daemon does, and runs the
@@ -494,6 +501,44 @@ func (f *fakeDaemon) run(e *fakeExec, fr frames, conn net.Conn) (code int, ok bo
 			return 143, true
 		}
 		return 137, true
+	case command == "gate":
+		// Writes, waits for the test to open the gate, writes more and
+		// exits with 4.
+		fr.frame(streamStdout, "one\n")
+		select {
+		case <-f.gate:
+		case s := <-e.sig:
+			if s == "TERM" {
+				return 143, true
+			}
+			return 137, true
+		case <-f.closing:
+			return 0, false
+		}
+		fr.frame(streamStderr, "two\n")
+		fr.frame(streamStdout, "three\n")
+		return 4, true
+	case command == "tick":
+		// Writes a numbered line every few milliseconds until a signal
+		// ends it, or its stream is closed.
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for i := 1; ; i++ {
+			if err := fr.frameErr(streamStdout, fmt.Sprintf("tick %d\n", i)); err != nil {
+				return 0, false
+			}
+			select {
+			case <-t.C:
+			case s := <-e.sig:
+				if s == "TERM" {
+					fr.frame(streamStderr, "terminated\n")
+					return 143, true
+				}
+				return 137, true
+			case <-f.closing:
+				return 0, false
+			}
+		}
 	case command == "linger":
 		fr.frame(streamStdout, "done\n")
 		return 0, true

@@ -85,3 +85,117 @@ func writeOutput(b *strings.Builder, text, empty string) {
 		b.WriteString("\n")
 	}
 }
+
+// ring keeps the last bytes written to it, up to its size, and counts
+// every byte ever written, so that a reader can tell which offsets of the
+// stream it still holds.
+type ring struct {
+	buf   []byte // len(buf) is the size
+	next  int    // where the next byte goes
+	total int64  // bytes ever written
+}
+
+func newRing(size int) ring { return ring{buf: make([]byte, size)} }
+
+func (r *ring) write(p []byte) {
+	r.total += int64(len(p))
+	if len(p) >= len(r.buf) {
+		copy(r.buf, p[len(p)-len(r.buf):])
+		r.next = 0
+		return
+	}
+	n := copy(r.buf[r.next:], p)
+	if n < len(p) {
+		copy(r.buf, p[n:])
+	}
+	r.next = (r.next + len(p)) % len(r.buf)
+}
+
+// since returns a copy of the bytes from offset off (or from the oldest
+// byte held, if that is later) to the end, and the offset they start at.
+func (r *ring) since(off int64) ([]byte, int64) {
+	from := max(off, r.total-int64(len(r.buf)), 0)
+	n := int(r.total - from)
+	if n <= 0 {
+		return nil, r.total
+	}
+	out := make([]byte, n)
+	start := (r.next - n + len(r.buf)) % len(r.buf)
+	m := copy(out, r.buf[start:])
+	if m < n {
+		copy(out[m:], r.buf[:n-m])
+	}
+	return out, from
+}
+
+// leadingContinuation returns how many bytes at the start of b continue a
+// character that began before b (at most utf8.UTFMax-1).
+func leadingContinuation(b []byte) int {
+	i := 0
+	for i < len(b) && i < utf8.UTFMax-1 && !utf8.RuneStart(b[i]) {
+		i++
+	}
+	return i
+}
+
+// incompleteTail returns how many bytes at the end of b are the start of a
+// character whose other bytes have not been written yet.
+func incompleteTail(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if utf8.FullRune(b[i:]) {
+				return 0
+			}
+			return len(b) - i
+		}
+	}
+	return 0
+}
+
+// taskOutput is the output of a background task: the last bytes written,
+// read incrementally. It is safe for concurrent use: the task's goroutine
+// writes while calls read.
+type taskOutput struct {
+	mu   sync.Mutex
+	ring ring
+	read int64 // offset of the first byte not read yet
+}
+
+func newTaskOutput(size int) *taskOutput { return &taskOutput{ring: newRing(size)} }
+
+// Write keeps p; it never fails.
+func (o *taskOutput) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.ring.write(p)
+	return len(p), nil
+}
+
+// unread returns the output written since the previous call and marks it
+// read, with the number of unread bytes that were dropped because the
+// buffer overflowed. Unless final is set, the start of a character whose
+// other bytes have not come yet is kept for the next call.
+func (o *taskOutput) unread(final bool) (text string, dropped int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	b, from := o.ring.since(o.read)
+	if from > o.read {
+		// The oldest byte held may continue a character that was dropped.
+		skip := leadingContinuation(b)
+		b = b[skip:]
+		from += int64(skip)
+	}
+	dropped = from - o.read
+	if !final {
+		b = b[:len(b)-incompleteTail(b)]
+	}
+	o.read = from + int64(len(b))
+	return string(b), dropped
+}
+
+// written returns how many bytes the task wrote in all.
+func (o *taskOutput) written() int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.ring.total
+}
