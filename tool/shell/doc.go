@@ -28,7 +28,8 @@
 // where they start) and see its environment (WithCleanEnv keeps it out).
 // Give this toolset to a model only with a permission policy that has a
 // person approve each command, or only in a disposable container or
-// virtual machine. bash and task_stop are marked Destructive, so a policy
+// virtual machine; package docker offers the same tools with the commands
+// in a container. bash and task_stop are marked Destructive, so a policy
 // can tell them apart from task_output, which is read-only:
 //
 //	approveCommands := tool.PolicyFunc(func(ctx context.Context, req tool.PermissionRequest) (tool.Decision, error) {
