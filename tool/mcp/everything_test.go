@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -153,7 +152,7 @@ func (s *httpServer) restart() {
 // alive reports whether a process with the given ID exists (a zombie that
 // was not reaped counts as existing).
 func alive(pid int) bool {
-	return syscall.Kill(pid, 0) == nil
+	return processAlive(pid)
 }
 
 func names(tools []tool.Tool) []string {
@@ -328,7 +327,7 @@ func TestEverythingStdioChildDies(t *testing.T) {
 	echo := find(t, tools, "echo")
 
 	first := ts.pid()
-	require.NoError(t, syscall.Kill(first, syscall.SIGKILL))
+	require.NoError(t, killProcess(first))
 	require.Eventually(t, func() bool { return !alive(first) }, 10*time.Second, 10*time.Millisecond,
 		"the killed server was not reaped")
 
@@ -353,7 +352,7 @@ func TestEverythingStdioNoReconnect(t *testing.T) {
 	tools, err := ts.Tools(ctx)
 	require.NoError(t, err)
 	pid := ts.pid()
-	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	require.NoError(t, killProcess(pid))
 	require.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, 10*time.Millisecond)
 
 	r := call(ctx, find(t, tools, "echo"), `{"message":"x"}`)
