@@ -5,13 +5,13 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/trellis-go/trellis/internal/outbuf"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -156,7 +156,7 @@ func (s *Toolset) bash(ctx context.Context, in BashArgs) (tool.Result, error) {
 	// command takes, to keep its last output; Close ends it at once.
 	sctx, scancel := context.WithCancel(s.base)
 	defer scancel()
-	out := newCapture(s.cfg.maxOutput)
+	out := outbuf.NewCapture(s.cfg.maxOutput)
 	w := s.watch(cctx, tag, timeout, scancel)
 	started := time.Now()
 	resp, err := s.c.startExec(sctx, execID)
@@ -178,9 +178,9 @@ func (s *Toolset) bash(ctx context.Context, in BashArgs) (tool.Result, error) {
 	rep := Report{
 		Command: in.Command, Description: in.Description, ExecID: execID,
 		ExitCode: -1, Started: started, Duration: duration, Timeout: timeout,
-		OutputBytes: out.written(), Escaped: escaped,
+		OutputBytes: out.Total(), Escaped: escaped,
 	}
-	text, omitted := out.text()
+	text, omitted := out.Text()
 	rep.Omitted = omitted
 	var b strings.Builder
 	writeOutput(&b, text, "(no output)")
@@ -471,5 +471,3 @@ func errorResult(code string, err error, details any, format string, args ...any
 	}
 	return r
 }
-
-var _ io.Writer = (*capture)(nil)

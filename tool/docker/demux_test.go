@@ -9,6 +9,8 @@ import (
 	"testing"
 	"testing/iotest"
 	"unicode/utf8"
+
+	"github.com/trellis-go/trellis/internal/outbuf"
 )
 
 func frame(stream byte, payload string) []byte {
@@ -69,22 +71,22 @@ func TestDemuxHugeFrame(t *testing.T) {
 }
 
 func TestCapture(t *testing.T) {
-	c := newCapture(10)
+	c := outbuf.NewCapture(10)
 	for _, p := range []string{"héllo", " wor", "ld and more", "!", strings.Repeat("z", 30), "tail€"} {
 		_, _ = c.Write([]byte(p))
 	}
-	text, omitted := c.text()
+	text, omitted := c.Text()
 	// The limit is 10: the head keeps 5 bytes, "héll", and the tail its
 	// last 5, "il€"; a cut never splits a character.
 	if text != "héll\n[... 49 bytes of output left out ...]\nil€" {
 		t.Errorf("text %q", text)
 	}
-	if !utf8.ValidString(text) || omitted != 49 || c.written() != 59 {
-		t.Errorf("text %q omitted %d written %d", text, omitted, c.written())
+	if !utf8.ValidString(text) || omitted != 49 || c.Total() != 59 {
+		t.Errorf("text %q omitted %d written %d", text, omitted, c.Total())
 	}
-	small := newCapture(100)
+	small := outbuf.NewCapture(100)
 	_, _ = small.Write([]byte("short"))
-	if text, omitted := small.text(); text != "short" || omitted != 0 {
+	if text, omitted := small.Text(); text != "short" || omitted != 0 {
 		t.Errorf("%q %d", text, omitted)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trellis-go/trellis/internal/outbuf"
 	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -44,7 +45,7 @@ type task struct {
 	execID      string
 	started     time.Time
 	timeout     time.Duration // 0 for none
-	out         *taskOutput
+	out         *outbuf.TaskOutput
 	stop        context.CancelCauseFunc // ends the task's context: the watcher stops it
 	done        chan struct{}           // closed once the task has ended
 
@@ -76,7 +77,7 @@ func (t *task) report() Report {
 		Started:     t.started,
 		Duration:    time.Since(t.started),
 		Timeout:     t.timeout,
-		OutputBytes: t.out.written(),
+		OutputBytes: t.out.Written(),
 	}
 	if t.ended {
 		o := t.outcome
@@ -216,7 +217,7 @@ func (s *Toolset) startTask(ctx context.Context, in BashArgs) (tool.Result, erro
 	}
 
 	tctx, stop := context.WithCancelCause(s.base)
-	out := newTaskOutput(s.cfg.maxOutput)
+	out := outbuf.NewTaskOutput(s.cfg.maxOutput)
 	s.mu.Lock()
 	s.seq++
 	t := &task{
@@ -408,7 +409,7 @@ func (s *Toolset) read(t *task, lead string) tool.Result {
 		return r
 	}
 	final := t.ended
-	text, dropped := t.out.unread(final)
+	text, dropped := t.out.Unread(final)
 	first := t.reads == 0
 	t.reads++
 

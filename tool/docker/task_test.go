@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/trellis-go/trellis/internal/outbuf"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -643,27 +644,27 @@ func TestTaskToolsMetadata(t *testing.T) {
 }
 
 func TestTaskOutputIncremental(t *testing.T) {
-	o := newTaskOutput(8)
+	o := outbuf.NewTaskOutput(8)
 	_, _ = o.Write([]byte("ab"))
 	_, _ = o.Write([]byte("c\xe2\x82")) // the start of €
-	if text, dropped := o.unread(false); text != "abc" || dropped != 0 {
+	if text, dropped := o.Unread(false); text != "abc" || dropped != 0 {
 		t.Errorf("read %q %d", text, dropped)
 	}
 	_, _ = o.Write([]byte("\xac!"))
-	if text, _ := o.unread(false); text != "€!" {
+	if text, _ := o.Unread(false); text != "€!" {
 		t.Errorf("read %q", text)
 	}
-	if text, _ := o.unread(true); text != "" {
+	if text, _ := o.Unread(true); text != "" {
 		t.Errorf("read %q", text)
 	}
 	_, _ = o.Write([]byte("0123456789€")) // 13 bytes, of which 8 are kept
-	text, dropped := o.unread(true)
-	if text != "56789€" || dropped != 5 || o.written() != 20 {
-		t.Errorf("read %q, %d dropped, %d written", text, dropped, o.written())
+	text, dropped := o.Unread(true)
+	if text != "56789€" || dropped != 5 || o.Written() != 20 {
+		t.Errorf("read %q, %d dropped, %d written", text, dropped, o.Written())
 	}
 	_, _ = o.Write([]byte("x€"))
 	_, _ = o.Write([]byte("yyyyyy")) // the € is cut by the ring
-	if text, dropped := o.unread(true); text != "yyyyyy" || dropped != 4 {
+	if text, dropped := o.Unread(true); text != "yyyyyy" || dropped != 4 {
 		t.Errorf("read %q %d", text, dropped)
 	}
 }
@@ -679,21 +680,21 @@ func FuzzTaskOutput(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, chunk, size int) {
 		chunk = 1 + abs(chunk)%16
 		size = 1 + abs(size)%64
-		o := newTaskOutput(size)
+		o := outbuf.NewTaskOutput(size)
 		var got strings.Builder
 		var dropped int64
 		for rest := data; len(rest) > 0; {
 			n := min(chunk, len(rest))
 			_, _ = o.Write(rest[:n])
 			rest = rest[n:]
-			text, d := o.unread(false)
+			text, d := o.Unread(false)
 			if utf8.Valid(data) && !utf8.ValidString(text) {
 				t.Fatalf("split character in %q", text)
 			}
 			got.WriteString(text)
 			dropped += d
 		}
-		text, d := o.unread(true)
+		text, d := o.Unread(true)
 		got.WriteString(text)
 		dropped += d
 		if int64(got.Len())+dropped != int64(len(data)) {

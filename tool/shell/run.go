@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/trellis-go/trellis/internal/outbuf"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -243,7 +244,7 @@ func (s *Toolset) foreground(ctx context.Context, in BashArgs) (tool.Result, err
 	tctx, tcancel := context.WithTimeoutCause(cctx, timeout, ErrTimedOut)
 	defer tcancel()
 
-	out := newCapture(s.cfg.maxOutput)
+	out := outbuf.NewCapture(s.cfg.maxOutput)
 	p, err := s.start(tctx, in.Command, timeout, out)
 	switch {
 	case err == nil:
@@ -255,12 +256,12 @@ func (s *Toolset) foreground(ctx context.Context, in BashArgs) (tool.Result, err
 		return errorResult(tool.CodeToolError, err, nil, "The command could not be started: %v", err), nil
 	}
 	o := p.wait()
-	text, omitted := out.text()
+	text, omitted := out.Text()
 	rep := Report{
 		Command: in.Command, Description: in.Description,
 		State: o.state, ExitCode: o.code, Reason: o.reason,
 		Started: p.started, Duration: o.duration, Timeout: timeout,
-		OutputBytes: out.total(), Omitted: omitted, Leftovers: o.leftovers,
+		OutputBytes: out.Total(), Omitted: omitted, Leftovers: o.leftovers,
 	}
 	var b strings.Builder
 	writeOutput(&b, text, "(no output)")

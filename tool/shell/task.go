@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trellis-go/trellis/internal/outbuf"
 	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -36,7 +37,7 @@ type task struct {
 	command     string
 	description string
 	proc        *proc
-	out         *taskOutput
+	out         *outbuf.TaskOutput
 	stop        context.CancelCauseFunc
 	done        chan struct{} // closed once the task has ended
 
@@ -57,7 +58,7 @@ func (t *task) report() Report {
 		Started:     t.proc.started,
 		Duration:    time.Since(t.proc.started),
 		Timeout:     t.proc.timeout,
-		OutputBytes: t.out.written(),
+		OutputBytes: t.out.Written(),
 	}
 	if t.ended {
 		o := t.outcome
@@ -129,7 +130,7 @@ func (s *Toolset) startTask(in BashArgs) tool.Result {
 	if timeout > 0 {
 		cctx, tcancel = context.WithTimeoutCause(ctx, timeout, ErrTimedOut)
 	}
-	out := newTaskOutput(s.cfg.maxOutput)
+	out := outbuf.NewTaskOutput(s.cfg.maxOutput)
 	p, err := s.start(cctx, in.Command, timeout, out)
 	if err != nil {
 		tcancel()
@@ -266,7 +267,7 @@ func (s *Toolset) read(t *task, lead string) tool.Result {
 		return r
 	}
 	final := t.ended
-	text, dropped := t.out.unread(final)
+	text, dropped := t.out.Unread(final)
 	first := t.reads == 0
 	t.reads++
 

@@ -1,4 +1,4 @@
-package shell
+package outbuf
 
 import (
 	"bytes"
@@ -40,36 +40,36 @@ func TestRing(t *testing.T) {
 }
 
 func TestCaptureFits(t *testing.T) {
-	c := newCapture(10)
+	c := NewCapture(10)
 	fmt.Fprint(c, "hello")
 	fmt.Fprint(c, "world")
-	text, omitted := c.text()
+	text, omitted := c.Text()
 	assert.Equal(t, "helloworld", text)
 	assert.Zero(t, omitted)
-	assert.Equal(t, int64(10), c.total())
+	assert.Equal(t, int64(10), c.Total())
 }
 
 func TestCaptureHeadAndTail(t *testing.T) {
-	c := newCapture(10)
+	c := NewCapture(10)
 	for i := range 10 {
 		fmt.Fprintf(c, "%d", i) // "0123456789" twice: 20 bytes
 	}
 	for i := range 10 {
 		fmt.Fprintf(c, "%d", i)
 	}
-	text, omitted := c.text()
-	assert.Equal(t, "01234"+omittedNote(10)+"56789", text)
+	text, omitted := c.Text()
+	assert.Equal(t, "01234"+OmittedNote(10)+"56789", text)
 	assert.Equal(t, int64(10), omitted)
 }
 
 func TestCaptureRuneSafe(t *testing.T) {
 	// 100 two-byte characters; a head of 5 bytes and a tail of 5 would
 	// each split one.
-	c := newCapture(10)
+	c := NewCapture(10)
 	fmt.Fprint(c, strings.Repeat("é", 100))
-	text, omitted := c.text()
+	text, omitted := c.Text()
 	assert.True(t, utf8.ValidString(text), "%q", text)
-	assert.Equal(t, "éé"+omittedNote(192)+"éé", text)
+	assert.Equal(t, "éé"+OmittedNote(192)+"éé", text)
 	assert.Equal(t, int64(192), omitted)
 }
 
@@ -83,40 +83,40 @@ func TestIncompleteTail(t *testing.T) {
 }
 
 func TestTaskOutputIncremental(t *testing.T) {
-	o := newTaskOutput(100)
+	o := NewTaskOutput(100)
 	fmt.Fprint(o, "one\n")
-	text, dropped := o.unread(false)
+	text, dropped := o.Unread(false)
 	assert.Equal(t, "one\n", text)
 	assert.Zero(t, dropped)
-	text, _ = o.unread(false)
+	text, _ = o.Unread(false)
 	assert.Empty(t, text, "nothing new")
 
 	// A character that has not been written whole waits for its end.
 	fmt.Fprint(o, "two \xe2\x82")
-	text, _ = o.unread(false)
+	text, _ = o.Unread(false)
 	assert.Equal(t, "two ", text)
 	fmt.Fprint(o, "\xac\n")
-	text, _ = o.unread(false)
+	text, _ = o.Unread(false)
 	assert.Equal(t, "€\n", text)
 
 	// The final read takes everything, even a cut character.
 	fmt.Fprint(o, "end\xe2")
-	text, _ = o.unread(true)
+	text, _ = o.Unread(true)
 	assert.Equal(t, "end\xe2", text)
-	assert.Equal(t, int64(16), o.written())
+	assert.Equal(t, int64(16), o.Written())
 }
 
 func TestTaskOutputDrops(t *testing.T) {
-	o := newTaskOutput(5)
+	o := NewTaskOutput(5)
 	fmt.Fprint(o, "abcdefgh")
-	text, dropped := o.unread(false)
+	text, dropped := o.Unread(false)
 	assert.Equal(t, "defgh", text)
 	assert.Equal(t, int64(3), dropped)
 
 	// A drop that splits a character skips the rest of it.
 	fmt.Fprint(o, "xéyz") // 5 bytes: the ring holds exactly them
 	fmt.Fprint(o, "wv")   // the ring now holds the second byte of é, then "yzwv"
-	text, dropped = o.unread(false)
+	text, dropped = o.Unread(false)
 	assert.True(t, utf8.ValidString(text), "%q", text)
 	assert.Equal(t, "yzwv", text)
 	assert.Equal(t, int64(3), dropped, "x and both bytes of é")
@@ -132,19 +132,19 @@ func FuzzCapture(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, limit, chunk int) {
 		limit = 1 + abs(limit)%200
 		chunk = 1 + abs(chunk)%64
-		c := newCapture(limit)
+		c := NewCapture(limit)
 		for rest := data; len(rest) > 0; {
 			n := min(chunk, len(rest))
 			_, _ = c.Write(rest[:n])
 			rest = rest[n:]
 		}
-		text, omitted := c.text()
+		text, omitted := c.Text()
 		if len(data) <= limit {
 			require.Equal(t, string(data), text)
 			require.Zero(t, omitted)
 			return
 		}
-		head, tail, ok := strings.Cut(text, omittedNote(omitted))
+		head, tail, ok := strings.Cut(text, OmittedNote(omitted))
 		require.True(t, ok, "the note is missing from %q", text)
 		require.True(t, bytes.HasPrefix(data, []byte(head)))
 		require.True(t, bytes.HasSuffix(data, []byte(tail)))
@@ -165,20 +165,20 @@ func FuzzTaskOutput(f *testing.F) {
 	f.Add([]byte("€€€ and ☃"), 2)
 	f.Fuzz(func(t *testing.T, data []byte, chunk int) {
 		chunk = 1 + abs(chunk)%16
-		o := newTaskOutput(len(data) + 1)
+		o := NewTaskOutput(len(data) + 1)
 		var got strings.Builder
 		for rest := data; len(rest) > 0; {
 			n := min(chunk, len(rest))
 			_, _ = o.Write(rest[:n])
 			rest = rest[n:]
-			text, dropped := o.unread(false)
+			text, dropped := o.Unread(false)
 			require.Zero(t, dropped)
 			if utf8.Valid(data) {
 				require.True(t, utf8.ValidString(text), "split character in %q", text)
 			}
 			got.WriteString(text)
 		}
-		text, _ := o.unread(true)
+		text, _ := o.Unread(true)
 		got.WriteString(text)
 		require.Equal(t, string(data), got.String())
 	})
