@@ -93,6 +93,7 @@ const (
 	signalTimeout = 10 * time.Second
 	inspectWait   = 2 * time.Second
 	drainWait     = time.Second
+	killRetry     = 250 * time.Millisecond
 )
 
 func (s *Toolset) bashTool() (tool.Tool, error) {
@@ -437,9 +438,18 @@ func (s *Toolset) watch(ctx context.Context, tag string, timeout time.Duration, 
 				return
 			}
 		}
-		_, _ = s.signal(tag, "KILL")
-		if wait(drainWait) {
-			return
+		// SIGKILL is sent again while the output has not ended: a command
+		// whose timeout passed as it started may have had no process to
+		// signal the first time.
+		for end := time.Now().Add(drainWait); ; {
+			_, _ = s.signal(tag, "KILL")
+			left := time.Until(end)
+			if left <= 0 {
+				break
+			}
+			if wait(min(left, killRetry)) {
+				return
+			}
 		}
 		w.escaped = true
 		abandon()

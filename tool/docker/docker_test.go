@@ -508,6 +508,22 @@ func TestBashDetachedOutputStillTimesOut(t *testing.T) {
 	}
 }
 
+// TestBashKillResentToALateProcess checks that a command whose timeout
+// passes before its process exists is still stopped: SIGKILL is sent again
+// while its output has not ended.
+func TestBashKillResentToALateProcess(t *testing.T) {
+	f := newFake(t, "unix")
+	box := newBox(t, f, WithKillGrace(0))
+	r := invoke(context.Background(), t, box, `{"command":"slowstart","timeout_ms":20}`)
+	rep := r.Details.(Report)
+	if r.ErrorCode != CodeCommandTimeout || rep.ExitCode != 137 || rep.Escaped {
+		t.Fatalf("result %q %+v", r.Text(), rep)
+	}
+	if k := killRequests(f); len(k) < 2 {
+		t.Errorf("kill execs %q, want SIGKILL sent again", k)
+	}
+}
+
 func TestBashEscapes(t *testing.T) {
 	f := newFake(t, "unix")
 	box := newBox(t, f, WithKillGrace(10*time.Millisecond))

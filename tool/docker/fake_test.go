@@ -488,6 +488,24 @@ func (f *fakeDaemon) run(e *fakeExec, fr frames, conn net.Conn) (code int, ok bo
 	case command == "systemerr":
 		fr.frame(streamSystem, "OCI runtime exec failed: exec failed: unable to start container process\n")
 		return 126, true
+	case command == "slowstart":
+		// The program's process exists only a moment after the exec
+		// starts: a signal sent before that reaches nothing.
+		born := time.Now()
+		fr.frame(streamStdout, "starting\n")
+		for {
+			s, ok := wait()
+			if !ok {
+				return 0, false
+			}
+			if time.Since(born) < 100*time.Millisecond {
+				continue
+			}
+			if s == "TERM" {
+				return 143, true
+			}
+			return 137, true
+		}
 	case command == "detach":
 		// The program closes its output (exec >log 2>&1) and carries on
 		// until a signal ends it.
