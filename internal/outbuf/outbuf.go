@@ -149,8 +149,13 @@ type TaskOutput struct {
 	read int64 // offset of the first byte not read yet
 }
 
-// NewTaskOutput returns a TaskOutput that keeps the last size bytes.
-func NewTaskOutput(size int) *TaskOutput { return &TaskOutput{ring: newRing(size)} }
+// NewTaskOutput returns a TaskOutput that keeps the last size bytes, and
+// at least utf8.UTFMax, so that a whole character always fits (a smaller
+// buffer would hold back a character's first bytes until they were
+// dropped).
+func NewTaskOutput(size int) *TaskOutput {
+	return &TaskOutput{ring: newRing(max(size, utf8.UTFMax))}
+}
 
 // Write keeps p; it never fails.
 func (o *TaskOutput) Write(p []byte) (int, error) {

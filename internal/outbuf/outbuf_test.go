@@ -125,6 +125,20 @@ func TestTaskOutputDrops(t *testing.T) {
 // FuzzCapture checks what a foreground result shows of any output: all of
 // it when it fits, else a prefix and a suffix around the note, never a
 // split character, with the omitted bytes accounted for.
+// TestTaskOutputTinyBufferKeepsCharacters checks that a buffer asked to
+// keep fewer bytes than a character has still passes characters on.
+func TestTaskOutputTinyBufferKeepsCharacters(t *testing.T) {
+	o := NewTaskOutput(1)
+	_, _ = o.Write([]byte("é"))
+	text, dropped := o.Unread(false)
+	assert.Equal(t, "é", text)
+	assert.Zero(t, dropped)
+	_, _ = o.Write([]byte("ab€")) // five bytes: the first is dropped
+	text, dropped = o.Unread(false)
+	assert.Equal(t, "b€", text)
+	assert.Equal(t, int64(1), dropped)
+}
+
 func FuzzCapture(f *testing.F) {
 	f.Add([]byte("hello, world"), 5, 3)
 	f.Add([]byte(strings.Repeat("日本語", 40)), 17, 7)
