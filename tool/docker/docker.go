@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trellis-go/trellis/internal/taskreg"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -61,7 +62,7 @@ const (
 
 // MaxFinishedTasks is how many finished background tasks whose final
 // output has not been read are kept; beyond it the oldest are forgotten.
-const MaxFinishedTasks = 64
+const MaxFinishedTasks = taskreg.MaxFinished
 
 // keepAlive is the container's only process of its own: it idles until
 // the container is removed. It ignores SIGTERM, SIGINT and SIGHUP, so that a
@@ -421,15 +422,13 @@ type Toolset struct {
 	base   context.Context
 	cancel context.CancelCauseFunc
 
-	mu       sync.Mutex
-	closed   bool
-	runs     sync.WaitGroup   // commands running, foreground and background
-	tasks    map[string]*task // by ID
-	finished []*task          // finished tasks still kept, oldest first
-	running  int              // background tasks running or starting
-	seq      int              // number of the latest task
-	once     sync.Once
-	err      error // of Close's removal
+	mu      sync.Mutex
+	closed  bool
+	runs    sync.WaitGroup          // commands running, foreground and background
+	reg     taskreg.Registry[*task] // the background tasks kept
+	running int                     // background tasks running or starting
+	once    sync.Once
+	err     error // of Close's removal
 }
 
 var _ tool.Toolset = (*Toolset)(nil)
@@ -564,7 +563,6 @@ func start(ctx context.Context, cl *client, image string, c config) (*Toolset, e
 		warnings:  warnings,
 		base:      base,
 		cancel:    cancel,
-		tasks:     map[string]*task{},
 	}
 	for _, mk := range []func() (tool.Tool, error){s.bashTool, s.taskOutputTool, s.taskStopTool} {
 		t, err := mk()
@@ -654,8 +652,8 @@ func (s *Toolset) Close() error {
 func (s *Toolset) Tasks() []Report {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Report, 0, len(s.tasks))
-	for _, t := range s.sortedTasks() {
+	out := make([]Report, 0, s.reg.Len())
+	for _, t := range s.reg.Tasks() {
 		out = append(out, t.report())
 	}
 	return out

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/trellis-go/trellis/internal/taskreg"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -52,7 +53,7 @@ const DefaultKillGrace = 2 * time.Second
 
 // MaxFinishedTasks is how many finished background tasks whose final
 // output has not been read are kept; beyond it the oldest are forgotten.
-const MaxFinishedTasks = 64
+const MaxFinishedTasks = taskreg.MaxFinished
 
 // minWaitDelay is how long a command's output is waited for after the
 // command ended, or after it was killed without a grace period, when the
@@ -278,13 +279,11 @@ type Toolset struct {
 	id   string
 	cmds atomic.Int64
 
-	mu       sync.Mutex
-	closed   bool
-	runs     sync.WaitGroup   // commands running, foreground and background
-	tasks    map[string]*task // by ID
-	finished []*task          // finished tasks still kept, oldest first
-	running  int              // background tasks running
-	seq      int              // number of the latest task
+	mu      sync.Mutex
+	closed  bool
+	runs    sync.WaitGroup          // commands running, foreground and background
+	reg     taskreg.Registry[*task] // the background tasks kept
+	running int                     // background tasks running
 }
 
 var _ tool.Toolset = (*Toolset)(nil)
@@ -351,7 +350,6 @@ func New(dir string, opts ...Option) (*Toolset, error) {
 		base:   base,
 		cancel: cancel,
 		id:     rand.Text()[:12],
-		tasks:  map[string]*task{},
 	}
 	for _, mk := range []func() (tool.Tool, error){s.bashTool, s.taskOutputTool, s.taskStopTool} {
 		t, err := mk()
@@ -401,8 +399,8 @@ func (s *Toolset) Close() error {
 func (s *Toolset) Tasks() []Report {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Report, 0, len(s.tasks))
-	for _, t := range s.sortedTasks() {
+	out := make([]Report, 0, s.reg.Len())
+	for _, t := range s.reg.Tasks() {
 		out = append(out, t.report())
 	}
 	return out

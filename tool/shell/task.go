@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/trellis-go/trellis/internal/outbuf"
+	"github.com/trellis-go/trellis/internal/taskreg"
 	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -33,7 +32,6 @@ type TaskStopArgs struct {
 // task is a background command.
 type task struct {
 	id          string
-	n           int // the number in id
 	command     string
 	description string
 	proc        *proc
@@ -116,7 +114,7 @@ func (s *Toolset) startTask(in BashArgs) tool.Result {
 	}
 	if s.running >= s.cfg.maxTasks {
 		var running []string
-		for _, t := range s.sortedTasks() {
+		for _, t := range s.reg.Tasks() {
 			if !t.ended {
 				running = append(running, t.label())
 			}
@@ -137,10 +135,7 @@ func (s *Toolset) startTask(in BashArgs) tool.Result {
 		stop(nil)
 		return errorResult(tool.CodeToolError, err, nil, "The command could not be started: %v", err)
 	}
-	s.seq++
 	t := &task{
-		id:          "task-" + strconv.Itoa(s.seq),
-		n:           s.seq,
 		command:     in.Command,
 		description: in.Description,
 		proc:        p,
@@ -148,7 +143,7 @@ func (s *Toolset) startTask(in BashArgs) tool.Result {
 		stop:        stop,
 		done:        make(chan struct{}),
 	}
-	s.tasks[t.id] = t
+	t.id = s.reg.Add(t)
 	s.running++
 	s.runs.Add(1)
 	go func() {
@@ -178,47 +173,26 @@ func (s *Toolset) finish(t *task, o outcome) {
 	s.mu.Lock()
 	t.ended, t.outcome = true, o
 	s.running--
-	s.finished = append(s.finished, t)
-	if len(s.finished) > MaxFinishedTasks {
-		delete(s.tasks, s.finished[0].id)
-		s.finished = slices.Delete(s.finished, 0, 1)
-	}
+	s.reg.Finished(t.id)
 	s.mu.Unlock()
 	close(t.done)
 }
 
 // forget drops the finished task t; the caller holds the lock.
 func (s *Toolset) forget(t *task) {
-	delete(s.tasks, t.id)
-	s.finished = slices.DeleteFunc(s.finished, func(f *task) bool { return f == t })
-}
-
-// sortedTasks returns the tasks kept, in the order they were started; the
-// caller holds the lock.
-func (s *Toolset) sortedTasks() []*task {
-	ts := make([]*task, 0, len(s.tasks))
-	for _, t := range s.tasks {
-		ts = append(ts, t)
-	}
-	slices.SortFunc(ts, func(a, b *task) int { return a.n - b.n })
-	return ts
+	s.reg.Forget(t.id)
 }
 
 // lookup finds the task a model named; when there is none, or after Close,
 // it returns the error result that says so.
 func (s *Toolset) lookup(id string) (*task, tool.Result, bool) {
-	id = strings.TrimSpace(id)
-	// The number alone, or with zeros in front ("01", "task-01"), names
-	// the task it counts.
-	if n, err := strconv.Atoi(strings.TrimPrefix(id, "task-")); err == nil && n >= 0 {
-		id = "task-" + strconv.Itoa(n)
-	}
+	id = taskreg.Normalize(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, s.closedResult(), false
 	}
-	if t, ok := s.tasks[id]; ok {
+	if t, ok := s.reg.Get(id); ok {
 		return t, tool.Result{}, true
 	}
 	return nil, s.unknownTask(id), false
@@ -227,23 +201,7 @@ func (s *Toolset) lookup(id string) (*task, tool.Result, bool) {
 // unknownTask is the result of a call naming a task not kept; the caller
 // holds the lock.
 func (s *Toolset) unknownTask(id string) tool.Result {
-	var why string
-	if n, err := strconv.Atoi(strings.TrimPrefix(id, "task-")); err == nil && strings.HasPrefix(id, "task-") && n >= 1 && n <= s.seq {
-		why = fmt.Sprintf("Task %q has finished and is no longer kept: its final output was already read (or it was the oldest of more than %d finished tasks).", id, MaxFinishedTasks)
-	} else {
-		why = fmt.Sprintf("There is no task %q.", id)
-	}
-	var known string
-	if ts := s.sortedTasks(); len(ts) == 0 {
-		known = "No background tasks are kept now."
-	} else {
-		labels := make([]string, len(ts))
-		for i, t := range ts {
-			labels[i] = t.label()
-		}
-		known = "The tasks are: " + strings.Join(labels, ", ") + "."
-	}
-	return errorResult(tool.CodeToolError, fmt.Errorf("%w: %q", ErrUnknownTask, id), nil, "%s %s", why, known)
+	return errorResult(tool.CodeToolError, fmt.Errorf("%w: %q", ErrUnknownTask, id), nil, "%s", s.reg.Unknown(id, (*task).label))
 }
 
 // read returns the result of a read of t's output, the output since the
@@ -252,7 +210,7 @@ func (s *Toolset) unknownTask(id string) tool.Result {
 func (s *Toolset) read(t *task, lead string) tool.Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.tasks[t.id] != t {
+	if !s.reg.Holds(t.id, t) {
 		// Another call (a task_output that waited for the task too, or a
 		// task_stop) read its final output meanwhile: this one still says
 		// how the task ended.
