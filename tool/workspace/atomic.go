@@ -33,6 +33,13 @@ var writeData = func(f *os.File, data []byte) error {
 // process may not write is refused, as it would be in place, although the
 // rename could replace it.
 //
+// The new content is synced to the disk before the rename, and on unix
+// the directory after it, so that the rename too survives a crash of the
+// system. A failure of that last sync is not reported: by then the rename
+// has happened, every reader sees the new content, and a caller told that
+// the write failed would be told wrong (and might make its edit again); a
+// crash soon after could at worst bring back the old version whole.
+//
 // Where a rename would change more than the content, the file is written
 // in place as before: p is a symbolic link (the rename would replace the
 // link, not write through it), has other hard links (they would keep the
@@ -104,8 +111,10 @@ func (w *Toolset) write(p string, data []byte) error {
 	}
 	if err != nil {
 		_ = w.root.Remove(tmp)
+		return err
 	}
-	return err
+	w.syncDir(path.Dir(p))
+	return nil
 }
 
 // checkWritable returns the error of opening the existing file name for

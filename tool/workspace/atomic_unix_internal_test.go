@@ -118,3 +118,111 @@ func TestWriteRefusesAReadOnlyFile(t *testing.T) {
 		t.Errorf("the directory holds %q", names)
 	}
 }
+
+// TestWriteSyncsTheDirectoryAfterTheRename checks that a write syncs the
+// directory that holds the file once the file has its new content under
+// its name, and that a failure of that sync does not make the write fail.
+func TestWriteSyncsTheDirectoryAfterTheRename(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sub", "notes.txt"), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+
+	type syncCall struct {
+		dir     os.FileInfo // the directory synced
+		content string      // what the file held then
+		entries []string    // what the directory held then
+		err     error       // what the sync returned
+	}
+	var calls []syncCall
+	var fail error // what the sync returns instead of its own result, when set
+	saved := syncDirFile
+	syncDirFile = func(f *os.File) error {
+		info, err := f.Stat()
+		if err != nil {
+			t.Errorf("stat the directory synced: %v", err)
+		}
+		content, _ := os.ReadFile(filepath.Join(dir, "sub", "notes.txt"))
+		c := syncCall{dir: info, content: string(content), entries: entries(t, filepath.Join(dir, "sub")), err: saved(f)}
+		calls = append(calls, c)
+		if fail != nil {
+			return fail
+		}
+		return c.err
+	}
+	defer func() { syncDirFile = saved }()
+
+	sub, err := os.Stat(filepath.Join(dir, "sub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(want string) {
+		t.Helper()
+		if len(calls) != 1 {
+			t.Fatalf("the directory was synced %d times, want once", len(calls))
+		}
+		c := calls[0]
+		calls = nil
+		if c.dir == nil || !os.SameFile(c.dir, sub) {
+			t.Errorf("the directory synced is not sub, which holds the file")
+		}
+		if c.content != want || len(c.entries) != 1 || c.entries[0] != "notes.txt" {
+			t.Errorf("when the directory was synced, the file held %q and the directory %q: want %q, renamed, with no temporary file", c.content, c.entries, want)
+		}
+		if c.err != nil {
+			t.Errorf("the sync of a directory of a temporary directory failed: %v", c.err)
+		}
+		if got, _ := os.ReadFile(filepath.Join(dir, "sub", "notes.txt")); string(got) != want {
+			t.Errorf("the file holds %q after the write, want %q", got, want)
+		}
+	}
+	if err := ws.write("sub/notes.txt", []byte("new\n")); err != nil {
+		t.Fatal(err)
+	}
+	check("new\n")
+
+	// A file system that refuses to sync, or fails to, does not undo a
+	// write whose rename is done.
+	for _, e := range []error{syscall.EINVAL, syscall.ENOTSUP, syscall.EIO} {
+		fail = e
+		want := "after " + e.Error() + "\n"
+		if err := ws.write("sub/notes.txt", []byte(want)); err != nil {
+			t.Errorf("write with the directory's sync failing with %v: %v", e, err)
+		}
+		check(want)
+	}
+	fail = nil
+
+	// A file at the top of the workspace: its directory is the root.
+	if err := ws.write("top.txt", []byte("top\n")); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 1 || calls[0].dir == nil || !os.SameFile(calls[0].dir, root) || calls[0].err != nil {
+		t.Errorf("a write at the top synced %d times, not the workspace's directory alone", len(calls))
+	}
+	calls = nil
+
+	// A write that fails renames nothing, and syncs nothing.
+	full := errors.New("no space left on device")
+	savedWrite := writeData
+	writeData = func(*os.File, []byte) error { return full }
+	defer func() { writeData = savedWrite }()
+	if err := ws.write("sub/notes.txt", []byte("lost\n")); !errors.Is(err, full) {
+		t.Fatalf("write: got %v, want the disk's error", err)
+	}
+	if len(calls) != 0 {
+		t.Errorf("a failed write synced the directory %d times", len(calls))
+	}
+}

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
@@ -13,8 +14,10 @@ import (
 // was, whichever program wrote the file and however it laid it out, which
 // decoding and encoding again could not promise.
 //
-// The functions below walk JSON text that json.Valid has accepted; they do
-// not check it again.
+// The functions below walk JSON text that json.Valid has accepted, or
+// text that it accepts once finite has replaced its non-finite numbers;
+// they do not check it again. The bare words NaN, Infinity and -Infinity
+// read as a number would: a value that ends where the next delimiter is.
 
 // span is where a value lies in a document: data[start:end].
 type span struct{ start, end int }
@@ -117,6 +120,78 @@ func skipValue(d []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// nonFinite are the words Python's json module, with which Jupyter saves
+// notebooks, writes for the floats that have no JSON number: NaN,
+// infinity and minus infinity. They are not JSON, but a notebook that holds
+// such a float (in an output's data, a widget's state) has them.
+var nonFinite = []string{"NaN", "Infinity", "-Infinity"}
+
+// finite returns d with each of the nonFinite words that stands as a value
+// in the JSON text from the offset from on replaced by a 0 padded with
+// spaces to the word's length ("NaN" becomes "0  "), so that json.Valid
+// and json.Unmarshal take it and every other byte stays where it was; d
+// itself when it has no such word. A word counts only outside strings and
+// set apart from what surrounds it (by whitespace, a bracket, a comma or a
+// colon, or an end of the text): "NaNa", "-NaN", "+Infinity" and "nan"
+// stay as they are, and invalid.
+func finite(d []byte, from int) []byte {
+	var out []byte    // the copy, once there is a word to replace
+	delimited := true // whether a value may start at i
+	for i := from; i < len(d); {
+		c := d[i]
+		if c == '"' {
+			i = skipString(d, i)
+			delimited = false
+			continue
+		}
+		if delimited {
+			if n := nonFiniteAt(d, i); n > 0 {
+				if out == nil {
+					out = bytes.Clone(d)
+				}
+				out[i] = '0'
+				for j := i + 1; j < i+n; j++ {
+					out[j] = ' '
+				}
+				i += n
+				delimited = false
+				continue
+			}
+		}
+		delimited = isSpace(c) || c == ',' || c == ':' || c == '[' || c == '{'
+		i++
+	}
+	if out == nil {
+		return d
+	}
+	return out
+}
+
+// nonFiniteAt returns the length of the nonFinite word at d[i:] when one
+// is there and ends the value, and 0 when none is.
+func nonFiniteAt(d []byte, i int) int {
+	for _, w := range nonFinite {
+		if !bytes.HasPrefix(d[i:], []byte(w)) {
+			continue
+		}
+		end := i + len(w)
+		if end == len(d) || isSpace(d[end]) || d[end] == ',' || d[end] == ']' || d[end] == '}' {
+			return len(w)
+		}
+	}
+	return 0
+}
+
+// nonFiniteWord returns the nonFinite word at d[i:], or "".
+func nonFiniteWord(d []byte, i int) string {
+	for _, w := range nonFinite {
+		if bytes.HasPrefix(d[i:], []byte(w)) {
+			return w
+		}
+	}
+	return ""
 }
 
 // parseObject reads the object that starts at i.

@@ -133,7 +133,8 @@ func checkNotebookEdit(mode string, in NotebookEditArgs) error {
 // notebook is a Jupyter notebook (nbformat 4) and where its parts lie in
 // the file's bytes, so that an edit rewrites only what it changes.
 type notebook struct {
-	data         []byte
+	data         []byte // the file's content
+	finite       []byte // data as finite leaves it, for json.Unmarshal
 	major, minor int
 	top          object
 	cellList     array
@@ -172,16 +173,15 @@ func parseNotebook(p string, data []byte) (*notebook, error) {
 	if skipSpace(data, body) == len(data) {
 		return nil, invalid("the file is empty")
 	}
+	// NaN, Infinity and -Infinity, which Jupyter writes for such floats,
+	// are checked and decoded as 0 (at the same offsets); the bytes of the
+	// file, which edits splice and the rendering shows, keep them.
+	fin := data
 	if !json.Valid(data[body:]) {
-		var v json.RawMessage
-		err := json.Unmarshal(data[body:], &v)
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			off := min(body+int(se.Offset), len(data))
-			// Offset counts the bytes read, the offending one included.
-			return nil, invalid("invalid JSON at line %d (byte %d): %v", 1+bytes.Count(data[:off], []byte("\n")), off, err)
+		fin = finite(data, body)
+		if !json.Valid(fin[body:]) {
+			return nil, invalidJSON(p, data, fin, body)
 		}
-		return nil, invalid("invalid JSON: %v", err)
 	}
 	start := skipSpace(data, body)
 	if data[start] != '{' {
@@ -194,7 +194,7 @@ func parseNotebook(p string, data []byte) (*notebook, error) {
 	if name, ok := duplicate(top); ok {
 		return nil, invalid("the field %q occurs twice at its top level", name)
 	}
-	nb := &notebook{data: data, top: top}
+	nb := &notebook{data: data, finite: fin, top: top}
 	field := func(name string) []byte {
 		if i := top.find(name); i >= 0 {
 			v := top.members[i].value
@@ -252,6 +252,28 @@ func parseNotebook(p string, data []byte) (*notebook, error) {
 		nb.colon = string(data[m.key.end:m.value.start])
 	}
 	return nb, nil
+}
+
+// invalidJSON is the error of the notebook p whose content data is not
+// JSON, fin being data as finite leaves it (from body on): it says where
+// the first fault is. A NaN, Infinity or -Infinity is named as itself
+// where it may not stand, rather than as the 0 it was checked as.
+func invalidJSON(p string, data, fin []byte, body int) error {
+	var v json.RawMessage
+	err := json.Unmarshal(fin[body:], &v)
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return fmt.Errorf("%q is not a valid notebook: invalid JSON: %v", p, err)
+	}
+	// Offset counts the bytes read, the offending one included.
+	off := min(body+int(se.Offset), len(data))
+	msg := err.Error()
+	if at := off - 1; at >= body && fin[at] != data[at] {
+		if w := nonFiniteWord(data, at); w != "" {
+			msg = strings.Replace(msg, "invalid character '0'", "unexpected "+w, 1)
+		}
+	}
+	return fmt.Errorf("%q is not a valid notebook: invalid JSON at line %d (byte %d): %s", p, 1+bytes.Count(data[:off], []byte("\n")), off, msg)
 }
 
 // parseCell reads the cell at item; its errors complete "cell N".
@@ -370,6 +392,17 @@ func (nb *notebook) value(c nbCell, name string) []byte {
 	if i := c.find(name); i >= 0 {
 		v := c.members[i].value
 		return nb.data[v.start:v.end]
+	}
+	return nil
+}
+
+// finiteValue returns the member name of cell c as finite leaves it, for
+// json.Unmarshal, or nil. What is decoded from it must not be shown where
+// it may be a number: a NaN reads there as 0.
+func (nb *notebook) finiteValue(c nbCell, name string) []byte {
+	if i := c.find(name); i >= 0 {
+		v := c.members[i].value
+		return nb.finite[v.start:v.end]
 	}
 	return nil
 }

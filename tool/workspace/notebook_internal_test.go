@@ -38,6 +38,62 @@ func TestSourceLinesSplitAsPythonDoes(t *testing.T) {
 	}
 }
 
+func TestFiniteReplacesOnlyNonFiniteValues(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		from int
+		want string
+	}{
+		{`[NaN,Infinity,-Infinity]`, 0, `[0  ,0       ,0        ]`},
+		{"{\"a\":NaN,\"b\": [ Infinity\t]}\n", 0, "{\"a\":0  ,\"b\": [ 0       \t]}\n"},
+		{`NaN`, 0, `0  `},
+		{"\ufeffNaN", len("\ufeff"), "\ufeff0  "},
+		{`{"a\\": NaN}`, 0, `{"a\\": 0  }`},
+		// Strings, escaped quotes included, are left alone.
+		{`["NaN", "a \"NaN\" Infinity", "-Infinity"]`, 0, ""},
+		// Words that are not the ones Python writes, or not set apart.
+		{`[NaNa, -NaN, +Infinity, nan, inf, 1NaN, Infinity1, NaN:1, "x"NaN, --Infinity]`, 0, ""},
+		{`{NaN: 1}`, 0, ""},
+		{``, 0, ""},
+	} {
+		in := []byte(tt.in)
+		got := finite(in, tt.from)
+		if tt.want == "" {
+			if len(in) > 0 && &got[0] != &in[0] {
+				t.Errorf("finite(%s) made a copy, want the text itself", tt.in)
+			}
+			tt.want = tt.in
+		}
+		if string(got) != tt.want {
+			t.Errorf("finite(%s) = %q, want %q", tt.in, got, tt.want)
+		}
+		if tt.in == `NaN` && string(in) != `NaN` {
+			t.Errorf("finite changed its argument: %s", in)
+		}
+	}
+}
+
+// checkFinite checks what finite does with data: the same length, and
+// only NaN, Infinity and -Infinity replaced; nothing at all in valid JSON.
+func checkFinite(t *testing.T, data []byte) {
+	fin := finite(data, 0)
+	if len(fin) != len(data) {
+		t.Fatalf("finite changed the length from %d to %d", len(data), len(fin))
+	}
+	if json.Valid(data) && !bytes.Equal(fin, data) {
+		t.Fatalf("finite changed valid JSON %q into %q", data, fin)
+	}
+	for i := range fin {
+		switch {
+		case fin[i] == data[i]:
+		case fin[i] == '0' && nonFiniteWord(data, i) != "":
+		case fin[i] == ' ':
+		default:
+			t.Fatalf("finite changed byte %d of %q into %q", i, data, fin)
+		}
+	}
+}
+
 // cellBytes returns the bytes of each cell of nb.
 func cellBytes(nb *notebook) []string {
 	s := make([]string, len(nb.cells))
@@ -62,6 +118,12 @@ func FuzzNotebook(f *testing.F) {
 		`{"cells":[{"cell_typ\u0065":"raw","\u0073ource":["a\u2028","b"]},{"cell_type":"x"}],"nbformat":4,"nbformat_minor":9}`,
 		`[]`, `{}`, ``, `{"cells":[1],"nbformat":4}`, `{"nbformat":3,"cells":[]}`,
 		"\ufeff{\"cells\":[{\"cell_type\":\"raw\",\"source\":\"\"}],\"nbformat\":4}", "\ufeff", "\ufeff\ufeff{}",
+		// NaN, Infinity and -Infinity as Jupyter writes them, in and out of
+		// strings, and near misses.
+		`{"cells":[{"cell_type":"code","id":"a","metadata":{"x":NaN},"outputs":[{"output_type":"execute_result","data":{"application/json":[NaN,Infinity,-Infinity,"NaN"]}}],"source":"NaN"},{"cell_type":"raw","source":["-Infinity"],"metadata":{"y":[ Infinity ]}}],"metadata":{"w":-Infinity},"nbformat":4,"nbformat_minor":5}`,
+		"\ufeff{\"cells\": [{\"cell_type\": \"markdown\", \"source\": \"\", \"metadata\": {\"n\": NaN}}], \"nbformat\": 4}",
+		`{"cells":[],"nbformat":4,"x":NaNa}`, `{"cells":[],"nbformat":4,"x":+Infinity}`, `{"cells":[],"nbformat":4,"x":nan}`,
+		`{"cells":[],"nbformat":NaN}`, `{"cells":[],"nbformat":4,NaN}`,
 	} {
 		for op := range uint8(4) {
 			f.Add([]byte(s), op, uint8(0), "a\nb\u2028c\x00\"")
@@ -71,6 +133,7 @@ func FuzzNotebook(f *testing.F) {
 	types := []string{cellCode, cellMarkdown, cellRaw}
 	f.Fuzz(func(t *testing.T, data []byte, op, at uint8, src string) {
 		const p = "f.ipynb"
+		checkFinite(t, data)
 		nb, err := parseNotebook(p, data)
 		if err != nil {
 			if !strings.Contains(err.Error(), `"f.ipynb"`) {

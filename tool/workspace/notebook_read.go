@@ -78,6 +78,8 @@ func (nb *notebook) render(p string) []renderedLine {
 		if c.hasID {
 			h += fmt.Sprintf(", id %q", c.id)
 		}
+		// Decoded from the file itself: a count that is not an integer,
+		// NaN included, is not shown.
 		var count *int
 		if raw := nb.value(c, "execution_count"); raw != nil && json.Unmarshal(raw, &count) == nil && count != nil {
 			h += fmt.Sprintf(", execution_count %d", *count)
@@ -89,7 +91,10 @@ func (nb *notebook) render(p string) []renderedLine {
 		for i, l := range splitText(c.source) {
 			add(fmt.Sprintf("%6d\t%s", i+1, textcut.Clip(strings.TrimSuffix(l, "\r"), maxLineRead, " [line cut]")))
 		}
-		if raw := nb.value(c, "outputs"); raw != nil {
+		// The outputs are decoded as finite leaves them, for a NaN in an
+		// output's data not to hide the rest; of their values only strings
+		// are shown.
+		if raw := nb.finiteValue(c, "outputs"); raw != nil {
 			for _, l := range renderOutputs(raw) {
 				add(l)
 			}
@@ -114,7 +119,7 @@ func (nb *notebook) language() string {
 			Name string `json:"name"`
 		} `json:"language_info"`
 	}
-	if json.Unmarshal(nb.data[v.start:v.end], &meta) != nil {
+	if json.Unmarshal(nb.finite[v.start:v.end], &meta) != nil {
 		return ""
 	}
 	if meta.Kernelspec.Language != "" {
