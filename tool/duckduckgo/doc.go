@@ -10,7 +10,9 @@
 // answer as text; the result's Details hold the parsed Response.
 //
 // WithBaseURL points the tool at another address (a proxy, a test server);
-// WithHTTPClient, WithName and WithMaxResults set the rest. A status other
+// WithProxy chooses the proxy (by default the environment's, as
+// http.DefaultTransport's); WithHTTPClient, WithName and WithMaxResults set
+// the rest. A status other
 // than 200 fails the call with a *StatusError, which middleware.Retry
 // retries for 408, 429 and 5xx.
 package duckduckgo

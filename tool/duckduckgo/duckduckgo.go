@@ -111,6 +111,7 @@ type config struct {
 	userAgent  string
 	client     *http.Client
 	maxResults int
+	proxy      func(*http.Request) (*url.URL, error)
 	problems   []string
 }
 
@@ -132,6 +133,29 @@ func WithHTTPClient(c *http.Client) Option {
 			cfg.problems = append(cfg.problems, "WithHTTPClient: the client is nil")
 		}
 		cfg.client = c
+	}
+}
+
+// WithProxy sends the requests through the proxy that proxy chooses for
+// each of them: http.ProxyURL for one proxy, http.ProxyFromEnvironment for
+// HTTPS_PROXY, HTTP_PROXY and NO_PROXY; a nil URL means a direct
+// connection for that request, and an error fails the call and is wrapped
+// in the tool's. Without it the tool's client follows the environment's
+// proxy settings, as http.DefaultTransport does; a function that always
+// returns nil turns them off.
+//
+// The tool connects only to the API's address (WithBaseURL), which the
+// application chose, so neither it nor the proxy's is checked against
+// private networks, unlike in package webfetch. A proxy's refusal to open
+// a tunnel to an https address fails the call with an error that says so
+// (transient for 408, 429 and 5xx). WithProxy cannot be combined with
+// WithHTTPClient, whose client's transport decides on proxies.
+func WithProxy(proxy func(*http.Request) (*url.URL, error)) Option {
+	return func(c *config) {
+		if proxy == nil {
+			c.problems = append(c.problems, "WithProxy: the proxy function is nil")
+		}
+		c.proxy = proxy
 	}
 }
 
@@ -167,11 +191,17 @@ func NewTool(opts ...Option) (tool.Tool, error) {
 		c.problems = append(c.problems, fmt.Sprintf("WithBaseURL: %q is not an http or https URL", c.baseURL))
 	}
 	c.base = u
+	if c.proxy != nil && c.client != nil {
+		c.problems = append(c.problems, "WithProxy: a client given by WithHTTPClient uses its own transport's proxy; set the proxy there, or leave WithHTTPClient out")
+	}
 	if len(c.problems) > 0 {
 		return nil, fmt.Errorf("%w: duckduckgo tool %q: %s", tool.ErrInvalidTool, c.name, strings.Join(c.problems, "; "))
 	}
 	if c.client == nil {
 		c.client = &http.Client{Timeout: 15 * time.Second}
+		if c.proxy != nil {
+			c.client.Transport = proxyTransport(c.proxy)
+		}
 	}
 	return tool.NewFunc(c.name, "Looks up a topic, a name or a term with DuckDuckGo's Instant Answer API: a summary with its source, a definition, an instant answer, and related topics. It does not list general web pages; a query without an answer finds nothing.",
 		func(ctx context.Context, in Args) (tool.Result, error) {
@@ -186,6 +216,45 @@ func NewTool(opts ...Option) (tool.Tool, error) {
 		tool.WithMetadata(tool.Metadata{ReadOnly: true, SearchOrRead: true, OpenWorld: true, ConcurrencySafe: true}),
 		tool.WithTitle("DuckDuckGo search"))
 }
+
+// proxyTransport is http.DefaultTransport's settings with the proxies
+// proxy chooses.
+func proxyTransport(proxy func(*http.Request) (*url.URL, error)) *http.Transport {
+	var t *http.Transport
+	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = dt.Clone()
+	} else {
+		t = &http.Transport{
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          100,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ExpectContinueTimeout: time.Second,
+		}
+	}
+	t.Proxy = proxy
+	t.OnProxyConnectResponse = func(_ context.Context, _ *url.URL, req *http.Request, res *http.Response) error {
+		if res.StatusCode != http.StatusOK {
+			return &tunnelError{target: req.Host, status: res.StatusCode, text: res.Status}
+		}
+		return nil
+	}
+	return t
+}
+
+// tunnelError is a proxy's refusal to open a tunnel (CONNECT) to the API.
+type tunnelError struct {
+	target string // host:port
+	status int
+	text   string // the status line's "403 Forbidden"
+}
+
+func (e *tunnelError) Error() string {
+	return fmt.Sprintf("the proxy refused to open a tunnel to %s: it answered %s", e.target, e.text)
+}
+
+// Transient reports whether the proxy may open the tunnel if asked again.
+func (e *tunnelError) Transient() bool { return httpstatus.Transient(e.status) }
 
 // search asks the API about query.
 func (c *config) search(ctx context.Context, query string) (Response, error) {

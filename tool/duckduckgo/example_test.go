@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 
 	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/scripted"
+	"github.com/trellis-go/trellis/tool"
 	"github.com/trellis-go/trellis/tool/duckduckgo"
 )
 
@@ -43,4 +46,32 @@ func ExampleNewTool() {
 	// Source: Wikipedia (https://en.wikipedia.org/wiki/Go_(programming_language))
 	// --
 	// The gopher is Go's mascot.
+}
+
+func ExampleWithProxy() {
+	// A stand-in for a forward proxy, so that the example runs offline: it
+	// answers every request itself, as the API would. The base URL is
+	// plain http so that the stand-in reads the request; by https, the
+	// proxy opens a tunnel to the API instead.
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"Heading":"Proxy","AbstractText":"Asked for %s through the proxy."}`, r.URL.Host)
+	}))
+	defer proxy.Close()
+	proxyURL, err := url.Parse(proxy.URL)
+	if err != nil {
+		panic(err)
+	}
+
+	search, err := duckduckgo.NewTool(
+		duckduckgo.WithBaseURL("http://api.duckduckgo.com"),
+		duckduckgo.WithProxy(http.ProxyURL(proxyURL)), // or http.ProxyFromEnvironment
+	)
+	if err != nil {
+		panic(err)
+	}
+	r := tool.Invoke(context.Background(), search, model.ToolCall{ID: "call-1", Name: duckduckgo.DefaultName, Arguments: []byte(`{"query":"proxy"}`)})
+	fmt.Println(r.Text())
+	// Output:
+	// # Proxy
+	// Asked for api.duckduckgo.com through the proxy.
 }

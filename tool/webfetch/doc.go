@@ -22,6 +22,12 @@
 // call with a *StatusError, which middleware.Retry retries for 408, 429 and
 // 5xx; a refusal's error is ErrRefused to errors.Is.
 //
+// The tool uses no proxy unless WithProxy says which (pass
+// http.ProxyFromEnvironment for HTTPS_PROXY and the like). The proxy's own
+// address is trusted; each page's host is resolved and checked before its
+// request, or a redirect's, goes to the proxy, which resolves the name
+// again: a DNS answer that changes between the two is beyond the check.
+//
 // An HTML page's charset comes from its byte order mark, its Content-Type
 // or its <meta> declaration, other text's from its Content-Type; text meant
 // to be UTF-8 that is not has its invalid bytes replaced with U+FFFD.

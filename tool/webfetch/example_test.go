@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
@@ -55,4 +56,43 @@ func ExampleNewTool() {
 	//
 	// - Friendly
 	// - Fast
+}
+
+func ExampleWithProxy() {
+	// A stand-in for a company's forward proxy, so that the example runs
+	// offline: it answers every request itself. In a program, pass
+	// http.ProxyFromEnvironment to use HTTPS_PROXY, HTTP_PROXY and
+	// NO_PROXY.
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprintf(w, "The proxy fetched %s for you.", r.URL)
+	}))
+	defer proxy.Close()
+	proxyURL, err := url.Parse(proxy.URL)
+	if err != nil {
+		panic(err)
+	}
+
+	// The proxy listens on 127.0.0.1, which the tool connects to because
+	// the application chose it; the pages' hosts are still checked.
+	fetch, err := webfetch.NewTool(webfetch.WithProxy(http.ProxyURL(proxyURL)))
+	if err != nil {
+		panic(err)
+	}
+	// The first page is on a public address (an address rather than a
+	// name, so that the example looks nothing up); the second is a cloud
+	// metadata service's, which the tool does not ask the proxy for.
+	for _, page := range []string{"http://93.184.215.14/tea", "http://169.254.169.254/latest/meta-data/"} {
+		args := fmt.Sprintf(`{"url": %q}`, page)
+		r := tool.Invoke(context.Background(), fetch, model.ToolCall{ID: "call-1", Name: webfetch.DefaultName, Arguments: []byte(args)})
+		fmt.Println(r.Text())
+		fmt.Println("--")
+	}
+	// Output:
+	// URL: http://93.184.215.14/tea
+	//
+	// The proxy fetched http://93.184.215.14/tea for you.
+	// --
+	// tool "web_fetch" failed: webfetch: refusing to fetch http://169.254.169.254/latest/meta-data/: its address 169.254.169.254 is a link-local address (such as a cloud metadata service's), and the tool does not fetch from private or local networks, through a proxy or not
+	// --
 }

@@ -167,6 +167,24 @@ func TestRedirectToAPrivateAddressIsRefused(t *testing.T) {
 	assert.Zero(t, reached.Load(), "no redirect reached the private server")
 }
 
+func TestTheToolUsesNoProxyUnlessAsked(t *testing.T) {
+	var c *config
+	keep := func(cfg *config) { c = cfg }
+	_, err := NewTool(keep)
+	require.NoError(t, err)
+	tr, ok := c.client.Transport.(*http.Transport)
+	require.True(t, ok, "one transport, got %T", c.client.Transport)
+	assert.Nil(t, tr.Proxy, "no proxy from the environment")
+
+	_, err = NewTool(WithProxy(http.ProxyFromEnvironment), keep)
+	require.NoError(t, err)
+	rt, ok := c.client.Transport.(*router)
+	require.True(t, ok, "a router, got %T", c.client.Transport)
+	assert.Nil(t, rt.direct.Proxy, "direct connections use no proxy")
+	_, err = rt.proxied.Proxy(httptest.NewRequest(http.MethodGet, "http://example.org/", nil))
+	assert.ErrorContains(t, err, "no proxy was chosen", "the proxied transport never dials a page itself")
+}
+
 func TestCutting(t *testing.T) {
 	assert.Equal(t, "héllo", cutRunes("héllo wörld", 5))
 	assert.Equal(t, "hé", cutRunes("hé", 5))

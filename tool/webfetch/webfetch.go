@@ -113,6 +113,7 @@ type config struct {
 	blocked      []string
 	problems     []string
 	client       *http.Client
+	proxy        func(*http.Request) (*url.URL, error)
 
 	// allowAddr lets tests reach chosen addresses the guard refuses.
 	allowAddr func(netip.AddrPort) bool
@@ -225,7 +226,10 @@ func (c *config) addDomains(list []string, option string, domains []string) []st
 // link-local (cloud metadata), multicast or otherwise special address
 // unless WithAllowPrivateAddresses says so: the address checked is the one
 // dialled, after name resolution, for the first request and for every
-// redirect. It sends no cookies and uses no proxy from the environment.
+// redirect. It sends no cookies, and connects to the pages directly unless
+// WithProxy names a proxy (it does not read one from the environment by
+// itself); through a proxy, each page's host is checked before its request
+// is sent.
 //
 // The tool is read-only, search-or-read, open-world and concurrency-safe
 // (tool.Metadata). A failed fetch is an error result: a refusal (errors.Is
@@ -250,18 +254,16 @@ func NewTool(opts ...Option) (tool.Tool, error) {
 		return nil, fmt.Errorf("%w: webfetch tool %q: %s", tool.ErrInvalidTool, c.name, strings.Join(c.problems, "; "))
 	}
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: c.control}
+	// Without a proxy the address dialled is the page's, which the guard
+	// checks; with one, the pages' hosts are checked before their requests
+	// go to the proxy, whose own address is trusted.
+	var rt http.RoundTripper = newTransport(dialer.DialContext, nil)
+	if c.proxy != nil {
+		proxyDialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+		rt = &router{c: c, direct: rt.(*http.Transport), proxied: newTransport(proxyDialer.DialContext, chosenProxy)}
+	}
 	c.client = &http.Client{
-		Transport: &http.Transport{
-			Proxy:                  nil, // a proxy would be the address dialled, not the page's
-			DialContext:            dialer.DialContext,
-			ForceAttemptHTTP2:      true,
-			MaxIdleConns:           16,
-			MaxIdleConnsPerHost:    2,
-			IdleConnTimeout:        30 * time.Second,
-			MaxResponseHeaderBytes: 64 << 10, // a redirect's URL is a header
-			TLSHandshakeTimeout:    10 * time.Second,
-			ExpectContinueTimeout:  time.Second,
-		},
+		Transport:     rt,
 		CheckRedirect: c.checkRedirect,
 		Timeout:       c.timeout,
 	}
@@ -277,6 +279,26 @@ func NewTool(opts ...Option) (tool.Tool, error) {
 		},
 		tool.WithMetadata(tool.Metadata{ReadOnly: true, SearchOrRead: true, OpenWorld: true, ConcurrencySafe: true}),
 		tool.WithTitle("Fetch web page"))
+}
+
+// newTransport is a transport of the tool's settings that dials with dial
+// and uses the proxies proxy chooses (none when it is nil).
+func newTransport(dial func(ctx context.Context, network, address string) (net.Conn, error), proxy func(*http.Request) (*url.URL, error)) *http.Transport {
+	t := &http.Transport{
+		Proxy:                  proxy,
+		DialContext:            dial,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           16,
+		MaxIdleConnsPerHost:    2,
+		IdleConnTimeout:        30 * time.Second,
+		MaxResponseHeaderBytes: 64 << 10, // a redirect's URL is a header
+		TLSHandshakeTimeout:    10 * time.Second,
+		ExpectContinueTimeout:  time.Second,
+	}
+	if proxy != nil {
+		t.OnProxyConnectResponse = proxyConnectResponse
+	}
+	return t
 }
 
 // description is what the model reads about the tool.
@@ -414,6 +436,11 @@ func (c *config) failure(ctx context.Context, u string, err error) error {
 			u = ue.URL
 		}
 		cause = ue.Err
+	}
+	var pe *proxyError
+	if errors.As(cause, &pe) {
+		u += " through the proxy " + pe.proxy
+		cause = pe.err
 	}
 	msg := fmt.Sprintf("webfetch: fetching %s: %v", u, cause)
 	if ctx.Err() == nil {

@@ -551,6 +551,7 @@ func TestNewToolRejectsBadSettings(t *testing.T) {
 		{"a short IPv4 form", []webfetch.Option{webfetch.WithBlockedDomains("127.1")}, `"127.1" is an IP address`},
 		{"all problems told", []webfetch.Option{webfetch.WithMaxBytes(0), webfetch.WithMaxLength(0)}, "WithMaxBytes: n must be at least 1; WithMaxLength: n must be at least 1"},
 		{"bad name", []webfetch.Option{webfetch.WithName("web fetch")}, "web fetch"},
+		{"nil proxy function", []webfetch.Option{webfetch.WithProxy(nil)}, "WithProxy: the proxy function is nil"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
