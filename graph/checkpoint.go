@@ -89,6 +89,13 @@ type checkpointer[S any] struct {
 	durability Durability
 	last       string // ID of the latest checkpoint written or loaded
 
+	// The thread's latest checkpoint in ns as the run last saw it (empty:
+	// none), when known: with a state.ConditionalSaver, each checkpoint is
+	// stored only if the thread's latest is still head, so that a run in
+	// another process that wrote to the thread meanwhile is not hidden.
+	head      string
+	headKnown bool
+
 	// Async writes.
 	queue chan func() error
 	wg    sync.WaitGroup
@@ -150,11 +157,38 @@ func (c *checkpointer[S]) followLatest(ctx context.Context) (branch string, err 
 	switch {
 	case err == nil:
 		c.last = tup.Checkpoint.ID
+		c.sawHead(tup.Checkpoint.ID)
 		return tup.Checkpoint.Metadata[metaBranch], nil
 	case !errors.Is(err, state.ErrNotFound):
 		return "", fmt.Errorf("graph: thread %q: reading the latest checkpoint: %w", c.thread, err)
 	}
+	c.sawHead("")
 	return "", nil
+}
+
+// sawHead records id (empty: none) as the thread's latest checkpoint in
+// c's namespace.
+func (c *checkpointer[S]) sawHead(id string) { c.head, c.headKnown = id, true }
+
+// store puts cp, only if the thread's latest checkpoint is still expect
+// when known and the saver can check it.
+func (c *checkpointer[S]) store(ctx context.Context, cp state.Checkpoint, expect string, known bool) error {
+	cs, ok := c.saver.(state.ConditionalSaver)
+	if !ok || !known {
+		if err := c.saver.Put(ctx, cp); err != nil {
+			return c.wrap(cp.ID, "saving checkpoint", err)
+		}
+		return nil
+	}
+	err := cs.PutIfLatest(ctx, cp, expect)
+	switch {
+	case errors.Is(err, state.ErrNotLatest):
+		return fmt.Errorf("graph: thread %q: checkpoint %q: not saved: another writer (a run or an UpdateState, in this "+
+			"process or another) stored a checkpoint on the thread after this run read it: %w (%w)", c.thread, cp.ID, ErrThreadBusy, err)
+	case err != nil:
+		return c.wrap(cp.ID, "saving checkpoint", err)
+	}
+	return nil
 }
 
 // do runs a write according to the durability mode.
@@ -178,8 +212,8 @@ func (c *checkpointer[S]) flush(ctx context.Context) error {
 		cp := *c.held
 		c.held = nil
 		ctx := context.WithoutCancel(ctx)
-		if err := c.saver.Put(ctx, cp); err != nil {
-			c.fail(c.wrap(cp.ID, "saving checkpoint", err))
+		if err := c.store(ctx, cp, c.head, c.headKnown); err != nil {
+			c.fail(err)
 		} else if len(c.heldWrite) > 0 {
 			if err := c.saver.PutWrites(ctx, c.thread, c.ns, cp.ID, c.heldWrite); err != nil {
 				c.fail(c.wrap(cp.ID, "saving pending writes", err))
@@ -228,16 +262,14 @@ func (c *checkpointer[S]) put(ctx context.Context, id string, step int, source s
 	}
 	c.last = cp.ID
 	if c.durability == DurabilityExit {
+		// Nothing is stored before flush: the thread's latest is still
+		// expected to be head then.
 		c.held, c.heldWrite = &cp, nil
 		return nil
 	}
-	saver := c.saver
-	return c.do(func() error {
-		if err := saver.Put(context.WithoutCancel(ctx), cp); err != nil {
-			return c.wrap(cp.ID, "saving checkpoint", err)
-		}
-		return nil
-	})
+	expect, known := c.head, c.headKnown
+	c.head = cp.ID
+	return c.do(func() error { return c.store(context.WithoutCancel(ctx), cp, expect, known) })
 }
 
 // write stores one task's record against the checkpoint cpID.
@@ -271,12 +303,19 @@ func (c *checkpointer[S]) replays(ctx context.Context, from, id string) bool {
 		return false
 	}
 	latest, err := c.saver.Get(ctx, c.thread, c.ns, "")
-	return err != nil || latest.Checkpoint.ID != id
+	if err != nil {
+		return true
+	}
+	c.sawHead(latest.Checkpoint.ID)
+	return latest.Checkpoint.ID != id
 }
 
 // load reads a checkpoint (the latest if id is empty) and its pending writes.
 func (c *checkpointer[S]) load(ctx context.Context, id string) (*state.Tuple, *snapshot[S], map[string]*taskRecord[S], error) {
 	tup, err := c.saver.Get(ctx, c.thread, c.ns, id)
+	if err == nil && id == "" {
+		c.sawHead(tup.Checkpoint.ID)
+	}
 	if err != nil {
 		if id == "" {
 			return nil, nil, nil, fmt.Errorf("graph: thread %q: %w", c.thread, err)

@@ -583,7 +583,11 @@ var (
 	// ErrNoCheckpointer reports a call that needs checkpoints on a graph without a checkpointer.
 	ErrNoCheckpointer = errors.New("the graph has no checkpointer")
 	// ErrThreadBusy reports a run, or an UpdateState, on a thread that has a
-	// run (or an UpdateState) of the same graph in progress.
+	// run (or an UpdateState) of the same graph in progress. It also
+	// matches, along with state.ErrNotLatest, the error of a run whose
+	// checkpoint its store refused because another writer (a run in
+	// another process, say) stored one on the thread after this run read
+	// it: see state.ConditionalSaver.
 	ErrThreadBusy = errors.New("a run on this thread is in progress")
 	// ErrUnknownInterrupt reports a resume value for an interrupt that is not pending.
 	ErrUnknownInterrupt = errors.New("no such pending interrupt")
@@ -609,6 +613,9 @@ func (r *run[S]) restoreNested() (S, bool, error) {
 	var zero S
 	started, err := hasCheckpoint(r.ctx.Context, r.cp.saver, r.cp.thread, r.cp.ns)
 	if err != nil || !started {
+		if err == nil {
+			r.cp.sawHead("")
+		}
 		return zero, false, err
 	}
 	st, err := r.restore(&runConfig{}, true)

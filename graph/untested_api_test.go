@@ -424,6 +424,17 @@ func (s *uaFlakySaver) Put(ctx context.Context, cp state.Checkpoint) error {
 	return s.Saver.Put(ctx, cp)
 }
 
+// PutIfLatest fails as Put does: the embedded store's would bypass Put.
+func (s *uaFlakySaver) PutIfLatest(ctx context.Context, cp state.Checkpoint, latest string) error {
+	if s.failPut != nil && s.failPut(cp) {
+		s.mu.Lock()
+		s.failed = append(s.failed, cp.ID)
+		s.mu.Unlock()
+		return errDiskFull
+	}
+	return s.Saver.PutIfLatest(ctx, cp, latest)
+}
+
 func (s *uaFlakySaver) PutWrites(ctx context.Context, thread, ns, cpID string, writes []state.PendingWrite) error {
 	if s.failWrites {
 		s.mu.Lock()

@@ -3,6 +3,8 @@ package state
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -89,6 +91,30 @@ type Saver interface {
 	Prune(ctx context.Context, threadID string, keep int) error
 }
 
+// ConditionalSaver is a Saver that can store a checkpoint on the condition
+// that its thread's latest checkpoint (in its namespace) is a given one,
+// checked and stored atomically. The graph engine uses it when a saver has
+// it: each checkpoint a run writes names the one the run last saw as the
+// thread's latest, so that two runs of one thread in different processes
+// (which a process's own guard, graph.ErrThreadBusy, cannot see) do not
+// both continue from the same checkpoint. The later of the two fails
+// instead of silently forking the thread. All the stores of this module
+// implement it.
+//
+// A saver that wraps a store by embedding it and overrides Put must
+// override PutIfLatest as well (or not embed it): the engine calls
+// PutIfLatest instead of Put when the saver has it, so an override of Put
+// alone would be bypassed.
+type ConditionalSaver interface {
+	Saver
+	// PutIfLatest stores cp as Put does, provided that the latest
+	// checkpoint of cp's thread and namespace is the one with ID latest
+	// or, with latest empty, that the thread has no checkpoint in that
+	// namespace. Otherwise it stores nothing and returns an error wrapping
+	// ErrNotLatest that names the latest checkpoint it found.
+	PutIfLatest(ctx context.Context, cp Checkpoint, latest string) error
+}
+
 // Errors reported by savers. Stores wrap them with the names of what was
 // missing or conflicting, so errors.Is works and the message says which.
 var (
@@ -96,4 +122,22 @@ var (
 	ErrNotFound = errors.New("checkpoint not found")
 	// ErrConflict reports an attempt to overwrite an existing checkpoint.
 	ErrConflict = errors.New("checkpoint already exists")
+	// ErrNotLatest reports a conditional put (ConditionalSaver) refused
+	// because the thread's latest checkpoint is not the expected one:
+	// another writer stored a checkpoint since the caller read the thread.
+	ErrNotLatest = errors.New("the thread's latest checkpoint is not the expected one")
 )
+
+// NotLatest returns the error a ConditionalSaver gives when it finds the
+// checkpoint found (none, when empty) where the caller expected the one
+// with ID expected (none, when empty). It wraps ErrNotLatest.
+func NotLatest(found, expected string) error {
+	return fmt.Errorf("%w: the latest is %s, not %s", ErrNotLatest, idOrNone(found), idOrNone(expected))
+}
+
+func idOrNone(id string) string {
+	if id == "" {
+		return "none"
+	}
+	return strconv.Quote(id)
+}

@@ -46,6 +46,20 @@ func New() *Saver {
 // Metadata keys and values must be valid UTF-8, as the durable stores
 // require.
 func (s *Saver) Put(ctx context.Context, cp state.Checkpoint) error {
+	return s.put(ctx, cp, false, "")
+}
+
+// PutIfLatest stores a copy of cp, as Put does, provided that the latest
+// checkpoint of cp's thread and namespace is the one with ID latest (none,
+// with latest empty); otherwise it stores nothing and returns an error
+// wrapping state.ErrNotLatest. See state.ConditionalSaver.
+func (s *Saver) PutIfLatest(ctx context.Context, cp state.Checkpoint, latest string) error {
+	return s.put(ctx, cp, true, latest)
+}
+
+// put stores cp, when cond only if the thread's latest checkpoint in cp's
+// namespace is latest.
+func (s *Saver) put(ctx context.Context, cp state.Checkpoint, cond bool, latest string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("memory: put: %w", err)
 	}
@@ -84,6 +98,15 @@ func (s *Saver) Put(ctx context.Context, cp state.Checkpoint) error {
 	}
 	if _, dup := h.byID[cp.ID]; dup {
 		return describe(cp.ThreadID, cp.Namespace, cp.ID, state.ErrConflict)
+	}
+	if cond {
+		found := ""
+		if n := len(h.order); n > 0 {
+			found = h.order[n-1].cp.ID
+		}
+		if found != latest {
+			return describe(cp.ThreadID, cp.Namespace, cp.ID, state.NotLatest(found, latest))
+		}
 	}
 	s.seq++
 	e := &entry{seq: s.seq, cp: stored}

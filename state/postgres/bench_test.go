@@ -41,6 +41,24 @@ func BenchmarkPut(b *testing.B) {
 	}
 }
 
+// BenchmarkPutIfLatest is BenchmarkPut through the conditional put a
+// graph run uses, each checkpoint following the one before.
+func BenchmarkPutIfLatest(b *testing.B) {
+	s := benchSaver(b)
+	ctx := b.Context()
+	payload := make([]byte, benchPayload)
+	b.ReportAllocs()
+	b.ResetTimer()
+	latest := ""
+	for i := 0; b.Loop(); i++ {
+		cp := benchCheckpoint(i, payload)
+		if err := s.PutIfLatest(ctx, cp, latest); err != nil {
+			b.Fatal(err)
+		}
+		latest = cp.ID
+	}
+}
+
 func BenchmarkGetLatest(b *testing.B) {
 	s := benchSaver(b)
 	ctx := b.Context()

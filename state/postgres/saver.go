@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -86,7 +87,7 @@ func (s *Saver) Close() error {
 // queries are the store's statements with its table names filled in. pgx
 // prepares and caches each one per connection.
 type queries struct {
-	put, exists, upsertWrites, getLatest, getByID, list, listBefore, deleteThread, prune string
+	put, putIfLatest, whyRefused, exists, upsertWrites, getLatest, getByID, list, listBefore, deleteThread, prune string
 }
 
 const checkpointColumns = `c.thread_id, c.namespace, c.checkpoint_id, c.parent_id, c.step, c.source, c.created_at, c.metadata, c.payload`
@@ -105,6 +106,17 @@ func newQueries(t tables) queries {
 			(thread_id, namespace, checkpoint_id, parent_id, step, source, created_at, metadata, payload)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 			ON CONFLICT (thread_id, namespace, checkpoint_id) DO NOTHING`),
+		// cp ($1-$9), if the latest checkpoint is $10 ('' for none).
+		putIfLatest: t.expand(`INSERT INTO {checkpoints}
+			(thread_id, namespace, checkpoint_id, parent_id, step, source, created_at, metadata, payload)
+			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9
+			WHERE COALESCE((SELECT checkpoint_id FROM {checkpoints}
+				WHERE thread_id = $1 AND namespace = $2 ORDER BY seq DESC LIMIT 1), '') = $10
+			ON CONFLICT (thread_id, namespace, checkpoint_id) DO NOTHING`),
+		whyRefused: t.expand(`SELECT
+			COALESCE((SELECT checkpoint_id FROM {checkpoints}
+				WHERE thread_id = $1 AND namespace = $2 ORDER BY seq DESC LIMIT 1), ''),
+			EXISTS (SELECT 1 FROM {checkpoints} WHERE thread_id = $1 AND namespace = $2 AND checkpoint_id = $3)`),
 		exists: t.expand(`SELECT EXISTS (SELECT 1 FROM {checkpoints}
 			WHERE thread_id = $1 AND namespace = $2 AND checkpoint_id = $3)`),
 		// Rows go in in array order, so new tasks take increasing seq values;
@@ -147,6 +159,23 @@ func checkContext(ctx context.Context, op string) error {
 // Metadata must be valid UTF-8 without NUL characters, which PostgreSQL
 // cannot store; the error names the field that is not.
 func (s *Saver) Put(ctx context.Context, cp state.Checkpoint) error {
+	return s.put(ctx, cp, false, "")
+}
+
+// PutIfLatest stores cp, as Put does, provided that the latest checkpoint
+// of cp's thread and namespace is the one with ID latest (none, with latest
+// empty); otherwise it stores nothing and returns an error wrapping
+// state.ErrNotLatest. It checks and inserts in one transaction holding a
+// transaction-level advisory lock on the thread and namespace, so the
+// condition holds against every replica's PutIfLatest on the same
+// database. See state.ConditionalSaver.
+func (s *Saver) PutIfLatest(ctx context.Context, cp state.Checkpoint, latest string) error {
+	return s.put(ctx, cp, true, latest)
+}
+
+// put stores cp, when cond only if the thread's latest checkpoint in cp's
+// namespace is latest.
+func (s *Saver) put(ctx context.Context, cp state.Checkpoint, cond bool, latest string) error {
 	if err := checkContext(ctx, "put"); err != nil {
 		return err
 	}
@@ -168,8 +197,12 @@ func (s *Saver) Put(ctx context.Context, cp state.Checkpoint) error {
 	if createdAt.IsZero() {
 		createdAt = time.Now()
 	}
-	tag, err := s.exec(ctx, s.q.put, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, cp.Step, cp.Source,
-		createdAt, metadata, blob(cp.Payload))
+	args := []any{cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, cp.Step, cp.Source,
+		createdAt, metadata, blob(cp.Payload)}
+	if cond {
+		return s.putIfLatest(ctx, cp, latest, args)
+	}
+	tag, err := s.exec(ctx, s.q.put, args...)
 	if err != nil {
 		return fmt.Errorf("postgres: put: %w", describe(cp.ThreadID, cp.Namespace, cp.ID, err))
 	}
@@ -177,6 +210,71 @@ func (s *Saver) Put(ctx context.Context, cp state.Checkpoint) error {
 		return describe(cp.ThreadID, cp.Namespace, cp.ID, state.ErrConflict)
 	}
 	return nil
+}
+
+// putIfLatest stores cp in one round trip: a batch, which PostgreSQL runs
+// as one implicit transaction, that takes the advisory lock of cp's thread
+// and namespace and then inserts cp if the latest checkpoint is latest, in
+// a statement whose snapshot is taken after the lock. When nothing was
+// inserted, a second statement finds out why. The batch runs again when
+// PostgreSQL aborts it as transient.
+func (s *Saver) putIfLatest(ctx context.Context, cp state.Checkpoint, latest string, args []any) error {
+	key := s.threadLock(cp.ThreadID, cp.Namespace)
+	var tag pgconn.CommandTag
+	attempt := func() error {
+		b := &pgx.Batch{}
+		b.Queue(`SELECT pg_advisory_xact_lock($1)`, key)
+		b.Queue(s.q.putIfLatest, append(args, latest)...).Exec(func(t pgconn.CommandTag) error {
+			tag = t
+			return nil
+		})
+		return s.pool.SendBatch(ctx, b).Close()
+	}
+	backoff := firstBackoff
+	for n := 1; ; n++ {
+		err := attempt()
+		switch {
+		case err == nil && tag.RowsAffected() > 0:
+			return nil
+		case err == nil:
+			return s.refused(ctx, cp, latest)
+		case n == maxAttempts || !transient(err):
+			return fmt.Errorf("postgres: put: %w", describe(cp.ThreadID, cp.Namespace, cp.ID, err))
+		}
+		if perr := pause(ctx, backoff); perr != nil {
+			return fmt.Errorf("postgres: put: %w", describe(cp.ThreadID, cp.Namespace, cp.ID, errors.Join(err, perr)))
+		}
+		backoff *= 2
+	}
+}
+
+// refused is the error of a conditional put that stored nothing: cp's ID
+// was taken, or the thread's latest checkpoint was not latest.
+func (s *Saver) refused(ctx context.Context, cp state.Checkpoint, latest string) error {
+	var (
+		found string
+		dup   bool
+	)
+	if err := s.pool.QueryRow(ctx, s.q.whyRefused, cp.ThreadID, cp.Namespace, cp.ID).Scan(&found, &dup); err != nil {
+		return fmt.Errorf("postgres: put: %w", describe(cp.ThreadID, cp.Namespace, cp.ID,
+			fmt.Errorf("nothing stored, and finding out why failed: %w", err)))
+	}
+	if dup || found == latest {
+		return describe(cp.ThreadID, cp.Namespace, cp.ID, state.ErrConflict)
+	}
+	return describe(cp.ThreadID, cp.Namespace, cp.ID, state.NotLatest(found, latest))
+}
+
+// threadLock is the key of the advisory lock that serializes conditional
+// puts on one thread and namespace of the store's tables.
+func (s *Saver) threadLock(threadID, namespace string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(s.t.checkpoints))
+	h.Write([]byte{0})
+	h.Write([]byte(threadID))
+	h.Write([]byte{0})
+	h.Write([]byte(namespace))
+	return int64(h.Sum64())
 }
 
 // Statements that PostgreSQL aborts because they deadlocked with, or could
@@ -197,17 +295,23 @@ func (s *Saver) exec(ctx context.Context, sql string, args ...any) (pgconn.Comma
 		if err == nil || attempt == maxAttempts || !transient(err) {
 			return tag, err
 		}
-		// Half to all of the backoff, so that the statements that collided
-		// do not collide again.
-		pause := backoff/2 + rand.N(backoff/2+1)
-		t := time.NewTimer(pause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return tag, errors.Join(err, context.Cause(ctx))
-		case <-t.C:
+		if perr := pause(ctx, backoff); perr != nil {
+			return tag, errors.Join(err, perr)
 		}
 		backoff *= 2
+	}
+}
+
+// pause waits half to all of backoff, so that the statements that collided
+// do not collide again, or until ctx ends, returning its cause.
+func pause(ctx context.Context, backoff time.Duration) error {
+	t := time.NewTimer(backoff/2 + rand.N(backoff/2+1))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
 	}
 }
 

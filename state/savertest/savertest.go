@@ -72,6 +72,22 @@ func cases() []testCase {
 		{"Payload/BinaryAndUnusualNames", testBinaryPayload},
 		{"Isolation/CallerCannotMutateStoredData", testIsolation},
 		{"Context/CanceledContextIsReported", testCanceledContext},
+		{"PutIfLatest/StoresOnlyAfterTheExpectedLatest", conditional(testPutIfLatest)},
+		{"PutIfLatest/NamespacesHaveTheirOwnLatest", conditional(testPutIfLatestNamespaces)},
+		{"PutIfLatest/DuplicateIsConflict", conditional(testPutIfLatestConflict)},
+		{"PutIfLatest/ConcurrentWritersOneWins", conditional(testPutIfLatestConcurrent)},
+	}
+}
+
+// conditional runs a test of state.ConditionalSaver, skipped for a saver
+// that does not implement it.
+func conditional(test func(*testing.T, state.ConditionalSaver)) func(*testing.T, state.Saver) {
+	return func(t *testing.T, s state.Saver) {
+		cs, ok := s.(state.ConditionalSaver)
+		if !ok {
+			t.Skipf("%T does not implement state.ConditionalSaver", s)
+		}
+		test(t, cs)
 	}
 }
 
@@ -796,4 +812,101 @@ func testCanceledContext(t *testing.T, s state.Saver) {
 	assert.Equal(t, "cp", tup.Checkpoint.ID)
 	assert.Empty(t, tup.Writes)
 	assert.Len(t, list(t, s, "thread-ctx", "", state.ListOptions{}), 1)
+}
+
+// assertNotLatest checks that err refuses a conditional put for another
+// latest checkpoint, and names the one found.
+func assertNotLatest(t *testing.T, err error, found string) {
+	t.Helper()
+	require.ErrorIs(t, err, state.ErrNotLatest)
+	assert.NotErrorIs(t, err, state.ErrConflict)
+	if found == "" {
+		assert.Contains(t, err.Error(), "none")
+	} else {
+		assert.Contains(t, err.Error(), fmt.Sprintf("%q", found))
+	}
+}
+
+func testPutIfLatest(t *testing.T, s state.ConditionalSaver) {
+	ctx := t.Context()
+	// An empty thread: only "none" is its latest.
+	assertNotLatest(t, s.PutIfLatest(ctx, checkpoint("t", "", "a", 0), "x"), "")
+	require.NoError(t, s.PutIfLatest(ctx, checkpoint("t", "", "a", 0), ""))
+	// The thread has moved on from none.
+	assertNotLatest(t, s.PutIfLatest(ctx, checkpoint("t", "", "b", 1), ""), "a")
+	require.NoError(t, s.PutIfLatest(ctx, checkpoint("t", "", "b", 1), "a"))
+	// A writer that still believes "a" is the latest is refused, and nothing
+	// of its checkpoint is stored.
+	stale := checkpoint("t", "", "c", 2)
+	assertNotLatest(t, s.PutIfLatest(ctx, stale, "a"), "b")
+	_, err := s.Get(ctx, "t", "", "c")
+	assertNotFound(t, err, "c")
+	// Plain puts move the latest too.
+	put(t, s, checkpoint("t", "", "d", 3))
+	assertNotLatest(t, s.PutIfLatest(ctx, checkpoint("t", "", "e", 4), "b"), "d")
+	want := checkpoint("t", "", "e", 4)
+	require.NoError(t, s.PutIfLatest(ctx, want, "d"))
+	assertCheckpoint(t, want, get(t, s, "t", "", "").Checkpoint)
+	assert.Equal(t, []string{"e", "d", "b", "a"}, ids(list(t, s, "t", "", state.ListOptions{})))
+}
+
+func testPutIfLatestNamespaces(t *testing.T, s state.ConditionalSaver) {
+	ctx := t.Context()
+	require.NoError(t, s.PutIfLatest(ctx, checkpoint("t", "", "root-1", 0), ""))
+	// Another namespace of the thread, and another thread, start empty.
+	require.NoError(t, s.PutIfLatest(ctx, checkpoint("t", "child", "child-1", 0), ""))
+	require.NoError(t, s.PutIfLatest(ctx, checkpoint("u", "", "other-1", 0), ""))
+	assertNotLatest(t, s.PutIfLatest(ctx, checkpoint("t", "child", "child-2", 1), "root-1"), "child-1")
+	require.NoError(t, s.PutIfLatest(ctx, checkpoint("t", "child", "child-2", 1), "child-1"))
+	require.NoError(t, s.PutIfLatest(ctx, checkpoint("t", "", "root-2", 1), "root-1"))
+}
+
+func testPutIfLatestConflict(t *testing.T, s state.ConditionalSaver) {
+	ctx := t.Context()
+	first := checkpoint("t", "", "a", 0)
+	require.NoError(t, s.PutIfLatest(ctx, first, ""))
+	again := checkpoint("t", "", "a", 1)
+	again.Payload = []byte("another payload")
+	// The same ID again is a conflict whether or not the expectation holds.
+	err := s.PutIfLatest(ctx, again, "a")
+	require.ErrorIs(t, err, state.ErrConflict)
+	assert.Contains(t, err.Error(), `"a"`)
+	require.ErrorIs(t, s.PutIfLatest(ctx, again, ""), state.ErrConflict)
+	assertCheckpoint(t, first, get(t, s, "t", "", "a").Checkpoint)
+}
+
+// testPutIfLatestConcurrent starts writers that all follow the same
+// checkpoint: exactly one of them may store its own, every round.
+func testPutIfLatestConcurrent(t *testing.T, s state.ConditionalSaver) {
+	ctx := t.Context()
+	latest := ""
+	for round := range 4 {
+		var (
+			wg      sync.WaitGroup
+			mu      sync.Mutex
+			winners []string
+			errs    []error
+		)
+		for g := range goroutines {
+			wg.Go(func() {
+				id := fmt.Sprintf("r%d-g%d", round, g)
+				err := s.PutIfLatest(ctx, checkpoint("race", "", id, round), latest)
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil {
+					winners = append(winners, id)
+				} else {
+					errs = append(errs, err)
+				}
+			})
+		}
+		wg.Wait()
+		require.Len(t, winners, 1, "round %d: exactly one writer must win", round)
+		for _, err := range errs {
+			require.ErrorIs(t, err, state.ErrNotLatest, "round %d", round)
+		}
+		require.Equal(t, winners[0], get(t, s, "race", "", "").Checkpoint.ID)
+		latest = winners[0]
+	}
+	assert.Len(t, list(t, s, "race", "", state.ListOptions{}), 4, "the losers must store nothing")
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,6 +39,24 @@ var mutants = []struct {
 				return err
 			}
 			return nil
+		}}
+	}},
+	{"conditional put ignores the condition", "PutIfLatest/StoresOnlyAfterTheExpectedLatest", func(s state.Saver) state.Saver {
+		return &conditionalMutant{mutant: mutant{Saver: s}, putIfLatest: func(ctx context.Context, cp state.Checkpoint, _ string) error {
+			return s.Put(ctx, cp)
+		}}
+	}},
+	{"conditional put checks, then puts", "PutIfLatest/ConcurrentWritersOneWins", func(s state.Saver) state.Saver {
+		return &conditionalMutant{mutant: mutant{Saver: s}, putIfLatest: func(ctx context.Context, cp state.Checkpoint, latest string) error {
+			found := ""
+			if tup, err := s.Get(ctx, cp.ThreadID, cp.Namespace, ""); err == nil {
+				found = tup.Checkpoint.ID
+			}
+			if found != latest {
+				return state.NotLatest(found, latest)
+			}
+			time.Sleep(time.Millisecond) // another writer checks meanwhile
+			return s.Put(ctx, cp)
 		}}
 	}},
 	{"latest by greatest ID", "Get/LatestIsLastPut", func(s state.Saver) state.Saver {
@@ -146,6 +165,16 @@ type mutant struct {
 	list         func(context.Context, string, string, state.ListOptions) ([]state.Checkpoint, error)
 	deleteThread func(context.Context, string) error
 	prune        func(context.Context, string, int) error
+}
+
+// conditionalMutant is a mutant that is a state.ConditionalSaver.
+type conditionalMutant struct {
+	mutant
+	putIfLatest func(context.Context, state.Checkpoint, string) error
+}
+
+func (m *conditionalMutant) PutIfLatest(ctx context.Context, cp state.Checkpoint, latest string) error {
+	return m.putIfLatest(ctx, cp, latest)
 }
 
 func (m *mutant) Put(ctx context.Context, cp state.Checkpoint) error {

@@ -41,6 +41,27 @@ func BenchmarkPut(b *testing.B) {
 	}
 }
 
+// BenchmarkPutIfLatest is BenchmarkPut (synchronous=NORMAL) through the
+// conditional put a graph run uses, each checkpoint following the one
+// before.
+func BenchmarkPutIfLatest(b *testing.B) {
+	s, err := sqlite.Open(filepath.Join(b.TempDir(), "bench.db"))
+	require.NoError(b, err)
+	defer s.Close()
+	ctx := b.Context()
+	payload := make([]byte, benchPayload)
+	b.ReportAllocs()
+	b.ResetTimer()
+	latest := ""
+	for i := 0; b.Loop(); i++ {
+		cp := benchCheckpoint(i, payload)
+		if err := s.PutIfLatest(ctx, cp, latest); err != nil {
+			b.Fatal(err)
+		}
+		latest = cp.ID
+	}
+}
+
 func BenchmarkGetLatest(b *testing.B) {
 	s, err := sqlite.Open(filepath.Join(b.TempDir(), "bench.db"))
 	require.NoError(b, err)

@@ -248,6 +248,22 @@ func ignoreDone(err error) error {
 // Put stores cp. A zero CreatedAt is set to the current time. CreatedAt is
 // kept to the microsecond. Metadata keys and values must be valid UTF-8.
 func (s *Saver) Put(ctx context.Context, cp state.Checkpoint) error {
+	return s.put(ctx, cp, false, "")
+}
+
+// PutIfLatest stores cp, as Put does, provided that the latest checkpoint
+// of cp's thread and namespace is the one with ID latest (none, with latest
+// empty); otherwise it stores nothing and returns an error wrapping
+// state.ErrNotLatest. The check and the insert are one statement, so the
+// condition holds against writers in other processes sharing the file too.
+// See state.ConditionalSaver.
+func (s *Saver) PutIfLatest(ctx context.Context, cp state.Checkpoint, latest string) error {
+	return s.put(ctx, cp, true, latest)
+}
+
+// put stores cp, when cond only if the thread's latest checkpoint in cp's
+// namespace is latest.
+func (s *Saver) put(ctx context.Context, cp state.Checkpoint, cond bool, latest string) error {
 	end, err := s.begin(ctx, "put")
 	if err != nil {
 		return err
@@ -268,22 +284,43 @@ func (s *Saver) Put(ctx context.Context, cp state.Checkpoint) error {
 		createdAt = time.Now()
 	}
 
-	var res sql.Result
+	var (
+		n     int64
+		found string // with cond and nothing stored: the latest checkpoint's ID
+	)
 	err = s.exclusive(ctx, func() error {
-		var err error
-		res, err = s.stmts.put.ExecContext(ctx, cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, cp.Step, cp.Source,
-			createdAt.UnixMicro(), metadata, blob(cp.Payload))
-		return err
+		args := []any{cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, cp.Step, cp.Source,
+			createdAt.UnixMicro(), metadata, blob(cp.Payload)}
+		stmt := s.stmts.put
+		if cond {
+			stmt, args = s.stmts.putIfLatest, append(args, latest)
+		}
+		res, err := stmt.ExecContext(ctx, args...)
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil || n > 0 || !cond {
+			return err
+		}
+		// Nothing stored: a checkpoint with cp's ID, or another latest.
+		return s.stmts.latestID.QueryRowContext(ctx, cp.ThreadID, cp.Namespace).Scan(&found)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: put: %w", describe(cp.ThreadID, cp.Namespace, cp.ID, err))
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("sqlite: put: %w", describe(cp.ThreadID, cp.Namespace, cp.ID, err))
-	} else if n == 0 {
+	if n == 0 {
+		if cond && found != latest && !s.has(ctx, cp) {
+			return describe(cp.ThreadID, cp.Namespace, cp.ID, state.NotLatest(found, latest))
+		}
 		return describe(cp.ThreadID, cp.Namespace, cp.ID, state.ErrConflict)
 	}
 	return nil
+}
+
+// has reports whether cp's ID is stored in its thread and namespace.
+func (s *Saver) has(ctx context.Context, cp state.Checkpoint) bool {
+	var seq int64
+	return s.stmts.checkpointID.QueryRowContext(ctx, cp.ThreadID, cp.Namespace, cp.ID).Scan(&seq) == nil
 }
 
 // blob keeps an empty payload from being stored as NULL.

@@ -11,6 +11,8 @@ import (
 // connection), so no call pays for parsing SQL.
 type statements struct {
 	put          *sql.Stmt
+	putIfLatest  *sql.Stmt // put, if the thread's latest checkpoint is ?10 ('' for none)
+	latestID     *sql.Stmt
 	checkpointID *sql.Stmt // does a checkpoint exist?
 	getLatest    *sql.Stmt
 	getByID      *sql.Stmt
@@ -42,6 +44,16 @@ func (st *statements) prepare(ctx context.Context, db *sql.DB) error {
 			(thread_id, namespace, id, parent_id, step, source, created_at, metadata, payload)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (thread_id, namespace, id) DO NOTHING`},
+		// One statement checks and inserts, so that no other writer comes
+		// in between; ON CONFLICT needs the WHERE clause before it.
+		{&st.putIfLatest, `INSERT INTO trellis_checkpoints
+			(thread_id, namespace, id, parent_id, step, source, created_at, metadata, payload)
+			SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9
+			WHERE COALESCE((SELECT id FROM trellis_checkpoints
+				WHERE thread_id = ?1 AND namespace = ?2 ORDER BY seq DESC LIMIT 1), '') = ?10
+			ON CONFLICT (thread_id, namespace, id) DO NOTHING`},
+		{&st.latestID, `SELECT COALESCE((SELECT id FROM trellis_checkpoints
+			WHERE thread_id = ? AND namespace = ? ORDER BY seq DESC LIMIT 1), '')`},
 		{&st.checkpointID, `SELECT seq FROM trellis_checkpoints WHERE thread_id = ? AND namespace = ? AND id = ?`},
 		{&st.getLatest, `SELECT ` + checkpointColumns + ` FROM trellis_checkpoints
 			WHERE thread_id = ? AND namespace = ? ORDER BY seq DESC LIMIT 1`},
@@ -79,7 +91,7 @@ func (st *statements) prepare(ctx context.Context, db *sql.DB) error {
 func (st *statements) close() error {
 	var errs []error
 	for _, stmt := range []*sql.Stmt{
-		st.put, st.checkpointID, st.getLatest, st.getByID, st.writesOf, st.upsertWrite,
+		st.put, st.putIfLatest, st.latestID, st.checkpointID, st.getLatest, st.getByID, st.writesOf, st.upsertWrite,
 		st.list, st.listBefore, st.deleteWrites, st.deleteThread, st.pruneWrites, st.pruneThread,
 	} {
 		if stmt != nil {
