@@ -1,9 +1,12 @@
 package httpstatus
 
 import (
+	"context"
+	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
@@ -16,4 +19,19 @@ func TestTransient(t *testing.T) {
 	for _, code := range []int{200, 301, 400, 401, 403, 404, 409, 422} {
 		assert.False(t, Transient(code), code)
 	}
+}
+
+func TestTunnelRefused(t *testing.T) {
+	req := &http.Request{Host: "example.test:443"}
+	assert.NoError(t, TunnelRefused(context.Background(), nil, req, &http.Response{StatusCode: 200, Status: "200 OK"}))
+
+	err := TunnelRefused(context.Background(), nil, req, &http.Response{StatusCode: 403, Status: "403 Forbidden"})
+	assert.EqualError(t, err, "the proxy refused to open a tunnel to example.test:443: it answered 403 Forbidden")
+	var tr interface{ Transient() bool }
+	require.ErrorAs(t, err, &tr)
+	assert.False(t, tr.Transient())
+
+	err = TunnelRefused(context.Background(), nil, req, &http.Response{StatusCode: 503, Status: "503 Service Unavailable"})
+	require.ErrorAs(t, err, &tr)
+	assert.True(t, tr.Transient())
 }

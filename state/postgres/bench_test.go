@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"context"
 	"strconv"
 	"testing"
 	"time"
@@ -29,21 +30,22 @@ func benchSaver(b *testing.B) *postgres.Saver {
 }
 
 func BenchmarkPut(b *testing.B) {
-	s := benchSaver(b)
-	ctx := b.Context()
-	payload := make([]byte, benchPayload)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; b.Loop(); i++ {
-		if err := s.Put(ctx, benchCheckpoint(i, payload)); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchPuts(b, func(ctx context.Context, s *postgres.Saver, cp state.Checkpoint, _ string) error {
+		return s.Put(ctx, cp)
+	})
 }
 
 // BenchmarkPutIfLatest is BenchmarkPut through the conditional put a
 // graph run uses, each checkpoint following the one before.
 func BenchmarkPutIfLatest(b *testing.B) {
+	benchPuts(b, func(ctx context.Context, s *postgres.Saver, cp state.Checkpoint, latest string) error {
+		return s.PutIfLatest(ctx, cp, latest)
+	})
+}
+
+// benchPuts stores checkpoints one after the other with put, which gets
+// the ID of the one before ("" for the first).
+func benchPuts(b *testing.B, put func(context.Context, *postgres.Saver, state.Checkpoint, string) error) {
 	s := benchSaver(b)
 	ctx := b.Context()
 	payload := make([]byte, benchPayload)
@@ -52,7 +54,7 @@ func BenchmarkPutIfLatest(b *testing.B) {
 	latest := ""
 	for i := 0; b.Loop(); i++ {
 		cp := benchCheckpoint(i, payload)
-		if err := s.PutIfLatest(ctx, cp, latest); err != nil {
+		if err := put(ctx, s, cp, latest); err != nil {
 			b.Fatal(err)
 		}
 		latest = cp.ID

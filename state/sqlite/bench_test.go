@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"context"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -25,18 +26,9 @@ func benchCheckpoint(i int, payload []byte) state.Checkpoint {
 func BenchmarkPut(b *testing.B) {
 	for _, mode := range []sqlite.Synchronous{sqlite.SynchronousNormal, sqlite.SynchronousFull} {
 		b.Run("synchronous="+mode.String(), func(b *testing.B) {
-			s, err := sqlite.Open(filepath.Join(b.TempDir(), "bench.db"), sqlite.WithSynchronous(mode))
-			require.NoError(b, err)
-			defer s.Close()
-			ctx := b.Context()
-			payload := make([]byte, benchPayload)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; b.Loop(); i++ {
-				if err := s.Put(ctx, benchCheckpoint(i, payload)); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchPuts(b, mode, func(ctx context.Context, s *sqlite.Saver, cp state.Checkpoint, _ string) error {
+				return s.Put(ctx, cp)
+			})
 		})
 	}
 }
@@ -45,7 +37,15 @@ func BenchmarkPut(b *testing.B) {
 // conditional put a graph run uses, each checkpoint following the one
 // before.
 func BenchmarkPutIfLatest(b *testing.B) {
-	s, err := sqlite.Open(filepath.Join(b.TempDir(), "bench.db"))
+	benchPuts(b, sqlite.SynchronousNormal, func(ctx context.Context, s *sqlite.Saver, cp state.Checkpoint, latest string) error {
+		return s.PutIfLatest(ctx, cp, latest)
+	})
+}
+
+// benchPuts stores checkpoints one after the other with put, which gets
+// the ID of the one before ("" for the first).
+func benchPuts(b *testing.B, mode sqlite.Synchronous, put func(context.Context, *sqlite.Saver, state.Checkpoint, string) error) {
+	s, err := sqlite.Open(filepath.Join(b.TempDir(), "bench.db"), sqlite.WithSynchronous(mode))
 	require.NoError(b, err)
 	defer s.Close()
 	ctx := b.Context()
@@ -55,7 +55,7 @@ func BenchmarkPutIfLatest(b *testing.B) {
 	latest := ""
 	for i := 0; b.Loop(); i++ {
 		cp := benchCheckpoint(i, payload)
-		if err := s.PutIfLatest(ctx, cp, latest); err != nil {
+		if err := put(ctx, s, cp, latest); err != nil {
 			b.Fatal(err)
 		}
 		latest = cp.ID

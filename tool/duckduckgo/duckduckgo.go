@@ -233,28 +233,9 @@ func proxyTransport(proxy func(*http.Request) (*url.URL, error)) *http.Transport
 		}
 	}
 	t.Proxy = proxy
-	t.OnProxyConnectResponse = func(_ context.Context, _ *url.URL, req *http.Request, res *http.Response) error {
-		if res.StatusCode != http.StatusOK {
-			return &tunnelError{target: req.Host, status: res.StatusCode, text: res.Status}
-		}
-		return nil
-	}
+	t.OnProxyConnectResponse = httpstatus.TunnelRefused
 	return t
 }
-
-// tunnelError is a proxy's refusal to open a tunnel (CONNECT) to the API.
-type tunnelError struct {
-	target string // host:port
-	status int
-	text   string // the status line's "403 Forbidden"
-}
-
-func (e *tunnelError) Error() string {
-	return fmt.Sprintf("the proxy refused to open a tunnel to %s: it answered %s", e.target, e.text)
-}
-
-// Transient reports whether the proxy may open the tunnel if asked again.
-func (e *tunnelError) Transient() bool { return httpstatus.Transient(e.status) }
 
 // search asks the API about query.
 func (c *config) search(ctx context.Context, query string) (Response, error) {

@@ -11,8 +11,6 @@ import (
 	"strconv"
 
 	"golang.org/x/net/idna"
-
-	"github.com/trellis-go/trellis/internal/httpstatus"
 )
 
 // WithProxy sends the tool's requests through the proxy that proxy chooses
@@ -108,14 +106,6 @@ func chosenProxy(req *http.Request) (*url.URL, error) {
 	return nil, errors.New("webfetch: no proxy was chosen for the request")
 }
 
-// proxyConnectResponse fails a tunnel the proxy would not open.
-func proxyConnectResponse(_ context.Context, _ *url.URL, req *http.Request, res *http.Response) error {
-	if res.StatusCode != http.StatusOK {
-		return &tunnelError{target: req.Host, status: res.StatusCode, text: res.Status}
-	}
-	return nil
-}
-
 // proxyError is the failure of a request sent through a proxy.
 type proxyError struct {
 	proxy string // the proxy's URL, without its password
@@ -124,21 +114,6 @@ type proxyError struct {
 
 func (e *proxyError) Error() string { return "through the proxy " + e.proxy + ": " + e.err.Error() }
 func (e *proxyError) Unwrap() error { return e.err }
-
-// tunnelError is a proxy's refusal to open a tunnel (CONNECT) to a page's
-// host. It is transient for the statuses a StatusError is.
-type tunnelError struct {
-	target string // host:port
-	status int
-	text   string // the status line's "403 Forbidden"
-}
-
-func (e *tunnelError) Error() string {
-	return fmt.Sprintf("the proxy refused to open a tunnel to %s: it answered %s", e.target, e.text)
-}
-
-// Transient reports whether the proxy may open the tunnel if asked again.
-func (e *tunnelError) Transient() bool { return httpstatus.Transient(e.status) }
 
 // checkTarget is the check of a page's host before its request goes to a
 // proxy, which dials the page itself: each address the host's name

@@ -296,7 +296,7 @@ func newTransport(dial func(ctx context.Context, network, address string) (net.C
 		ExpectContinueTimeout:  time.Second,
 	}
 	if proxy != nil {
-		t.OnProxyConnectResponse = proxyConnectResponse
+		t.OnProxyConnectResponse = httpstatus.TunnelRefused
 	}
 	return t
 }
