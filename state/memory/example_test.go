@@ -68,3 +68,27 @@ func ExampleSaver_Prune() {
 	// d
 	// c
 }
+
+// PutIfLatest stores a checkpoint only while the thread's latest is the one
+// the writer last saw: a second writer that read the thread at the same
+// time is refused.
+func ExampleSaver_PutIfLatest() {
+	ctx := context.Background()
+	s := memory.New()
+	first := state.Checkpoint{ThreadID: "t", ID: "cp-1", Source: "input"}
+	if err := s.PutIfLatest(ctx, first, ""); err != nil { // the thread was empty
+		panic(err)
+	}
+
+	// Two writers both read cp-1 as the latest; the first to write wins.
+	mine := state.Checkpoint{ThreadID: "t", ID: "cp-2a", ParentID: "cp-1", Source: "loop"}
+	theirs := state.Checkpoint{ThreadID: "t", ID: "cp-2b", ParentID: "cp-1", Source: "loop"}
+	fmt.Println(s.PutIfLatest(ctx, mine, "cp-1"))
+	err := s.PutIfLatest(ctx, theirs, "cp-1")
+	fmt.Println(errors.Is(err, state.ErrNotLatest))
+	fmt.Println(err)
+	// Output:
+	// <nil>
+	// true
+	// thread "t": checkpoint "cp-2b": the thread's latest checkpoint is not the expected one: the latest is "cp-2a", not "cp-1"
+}
