@@ -121,7 +121,7 @@ func CallID(ctx context.Context) string {
 // resolves the tools, and the ToolsNode (with WithRun) before it runs a
 // batch. Tools read it with RunState.
 func WithRunState(ctx context.Context, state any) context.Context {
-	return &runContext{Context: ctx, state: state, what: hasState}
+	return &runContext[any]{Context: ctx, state: state, what: hasState}
 }
 
 // RunState returns the run state carried by ctx as an S, and whether there
@@ -134,14 +134,14 @@ func RunState[S any](ctx context.Context) (S, bool) {
 // WithConversation returns a context that carries the conversation of the
 // run that makes the calls. The slice must not be modified afterwards.
 func WithConversation(ctx context.Context, msgs []model.Message) context.Context {
-	return &runContext{Context: ctx, msgs: msgs, what: hasConversation}
+	return &runContext[any]{Context: ctx, msgs: msgs, what: hasConversation}
 }
 
 // WithRun returns a context that carries both the run's state (see
 // WithRunState) and its conversation (see WithConversation), in one
 // allocation; the ToolsNode sets both before it runs a batch.
-func WithRun(ctx context.Context, state any, msgs []model.Message) context.Context {
-	return &runContext{Context: ctx, state: state, msgs: msgs, what: hasState | hasConversation}
+func WithRun[S any](ctx context.Context, state S, msgs []model.Message) context.Context {
+	return &runContext[S]{Context: ctx, state: state, msgs: msgs, what: hasState | hasConversation}
 }
 
 // What a runContext carries.
@@ -150,19 +150,26 @@ const (
 	hasConversation
 )
 
-// runContext carries the run's state, its conversation or both; it holds
-// the conversation without boxing the slice, so that setting both costs
-// one allocation.
-type runContext struct {
+// runContext carries the run's state, its conversation or both. It holds
+// the state as its own type and the conversation as a slice, so that
+// setting both costs one allocation; the state is boxed only when a tool
+// asks for it.
+type runContext[S any] struct {
 	context.Context
-	state any
+	state S
 	msgs  []model.Message
 	what  uint8
 }
 
+// conversationOf is a runContext of any state type, as the conversation
+// key's value.
+type conversationOf interface{ conversation() []model.Message }
+
+func (c *runContext[S]) conversation() []model.Message { return c.msgs }
+
 // Value answers the keys of what c carries and defers the rest to the
 // parent.
-func (c *runContext) Value(key any) any {
+func (c *runContext[S]) Value(key any) any {
 	switch key.(type) {
 	case runStateKey:
 		if c.what&hasState != 0 {
@@ -170,7 +177,7 @@ func (c *runContext) Value(key any) any {
 		}
 	case conversationKey:
 		if c.what&hasConversation != 0 {
-			return c
+			return conversationOf(c)
 		}
 	}
 	return c.Context.Value(key)
@@ -180,8 +187,8 @@ func (c *runContext) Value(key any) any {
 // WithConversation), nil if there is none. Tools such as handoffs read it
 // to share the caller's history; they must not modify it.
 func Conversation(ctx context.Context) []model.Message {
-	if c, ok := ctx.Value(conversationKey{}).(*runContext); ok {
-		return c.msgs
+	if c, ok := ctx.Value(conversationKey{}).(conversationOf); ok {
+		return c.conversation()
 	}
 	return nil
 }
