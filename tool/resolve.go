@@ -15,6 +15,7 @@ type resolveConfig struct {
 	executable Predicate
 	selectors  []Selector
 	noSelect   bool
+	extra      []Tool
 }
 
 // Selector narrows a run's visible tools as a whole, for example to the
@@ -82,6 +83,23 @@ func both(a, b Predicate) Predicate {
 		return a
 	}
 	return func(ctx context.Context, t Tool) bool { return a(ctx, t) && b(ctx, t) }
+}
+
+// AddTools adds tools to the resolved list, after the toolsets' own:
+// tools that come with one run (with ResolveWith) rather than with the
+// agent, such as the tools of the application's user interface for this
+// request. Declaration-only tools among them (NewDeclaration) are left to
+// the caller: their calls stop the run with the pending calls, as for any
+// declaration-only tool. The filters and selectors apply to them as to the
+// others. A tool whose name the list already has is left out: the agent's
+// own tools win, so a run cannot replace them (or an agent a handoff
+// starts under the run's context, which resolves with the same options).
+// Several AddTools options add up, in order; a nil tool is an error of
+// Resolve. Resume a paused run under the same options: a call whose tool
+// is no longer in the run's list is answered as an unknown tool, and a
+// result supplied for it is not used.
+func AddTools(tools ...Tool) ResolveOption {
+	return func(c *resolveConfig) { c.extra = append(c.extra, tools...) }
 }
 
 // runOptionsKey is the context key of the options ResolveWith adds.
@@ -173,6 +191,25 @@ func Resolve(ctx context.Context, sets []Toolset, opts ...ResolveOption) (*ToolL
 			l.someExternal = l.someExternal || !exec
 		}
 	}
+	for _, t := range cfg.extra {
+		if t == nil {
+			return nil, fmt.Errorf("%w: AddTools was given a nil tool", ErrInvalidTool)
+		}
+		if cfg.visible != nil && !cfg.visible(ctx, t) {
+			continue
+		}
+		def := t.Definition()
+		if def.Name == "" {
+			return nil, fmt.Errorf("%w: AddTools was given a tool with an empty name", ErrInvalidTool)
+		}
+		if _, taken := l.byName[def.Name]; taken {
+			continue // the agent's own tool (or an earlier added one) wins
+		}
+		exec := !IsDeclarationOnly(t) && (cfg.executable == nil || cfg.executable(ctx, t))
+		l.byName[def.Name] = len(l.entries)
+		l.entries = append(l.entries, listEntry{tool: t, def: def, source: addedSource, executable: exec})
+		l.someExternal = l.someExternal || !exec
+	}
 	for _, s := range cfg.selectors {
 		if cfg.noSelect {
 			break
@@ -183,6 +220,9 @@ func Resolve(ctx context.Context, sets []Toolset, opts ...ResolveOption) (*ToolL
 	}
 	return l, nil
 }
+
+// addedSource is the source (ToolList.Source) of the tools AddTools adds.
+const addedSource = "added for the run"
 
 // narrow keeps the entries that s selects, and those of Fixed toolsets,
 // which s is not shown, in their original order.
