@@ -143,3 +143,63 @@ func dynamicSchema(names []string, f dynamicFields) (json.RawMessage, error) {
 		"additionalProperties": false,
 	})
 }
+
+// Capabilities returns the tools a dynamic agent may be given in the run
+// behind ctx: its boundary for that run. It may read what the context
+// carries (the user, the tenant, tool.RunState) and must be safe for
+// concurrent use.
+type Capabilities func(ctx context.Context) ([]tool.Tool, error)
+
+// NewDynamicToolset returns a toolset that holds one dynamic agent tool
+// (see NewDynamic) whose boundary capabilities gives per run, rather than
+// once: the toolset builds the tool each time a node resolves its tools
+// (its schema enumerates that run's boundary). Give it to an agent or node
+// in place of the tool. A run whose boundary is empty gets a tool whose
+// agent has no tools.
+//
+// The LLM node and the ToolsNode each resolve the run's tools, so
+// capabilities is called at least twice per turn and should give the same
+// tools for one run: a call naming a tool that the second answer lacks is
+// refused as invalid arguments, and the agent is not built.
+func NewDynamicToolset[S any, PS State[S]](name, description string, template Template[S], capabilities Capabilities, opts ...Option) (tool.Toolset, error) {
+	if name == "" {
+		name = DynamicName
+	}
+	if capabilities == nil {
+		return nil, fmt.Errorf("%w: dynamic agent %q: the capabilities function is nil", tool.ErrInvalidTool, name)
+	}
+	// Built once with no boundary, to report what is wrong with the other
+	// arguments now rather than at the first run.
+	if _, err := NewDynamic[S, PS](name, description, template, nil, opts...); err != nil {
+		return nil, err
+	}
+	return &dynamicSet[S, PS]{name: name, description: description, template: template, capabilities: capabilities, opts: opts}, nil
+}
+
+// dynamicSet is the toolset of NewDynamicToolset.
+type dynamicSet[S any, PS State[S]] struct {
+	name, description string
+	template          Template[S]
+	capabilities      Capabilities
+	opts              []Option
+}
+
+// Name returns the dynamic agent tool's name.
+func (d *dynamicSet[S, PS]) Name() string { return d.name }
+
+// Tools builds the dynamic agent tool with the run's boundary.
+func (d *dynamicSet[S, PS]) Tools(ctx context.Context) ([]tool.Tool, error) {
+	boundary, err := d.capabilities(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("dynamic agent %q: the run's capabilities: %w", d.name, err)
+	}
+	t, err := NewDynamic[S, PS](d.name, d.description, d.template, boundary, d.opts...)
+	if err != nil {
+		return nil, err
+	}
+	return []tool.Tool{t}, nil
+}
+
+// Close does nothing: the tools the capabilities give belong to whoever
+// made them.
+func (d *dynamicSet[S, PS]) Close() error { return nil }
