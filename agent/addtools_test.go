@@ -85,3 +85,30 @@ func TestToolsAddedForOneRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, [][]string{{"lookup"}}, offered)
 }
+
+// A run resumed without the options it paused under still takes the
+// caller's answer to the call it was asked for, although the tool is no
+// longer in the run's list: the answer is not lost, nor the call answered
+// as one of an unknown tool.
+func TestCallerAnswerKeptWhenResumedWithOtherTools(t *testing.T) {
+	pick, err := tool.NewDeclaration(model.ToolDefinition{Name: "ui_pick_date", Description: "the user picks a date",
+		InputSchema: []byte(`{"type":"object"}`)})
+	require.NoError(t, err)
+	m := scripted.New(
+		scripted.CallTools(scripted.CallWithID("c1", "ui_pick_date", `{}`)),
+		scripted.Func(func(req *model.Request) (*model.Response, error) {
+			return &model.Response{Message: model.Assistant("booked for " + req.Messages[len(req.Messages)-1].Text())}, nil
+		}),
+	)
+	g, err := agent.NewReAct(m, agent.WithCheckpointer(memory.New()))
+	require.NoError(t, err)
+	_, err = g.Invoke(tool.ResolveWith(context.Background(), tool.AddTools(pick)), agent.Ask("book"), graph.WithThread("t"))
+	require.ErrorIs(t, err, graph.ErrInterrupted)
+
+	out, err := g.Resume(context.Background(), "t", graph.WithResumeValue(map[string]tool.Result{"c1": tool.Text("Friday")}))
+	require.NoError(t, err)
+	assert.Equal(t, "booked for Friday", agent.FinalText(out.Messages))
+	tm := out.Messages[len(out.Messages)-2]
+	assert.Equal(t, "c1", tm.ToolCallID)
+	assert.False(t, tm.IsError)
+}

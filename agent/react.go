@@ -65,7 +65,6 @@ type config struct {
 	maxHops    int
 	saver      state.Saver
 	compile    []graph.CompileOption
-	hasTools   bool
 	structured bool // structured output: the loop answers invalid answers
 	planNudges int  // WithPlanNudges
 }
@@ -90,12 +89,12 @@ func WithSystemPrompt(text string) Option {
 
 // WithTools gives the agent tools.
 func WithTools(tools ...tool.Tool) Option {
-	return func(c *config) { c.shared, c.hasTools = append(c.shared, nodes.WithTools(tools...)), true }
+	return func(c *config) { c.shared = append(c.shared, nodes.WithTools(tools...)) }
 }
 
 // WithToolsets gives the agent toolsets, resolved per run.
 func WithToolsets(sets ...tool.Toolset) Option {
-	return func(c *config) { c.shared, c.hasTools = append(c.shared, nodes.WithToolsets(sets...)), true }
+	return func(c *config) { c.shared = append(c.shared, nodes.WithToolsets(sets...)) }
 }
 
 // WithArgumentRepair repairs the tool-call arguments of the model's replies
@@ -287,9 +286,9 @@ func reactBuilder[S any, PS nodes.ChatState[S]](m model.Model, c *config) (*grap
 	b := graph.New[S](graph.WithName(c.name), nodes.MessagesReducer[S, PS]()).
 		AddNode(AgentNode, nodes.LLM[S, PS](m, llm...)).
 		AddEdge(graph.START, AgentNode)
-	if !c.hasTools && !c.structured {
-		return b.AddEdge(AgentNode, graph.END), nil
-	}
+	// A ToolsNode even without tools of the agent's own: a run may bring
+	// some (tool.AddTools), and a call of a tool the agent lacks is
+	// answered as unknown rather than left unanswered.
 	switch {
 	case c.planNudges > 0:
 		if err := nodes.CheckPlanState[S, PS](); err != nil {

@@ -91,8 +91,22 @@ func TestReActWithoutToolsAnswersOnce(t *testing.T) {
 	out, err := g.Invoke(context.Background(), agent.Ask("hi"))
 	require.NoError(t, err)
 	assert.Equal(t, "hello", agent.FinalText(out.Messages))
-	assert.Contains(t, g.Nodes(), agent.AgentNode)
-	assert.NotContains(t, g.Nodes(), agent.ToolsNode)
+	assert.Len(t, out.Messages, 2)
+}
+
+// An agent without tools of its own still answers a call of a tool it
+// lacks (a model's guess), as unknown, instead of ending the run with the
+// call unanswered; the model then answers.
+func TestReActWithoutToolsAnswersAGuessedCall(t *testing.T) {
+	m := scripted.New(scripted.CallTools(scripted.CallWithID("c1", "search", `{}`)), scripted.Reply("sorry"))
+	g, err := agent.NewReAct(m)
+	require.NoError(t, err)
+	out, err := g.Invoke(context.Background(), agent.Ask("hi"))
+	require.NoError(t, err)
+	require.Len(t, out.Messages, 4)
+	assert.True(t, out.Messages[2].IsError)
+	assert.Contains(t, out.Messages[2].Text(), `unknown tool "search"`)
+	assert.Equal(t, "sorry", agent.FinalText(out.Messages))
 }
 
 func TestReActHopCap(t *testing.T) {

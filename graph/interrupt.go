@@ -143,6 +143,29 @@ func Interrupt[T any](ctx context.Context, payload any) (T, error) {
 	return zero, &InterruptError{Thread: m.thread(), Interrupts: []PendingInterrupt{{ID: id, When: During, Node: m.node, Path: m.path, Payload: payload}}}
 }
 
+// Resuming reports whether the next Interrupt call of the node running
+// with ctx (outside a tool call) will return a value the caller supplied
+// when resuming, rather than pause the run. A node whose work depends on
+// the answer — the ToolsNode, which uses the caller's results for the calls
+// it left to the caller even when the resuming run would classify those
+// calls differently — asks before it does the work. Outside a node it
+// reports false.
+func Resuming(ctx context.Context) bool {
+	m := metaFrom(ctx)
+	if m == nil || m.task == nil || m.resume == nil {
+		return false
+	}
+	if call, _ := ctx.Value(callScopeKey{}).(*callScope); call != nil && call.id != "" {
+		return false
+	}
+	ts := m.task
+	ts.mu.Lock()
+	idx := ts.calls
+	ts.mu.Unlock()
+	_, ok := m.resume.get(interruptID(m.ns(), ts.taskID(), idx))
+	return ok
+}
+
 // convertValue stores v into out, directly if it has out's type, else
 // through JSON.
 func convertValue[T any](v any, out *T) error {

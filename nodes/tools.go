@@ -233,6 +233,32 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 			run, ext = splitExternal(list, calls)
 		}
 
+		// A resume answers the calls the caller was asked for. Its answers
+		// are used whatever the resuming run's tools make of those calls
+		// (another ResolveWith may have dropped a tool, or made it one the
+		// framework runs); the caller's answer is not run again.
+		var supplied []answer
+		if graph.Resuming(ctx) {
+			answers, err := graph.Interrupt[map[string]tool.Result](ctx, PendingToolCalls{Calls: ext})
+			if err != nil {
+				return s, graph.Command[S]{}, err
+			}
+			for _, c := range ext {
+				if _, ok := answers[c.ID]; !ok {
+					return s, graph.Command[S]{}, fmt.Errorf("nodes: no result was supplied for call %s of tool %q (supplied: %v)", c.ID, c.Name, keys(answers))
+				}
+			}
+			var rest []model.ToolCall
+			for _, c := range calls {
+				if r, ok := answers[c.ID]; ok {
+					supplied = append(supplied, answer{call: c, result: r})
+				} else {
+					rest = append(rest, c)
+				}
+			}
+			run, ext = rest, nil
+		}
+
 		var (
 			results    []tool.Result
 			interrupts []graph.PendingInterrupt
@@ -271,7 +297,7 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 				}
 			}
 		}
-		if len(interrupts) == 0 && len(ext) == 0 {
+		if len(interrupts) == 0 && len(ext) == 0 && len(supplied) == 0 {
 			// Every call is answered, in call order.
 			if err := apply[S, PS](&cfg, &s, run, results); err != nil {
 				return s, graph.Command[S]{}, err
@@ -289,7 +315,7 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 			}
 			out = append(out, answer{call: run[i], result: results[i]})
 		}
-		if len(out) > 0 {
+		if len(out) > 0 && (len(interrupts) > 0 || len(ext) > 0) {
 			// Keep what finished, then wait for the rest in a new
 			// superstep, so that a resume never runs these calls again.
 			oc, or := split(out)
@@ -304,17 +330,21 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 		if len(interrupts) > 0 {
 			return s, graph.Command[S]{}, &graph.InterruptError{Thread: graph.ThreadID(ctx), Interrupts: interrupts}
 		}
-		answers, err := graph.Interrupt[map[string]tool.Result](ctx, PendingToolCalls{Calls: ext})
-		if err != nil {
-			return s, graph.Command[S]{}, err
-		}
-		for _, c := range ext {
-			r, ok := answers[c.ID]
-			if !ok {
-				return s, graph.Command[S]{}, fmt.Errorf("nodes: no result was supplied for call %s of tool %q (supplied: %v)", c.ID, c.Name, keys(answers))
+		if len(ext) > 0 {
+			// Asks the caller; a resume answers at the top (Resuming).
+			answers, err := graph.Interrupt[map[string]tool.Result](ctx, PendingToolCalls{Calls: ext})
+			if err != nil {
+				return s, graph.Command[S]{}, err
 			}
-			out = append(out, answer{call: c, result: r})
+			for _, c := range ext {
+				r, ok := answers[c.ID]
+				if !ok {
+					return s, graph.Command[S]{}, fmt.Errorf("nodes: no result was supplied for call %s of tool %q (supplied: %v)", c.ID, c.Name, keys(answers))
+				}
+				out = append(out, answer{call: c, result: r})
+			}
 		}
+		out = append(out, supplied...)
 		// Answers in call order.
 		order := make(map[string]int, len(calls))
 		for i, c := range calls {
