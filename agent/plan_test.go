@@ -107,3 +107,75 @@ func TestReActPlanNudgesAcrossHopsAndTurns(t *testing.T) {
 	assert.Equal(t, "you're welcome", agent.FinalText(out2.Messages))
 	assert.Equal(t, 1, m2.Calls())
 }
+
+// nudgesOf returns the texts of the plan nudges in msgs.
+func nudgesOf(msgs []model.Message) []string {
+	var out []string
+	for _, msg := range msgs {
+		if msg.Metadata[nodes.MetaPlanNudge] == "true" {
+			out = append(out, msg.Text())
+		}
+	}
+	return out
+}
+
+// A model that declares a blocker for its plan is not nudged about it,
+// until it writes the plan again.
+func TestReActPlanNudgesStopAtABlocker(t *testing.T) {
+	write := scripted.CallTools(scripted.Call(nodes.TodoWriteName, `{"todos":[{"id":"a","content":"deploy","status":"in_progress"}]}`))
+	m := scripted.New(
+		write,
+		scripted.CallTools(scripted.Call(nodes.TodoDeclareBlockerName, `{"reason":"no credentials for the server"}`)),
+		scripted.Reply("I need the credentials."),
+	)
+	g, err := agent.ReAct[planState](m, agent.WithTools(nodes.TodoTools[planState]()...), agent.WithPlanNudges(3))
+	require.NoError(t, err)
+	out, err := g.Invoke(context.Background(), askPlan("deploy"))
+	require.NoError(t, err)
+	assert.Equal(t, "I need the credentials.", agent.FinalText(out.Messages))
+	assert.Equal(t, 3, m.Calls(), "no nudge after the blocker")
+	assert.Empty(t, nudgesOf(out.Messages))
+	assert.Equal(t, "no credentials for the server", out.Blocker)
+	assert.Len(t, out.Todos, 1, "the plan is left as it is")
+
+	// The next turn writes the plan again: the blocker is cleared, and an
+	// answer with the plan open is nudged.
+	m2 := scripted.New(write, scripted.Reply("later"), scripted.Reply("done"))
+	g2, err := agent.ReAct[planState](m2, agent.WithTools(nodes.TodoTools[planState]()...), agent.WithPlanNudges(1))
+	require.NoError(t, err)
+	in := out
+	in.Messages = append(in.Messages, model.User("here they are"))
+	out2, err := g2.Invoke(context.Background(), in)
+	require.NoError(t, err)
+	assert.Empty(t, out2.Blocker)
+	assert.Len(t, nudgesOf(out2.Messages[len(in.Messages):]), 1)
+	assert.Equal(t, 3, m2.Calls())
+}
+
+// WithPlanNudges takes what a nudge says, and a hook that decides before
+// each one.
+func TestReActPlanNudgeOptions(t *testing.T) {
+	write := scripted.CallTools(scripted.Call(nodes.TodoWriteName, `{"todos":[{"id":"a","content":"work","status":"in_progress","active_form":"Working"}]}`))
+	m := scripted.New(write, scripted.Reply("later"), scripted.Reply("later"), scripted.Reply("later"))
+	var sent []int
+	g, err := agent.ReAct[planState](m, agent.WithTools(nodes.TodoWrite[planState]()),
+		agent.WithPlanNudges(5,
+			nodes.WithNudgeMessage("Carry on."),
+			nodes.WithNudgeHook(func(_ context.Context, n nodes.Nudge) (string, bool) {
+				sent = append(sent, n.Sent)
+				if n.Sent == 0 {
+					return "", true // the message as configured
+				}
+				if n.Sent == 1 {
+					return "Second reminder: " + n.Open[0].Label(), true
+				}
+				return "", false // enough
+			})))
+	require.NoError(t, err)
+	out, err := g.Invoke(context.Background(), askPlan("work"))
+	require.NoError(t, err)
+	assert.Equal(t, "later", agent.FinalText(out.Messages))
+	assert.Equal(t, []int{0, 1, 2}, sent, "asked before each nudge, declining the third")
+	assert.Equal(t, []string{"Your plan still has open items:\n- [in_progress] work (a): Working\nCarry on.", "Second reminder: Working"}, nudgesOf(out.Messages))
+	assert.Equal(t, 4, m.Calls())
+}

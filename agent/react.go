@@ -67,6 +67,7 @@ type config struct {
 	compile    []graph.CompileOption
 	structured bool // structured output: the loop answers invalid answers
 	planNudges int  // WithPlanNudges
+	nudgeOpts  []nodes.NudgeOption
 }
 
 func newConfig(opts []Option) *config {
@@ -117,9 +118,13 @@ func WithMemory(r tool.Retriever) Option {
 // the same user turn, with items not completed, a user message lists them
 // (nodes.PlanNudge) and the model runs again, up to max times per user
 // turn. Each nudge starts a new count of the hop cap, and the step limit
-// allows for it.
-func WithPlanNudges(max int) Option {
-	return func(c *config) { c.planNudges = max }
+// allows for it. A blocker the model declared for its plan
+// (nodes.TodoDeclareBlocker) ends the nudges until it writes the plan
+// again. opts set what a nudge says (nodes.WithNudgeMessage) and let the
+// application decide before each one (nodes.WithNudgeHook); see
+// nodes.PlanNudgeCommand. A later WithPlanNudges replaces an earlier one.
+func WithPlanNudges(max int, opts ...nodes.NudgeOption) Option {
+	return func(c *config) { c.planNudges, c.nudgeOpts = max, opts }
 }
 
 // WithResolveOptions filters and selects the agent's tools for each run
@@ -294,8 +299,7 @@ func reactBuilder[S any, PS nodes.ChatState[S]](m model.Model, c *config) (*grap
 		if err := nodes.CheckPlanState[S, PS](); err != nil {
 			return nil, fmt.Errorf("agent: WithPlanNudges: %w", err)
 		}
-		b.AddNode(PlanNudgeNode, nodes.PlanNudge[S, PS]()).
-			AddEdge(PlanNudgeNode, AgentNode).
+		b.AddCommandNode(PlanNudgeNode, nodes.PlanNudgeCommand[S, PS](AgentNode, c.nudgeOpts...), []string{AgentNode, graph.END}).
 			AddConditionalEdges(AgentNode, nodes.PlanCondition[S, PS](ToolsNode, PlanNudgeNode, c.planNudges), ToolsNode, PlanNudgeNode, graph.END)
 	default:
 		b.AddConditionalEdges(AgentNode, nodes.ToolsCondition[S, PS](ToolsNode), ToolsNode, graph.END)
