@@ -30,6 +30,7 @@ type config struct {
 	noShell     bool
 	commands    tool.Toolset
 	noWeb       bool
+	searchTool  tool.Tool
 	workspace   []workspace.Option
 	shell       []shell.Option
 	fetch       []webfetch.Option
@@ -60,8 +61,16 @@ func WithoutShell() Option { return func(c *config) { c.noShell = true } }
 // cannot be combined with WithoutShell or WithShellOptions.
 func WithCommands(set tool.Toolset) Option { return func(c *config) { c.commands = set } }
 
-// WithoutWeb leaves out web_fetch and duckduckgo_search.
+// WithoutWeb leaves out web_fetch and the search tool (duckduckgo_search,
+// or the tool of WithSearch).
 func WithoutWeb() Option { return func(c *config) { c.noWeb = true } }
+
+// WithSearch puts t in duckduckgo_search's place: for instance a
+// websearch tool, which lists general web pages where DuckDuckGo's Instant
+// Answer API knows topics and facts. A nil t keeps duckduckgo_search, and
+// WithoutWeb leaves t out with web_fetch. It cannot be combined with
+// WithSearchOptions, whose options are duckduckgo_search's.
+func WithSearch(t tool.Tool) Option { return func(c *config) { c.searchTool = t } }
 
 // WithWorkspaceOptions passes options to workspace.New.
 func WithWorkspaceOptions(opts ...workspace.Option) Option {
@@ -79,7 +88,8 @@ func WithWebFetchOptions(opts ...webfetch.Option) Option {
 	return func(c *config) { c.fetch = append(c.fetch, opts...) }
 }
 
-// WithSearchOptions passes options to duckduckgo.NewTool.
+// WithSearchOptions passes options to duckduckgo.NewTool, for the default
+// search tool.
 func WithSearchOptions(opts ...duckduckgo.Option) Option {
 	return func(c *config) { c.search = append(c.search, opts...) }
 }
@@ -123,6 +133,9 @@ func New(dir string, opts ...Option) (*Toolset, error) {
 	if c.commands != nil && (c.noShell || len(c.shell) > 0) {
 		return fail(errors.New("coding: WithCommands replaces the shell: it cannot be combined with WithoutShell or WithShellOptions"))
 	}
+	if c.searchTool != nil && len(c.search) > 0 {
+		return fail(errors.New("coding: WithSearch replaces duckduckgo_search: it cannot be combined with WithSearchOptions, which configure duckduckgo_search"))
+	}
 	wsOpts := append([]workspace.Option(nil), c.workspace...)
 	if c.readOnly {
 		wsOpts = append(wsOpts, workspace.WithReadOnly())
@@ -147,8 +160,11 @@ func New(dir string, opts ...Option) (*Toolset, error) {
 	if !c.noWeb {
 		fetch, err := webfetch.NewTool(c.fetch...)
 		if err == nil {
-			var search tool.Tool
-			if search, err = duckduckgo.NewTool(c.search...); err == nil {
+			search := c.searchTool
+			if search == nil {
+				search, err = duckduckgo.NewTool(c.search...)
+			}
+			if err == nil {
 				t.web = []tool.Tool{fetch, search}
 			}
 		}

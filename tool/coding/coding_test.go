@@ -28,6 +28,7 @@ import (
 	"github.com/trellis-go/trellis/tool/duckduckgo"
 	"github.com/trellis-go/trellis/tool/shell"
 	"github.com/trellis-go/trellis/tool/webfetch"
+	"github.com/trellis-go/trellis/tool/websearch"
 	"github.com/trellis-go/trellis/tool/workspace"
 )
 
@@ -175,6 +176,8 @@ func TestBadSettings(t *testing.T) {
 		{"bad shell option", dir, []coding.Option{coding.WithShellOptions(shell.WithMaxTasks(0))}, "coding: shell"},
 		{"bad fetch option", dir, []coding.Option{coding.WithWebFetchOptions(webfetch.WithMaxBytes(0))}, "coding: web tools"},
 		{"bad search option", dir, []coding.Option{coding.WithSearchOptions(duckduckgo.WithMaxResults(0))}, "coding: web tools"},
+		{"another search tool with DuckDuckGo's options", dir, []coding.Option{coding.WithSearch(webSearch(t, nil)), coding.WithSearchOptions(duckduckgo.WithName("s"))},
+			"coding: WithSearch replaces duckduckgo_search: it cannot be combined with WithSearchOptions"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -309,6 +312,7 @@ func TestWithCommandsClosedWhenNewFails(t *testing.T) {
 		"with WithShellOptions": {coding.WithShellOptions(shell.WithMaxTasks(2))},
 		"a missing directory":   {coding.WithName("x")},
 		"a bad web option":      {coding.WithWebFetchOptions(webfetch.WithMaxBytes(0))},
+		"WithSearch + options":  {coding.WithSearch(webSearch(t, nil)), coding.WithSearchOptions(duckduckgo.WithName("s"))},
 		"an empty name":         {coding.WithName("")},
 		"a zero max file size":  {coding.WithMaxFileSize(0)},
 	} {
@@ -324,4 +328,42 @@ func TestWithCommandsClosedWhenNewFails(t *testing.T) {
 			assert.Equal(t, 1, cmds.closed, "New owns the command set and closes it when it fails")
 		})
 	}
+}
+
+// webSearch is a websearch tool whose backend answers with results and
+// records the queries in asked, when it is not nil.
+func webSearch(t *testing.T, asked *[]string, results ...websearch.Result) tool.Tool {
+	t.Helper()
+	st, err := websearch.New(websearch.BackendFunc(func(_ context.Context, q websearch.Query) (websearch.Page, error) {
+		if asked != nil {
+			*asked = append(*asked, q.Text)
+		}
+		return websearch.Page{Results: results}, nil
+	}))
+	require.NoError(t, err)
+	return st
+}
+
+func TestWithSearchReplacesDuckDuckGo(t *testing.T) {
+	dir := t.TempDir()
+	var asked []string
+	search := webSearch(t, &asked, websearch.Result{Title: "Go 1.26 release notes", URL: "https://go.dev/doc/go1.26", Snippet: "What changed."})
+
+	set := newSet(t, dir, coding.WithoutShell(), coding.WithSearch(search))
+	assert.ElementsMatch(t, slices.Concat(fileTools, []string{webfetch.DefaultName, websearch.DefaultName}), names(t, set),
+		"web_search takes duckduckgo_search's place")
+	r := call(t, set, websearch.DefaultName, `{"query":"go 1.26 release notes"}`)
+	require.False(t, r.IsError, r.Text())
+	assert.Contains(t, r.Text(), "1. Go 1.26 release notes\n   https://go.dev/doc/go1.26")
+	assert.Equal(t, []string{"go 1.26 release notes"}, asked)
+
+	// The search tool comes last, where duckduckgo_search was.
+	got := names(t, set)
+	assert.Equal(t, websearch.DefaultName, got[len(got)-1])
+
+	// WithoutWeb leaves it out with web_fetch; a nil tool keeps the default.
+	assert.ElementsMatch(t, fileTools, names(t, newSet(t, dir, coding.WithoutShell(), coding.WithoutWeb(), coding.WithSearch(search))))
+	assert.ElementsMatch(t, slices.Concat(fileTools, webTools), names(t, newSet(t, dir, coding.WithoutShell(), coding.WithSearch(nil))))
+	assert.ElementsMatch(t, slices.Concat(fileTools, webTools), names(t, newSet(t, dir, coding.WithoutShell(), coding.WithSearch(nil), coding.WithSearchOptions(duckduckgo.WithMaxResults(3)))),
+		"with a nil tool, DuckDuckGo's options still apply")
 }

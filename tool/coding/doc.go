@@ -21,6 +21,14 @@
 // WithCommands puts another command set in the shell's place, such as a
 // docker.Toolset whose container mounts the directory, so that commands
 // run in a sandbox while the file tools work on the same files.
+// WithSearch puts another search tool in duckduckgo_search's place, such
+// as a websearch tool that lists general web pages:
+//
+//	searx, err := websearch.NewSearXNG(websearch.WithBaseURL("http://localhost:8888"))
+//	...
+//	search, err := websearch.New(searx)
+//	...
+//	set, err := coding.New("./project", coding.WithSearch(search))
 //
 // Each part keeps its own options (WithWorkspaceOptions, WithShellOptions,
 // WithWebFetchOptions, WithSearchOptions), and the set's options that

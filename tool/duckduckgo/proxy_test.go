@@ -4,58 +4,22 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trellis-go/trellis/internal/proxytest"
 	"github.com/trellis-go/trellis/middleware"
 	"github.com/trellis-go/trellis/tool"
 	"github.com/trellis-go/trellis/tool/duckduckgo"
 )
 
-// forwardProxy is a test HTTP proxy on 127.0.0.1 that answers every
-// absolute-form request itself with body, CONNECT with the status connect,
-// and records what it got as "METHOD request-target".
-type forwardProxy struct {
-	*httptest.Server
-	URL     *url.URL
-	connect int
-	mu      sync.Mutex
-	got     []string
-}
-
-func newProxy(t *testing.T, body []byte) *forwardProxy {
-	t.Helper()
-	p := &forwardProxy{connect: http.StatusForbidden}
-	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.mu.Lock()
-		p.got = append(p.got, r.Method+" "+r.RequestURI)
-		p.mu.Unlock()
-		switch {
-		case r.Method == http.MethodConnect:
-			w.WriteHeader(p.connect)
-		case !r.URL.IsAbs():
-			http.Error(w, "not a proxy request", http.StatusBadRequest)
-		default:
-			_, _ = w.Write(body)
-		}
-	}))
-	t.Cleanup(p.Close)
-	var err error
-	p.URL, err = url.Parse(p.Server.URL)
-	require.NoError(t, err)
-	return p
-}
-
-func (p *forwardProxy) requests() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.got...)
+// newProxy is a test forward proxy that answers every request with body.
+func newProxy(t *testing.T, body []byte) *proxytest.Proxy {
+	return proxytest.New(t, proxytest.Body(body))
 }
 
 func TestSearchGoesThroughTheProxyWithWithProxy(t *testing.T) {
@@ -66,7 +30,7 @@ func TestSearchGoesThroughTheProxyWithWithProxy(t *testing.T) {
 	r := search(t, context.Background(), st, "golang")
 	require.False(t, r.IsError, r.Text())
 	assert.True(t, strings.HasPrefix(r.Text(), "# Go (programming language)\n"), r.Text())
-	got := p.requests()
+	got := p.Requests()
 	require.Len(t, got, 1)
 	assert.True(t, strings.HasPrefix(got[0], "GET http://api.duckduckgo.test/?"), got[0])
 	assert.Contains(t, got[0], "q=golang")
@@ -79,14 +43,14 @@ func TestSearchGoesThroughTheProxyWithWithProxy(t *testing.T) {
 	r = search(t, context.Background(), st, "golang")
 	require.False(t, r.IsError, r.Text())
 	assert.Len(t, a.requests(), 1, "the API got the request directly")
-	assert.Len(t, p.requests(), 1, "the proxy got nothing more")
+	assert.Len(t, p.Requests(), 1, "the proxy got nothing more")
 
 	// Without WithProxy, nothing goes to this proxy either.
 	st, err = duckduckgo.NewTool(duckduckgo.WithBaseURL(a.URL))
 	require.NoError(t, err)
 	require.False(t, search(t, context.Background(), st, "golang").IsError)
 	assert.Len(t, a.requests(), 2)
-	assert.Len(t, p.requests(), 1)
+	assert.Len(t, p.Requests(), 1)
 }
 
 func TestSearchThroughAProxyNamesWhatFailed(t *testing.T) {
@@ -97,9 +61,9 @@ func TestSearchThroughAProxyNamesWhatFailed(t *testing.T) {
 	require.True(t, r.IsError)
 	assert.Contains(t, r.Text(), "the proxy refused to open a tunnel to api.duckduckgo.test:443: it answered 403 Forbidden")
 	assert.False(t, middleware.IsTransient(r.Err))
-	assert.Equal(t, []string{"CONNECT api.duckduckgo.test:443"}, p.requests())
+	assert.Equal(t, []string{"CONNECT api.duckduckgo.test:443"}, p.Requests())
 
-	p.connect = http.StatusBadGateway
+	p.SetConnect(http.StatusBadGateway)
 	r = search(t, context.Background(), st, "go")
 	require.True(t, r.IsError)
 	assert.Contains(t, r.Text(), "it answered 502 Bad Gateway")

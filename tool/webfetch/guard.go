@@ -9,7 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"golang.org/x/net/idna"
+	"github.com/trellis-go/trellis/internal/domains"
 )
 
 // ErrRefused is what errors.Is finds in the error of a fetch the tool
@@ -55,15 +55,15 @@ func (c *config) checkURL(u *url.URL, raw string) *refusedError {
 	case u.User != nil:
 		return refuse("it carries a user name or password, which the tool does not send")
 	}
-	host := normalizeHost(u.Hostname())
+	host := domains.Host(u.Hostname())
 	for _, d := range c.blocked {
-		if inDomain(host, d) {
+		if domains.Covers(d, host) {
 			return refuse("%s is within the blocked domain %s", host, d)
 		}
 	}
 	if len(c.allowed) > 0 {
 		for _, d := range c.allowed {
-			if inDomain(host, d) {
+			if domains.Covers(d, host) {
 				return nil
 			}
 		}
@@ -178,38 +178,4 @@ func addressProblem(a netip.Addr) string {
 		return "not a global unicast address"
 	}
 	return ""
-}
-
-// normalizeHost is host as the domain lists compare it: lower case, in
-// ASCII (punycode) when that can be had, without a final dot.
-func normalizeHost(host string) string {
-	host = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(host)), ".")
-	for i := 0; i < len(host); i++ {
-		if host[i] >= 0x80 {
-			if a, err := idna.Lookup.ToASCII(host); err == nil {
-				return a
-			}
-			break
-		}
-	}
-	return host
-}
-
-// normalizeDomain is a domain of WithAllowedDomains or WithBlockedDomains
-// as the lists hold it ("*.example.com" and ".example.com" are
-// example.com), and false when it is not a domain name.
-func normalizeDomain(d string) (string, bool) {
-	d = strings.TrimSpace(d)
-	d = strings.TrimPrefix(d, "*.")
-	d = strings.TrimPrefix(d, ".")
-	d = normalizeHost(d)
-	if d == "" || strings.ContainsAny(d, "/:@?#[]*\\ \t") {
-		return d, false
-	}
-	return d, true
-}
-
-// inDomain reports whether host is domain or one of its subdomains.
-func inDomain(host, domain string) bool {
-	return host == domain || strings.HasSuffix(host, "."+domain)
 }

@@ -5,15 +5,14 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trellis-go/trellis/internal/proxytest"
 	"github.com/trellis-go/trellis/middleware"
 	"github.com/trellis-go/trellis/tool/webfetch"
 )
@@ -23,47 +22,25 @@ import (
 // that the tool's check resolves nothing.
 const publicHost = "93.184.215.14"
 
-// forwardProxy is a test HTTP proxy on 127.0.0.1. It answers requests for
-// the pages in its routes (keyed by host and path) itself, forwards other
-// absolute-form requests for 127.0.0.1 (and no others, so that nothing
-// leaves the machine), answers CONNECT with the status connect, and
-// records what it got as "METHOD request-target".
+// forwardProxy is a test HTTP proxy on 127.0.0.1 (see proxytest). It
+// answers requests for the pages in its routes (keyed by host and path)
+// itself, and forwards other absolute-form requests for 127.0.0.1 (and no
+// others, so that nothing leaves the machine).
 type forwardProxy struct {
-	*httptest.Server
-	URL     *url.URL
-	routes  map[string]http.HandlerFunc
-	connect int
-	out     *http.Transport
-	mu      sync.Mutex
-	got     []string
+	*proxytest.Proxy
+	routes map[string]http.HandlerFunc
+	out    *http.Transport
 }
 
 func newProxy(t *testing.T, routes map[string]http.HandlerFunc) *forwardProxy {
 	t.Helper()
-	p := &forwardProxy{routes: routes, connect: http.StatusForbidden, out: &http.Transport{}}
-	p.Server = httptest.NewServer(http.HandlerFunc(p.serve))
-	t.Cleanup(func() {
-		p.Close()
-		p.out.CloseIdleConnections()
-	})
-	var err error
-	p.URL, err = url.Parse(p.Server.URL)
-	require.NoError(t, err)
+	p := &forwardProxy{routes: routes, out: &http.Transport{}}
+	p.Proxy = proxytest.New(t, http.HandlerFunc(p.serve))
+	t.Cleanup(p.out.CloseIdleConnections)
 	return p
 }
 
 func (p *forwardProxy) serve(w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	p.got = append(p.got, r.Method+" "+r.RequestURI)
-	p.mu.Unlock()
-	if r.Method == http.MethodConnect {
-		w.WriteHeader(p.connect)
-		return
-	}
-	if !r.URL.IsAbs() {
-		http.Error(w, "not a proxy request", http.StatusBadRequest)
-		return
-	}
 	if h, ok := p.routes[r.URL.Host+r.URL.Path]; ok {
 		h(w, r)
 		return
@@ -92,12 +69,6 @@ func (p *forwardProxy) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(w, res.Body)
 }
 
-func (p *forwardProxy) requests() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.got...)
-}
-
 func TestFetchGoesThroughTheProxyOnlyWithWithProxy(t *testing.T) {
 	s := newSite(t, map[string]http.HandlerFunc{"/page": serve("text/plain", "from the site")})
 	p := newProxy(t, map[string]http.HandlerFunc{publicHost + "/page": serve("text/plain", "a public page")})
@@ -109,13 +80,13 @@ func TestFetchGoesThroughTheProxyOnlyWithWithProxy(t *testing.T) {
 	pg := page(t, r)
 	assert.Equal(t, "a public page", pg.Text)
 	assert.Equal(t, "http://"+publicHost+"/page", pg.URL)
-	assert.Equal(t, []string{"GET http://" + publicHost + "/page"}, p.requests())
+	assert.Equal(t, []string{"GET http://" + publicHost + "/page"}, p.Requests())
 
 	// With the checks lifted, a page on 127.0.0.1 goes through the proxy
 	// too, which forwards it.
 	ft = newTool(t, webfetch.WithProxy(http.ProxyURL(p.URL)), webfetch.WithAllowPrivateAddresses(), webfetch.WithUserAgent("trellis-test/1.0"))
 	assert.Equal(t, "from the site", page(t, fetch(t, ft, s.URL+"/page")).Text)
-	assert.Equal(t, []string{"GET http://" + publicHost + "/page", "GET " + s.URL + "/page"}, p.requests())
+	assert.Equal(t, []string{"GET http://" + publicHost + "/page", "GET " + s.URL + "/page"}, p.Requests())
 	require.Len(t, s.requests(), 1)
 	assert.Equal(t, "1.1 test-proxy", s.requests()[0].Header.Get("Via"), "the site got the request from the proxy")
 	assert.Equal(t, "trellis-test/1.0", s.requests()[0].Header.Get("User-Agent"))
@@ -128,7 +99,7 @@ func TestFetchGoesThroughTheProxyOnlyWithWithProxy(t *testing.T) {
 	assert.Equal(t, "from the site", page(t, fetch(t, ft, s.URL+"/page")).Text)
 	require.Len(t, s.requests(), 2)
 	assert.Empty(t, s.requests()[1].Header.Get("Via"), "the site got the request directly")
-	assert.Len(t, p.requests(), 2, "the proxy got nothing more")
+	assert.Len(t, p.Requests(), 2, "the proxy got nothing more")
 }
 
 func TestFetchThroughAProxyRefusesPrivateHosts(t *testing.T) {
@@ -163,7 +134,7 @@ func TestFetchThroughAProxyRefusesPrivateHosts(t *testing.T) {
 			assert.False(t, middleware.IsTransient(r.Err), "a refusal is not retried")
 		})
 	}
-	assert.Empty(t, p.requests(), "nothing reached the proxy")
+	assert.Empty(t, p.Requests(), "nothing reached the proxy")
 	assert.Empty(t, s.requests(), "nothing reached the site")
 }
 
@@ -183,7 +154,7 @@ func TestFetchThroughAProxyChecksEveryRedirect(t *testing.T) {
 
 	r := fetch(t, ft, public+"/to-public")
 	assert.Equal(t, "the other public page", page(t, r).Text)
-	assert.Equal(t, []string{"GET " + public + "/to-public", "GET http://93.184.215.15/page"}, p.requests())
+	assert.Equal(t, []string{"GET " + public + "/to-public", "GET http://93.184.215.15/page"}, p.Requests())
 
 	tests := []struct {
 		path, want string
@@ -194,12 +165,12 @@ func TestFetchThroughAProxyChecksEveryRedirect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
-			before := len(p.requests())
+			before := len(p.Requests())
 			r := fetch(t, ft, public+tt.path)
 			require.True(t, r.IsError)
 			assert.Contains(t, r.Text(), failed+"webfetch: "+tt.want)
 			assert.ErrorIs(t, r.Err, webfetch.ErrRefused)
-			assert.Equal(t, []string{"GET " + public + tt.path}, p.requests()[before:], "only the first request reached the proxy")
+			assert.Equal(t, []string{"GET " + public + tt.path}, p.Requests()[before:], "only the first request reached the proxy")
 		})
 	}
 	assert.Empty(t, s.requests(), "no redirect reached the site")
@@ -230,7 +201,7 @@ func TestFetchConnectsDirectlyWhenTheProxyFuncSaysSo(t *testing.T) {
 	assert.Equal(t, "from the site", page(t, fetch(t, ft, s.URL+"/page")).Text)
 	require.Len(t, s.requests(), 1)
 	assert.Empty(t, s.requests()[0].Header.Get("Via"), "the site got the request directly")
-	assert.Equal(t, []string{"GET http://" + publicHost + "/page"}, p.requests(), "the proxy got only the public page")
+	assert.Equal(t, []string{"GET http://" + publicHost + "/page"}, p.Requests(), "the proxy got only the public page")
 }
 
 func TestFetchThroughAProxyNamesWhatFailed(t *testing.T) {
@@ -255,9 +226,9 @@ func TestFetchThroughAProxyNamesWhatFailed(t *testing.T) {
 	assert.Equal(t, failed+"webfetch: fetching https://"+publicHost+"/ through the proxy http://me:xxxxx@"+p.URL.Host+": the proxy refused to open a tunnel to "+publicHost+":443: it answered 403 Forbidden", r.Text())
 	assert.NotContains(t, r.Text(), "hunter2")
 	assert.False(t, middleware.IsTransient(r.Err))
-	assert.Equal(t, []string{"CONNECT " + publicHost + ":443"}, p.requests())
+	assert.Equal(t, []string{"CONNECT " + publicHost + ":443"}, p.Requests())
 
-	p.connect = http.StatusServiceUnavailable
+	p.SetConnect(http.StatusServiceUnavailable)
 	r = fetch(t, newTool(t, webfetch.WithProxy(http.ProxyURL(p.URL))), "https://"+publicHost+"/")
 	require.True(t, r.IsError)
 	assert.Contains(t, r.Text(), "it answered 503 Service Unavailable")

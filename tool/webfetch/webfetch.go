@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/trellis-go/trellis/internal/domains"
 	"github.com/trellis-go/trellis/internal/httpstatus"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -193,12 +194,12 @@ func WithBlockedDomains(domains ...string) Option {
 	return func(c *config) { c.blocked = c.addDomains(c.blocked, "WithBlockedDomains", domains) }
 }
 
-func (c *config) addDomains(list []string, option string, domains []string) []string {
-	if len(domains) == 0 {
+func (c *config) addDomains(list []string, option string, names []string) []string {
+	if len(names) == 0 {
 		c.problems = append(c.problems, option+": no domains")
 	}
-	for _, d := range domains {
-		n, ok := normalizeDomain(d)
+	for _, d := range names {
+		n, ok := domains.Normalize(d)
 		if looksLikeAddress(strings.Trim(strings.TrimSpace(d), "[]")) || looksLikeAddress(n) {
 			// An address has many spellings (::ffff:127.0.0.1, 127.1, a
 			// host name that resolves to it): a list of names cannot hold it.
