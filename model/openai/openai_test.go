@@ -200,6 +200,58 @@ func TestDefaultSettingsMerge(t *testing.T) {
 	assert.Equal(t, []any{"\n\n"}, body["stop"])
 }
 
+// Tool messages take only text on this API: the images of a turn's tool
+// results follow the turn's tool messages in one user message, each after
+// a label naming its call, and each tool message says where its image went.
+func TestToolResultImages(t *testing.T) {
+	s := newServer(t, jsonReply(200, completionText))
+	m, _ := newModel(t, s)
+	req := &model.Request{Messages: []model.Message{
+		model.User("compare the charts"),
+		model.Assistant("", model.ToolCall{ID: "c1", Name: "chart", Arguments: []byte(`{}`)}, model.ToolCall{ID: "c2", Name: "chart", Arguments: []byte(`{}`)},
+			model.ToolCall{ID: "c3", Name: "note", Arguments: []byte(`{}`)}),
+		model.ToolMessage("c1", "chart", false, model.TextPart("sales"), model.ImagePart("image/png", []byte{1, 2})),
+		model.ToolMessage("c2", "chart", false, model.ImageURLPart("image/jpeg", "https://img.test/costs.jpg")),
+		model.ToolMessage("c3", "note", false, model.TextPart("no image")),
+		model.User("and now?"),
+	}}
+	_, err := m.Generate(context.Background(), req)
+	require.NoError(t, err)
+	var body struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(s.Received()[0].Body), &body))
+	roles := make([]any, len(body.Messages))
+	for i, msg := range body.Messages {
+		roles[i] = msg["role"]
+	}
+	assert.Equal(t, []any{"user", "assistant", "tool", "tool", "tool", "user", "user"}, roles,
+		"the images come after every tool message of the turn, before the next message")
+	assert.Equal(t, []any{
+		map[string]any{"type": "text", "text": "sales"},
+		map[string]any{"type": "text", "text": "[image 1: in the user message after the tool results]"},
+	}, body.Messages[2]["content"])
+	assert.Equal(t, "[image 2: in the user message after the tool results]", body.Messages[3]["content"])
+	assert.Equal(t, "no image", body.Messages[4]["content"])
+	assert.Equal(t, []any{
+		map[string]any{"type": "text", "text": "The images the tool results above refer to:"},
+		map[string]any{"type": "text", "text": "Image 1, from the result of call c1 (chart):"},
+		map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64,AQI="}},
+		map[string]any{"type": "text", "text": "Image 2, from the result of call c2 (chart):"},
+		map[string]any{"type": "image_url", "image_url": map[string]any{"url": "https://img.test/costs.jpg"}},
+	}, body.Messages[5]["content"])
+	assert.Equal(t, "and now?", body.Messages[6]["content"])
+
+	// At the end of the conversation too.
+	req.Messages = req.Messages[:4]
+	_, err = m.Generate(context.Background(), req)
+	require.NoError(t, err)
+	body.Messages = nil
+	require.NoError(t, json.Unmarshal([]byte(s.Received()[1].Body), &body))
+	require.Len(t, body.Messages, 5)
+	assert.Equal(t, "user", body.Messages[4]["role"])
+}
+
 func TestHeadersAndCredentials(t *testing.T) {
 	s := newServer(t, jsonReply(200, completionText))
 	m, _ := newModel(t, s, openai.WithOrganization("org-123"), openai.WithProject("proj_9"), openai.WithHeader("X-Gateway-Key", "gw"))
@@ -281,7 +333,7 @@ func TestRequestMappingErrors(t *testing.T) {
 		{"unknown role", &model.Request{Messages: []model.Message{{Role: "critic"}}}, `message 0 (critic): unknown role "critic"`},
 		{"tool message without call ID", &model.Request{Messages: []model.Message{model.ToolMessage("", "t", false, model.TextPart("x"))}}, "no tool call ID"},
 		{"image in system message", &model.Request{Messages: []model.Message{{Role: model.RoleSystem, Content: []model.Part{model.ImageURLPart("image/png", "https://x/y.png")}}}}, "image content is not supported"},
-		{"image in tool message", &model.Request{Messages: []model.Message{model.ToolMessage("c1", "t", false, model.TextPart("x"), model.ImagePart("image/png", []byte{1}))}}, "part 1: image content is not supported in tool messages"},
+		{"inline image without MIME type in tool message", &model.Request{Messages: []model.Message{model.ToolMessage("c1", "t", false, model.TextPart("x"), model.Part{Type: model.PartImage, Data: []byte{1}})}}, "part 1: inline image has no MIME type"},
 		{"tool message of one part of unknown type", &model.Request{Messages: []model.Message{model.ToolMessage("c1", "t", false, model.Part{Type: "audio"})}}, "part 0: audio content is not supported in tool messages"},
 		{"inline image without MIME type", &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: []model.Part{model.TextPart("a"), {Type: model.PartImage, Data: []byte{1}}}}}}, "inline image has no MIME type"},
 		{"empty image", &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: []model.Part{model.TextPart("a"), {Type: model.PartImage}}}}}, "neither data nor a URL"},

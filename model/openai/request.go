@@ -118,14 +118,85 @@ func schemaName(name string) string {
 
 func messages(in []model.Message) ([]oai.ChatCompletionMessageParamUnion, error) {
 	out := make([]oai.ChatCompletionMessageParamUnion, 0, len(in))
+	// The images of the tool messages since the last other message: tool
+	// messages take only text, so they follow the run of tool messages in
+	// a user message of their own (a message between the tool messages of
+	// one turn would be refused).
+	var images []oai.ChatCompletionContentPartUnionParam
 	for i, msg := range in {
-		u, err := message(msg)
+		if msg.Role != model.RoleTool && len(images) > 0 {
+			out, images = append(out, toolImages(images)), nil
+		}
+		var (
+			u   oai.ChatCompletionMessageParamUnion
+			err error
+		)
+		if msg.Role == model.RoleTool {
+			u, images, err = toolMessage(msg, images)
+		} else {
+			u, err = message(msg)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("openai: message %d (%s): %w", i, msg.Role, err)
 		}
 		out = append(out, u)
 	}
+	if len(images) > 0 {
+		out = append(out, toolImages(images))
+	}
 	return out, nil
+}
+
+// toolImages is the user message that carries the images of tool results.
+func toolImages(parts []oai.ChatCompletionContentPartUnionParam) oai.ChatCompletionMessageParamUnion {
+	head := oai.ChatCompletionContentPartUnionParam{OfText: &oai.ChatCompletionContentPartTextParam{
+		Text: "The images the tool results above refer to:"}}
+	p := &oai.ChatCompletionUserMessageParam{}
+	p.Content.OfArrayOfContentParts = append([]oai.ChatCompletionContentPartUnionParam{head}, parts...)
+	return oai.ChatCompletionMessageParamUnion{OfUser: p}
+}
+
+// toolMessage is a tool message's text, each image replaced by a note that
+// it follows, and the images added to images, each after a label that
+// names the call.
+func toolMessage(msg model.Message, images []oai.ChatCompletionContentPartUnionParam) (oai.ChatCompletionMessageParamUnion, []oai.ChatCompletionContentPartUnionParam, error) {
+	var u oai.ChatCompletionMessageParamUnion
+	if msg.ToolCallID == "" {
+		return u, images, errors.New("tool message has no tool call ID")
+	}
+	p := &oai.ChatCompletionToolMessageParam{ToolCallID: msg.ToolCallID}
+	texts := make([]oai.ChatCompletionContentPartTextParam, 0, len(msg.Content))
+	for j, part := range msg.Content {
+		if part.Type == model.PartImage {
+			img, err := userPart(part)
+			if err != nil {
+				return u, images, fmt.Errorf("part %d: %w", j, err)
+			}
+			n := len(images)/2 + 1
+			label := fmt.Sprintf("Image %d, from the result of call %s", n, msg.ToolCallID)
+			if msg.ToolName != "" {
+				label += " (" + msg.ToolName + ")"
+			}
+			images = append(images, oai.ChatCompletionContentPartUnionParam{OfText: &oai.ChatCompletionContentPartTextParam{Text: label + ":"}}, img)
+			texts = append(texts, oai.ChatCompletionContentPartTextParam{Text: fmt.Sprintf("[image %d: in the user message after the tool results]", n)})
+			continue
+		}
+		text, ok := partText(part)
+		if !ok {
+			return u, images, fmt.Errorf("part %d: %s content is not supported in tool messages", j, part.Type)
+		}
+		texts = append(texts, oai.ChatCompletionContentPartTextParam{Text: text})
+	}
+	switch len(texts) {
+	case 0:
+		p.Content.OfString = oai.String("")
+	case 1:
+		p.Content.OfString = oai.String(texts[0].Text)
+	default:
+		p.Content.OfArrayOfContentParts = texts
+	}
+	u.OfTool = p
+	return u, images, nil
 }
 
 func message(msg model.Message) (oai.ChatCompletionMessageParamUnion, error) {
@@ -197,32 +268,8 @@ func message(msg model.Message) (oai.ChatCompletionMessageParamUnion, error) {
 		u.OfAssistant = p
 
 	case model.RoleTool:
-		if msg.ToolCallID == "" {
-			return u, errors.New("tool message has no tool call ID")
-		}
-		p := &oai.ChatCompletionToolMessageParam{ToolCallID: msg.ToolCallID}
-		if len(msg.Content) == 1 {
-			text, ok := partText(msg.Content[0])
-			if !ok {
-				return u, fmt.Errorf("part 0: %s content is not supported in tool messages", msg.Content[0].Type)
-			}
-			p.Content.OfString = oai.String(text)
-		} else {
-			parts := make([]oai.ChatCompletionContentPartTextParam, 0, len(msg.Content))
-			for j, part := range msg.Content {
-				text, ok := partText(part)
-				if !ok {
-					return u, fmt.Errorf("part %d: %s content is not supported in tool messages", j, part.Type)
-				}
-				parts = append(parts, oai.ChatCompletionContentPartTextParam{Text: text})
-			}
-			if len(parts) == 0 {
-				p.Content.OfString = oai.String("")
-			} else {
-				p.Content.OfArrayOfContentParts = parts
-			}
-		}
-		u.OfTool = p
+		u, _, err := toolMessage(msg, nil)
+		return u, err
 
 	default:
 		return u, fmt.Errorf("unknown role %q", msg.Role)
