@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
+
+	"github.com/trellis-go/trellis/internal/snapio"
 )
 
 // SnapshotVersion is the version of the format Save writes; Load reads it
@@ -68,13 +68,8 @@ func (s *Store) Save(w io.Writer) error {
 // newest. A store with an Embedder embeds the loaded entries.
 func (s *Store) Load(ctx context.Context, r io.Reader) error {
 	var snap snapshot
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&snap); err != nil {
-		return corrupt(dec, err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w: there is more after the snapshot's JSON object (at byte %d)", ErrCorrupt, dec.InputOffset())
+	if err := snapio.DecodeJSON(r, &snap); err != nil {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	if snap.Version != SnapshotVersion {
 		return fmt.Errorf("%w: the snapshot has version %d; this store reads version %d", ErrCorrupt, snap.Version, SnapshotVersion)
@@ -124,70 +119,14 @@ func (s *Store) Load(ctx context.Context, r io.Reader) error {
 	return nil
 }
 
-// corrupt describes a failure to decode a snapshot.
-func corrupt(dec *json.Decoder, err error) error {
-	var syntax *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.Is(err, io.EOF):
-		return fmt.Errorf("%w: it is empty", ErrCorrupt)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("%w: it ends early, at byte %d (a write cut short?)", ErrCorrupt, dec.InputOffset())
-	case errors.As(err, &syntax):
-		return fmt.Errorf("%w: it is not valid JSON: %v, at byte %d", ErrCorrupt, err, syntax.Offset)
-	case errors.As(err, &typ):
-		return fmt.Errorf("%w: %s holds a JSON %s where a %s belongs, at byte %d", ErrCorrupt, typ.Field, typ.Value, typ.Type, typ.Offset)
-	case strings.HasPrefix(err.Error(), "json: unknown field"):
-		return fmt.Errorf("%w: %s", ErrCorrupt, strings.TrimPrefix(err.Error(), "json: "))
-	}
-	return fmt.Errorf("%w: %w", ErrCorrupt, err)
-}
-
 // SaveFile writes the store's snapshot (see Save) to the file at path,
 // atomically: to a temporary file in the same directory, synced to the
 // disk, then renamed over path, so that path holds the old snapshot or the
 // new one whole, never a part. The file is readable by its owner alone
 // (mode 0600) unless it existed before, when it keeps its mode.
-func (s *Store) SaveFile(path string) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	mode := os.FileMode(0o600)
-	if info, err := os.Stat(path); err == nil {
-		mode = info.Mode().Perm()
-	}
-	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
-	if err != nil {
+func (s *Store) SaveFile(path string) error {
+	if err := snapio.WriteFile(path, s.Save); err != nil {
 		return fmt.Errorf("memory: saving %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(f.Name())
-			err = fmt.Errorf("memory: saving %s: %w", path, err)
-		}
-	}()
-	if err := s.Save(f); err != nil {
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	// The directory is synced for the rename to outlast a crash; where a
-	// directory cannot be opened or synced (Windows), the rename stands.
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trellis-go/trellis/internal/lexrank"
 )
 
 func TestTokenize(t *testing.T) {
@@ -70,10 +72,10 @@ func FuzzRetrieve(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, query, text string, limit int) {
 		for _, term := range tokenize(query, nil) {
-			if !utf8.ValidString(term) || utf8.RuneCountInString(term) < 1 || term != strings.ToLower(term) || stopWords[term] {
+			if !utf8.ValidString(term) || utf8.RuneCountInString(term) < 1 || term != strings.ToLower(term) || lexrank.IsStopWord(term) {
 				t.Fatalf("bad term %q of %q", term, query)
 			}
-			if strings.ContainsFunc(term, isSep) {
+			if strings.ContainsFunc(term, lexrank.IsSep) {
 				t.Fatalf("term %q of %q holds a separator", term, query)
 			}
 		}
