@@ -3,6 +3,7 @@ package middleware
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -11,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/tool"
@@ -74,8 +76,11 @@ func WithMeterProvider(mp metric.MeterProvider) TelemetryOption {
 //
 // It also records MetricToolDuration, MetricToolCalls and
 // MetricToolErrors. With the no-op providers (OpenTelemetry not set up) it
-// costs little: no attributes are built for spans that do not record, and
-// metric attribute sets are built once per tool, status and error type.
+// costs little: once a span shows that nothing records and there is no
+// trace to join, the next calls make no span for a second (then it looks
+// again, so a provider installed later is followed within a second); no
+// attributes are built for spans that do not record, and metric attribute
+// sets are built once per tool, status and error type.
 func OpenTelemetry(opts ...TelemetryOption) executor.Middleware {
 	var c telemetryConfig
 	for _, o := range opts {
@@ -109,13 +114,17 @@ func OpenTelemetry(opts ...TelemetryOption) executor.Middleware {
 }
 
 type telemetry struct {
-	tracer    trace.Tracer
-	duration  metric.Float64Histogram
-	calls     metric.Int64Counter
-	errors    metric.Int64Counter
-	names     sync.Map // tool name -> span name
-	sets      sync.Map // metricKey -> measurementOptions
-	startOpts []trace.SpanStartOption
+	tracer trace.Tracer
+	// dormantUntil is the time (Unix nanoseconds) until which calls make
+	// no spans, because the last span made showed that no tracing is set
+	// up (see handle).
+	dormantUntil atomic.Int64
+	duration     metric.Float64Histogram
+	calls        metric.Int64Counter
+	errors       metric.Int64Counter
+	names        sync.Map // tool name -> span name
+	sets         sync.Map // metricKey -> measurementOptions
+	startOpts    []trace.SpanStartOption
 }
 
 // measurementOptions carry one attribute set, ready to pass.
@@ -126,9 +135,25 @@ type measurementOptions struct {
 
 type metricKey struct{ tool, status, errType string }
 
+// dormantFor is how long calls make no spans once a span showed that no
+// tracing is set up: a provider installed later is followed within it.
+var dormantFor = time.Second
+
 func (t *telemetry) handle(ctx context.Context, next executor.Handler, req *executor.Request) tool.Result {
 	name := req.Call.Name
-	ctx, span := t.tracer.Start(ctx, t.spanName(name, req.Tool != nil), t.startOpts...)
+	start := time.Now()
+	var span trace.Span = noop.Span{}
+	if start.UnixNano() >= t.dormantUntil.Load() {
+		ctx, span = t.tracer.Start(ctx, t.spanName(name, req.Tool != nil), t.startOpts...)
+		if !span.IsRecording() && !span.SpanContext().IsValid() {
+			// No SDK behind the provider (OpenTelemetry's default, or a
+			// no-op one), and no trace to join: the span is nothing, and
+			// so, for a while, are the next ones. A span that does not
+			// record but has a trace (an SDK's sampler said no, or a
+			// parent's trace) is made every time.
+			t.dormantUntil.Store(start.Add(dormantFor).UnixNano())
+		}
+	}
 	if span.IsRecording() {
 		span.SetAttributes(
 			semconv.GenAIOperationNameExecuteTool,
@@ -142,7 +167,6 @@ func (t *telemetry) handle(ctx context.Context, next executor.Handler, req *exec
 			}
 		}
 	}
-	start := time.Now()
 	finished := false
 	defer func() {
 		if !finished { // a panic: the executor answers it; the span still ends
