@@ -72,15 +72,24 @@ func splitLines(text string) []line {
 	return lines
 }
 
+// maxFrontMatter is the size, in bytes, of the largest front matter block
+// a document may start with: a "---" line whose closing line comes later
+// is a thematic break, and what follows it text. (The YAML decoder's cost
+// grows faster than the size of what it decodes.)
+const maxFrontMatter = 64 << 10
+
 // frontMatter returns the number of leading lines that are a YAML front
-// matter block ("---" to "---" or "..."), or 0 when there is none, and the
-// fields it holds that are scalars, as strings (nil when it is not valid
-// YAML).
+// matter block ("---" to "---" or "...", at most maxFrontMatter bytes), or
+// 0 when there is none, and the fields it holds that are scalars, as
+// strings (nil when it is not valid YAML).
 func frontMatter(text string, lines []line) (int, map[string]string) {
 	if len(lines) < 2 || strings.TrimRight(text[lines[0].start:lines[0].end], " \t") != "---" {
 		return 0, nil
 	}
 	for i := 1; i < len(lines); i++ {
+		if lines[i].start-lines[1].start > maxFrontMatter {
+			return 0, nil
+		}
 		l := strings.TrimRight(text[lines[i].start:lines[i].end], " \t")
 		if l != "---" && l != "..." {
 			continue
@@ -201,6 +210,28 @@ func thematicBreak(s string) bool {
 	return k >= 3
 }
 
+// maxTitle is the length, in runes, of the longest heading or title the
+// knowledge base keeps: every chunk of a section carries its headings and
+// its document's title, in its terms and in the results, so a longer one
+// is cut rather than repeated in every chunk.
+const maxTitle = 200
+
+// clipTitle cuts a heading or title longer than maxTitle runes to that
+// length, with "…" after it.
+func clipTitle(s string) string {
+	if len(s) <= maxTitle {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == maxTitle {
+			return strings.TrimRightFunc(s[:i], unicode.IsSpace) + "…"
+		}
+		n++
+	}
+	return s
+}
+
 // isBlank reports whether s holds only white space.
 func isBlank(s string) bool { return strings.TrimSpace(s) == "" }
 
@@ -232,6 +263,7 @@ func parse(text string, markdown bool) parsed {
 		}
 	}
 	heading := func(level int, title string) {
+		title = clipTitle(title)
 		if len(cur.blocks) > 0 {
 			p.sections = append(p.sections, cur)
 		}
@@ -338,6 +370,7 @@ func chunkText(text string, sections []section, size, overlap int) []piece {
 	var out []piece
 	for _, sec := range sections {
 		start, end := -1, -1
+		runes := 0 // of text[start:end], counted as it grows
 		flush := func() {
 			if start >= 0 {
 				out = append(out, piece{headings: sec.headings, start: start, end: end})
@@ -345,13 +378,17 @@ func chunkText(text string, sections []section, size, overlap int) []piece {
 			}
 		}
 		for _, b := range sec.blocks {
-			if start >= 0 && utf8.RuneCountInString(text[start:b.end]) <= size {
-				end = b.end
-				continue
+			if start >= 0 {
+				// Counted up to size+1 at most: one block's count costs
+				// its length, not the chunk's.
+				if n := runesUpTo(text[end:b.end], size-runes+1); runes+n <= size {
+					end, runes = b.end, runes+n
+					continue
+				}
 			}
 			flush()
-			if utf8.RuneCountInString(text[b.start:b.end]) <= size {
-				start, end = b.start, b.end
+			if n := runesUpTo(text[b.start:b.end], size+1); n <= size {
+				start, end, runes = b.start, b.end, n
 				continue
 			}
 			for _, w := range windows(text, b, size, overlap) {
@@ -361,6 +398,20 @@ func chunkText(text string, sections []section, size, overlap int) []piece {
 		flush()
 	}
 	return out
+}
+
+// runesUpTo returns the number of runes of s, or limit when s has more.
+func runesUpTo(s string, limit int) int {
+	n := 0
+	for i := 0; i < len(s) && n < limit; n++ {
+		if s[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		_, w := utf8.DecodeRuneInString(s[i:])
+		i += w
+	}
+	return n
 }
 
 // windows cuts a block larger than size runes into spans of at most size

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"strings"
@@ -113,12 +114,18 @@ func (kb *KB) addFile(ctx context.Context, fsys fs.FS, p string, d fs.DirEntry, 
 	if info, err := d.Info(); err == nil && info.Size() > int64(kb.cfg.maxDocSize) {
 		return tooLarge(info.Size())
 	}
-	data, err := fs.ReadFile(fsys, p)
-	if err != nil {
+	data, err := readFile(fsys, p, kb.cfg.maxDocSize)
+	var large *tooLargeError
+	switch {
+	case errors.Is(err, errNotRegular):
+		return skip("not a regular file")
+	case errors.As(err, &large):
+		if large.size > 0 {
+			return tooLarge(large.size)
+		}
+		return skip(fmt.Sprintf("too large: more than the limit of %d bytes (WithMaxDocumentSize)", kb.cfg.maxDocSize))
+	case err != nil:
 		return skip("cannot be read: " + err.Error())
-	}
-	if len(data) > kb.cfg.maxDocSize {
-		return tooLarge(int64(len(data)))
 	}
 	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 || !utf8.Valid(data) {
 		return skip("binary: not UTF-8 text")
@@ -142,6 +149,49 @@ func (kb *KB) addFile(ctx context.Context, fsys fs.FS, p string, d fs.DirEntry, 
 	report.Added = append(report.Added, p)
 	report.Chunks += len(doc.chunks)
 	return nil
+}
+
+// errNotRegular is the error of readFile for what is not a regular file.
+var errNotRegular = errors.New("not a regular file")
+
+// tooLargeError is the error of readFile for a file larger than the limit:
+// its size, or 0 when it grew past the limit as it was read.
+type tooLargeError struct{ size int64 }
+
+func (e *tooLargeError) Error() string {
+	if e.size == 0 {
+		return "the file is larger than the limit"
+	}
+	return fmt.Sprintf("the file is larger than the limit: %d bytes", e.size)
+}
+
+// readFile reads the file p of fsys, but no more than limit+1 bytes of it,
+// whatever its size said when it was listed: the file may have changed
+// since, or keep growing.
+func readFile(fsys fs.FS, p string, limit int) ([]byte, error) {
+	f, err := fsys.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	if info.Size() > int64(limit) {
+		return nil, &tooLargeError{size: info.Size()}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > limit {
+		return nil, &tooLargeError{}
+	}
+	return data, nil
 }
 
 // checkGlob checks that every element of pattern is a valid path.Match

@@ -27,8 +27,9 @@
 // Markdown (a source ending in .md, or without an extension) is cut by its
 // headings, ATX ("## Install") and setext (underlined) alike: a chunk never
 // spans two sections and keeps the path of headings it sits under. Front
-// matter is not chunked; its title becomes the document's title when it has
-// none, and its scalar fields join the document's metadata. Within a
+// matter (at most 64 KiB of it) is not chunked; its title becomes the
+// document's title when it has none, and its scalar fields join the
+// document's metadata. Titles and headings are cut to 200 characters. Within a
 // section, paragraphs, lists and fenced code blocks are packed whole into
 // chunks of at most WithChunkSize runes; a longer one is cut at a sentence
 // end or a space (at a line break in code), each piece repeating the last

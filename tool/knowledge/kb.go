@@ -89,7 +89,8 @@ type Doc struct {
 	ID string `json:"id"`
 	// Title is the document's title, shown in citations. Without one,
 	// AddDocument takes the "title" of its front matter, else its first
-	// level-1 heading, else the base name of its source (or ID).
+	// level-1 heading, else the base name of its source (or ID). A title
+	// longer than 200 characters is cut to 200, with "…" after them.
 	Title string `json:"title,omitempty"`
 	// Source says where the document comes from, a path or a URL; citations
 	// show it. Its extension tells the format: .md (and .markdown, .mdx) or
@@ -121,7 +122,8 @@ type Chunk struct {
 	// Index is the chunk's position among the document's chunks, from 0.
 	Index int `json:"index"`
 	// Headings is the path of Markdown headings the chunk sits under,
-	// outermost first.
+	// outermost first; a heading longer than 200 characters is cut to 200,
+	// with "…" after them.
 	Headings []string `json:"headings,omitempty"`
 	// Text is the chunk's text, as it is in the document.
 	Text string `json:"text"`
@@ -319,7 +321,7 @@ func New(opts ...Option) (*KB, error) {
 // empty is added without chunks: no search finds it.
 //
 // Markdown is cut by its headings: a chunk never spans two sections, and
-// keeps the path of headings it sits under. Within a section, paragraphs
+// keeps the path of headings it sits under (each cut to 200 characters). Within a section, paragraphs
 // (and lists, tables, fenced code blocks) are packed whole into chunks of
 // at most WithChunkSize runes; a longer one is cut at a sentence or a word,
 // the pieces overlapping by WithChunkOverlap runes. Other text is cut the
@@ -397,6 +399,7 @@ func (kb *KB) prepare(d Doc) (*document, error) {
 		base := path.Base(strings.ReplaceAll(name, "\\", "/"))
 		d.Title = cmp.Or(strings.TrimSpace(p.fields[TitleKey]), p.h1, strings.TrimSuffix(base, path.Ext(base)), base)
 	}
+	d.Title = clipTitle(d.Title)
 	doc := &document{doc: d, lines: newLineIndex(d.Text)}
 	titleTerms := lexrank.Tokenize(d.Title, nil)
 	for i, pc := range chunkText(d.Text, p.sections, kb.cfg.chunkSize, kb.cfg.overlap) {
