@@ -47,7 +47,9 @@
 // Open scans a directory: each subdirectory with a SKILL.md is a skill.
 // WithMaxDepth lets skills sit deeper, grouped in plain directories
 // ("office/pdf-tools/SKILL.md"); a skill's own directory is never searched
-// for more skills. Directories without a SKILL.md are passed by. FromFS
+// for more skills. Directories without a SKILL.md are passed by, and so
+// are links back to a directory the scan came through; a scan stops, with
+// a problem, after looking at 20,000 files and directories. FromFS
 // scans an fs.FS the same way, for skills compiled into the program with
 // embed.FS.
 //

@@ -116,3 +116,11 @@ func TestValidName(t *testing.T) {
 		assert.False(t, skill.ValidName(bad), bad)
 	}
 }
+
+// The error of an overlong name quotes its start, not the whole of it:
+// the front matter may hold a name of 60 KB.
+func TestTheErrorOfALongNameIsShort(t *testing.T) {
+	_, err := skill.Parse([]byte("---\nname: " + strings.Repeat("a", 60000) + "\ndescription: d\n---\n"))
+	require.ErrorContains(t, err, "is 60000 characters long, more than 64")
+	assert.Less(t, len(err.Error()), 200, err.Error()[:min(len(err.Error()), 300)])
+}

@@ -25,6 +25,12 @@ const maxDepthLimit = 16
 // maxWalk bounds the entries visited when a skill's files are listed.
 const maxWalk = 10000
 
+// maxScan bounds the directory entries a scan looks at in search of
+// skills: links between directories can make a tree of few directories
+// look like one of billions (a link to "." in each), and a scan follows
+// them as deep as WithMaxDepth allows.
+const maxScan = 20_000
+
 // Option configures a Repository.
 type Option func(*config)
 
@@ -88,7 +94,10 @@ type snapshot struct {
 // or inside the skill's own directory (for SKILL.md and the resource
 // files). A link where a skill's directory could be that leads outside
 // root is an invalid skill; a resource link that leads outside its skill
-// is not listed and cannot be read.
+// is not listed and cannot be read. A link back to a directory the scan
+// came through is passed by, and a scan that has looked at 20,000 files
+// and directories in search of skills stops there, with a problem that
+// says so.
 //
 // An invalid skill (see ErrInvalidSkill) fails Open with an error that
 // names every bad skill's file, unless WithSkipInvalid is given. root must
@@ -283,11 +292,13 @@ type scanner struct {
 	byName   map[string]*Skill
 	skills   []*Skill
 	problems []error
+	seen     int  // the directory entries looked at
+	stopped  bool // seen passed maxScan
 }
 
 func (r *Repository) scan() (*snapshot, error) {
 	sc := &scanner{r: r, byName: map[string]*Skill{}}
-	if err := sc.dir(".", 0); err != nil {
+	if err := sc.dir(".", 0, nil); err != nil {
 		return nil, err
 	}
 	slices.SortFunc(sc.skills, func(a, b *Skill) int { return strings.Compare(a.Name, b.Name) })
@@ -300,10 +311,19 @@ func (sc *scanner) problem(p string, err error) {
 
 // dir looks at the directory dir, depth levels under the root: it is a
 // skill when it holds a SKILL.md, and otherwise its subdirectories are
-// looked at while depth allows. Only a root that cannot be read is an
+// looked at while depth allows. A link to dir or to a directory above it
+// on the way (up) is passed by. Only a root that cannot be read is an
 // error; the rest are problems.
-func (sc *scanner) dir(dir string, depth int) error {
+func (sc *scanner) dir(dir string, depth int, up []fs.FileInfo) error {
+	if sc.stopped {
+		return nil
+	}
 	entries, err := fs.ReadDir(sc.r.fsys, dir)
+	if sc.seen += len(entries); sc.seen > maxScan {
+		sc.stopped = true
+		sc.problem(dir, fmt.Errorf("the scan stopped here, having looked at more than %d files and directories in search of skills (links between directories count each time they are followed); keep fewer under the root, or lower WithMaxDepth", maxScan))
+		return nil
+	}
 	if err != nil {
 		if dir == "." {
 			if sc.r.root == nil {
@@ -329,6 +349,12 @@ func (sc *scanner) dir(dir string, depth int) error {
 	if depth >= sc.r.cfg.maxDepth {
 		return nil
 	}
+	if sc.r.root != nil {
+		// The directories on the way, for links that lead back to one.
+		if info, err := fs.Stat(sc.r.fsys, dir); err == nil {
+			up = append(slices.Clip(up), info)
+		}
+	}
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
@@ -336,7 +362,7 @@ func (sc *scanner) dir(dir string, depth int) error {
 		p := path.Join(dir, e.Name())
 		switch {
 		case e.IsDir():
-			_ = sc.dir(p, depth+1)
+			_ = sc.dir(p, depth+1, up)
 		case e.Type()&fs.ModeSymlink != 0 && sc.r.root != nil:
 			// A link followed through the root: it may not leave it.
 			info, err := fs.Stat(sc.r.fsys, p)
@@ -346,8 +372,9 @@ func (sc *scanner) dir(dir string, depth int) error {
 				}
 				continue // a link to nothing
 			}
-			if info.IsDir() {
-				_ = sc.dir(p, depth+1)
+			loop := slices.ContainsFunc(up, func(u fs.FileInfo) bool { return os.SameFile(u, info) })
+			if info.IsDir() && !loop {
+				_ = sc.dir(p, depth+1, up)
 			}
 		}
 	}
@@ -449,25 +476,27 @@ func listFiles(sfs fs.FS, noLinks bool) (files []File, more bool) {
 }
 
 // readLimited reads the regular file name of fsys, refusing one larger
-// than limit bytes.
+// than limit bytes. What is not a regular file is refused before it is
+// opened: opening a named pipe waits for a writer, which may never come.
 func readLimited(fsys fs.FS, name string, limit int64) ([]byte, error) {
+	info, err := fs.Stat(fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRegular(info, limit); err != nil {
+		return nil, err
+	}
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
+	// Again, of what was opened: the file may have changed meanwhile.
+	if info, err = f.Stat(); err != nil {
 		return nil, err
 	}
-	if info.IsDir() {
-		return nil, &kindError{dir: true}
-	}
-	if !info.Mode().IsRegular() {
-		return nil, &kindError{}
-	}
-	if info.Size() > limit {
-		return nil, &sizeError{size: info.Size(), limit: limit}
+	if err := checkRegular(info, limit); err != nil {
+		return nil, err
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
@@ -477,6 +506,20 @@ func readLimited(fsys fs.FS, name string, limit int64) ([]byte, error) {
 		return nil, &sizeError{size: int64(len(data)), limit: limit, atLeast: true}
 	}
 	return data, nil
+}
+
+// checkRegular refuses what info describes unless it is a regular file of
+// at most limit bytes.
+func checkRegular(info fs.FileInfo, limit int64) error {
+	switch {
+	case info.IsDir():
+		return &kindError{dir: true}
+	case !info.Mode().IsRegular():
+		return &kindError{}
+	case info.Size() > limit:
+		return &sizeError{size: info.Size(), limit: limit}
+	}
+	return nil
 }
 
 // kindError is the error of a read of something that is not a regular
@@ -572,6 +615,14 @@ func (l *linkFreeFS) Open(name string) (fs.File, error) {
 		return nil, err
 	}
 	return l.fsys.Open(full)
+}
+
+func (l *linkFreeFS) Stat(name string) (fs.FileInfo, error) {
+	full, err := l.check("stat", name)
+	if err != nil {
+		return nil, err
+	}
+	return fs.Stat(l.fsys, full)
 }
 
 func (l *linkFreeFS) ReadDir(name string) ([]fs.DirEntry, error) {

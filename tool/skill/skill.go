@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/trellis-go/trellis/internal/textcut"
 )
 
 // FileName is the name of the file that makes a directory a skill.
@@ -145,7 +147,7 @@ func checkName(name string) error {
 	case name == "":
 		return errors.New("the name is empty")
 	case len(name) > MaxNameLength:
-		return fmt.Errorf("name %q is %d characters long, more than %d", name, len(name), MaxNameLength)
+		return fmt.Errorf("name %q is %d characters long, more than %d", textcut.Clip(name, MaxNameLength, "..."), len(name), MaxNameLength)
 	}
 	prevHyphen := true // no hyphen may start the name
 	for i := 0; i < len(name); i++ {

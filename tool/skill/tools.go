@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -221,6 +222,10 @@ func (t *Toolset) lookup(name string) (*Skill, error) {
 	if s := snap.byName[name]; s != nil && (t.cfg.allow == nil || t.cfg.allow[name]) {
 		return s, nil
 	}
+	// The name is the model's: no skill's name is longer than
+	// MaxNameLength, and a longer one is neither quoted whole nor compared
+	// whole with every name.
+	name = textcut.Clip(name, 2*MaxNameLength, "...")
 	offered := t.offered(snap)
 	names := make([]string, len(offered))
 	for i, s := range offered {
@@ -366,10 +371,16 @@ func (t *Toolset) read(s *Skill, p string) ([]byte, error) {
 	return data, nil
 }
 
+// maxPath is the length, in bytes, of the longest path skill_read_file
+// takes.
+const maxPath = 4096
+
 // cleanPath checks a path a model gave and returns it cleaned,
 // slash-separated and relative to the skill's directory.
 func cleanPath(p string) (string, error) {
 	switch {
+	case len(p) > maxPath:
+		return "", fmt.Errorf("path %q is %d bytes long, more than the %d a path may have; %s lists the files", textcut.Clip(p, 64, "..."), len(p), maxPath, LoadName)
 	case strings.ContainsRune(p, 0):
 		return "", fmt.Errorf("path %q has a NUL byte", p)
 	case strings.HasPrefix(p, "/") || filepath.IsAbs(p) || filepath.VolumeName(p) != "":

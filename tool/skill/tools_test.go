@@ -211,3 +211,19 @@ func TestTheInstructionFollowsReload(t *testing.T) {
 	res := call(t, ts, skill.LoadName, map[string]string{"name": "xlsx"})
 	assert.Contains(t, res.Text(), "Use the sheet.")
 }
+
+// Names and paths are the model's: an enormous one is neither echoed whole
+// in the error nor compared whole with every skill's name.
+func TestToolErrorsDoNotEchoHugeArguments(t *testing.T) {
+	ts := sampleTools(t)
+	huge := strings.Repeat("pdf-tools", 100_000)
+	res := call(t, ts, skill.LoadName, map[string]string{"name": huge})
+	require.True(t, res.IsError)
+	assert.ErrorIs(t, res.Err, skill.ErrNotFound)
+	assert.Less(t, len(res.Text()), 1000, "the error of skill_load")
+
+	res = call(t, ts, skill.ReadFileName, map[string]string{"name": "pdf-tools", "path": huge})
+	require.True(t, res.IsError)
+	assert.Less(t, len(res.Text()), 1000, "the error of skill_read_file")
+	assert.True(t, strings.Contains(res.Text(), "bytes long, more than the 4096 a path may have"), "the error says the path is too long")
+}
