@@ -26,7 +26,8 @@ var (
 	// limit.
 	ErrTooLarge = errors.New("artifact too large")
 	// ErrInvalidArtifact: the artifact cannot be stored as it is (a media
-	// type that does not parse, a negative version).
+	// type that does not parse, metadata that is not UTF-8, a negative
+	// version).
 	ErrInvalidArtifact = errors.New("invalid artifact")
 	// ErrNoStore: the context carries no store (see WithStore).
 	ErrNoStore = errors.New("no artifact store in the context")
@@ -186,10 +187,15 @@ func CheckName(name string) error {
 	return nil
 }
 
+// maxMediaType is the length, in bytes, of the longest media type a store
+// takes.
+const maxMediaType = 1024
+
 // Prepare checks what Save is given and returns the artifact as a store
 // keeps it: the name checked with CheckName, the data no larger than
-// maxSize bytes (no limit when maxSize is not positive), the metadata no
-// larger than MaxMetadataSize, and the media type parsed or, when empty,
+// maxSize bytes (no limit when maxSize is not positive), the metadata
+// valid UTF-8 and no larger than MaxMetadataSize, and the media type (at
+// most 1024 bytes) parsed or, when empty,
 // taken from the name's extension or else guessed from the first bytes of
 // the data (text/plain, image/png, application/octet-stream, ...). The
 // data and metadata are copies. Stores of other packages call it to keep
@@ -204,11 +210,17 @@ func Prepare(name string, a Artifact, maxSize int64) (Artifact, error) {
 	meta := 0
 	for k, v := range a.Metadata {
 		meta += len(k) + len(v)
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return Artifact{}, fmt.Errorf("%w: artifact %q: the metadata is not valid UTF-8", ErrInvalidArtifact, name)
+		}
 	}
 	if meta > MaxMetadataSize {
 		return Artifact{}, fmt.Errorf("%w: artifact %q has %d bytes of metadata, more than %d", ErrTooLarge, name, meta, MaxMetadataSize)
 	}
 	mt := strings.TrimSpace(a.MediaType)
+	if len(mt) > maxMediaType {
+		return Artifact{}, fmt.Errorf("%w: artifact %q: the media type is %d bytes long, more than %d", ErrInvalidArtifact, name, len(mt), maxMediaType)
+	}
 	if mt == "" {
 		mt = guessType(name, a.Data)
 	} else if _, _, err := mime.ParseMediaType(mt); err != nil {

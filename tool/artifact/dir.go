@@ -33,11 +33,12 @@ import (
 //
 // where APP, USER, THREAD and NAME are escaped to be safe and distinct on
 // any file system, even one that ignores case (lower-case ASCII letters,
-// digits, '-' and '.' but in front stay, '_' stands for an empty value,
-// '%XX' for every other byte, and a hash for a value that would be longer
-// than 120 bytes) and VERSION is the version's number. A version file holds a header (the name, media
-// type, size, time and metadata) and the data; it is never changed once
-// written.
+// digits, '-' and '.' but at either end stay, but for the first letter of
+// a name Windows keeps for a device, such as "nul"; '_' stands for an
+// empty value, '%XX' for every other byte, and a hash for a value that
+// would be longer than 120 bytes) and VERSION is the version's number. A
+// version file holds a header (the name, media type, size, time and
+// metadata) and the data; it is never changed once written.
 //
 // A Save writes the version to a temporary file in the artifact's folder,
 // syncs it, and then claims the next version number by making a hard link
@@ -72,8 +73,10 @@ type header struct {
 const magic = "trellis-artifact 1\n"
 
 // maxHeader bounds the header of a version file: the largest metadata,
-// escaped, and the rest.
-const maxHeader = 6*MaxMetadataSize + 8<<10
+// escaped (a byte can take six, and each pair of a key of two or three
+// bytes and an empty value six more), and the rest. Save refuses an
+// artifact whose header would be larger.
+const maxHeader = 10*MaxMetadataSize + 8<<10
 
 // NewDir returns a store that keeps its artifacts under root, which it
 // creates if it is missing. Close releases it.
@@ -97,15 +100,19 @@ func (d *Dir) Close() error { return d.root.Close() }
 // segment escapes s into one path segment that is safe on any file
 // system and distinct from that of any other string, ignoring case too.
 // It never starts with '.', so that it is neither "." nor ".." nor a
-// temporary file.
+// temporary file; it never ends with '.', which Windows drops ("a." would
+// be "a"), and is never a name Windows keeps for a device ("con",
+// "nul.txt", "com1").
 func segment(s string) string {
 	if s == "" {
 		return "_"
 	}
 	var b strings.Builder
+	device := isDeviceName(s)
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' && i > 0 {
+		keep := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' && i > 0 && i < len(s)-1
+		if keep && !(device && i == 0) {
 			b.WriteByte(c)
 			continue
 		}
@@ -116,6 +123,19 @@ func segment(s string) string {
 		return "~" + hex.EncodeToString(sum[:])
 	}
 	return b.String()
+}
+
+// isDeviceName reports whether s, kept as it is, would name a device on
+// Windows: "con", "prn", "aux", "nul", "com1" to "com9" or "lpt1" to
+// "lpt9", alone or before a '.' ("nul.txt"). Only lower-case letters are
+// kept as they are.
+func isDeviceName(s string) bool {
+	base, _, _ := strings.Cut(s, ".")
+	switch base {
+	case "con", "prn", "aux", "nul":
+		return true
+	}
+	return len(base) == 4 && (base[:3] == "com" || base[:3] == "lpt") && base[3] >= '1' && base[3] <= '9'
 }
 
 // scopeDir returns the folder of a scope's artifacts.
@@ -143,6 +163,9 @@ func (d *Dir) Save(ctx context.Context, scope Scope, name string, a Artifact) (i
 	hb, err := json.Marshal(header{Name: name, MediaType: a.MediaType, Size: int64(len(a.Data)), Saved: d.opts.now().UTC(), Metadata: a.Metadata})
 	if err != nil {
 		return 0, fmt.Errorf("artifact: save %q: %w", name, err)
+	}
+	if len(hb) > maxHeader {
+		return 0, fmt.Errorf("%w: artifact %q: its name, media type and metadata take %d bytes as the store writes them, more than %d", ErrTooLarge, name, len(hb), maxHeader)
 	}
 	dir := filepath.Join(scopeDir(scope.For(name)), segment(name))
 	mu := d.lock(dir)
@@ -323,7 +346,8 @@ func (d *Dir) openVersion(dir string, version int) (*os.File, fs.FileInfo, error
 
 // readHeader reads the magic line and header of a version file from r and
 // checks that it is the file of name, unless name is "". It returns the
-// header and the bytes it took.
+// header and the bytes it took. r should stop after maxHeader bytes of
+// header (see headerReader).
 func readHeader(r *bufio.Reader, name string) (header, int64, error) {
 	var h header
 	line, err := r.ReadString('\n')
@@ -332,15 +356,24 @@ func readHeader(r *bufio.Reader, name string) (header, int64, error) {
 	}
 	hl, err := r.ReadBytes('\n')
 	if err != nil {
-		return h, 0, fmt.Errorf("the header is cut: %w", err)
+		return h, 0, fmt.Errorf("the header is cut, or longer than %d bytes: %w", maxHeader, err)
 	}
 	if err := json.Unmarshal(hl, &h); err != nil {
 		return h, 0, fmt.Errorf("the header is corrupt: %w", err)
+	}
+	if h.Size < 0 {
+		return h, 0, fmt.Errorf("the header is corrupt: it gives the size %d", h.Size)
 	}
 	if name != "" && h.Name != name {
 		return h, 0, fmt.Errorf("the file holds artifact %q, not %q", h.Name, name)
 	}
 	return h, int64(len(line) + len(hl)), nil
+}
+
+// headerReader reads the header of the version file f, and no more than
+// the longest header can take.
+func headerReader(f *os.File) *bufio.Reader {
+	return bufio.NewReader(io.LimitReader(f, int64(len(magic))+maxHeader))
 }
 
 // readVersion reads a version file whole.
@@ -350,16 +383,18 @@ func (d *Dir) readVersion(dir, name string, version int) (header, []byte, error)
 		return header{}, nil, err
 	}
 	defer func() { _ = f.Close() }()
-	r := bufio.NewReader(f)
-	h, n, err := readHeader(r, name)
+	h, n, err := readHeader(headerReader(f), name)
 	if err != nil {
 		return h, nil, err
 	}
 	if size := fi.Size() - n; size != h.Size {
 		return h, nil, fmt.Errorf("the data is %d bytes, the header says %d", size, h.Size)
 	}
+	if _, err := f.Seek(n, io.SeekStart); err != nil {
+		return h, nil, err
+	}
 	data := make([]byte, h.Size)
-	if _, err := io.ReadFull(r, data); err != nil {
+	if _, err := io.ReadFull(f, data); err != nil {
 		return h, nil, fmt.Errorf("reading the data: %w", err)
 	}
 	return h, data, nil
@@ -372,7 +407,7 @@ func (d *Dir) statVersion(dir, name string, version int) (Info, error) {
 		return Info{}, err
 	}
 	defer func() { _ = f.Close() }()
-	h, _, err := readHeader(bufio.NewReader(io.LimitReader(f, int64(len(magic))+maxHeader)), name)
+	h, _, err := readHeader(headerReader(f), name)
 	if err != nil {
 		return Info{}, err
 	}

@@ -40,7 +40,8 @@
 // control characters or spaces at the ends (CheckName); artifacts have no
 // folders. A store refuses data larger than WithMaxSize (DefaultMaxSize)
 // and metadata larger than MaxMetadataSize, with errors that match
-// ErrTooLarge. An empty media type is filled in from the name's extension
+// ErrTooLarge, and metadata that is not UTF-8 or a media type longer than
+// 1024 bytes, with errors that match ErrInvalidArtifact. An empty media type is filled in from the name's extension
 // or else from the data's first bytes.
 //
 // # Versions
