@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -238,7 +239,7 @@ func (c *toolConfig) run(ctx context.Context, kb *KB, q Query) (tool.Result, err
 // noResults says that q found nothing.
 func noResults(q Query) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "No passages match %q", q.Text)
+	fmt.Fprintf(&b, "No passages match %q", textcut.Clip(q.Text, 200, "…"))
 	var narrowed []string
 	for _, k := range slices.Sorted(maps.Keys(q.Filter)) {
 		narrowed = append(narrowed, k+"="+q.Filter[k])

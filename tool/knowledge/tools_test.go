@@ -58,6 +58,11 @@ Water boils at 100 degrees at sea level.`, out.Content[0].Text)
 	out = call(t, search, `{"query":"absinthe"}`)
 	require.False(t, out.IsError)
 	assert.Equal(t, `No passages match "absinthe". Search with other words.`, out.Content[0].Text)
+	// A huge query that matches nothing is not echoed whole.
+	out = call(t, search, `{"query":"`+strings.Repeat("zq ", 10000)+`"}`)
+	require.False(t, out.IsError)
+	assert.Less(t, len(out.Content[0].Text), 400)
+	assert.Contains(t, out.Content[0].Text, "…")
 
 	// The limit is capped.
 	kb2 := newKB(t, knowledge.WithChunkSize(120), knowledge.WithMaxPerDocument(0), knowledge.WithMergeAdjacent(false))
