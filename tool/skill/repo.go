@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/trellis-go/trellis/internal/bytesize"
 )
 
 // DefaultMaxDepth is how deep under the root Open and FromFS look for
@@ -544,7 +546,7 @@ func (e *sizeError) Error() string {
 	if e.atLeast {
 		more = "at least "
 	}
-	size, limit := formatSize(e.size), formatSize(e.limit)
+	size, limit := bytesize.Format(e.size), bytesize.Format(e.limit)
 	if size == limit {
 		// Rounded alike: the bytes tell them apart.
 		size, limit = fmt.Sprintf("%d bytes", e.size), fmt.Sprintf("%d bytes", e.limit)
@@ -632,16 +634,3 @@ func (l *linkFreeFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	}
 	return fs.ReadDir(l.fsys, full)
 }
-
-// formatSize writes n bytes for people: "512 bytes", "64 KiB", "1.5 MiB".
-func formatSize(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d bytes", n)
-	case n < 1<<20:
-		return trimZero(fmt.Sprintf("%.1f", float64(n)/(1<<10))) + " KiB"
-	}
-	return trimZero(fmt.Sprintf("%.1f", float64(n)/(1<<20))) + " MiB"
-}
-
-func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }

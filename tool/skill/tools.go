@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/trellis-go/trellis/internal/bytesize"
 	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -319,7 +320,7 @@ func loadText(s *Skill) string {
 	if len(s.Files) > 0 {
 		fmt.Fprintf(&b, "\n\nFiles of the skill (read one with %s, name %q and the path as listed):", ReadFileName, s.Name)
 		for _, f := range s.Files {
-			fmt.Fprintf(&b, "\n- %s (%s)", f.Path, formatSize(f.Size))
+			fmt.Fprintf(&b, "\n- %s (%s)", f.Path, bytesize.Format(f.Size))
 		}
 		if s.MoreFiles {
 			b.WriteString("\n- ... and more files not listed")
@@ -331,7 +332,7 @@ func loadText(s *Skill) string {
 func (t *Toolset) readFileTool() (tool.Tool, error) {
 	return tool.NewFunc(ReadFileName,
 		fmt.Sprintf("Read a file of a skill, by the path "+LoadName+" lists, relative to the skill's directory. "+
-			"Returns the file's text; files larger than %s and binary files are refused.", formatSize(t.cfg.maxFileSize)),
+			"Returns the file's text; files larger than %s and binary files are refused.", bytesize.Format(t.cfg.maxFileSize)),
 		func(_ context.Context, in ReadFileArgs) (string, error) {
 			s, err := t.lookup(in.Name)
 			if err != nil {

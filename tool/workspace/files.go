@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/trellis-go/trellis/internal/bytesize"
 	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -51,7 +52,7 @@ func (w *Toolset) readFileTool() (tool.Tool, error) {
 		"At most %d lines are shown from offset (limit sets another number), and a note at the end says when the file has more. "+
 		"Files larger than %s and binary files are refused. "+
 		"A Jupyter notebook (.ipynb) is shown cell by cell instead of as JSON: each cell's number (from 0), type and id, its source lines numbered from 1 within the cell, and its outputs in short; offset and limit then count the lines of that rendering.",
-		DefaultReadLimit, formatSize(w.cfg.maxFileSize))
+		DefaultReadLimit, bytesize.Format(w.cfg.maxFileSize))
 	if !w.cfg.readOnly {
 		desc += " Change a notebook's cells with " + NotebookEditName + "."
 	}
@@ -107,7 +108,7 @@ func (w *Toolset) readText(p, by string) ([]byte, error) {
 		return nil, fmt.Errorf("%q is not a regular file", p)
 	}
 	tooLarge := func(size int64) error {
-		return fmt.Errorf("%q is %s, larger than the %s %s works on", p, formatSize(size), formatSize(w.cfg.maxFileSize), by)
+		return fmt.Errorf("%q is %s, larger than the %s %s works on", p, bytesize.Format(size), bytesize.Format(w.cfg.maxFileSize), by)
 	}
 	if info.Size() > w.cfg.maxFileSize {
 		return nil, tooLarge(info.Size())

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trellis-go/trellis/internal/bytesize"
 	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -86,7 +87,7 @@ var errEnough = errors.New("enough results")
 func (w *Toolset) grepTool() (tool.Tool, error) {
 	desc := fmt.Sprintf("Searches the text files of the workspace for lines that match a regular expression and returns them as path:line: text, at most %d of them; in a Jupyter notebook, the cells' sources are searched and a match reads path [cell N]:line: text, numbered as read_file shows the notebook. "+
 		"glob narrows the search to some files. Binary files, files larger than %s, and directories named .git and node_modules are not searched.",
-		w.cfg.maxResults, formatSize(w.cfg.maxFileSize))
+		w.cfg.maxResults, bytesize.Format(w.cfg.maxFileSize))
 	return tool.NewFunc(GrepName, desc,
 		func(ctx context.Context, in GrepArgs) (string, error) {
 			expr := in.Pattern
@@ -189,7 +190,7 @@ func (w *Toolset) grepTool() (tool.Tool, error) {
 				fmt.Fprintf(&b, "[showing the first %d matches; narrow the pattern or the glob to see the others]\n", matches)
 			}
 			if oversized > 0 {
-				fmt.Fprintf(&b, "[%s larger than %s not searched]\n", plural(oversized, "file"), formatSize(w.cfg.maxFileSize))
+				fmt.Fprintf(&b, "[%s larger than %s not searched]\n", plural(oversized, "file"), bytesize.Format(w.cfg.maxFileSize))
 			}
 			if unreadable > 0 {
 				fmt.Fprintf(&b, "[%s could not be read]\n", plural(unreadable, "file"))

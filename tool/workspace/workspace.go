@@ -250,16 +250,3 @@ func pathError(p string, err error) error {
 	}
 	return fmt.Errorf("%q cannot be accessed: %v", p, cause)
 }
-
-// formatSize writes n bytes for people: "512 bytes", "64 KiB", "1.5 MiB".
-func formatSize(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d bytes", n)
-	case n < 1<<20:
-		return trimZero(fmt.Sprintf("%.1f", float64(n)/(1<<10))) + " KiB"
-	}
-	return trimZero(fmt.Sprintf("%.1f", float64(n)/(1<<20))) + " MiB"
-}
-
-func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
