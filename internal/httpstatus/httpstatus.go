@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 )
 
 // Transient reports whether a request answered with status code may succeed
@@ -38,3 +39,23 @@ func (e *tunnelError) Error() string {
 
 // Transient reports whether the proxy may open the tunnel if asked again.
 func (e *tunnelError) Transient() bool { return Transient(e.status) }
+
+// ProxyTransport is http.DefaultTransport's settings with the proxies proxy
+// chooses, and TunnelRefused for tunnels the proxy refuses.
+func ProxyTransport(proxy func(*http.Request) (*url.URL, error)) *http.Transport {
+	var t *http.Transport
+	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = dt.Clone()
+	} else {
+		t = &http.Transport{
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          100,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ExpectContinueTimeout: time.Second,
+		}
+	}
+	t.Proxy = proxy
+	t.OnProxyConnectResponse = TunnelRefused
+	return t
+}

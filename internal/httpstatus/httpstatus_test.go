@@ -3,6 +3,7 @@ package httpstatus
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,4 +35,15 @@ func TestTunnelRefused(t *testing.T) {
 	err = TunnelRefused(context.Background(), nil, req, &http.Response{StatusCode: 503, Status: "503 Service Unavailable"})
 	require.ErrorAs(t, err, &tr)
 	assert.True(t, tr.Transient())
+}
+
+func TestProxyTransport(t *testing.T) {
+	u := &url.URL{Scheme: "http", Host: "proxy.test:3128"}
+	tr := ProxyTransport(http.ProxyURL(u))
+	got, err := tr.Proxy(&http.Request{URL: &url.URL{Scheme: "https", Host: "site.test"}})
+	require.NoError(t, err)
+	assert.Equal(t, u, got)
+	require.NotNil(t, tr.OnProxyConnectResponse)
+	assert.Error(t, tr.OnProxyConnectResponse(context.Background(), u, &http.Request{Host: "site.test:443"}, &http.Response{StatusCode: 403, Status: "403 Forbidden"}))
+	assert.NotSame(t, http.DefaultTransport, tr, "the default transport is left as it is")
 }

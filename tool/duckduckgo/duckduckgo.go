@@ -200,7 +200,7 @@ func NewTool(opts ...Option) (tool.Tool, error) {
 	if c.client == nil {
 		c.client = &http.Client{Timeout: 15 * time.Second}
 		if c.proxy != nil {
-			c.client.Transport = proxyTransport(c.proxy)
+			c.client.Transport = httpstatus.ProxyTransport(c.proxy)
 		}
 	}
 	return tool.NewFunc(c.name, "Looks up a topic, a name or a term with DuckDuckGo's Instant Answer API: a summary with its source, a definition, an instant answer, and related topics. It does not list general web pages; a query without an answer finds nothing.",
@@ -215,26 +215,6 @@ func NewTool(opts ...Option) (tool.Tool, error) {
 		},
 		tool.WithMetadata(tool.Metadata{ReadOnly: true, SearchOrRead: true, OpenWorld: true, ConcurrencySafe: true}),
 		tool.WithTitle("DuckDuckGo search"))
-}
-
-// proxyTransport is http.DefaultTransport's settings with the proxies
-// proxy chooses.
-func proxyTransport(proxy func(*http.Request) (*url.URL, error)) *http.Transport {
-	var t *http.Transport
-	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-		t = dt.Clone()
-	} else {
-		t = &http.Transport{
-			ForceAttemptHTTP2:     true,
-			MaxIdleConns:          100,
-			IdleConnTimeout:       90 * time.Second,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ExpectContinueTimeout: time.Second,
-		}
-	}
-	t.Proxy = proxy
-	t.OnProxyConnectResponse = httpstatus.TunnelRefused
-	return t
 }
 
 // search asks the API about query.

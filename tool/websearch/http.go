@@ -182,7 +182,7 @@ func newHTTPBackend(name, defaultBase string, opts []BackendOption, check func(c
 	if h.client == nil {
 		h.client = &http.Client{Timeout: DefaultTimeout, CheckRedirect: sameHost}
 		if c.proxy != nil {
-			h.client.Transport = proxyTransport(c.proxy)
+			h.client.Transport = httpstatus.ProxyTransport(c.proxy)
 		}
 	}
 	for k, v := range c.header {
@@ -204,26 +204,6 @@ func sameHost(req *http.Request, via []*http.Request) error {
 		return fmt.Errorf("not following a redirect to another host, %s: set WithBaseURL to the address that answers", req.URL.Host)
 	}
 	return nil
-}
-
-// proxyTransport is http.DefaultTransport's settings with the proxies
-// proxy chooses.
-func proxyTransport(proxy func(*http.Request) (*url.URL, error)) *http.Transport {
-	var t *http.Transport
-	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-		t = dt.Clone()
-	} else {
-		t = &http.Transport{
-			ForceAttemptHTTP2:     true,
-			MaxIdleConns:          100,
-			IdleConnTimeout:       90 * time.Second,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ExpectContinueTimeout: time.Second,
-		}
-	}
-	t.Proxy = proxy
-	t.OnProxyConnectResponse = httpstatus.TunnelRefused
-	return t
 }
 
 // get asks the service for path (below the base URL's) with params and
