@@ -221,7 +221,7 @@ func (s *Saver) put(ctx context.Context, cp state.Checkpoint, cond bool, latest 
 func (s *Saver) putIfLatest(ctx context.Context, cp state.Checkpoint, latest string, args []any) error {
 	key := s.threadLock(cp.ThreadID, cp.Namespace)
 	var tag pgconn.CommandTag
-	attempt := func() error {
+	err := again(ctx, func() error {
 		b := &pgx.Batch{}
 		b.Queue(`SELECT pg_advisory_xact_lock($1)`, key)
 		b.Queue(s.q.putIfLatest, append(args, latest)...).Exec(func(t pgconn.CommandTag) error {
@@ -229,23 +229,14 @@ func (s *Saver) putIfLatest(ctx context.Context, cp state.Checkpoint, latest str
 			return nil
 		})
 		return s.pool.SendBatch(ctx, b).Close()
+	})
+	switch {
+	case err != nil:
+		return fmt.Errorf("postgres: put: %w", describe(cp.ThreadID, cp.Namespace, cp.ID, err))
+	case tag.RowsAffected() == 0:
+		return s.refused(ctx, cp, latest)
 	}
-	backoff := firstBackoff
-	for n := 1; ; n++ {
-		err := attempt()
-		switch {
-		case err == nil && tag.RowsAffected() > 0:
-			return nil
-		case err == nil:
-			return s.refused(ctx, cp, latest)
-		case n == maxAttempts || !transient(err):
-			return fmt.Errorf("postgres: put: %w", describe(cp.ThreadID, cp.Namespace, cp.ID, err))
-		}
-		if perr := pause(ctx, backoff); perr != nil {
-			return fmt.Errorf("postgres: put: %w", describe(cp.ThreadID, cp.Namespace, cp.ID, errors.Join(err, perr)))
-		}
-		backoff *= 2
-	}
+	return nil
 }
 
 // refused is the error of a conditional put that stored nothing: cp's ID
@@ -289,14 +280,27 @@ const (
 // (40P01) or a serialization failure (40001), with a growing, randomized
 // pause between attempts.
 func (s *Saver) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	var tag pgconn.CommandTag
+	err := again(ctx, func() (err error) {
+		tag, err = s.pool.Exec(ctx, sql, args...)
+		return err
+	})
+	return tag, err
+}
+
+// again runs attempt, and again, up to maxAttempts in all, while it fails
+// with an error PostgreSQL aborted as transient, pausing between attempts.
+// It returns the last attempt's error, joined with the context's cause
+// when the context ended during a pause.
+func again(ctx context.Context, attempt func() error) error {
 	backoff := firstBackoff
-	for attempt := 1; ; attempt++ {
-		tag, err := s.pool.Exec(ctx, sql, args...)
-		if err == nil || attempt == maxAttempts || !transient(err) {
-			return tag, err
+	for n := 1; ; n++ {
+		err := attempt()
+		if err == nil || n == maxAttempts || !transient(err) {
+			return err
 		}
 		if perr := pause(ctx, backoff); perr != nil {
-			return tag, errors.Join(err, perr)
+			return errors.Join(err, perr)
 		}
 		backoff *= 2
 	}
