@@ -243,10 +243,8 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 			if err != nil {
 				return s, graph.Command[S]{}, err
 			}
-			for _, c := range ext {
-				if _, ok := answers[c.ID]; !ok {
-					return s, graph.Command[S]{}, fmt.Errorf("nodes: no result was supplied for call %s of tool %q (supplied: %v)", c.ID, c.Name, keys(answers))
-				}
+			if err := allAnswered(ext, answers); err != nil {
+				return s, graph.Command[S]{}, err
 			}
 			var rest []model.ToolCall
 			for _, c := range calls {
@@ -336,12 +334,11 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 			if err != nil {
 				return s, graph.Command[S]{}, err
 			}
+			if err := allAnswered(ext, answers); err != nil {
+				return s, graph.Command[S]{}, err
+			}
 			for _, c := range ext {
-				r, ok := answers[c.ID]
-				if !ok {
-					return s, graph.Command[S]{}, fmt.Errorf("nodes: no result was supplied for call %s of tool %q (supplied: %v)", c.ID, c.Name, keys(answers))
-				}
-				out = append(out, answer{call: c, result: r})
+				out = append(out, answer{call: c, result: answers[c.ID]})
 			}
 		}
 		out = append(out, supplied...)
@@ -423,6 +420,17 @@ func external(list *tool.ToolList, c model.ToolCall) bool {
 
 // splitExternal returns the calls the framework runs and those the caller
 // executes (see external), each in call order.
+// allAnswered reports the first of the calls left to the caller that
+// answers has no result for.
+func allAnswered(ext []model.ToolCall, answers map[string]tool.Result) error {
+	for _, c := range ext {
+		if _, ok := answers[c.ID]; !ok {
+			return fmt.Errorf("nodes: no result was supplied for call %s of tool %q (supplied: %v)", c.ID, c.Name, keys(answers))
+		}
+	}
+	return nil
+}
+
 func splitExternal(list *tool.ToolList, calls []model.ToolCall) (run, ext []model.ToolCall) {
 	isExt := false
 	for i, c := range calls {
