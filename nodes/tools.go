@@ -418,8 +418,6 @@ func external(list *tool.ToolList, c model.ToolCall) bool {
 	return ok && (tool.IsDeclarationOnly(t) || !list.Executable(c.Name))
 }
 
-// splitExternal returns the calls the framework runs and those the caller
-// executes (see external), each in call order.
 // allAnswered reports the first of the calls left to the caller that
 // answers has no result for.
 func allAnswered(ext []model.ToolCall, answers map[string]tool.Result) error {
@@ -431,6 +429,8 @@ func allAnswered(ext []model.ToolCall, answers map[string]tool.Result) error {
 	return nil
 }
 
+// splitExternal returns the calls the framework runs and those the caller
+// executes (see external), each in call order.
 func splitExternal(list *tool.ToolList, calls []model.ToolCall) (run, ext []model.ToolCall) {
 	isExt := false
 	for i, c := range calls {
