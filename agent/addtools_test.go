@@ -112,3 +112,30 @@ func TestCallerAnswerKeptWhenResumedWithOtherTools(t *testing.T) {
 	assert.Equal(t, "c1", tm.ToolCallID)
 	assert.False(t, tm.IsError)
 }
+
+// An agent without tools of its own still offers the tools and the
+// instructions a run adds (tool.AddTools, tool.AddInstructions).
+func TestRunToolsReachAgentWithoutTools(t *testing.T) {
+	pick, err := tool.NewDeclaration(model.ToolDefinition{Name: "ui_pick_date", Description: "the user picks a date",
+		InputSchema: []byte(`{"type":"object"}`)})
+	require.NoError(t, err)
+	var names []string
+	var system string
+	m := scripted.New(scripted.Func(func(req *model.Request) (*model.Response, error) {
+		for _, d := range req.Tools {
+			names = append(names, d.Name)
+		}
+		if req.Messages[0].Role == model.RoleSystem {
+			system = req.Messages[0].Text()
+		}
+		return &model.Response{Message: model.Assistant("", model.ToolCall{ID: "c1", Name: "ui_pick_date", Arguments: []byte(`{}`)})}, nil
+	}))
+	g, err := agent.NewReAct(m, agent.WithSystemPrompt("Book tables."))
+	require.NoError(t, err)
+	ctx := tool.ResolveWith(context.Background(), tool.AddTools(pick), tool.AddInstructions("Today is Monday."))
+	_, err = g.Invoke(ctx, agent.Ask("book"))
+	var ie *graph.InterruptError
+	require.ErrorAs(t, err, &ie, "the added tool's call is left to the caller")
+	assert.Equal(t, []string{"ui_pick_date"}, names)
+	assert.Equal(t, "Book tables.\n\nToday is Monday.", system)
+}

@@ -357,6 +357,7 @@ func TestEventsModelStreamingAndModelEnd(t *testing.T) {
 		inCall   bool
 		callIDs  []string
 		callArgs []string
+		msgIDs   []string
 	)
 	for _, ev := range evs {
 		switch ev.Kind {
@@ -364,6 +365,7 @@ func TestEventsModelStreamingAndModelEnd(t *testing.T) {
 			require.False(t, inCall)
 			inCall = true
 			starts++
+			msgIDs = append(msgIDs, ev.Payload.(nodes.ModelCall).MessageID)
 			text = append(text, strings.Builder{})
 			assert.Equal(t, "llm", ev.Node)
 		case nodes.KindModelDelta:
@@ -395,13 +397,15 @@ func TestEventsModelStreamingAndModelEnd(t *testing.T) {
 	assert.Equal(t, usage, ends[1].Usage)
 	assert.Equal(t, "stop", ends[1].FinishReason)
 	assert.Equal(t, "scripted", ends[1].Provider)
-	var replies []string
+	var replies, replyIDs []string
 	for _, msg := range lastVal.Messages {
 		if msg.Role == model.RoleAssistant {
 			replies = append(replies, msg.Text())
+			replyIDs = append(replyIDs, msg.ID)
 		}
 	}
 	require.Len(t, replies, 2)
+	assert.Equal(t, replyIDs, msgIDs, "each model call announces the ID its reply gets")
 	assert.Equal(t, replies[0], text[0].String())
 	assert.Equal(t, replies[1], text[1].String())
 	assert.Equal(t, "the answer is forty two", replies[1])

@@ -105,6 +105,10 @@ type ModelCall struct {
 	Usage model.Usage
 	// FinishReason is the provider's reason for stopping (KindModelEnd).
 	FinishReason string
+	// MessageID is the ID the reply gets in the conversation, known before
+	// the call so that a user interface can show the streamed tokens
+	// (KindModelDelta) as the message the state will hold.
+	MessageID string
 }
 
 // LLM returns a node that calls m with the conversation and appends its
@@ -144,7 +148,9 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 		ctx = tool.WithRun(cfg.withMemory(ctx), s, slices.Clip(*msgs))
 		req := &model.Request{Model: cfg.modelName, Settings: cfg.settings}
 		var instructions string
-		if len(cfg.toolsets) > 0 {
+		if len(cfg.toolsets) > 0 || tool.RunResolveOptions(ctx) != nil {
+			// A run's own tools and instructions (tool.AddTools,
+			// tool.AddInstructions) reach a node without toolsets too.
 			list, err := cfg.resolveTools(ctx)
 			if err != nil {
 				return s, err
@@ -185,7 +191,7 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 		}
 		req.Messages = append(req.Messages, *msgs...)
 
-		call := ModelCall{Provider: info.Provider, Model: info.Name, Agent: cfg.name, Tools: len(req.Tools)}
+		call := ModelCall{Provider: info.Provider, Model: info.Name, Agent: cfg.name, Tools: len(req.Tools), MessageID: NewMessageID()}
 		if cfg.modelName != "" {
 			call.Model = cfg.modelName
 		}
@@ -206,7 +212,7 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 
 		reply := resp.Message
 		reply.Role = model.RoleAssistant
-		reply.ID = NewMessageID()
+		reply.ID = call.MessageID
 		reply.ToolCalls = uniqueCallIDs(*msgs, reply.ToolCalls)
 		if cfg.repair {
 			repairArguments(&reply)

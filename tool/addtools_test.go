@@ -69,3 +69,27 @@ func TestAddToolsRefusesBadTools(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidTool)
 	assert.Contains(t, err.Error(), "empty name")
 }
+
+// Instructions added for one run come after the tools' own, survive
+// selection and With, and blank ones are left out.
+func TestAddInstructionsForOneRun(t *testing.T) {
+	guided := MustFunc("guided", "has guidance", func(context.Context, searchArgs) (string, error) { return "", nil },
+		WithInstruction("Use guided first."))
+	sets := []Toolset{NewStatic("agent", guided, named("plain"))}
+	ctx := ResolveWith(context.Background(), AddInstructions("The user is in Paris.", "  "), AddInstructions("Be brief."))
+	l, err := Resolve(ctx, sets)
+	require.NoError(t, err)
+	assert.Equal(t, "Use guided first.\n\nThe user is in Paris.\n\nBe brief.", l.Instructions())
+
+	keepPlain := SelectorFunc(func(_ context.Context, tools []Tool) ([]Tool, error) { return tools[1:], nil })
+	l, err = Resolve(ctx, sets, SelectWith(keepPlain))
+	require.NoError(t, err)
+	assert.Equal(t, "The user is in Paris.\n\nBe brief.", l.Instructions(), "no tool instruction left, the run's remain")
+	l2, err := l.With(named("more"), "fixed")
+	require.NoError(t, err)
+	assert.Equal(t, l.Instructions(), l2.Instructions())
+
+	l, err = Resolve(context.Background(), sets)
+	require.NoError(t, err)
+	assert.Equal(t, "Use guided first.", l.Instructions())
+}

@@ -16,6 +16,7 @@ type resolveConfig struct {
 	selectors  []Selector
 	noSelect   bool
 	extra      []Tool
+	notes      []string
 }
 
 // Selector narrows a run's visible tools as a whole, for example to the
@@ -102,6 +103,23 @@ func AddTools(tools ...Tool) ResolveOption {
 	return func(c *resolveConfig) { c.extra = append(c.extra, tools...) }
 }
 
+// AddInstructions adds texts to the instructions of the resolved list
+// (ToolList.Instructions), after those of its tools: guidance that comes
+// with one run rather than with the agent, such as what the application's
+// user interface knows about the user's screen. The LLM node puts them in
+// the system prompt with the tools' own. Blank texts are left out; several
+// AddInstructions options add up, in order. Like AddTools, they reach the
+// runs of agents that tools start under the run's context (handoffs).
+func AddInstructions(texts ...string) ResolveOption {
+	return func(c *resolveConfig) {
+		for _, t := range texts {
+			if t = strings.TrimSpace(t); t != "" {
+				c.notes = append(c.notes, t)
+			}
+		}
+	}
+}
+
 // runOptionsKey is the context key of the options ResolveWith adds.
 type runOptionsKey struct{}
 
@@ -134,6 +152,8 @@ type ToolList struct {
 	byName  map[string]int
 	// someExternal: the caller executes some of the tools.
 	someExternal bool
+	// notes are the instructions AddInstructions added.
+	notes []string
 }
 
 type listEntry struct {
@@ -161,7 +181,7 @@ func Resolve(ctx context.Context, sets []Toolset, opts ...ResolveOption) (*ToolL
 			o(&cfg)
 		}
 	}
-	l := &ToolList{byName: map[string]int{}}
+	l := &ToolList{byName: map[string]int{}, notes: cfg.notes}
 	for _, set := range sets {
 		if set == nil {
 			continue
@@ -288,6 +308,7 @@ func (l *ToolList) With(t Tool, source string) (*ToolList, error) {
 	out.byName[def.Name] = len(out.entries)
 	out.entries = append(out.entries, listEntry{tool: t, def: def, source: source, executable: exec, fixed: true})
 	out.someExternal = l.someExternal || !exec
+	out.notes = l.notes
 	return out, nil
 }
 
@@ -350,9 +371,20 @@ func (l *ToolList) Source(name string) string {
 	return ""
 }
 
-// Instructions returns the tools' instructions for the system prompt
-// (CollectInstructions).
-func (l *ToolList) Instructions() string { return CollectInstructions(l.Tools()) }
+// Instructions returns the instructions for the system prompt: the tools'
+// (CollectInstructions), then those AddInstructions added, separated by
+// blank lines.
+func (l *ToolList) Instructions() string {
+	own := CollectInstructions(l.Tools())
+	if len(l.notes) == 0 {
+		return own
+	}
+	parts := make([]string, 0, len(l.notes)+1)
+	if own != "" {
+		parts = append(parts, own)
+	}
+	return strings.Join(append(parts, l.notes...), "\n\n")
+}
 
 // Unknown returns the error result for a call of a name the list does not
 // have, suggesting the nearest names.
