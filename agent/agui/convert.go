@@ -1,0 +1,209 @@
+package agui
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// toModel converts a client's conversation into the agent's. Activity and
+// reasoning messages, and parts the agent cannot use (audio, video,
+// provider file handles), are left out; tool-call arguments that are not
+// JSON are repaired, or refused.
+func toModel(in []Message) ([]model.Message, error) {
+	out := make([]model.Message, 0, len(in))
+	names := map[string]string{} // call ID → tool name
+	for _, m := range in {
+		var msg model.Message
+		switch m.Role {
+		case "developer", "system":
+			text, _ := textContent(m.Content, true)
+			msg = model.System(text)
+		case "user":
+			parts, err := modelParts(m.Content)
+			if err != nil {
+				return nil, badInput("message %q: %s", m.ID, err)
+			}
+			msg = model.Message{Role: model.RoleUser, Content: parts}
+		case "assistant":
+			text, _ := textContent(m.Content, false)
+			calls := make([]model.ToolCall, 0, len(m.ToolCalls))
+			for _, c := range m.ToolCalls {
+				args, err := callArguments(c.Function.Arguments)
+				if err != nil {
+					return nil, badInput("message %q: the arguments of call %q are not JSON: %v", m.ID, c.ID, err)
+				}
+				calls = append(calls, model.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: args})
+				names[c.ID] = c.Function.Name
+			}
+			msg = model.Assistant(text, calls...)
+		case "tool":
+			parts, err := modelParts(m.Content)
+			if err != nil {
+				return nil, badInput("message %q: %s", m.ID, err)
+			}
+			if m.Error != "" && len(parts) == 0 {
+				parts = []model.Part{model.TextPart(m.Error)}
+			}
+			msg = model.ToolMessage(m.ToolCallID, names[m.ToolCallID], m.Error != "", parts...)
+		default:
+			continue
+		}
+		msg.ID, msg.Name = m.ID, m.Name
+		out = append(out, msg)
+	}
+	return out, nil
+}
+
+// callArguments returns a call's arguments as JSON: as they are, "{}" for
+// none, or repaired.
+func callArguments(s string) (json.RawMessage, error) {
+	if strings.TrimSpace(s) == "" {
+		return json.RawMessage("{}"), nil
+	}
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(s), nil
+	}
+	fixed, err := tool.RepairJSON([]byte(s))
+	if err != nil {
+		return nil, err
+	}
+	return fixed, nil
+}
+
+// modelParts converts a content member into model parts: text, and images
+// inline or by URL; a text document's data becomes text. Other media are
+// left out, as the protocol asks of an agent that cannot use them.
+func modelParts(raw json.RawMessage) ([]model.Part, error) {
+	parts, err := decodeParts(raw)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]model.Part, 0, len(parts))
+	for i, p := range parts {
+		switch {
+		case p.Type == "text":
+			out = append(out, model.TextPart(p.Text))
+		case p.Source.Type == "data" && (p.Type == "image" || p.Type == "document" && isText(p.Source.MIMEType)):
+			data, err := base64.StdEncoding.DecodeString(p.Source.Value)
+			if err != nil {
+				return nil, fmt.Errorf("content part %d: the data is not base64: %v", i, err)
+			}
+			if p.Type == "image" {
+				out = append(out, model.ImagePart(p.Source.MIMEType, data))
+			} else {
+				out = append(out, model.TextPart(string(data)))
+			}
+		case p.Type == "image" && p.Source.Type == "url":
+			out = append(out, model.ImageURLPart(p.Source.MIMEType, p.Source.Value))
+		}
+	}
+	return out, nil
+}
+
+func isText(mime string) bool {
+	mime, _, _ = strings.Cut(mime, ";")
+	mime = strings.TrimSpace(strings.ToLower(mime))
+	return strings.HasPrefix(mime, "text/") || mime == "application/json" || strings.HasSuffix(mime, "+json")
+}
+
+// fromModel converts the agent's conversation into AG-UI messages, for a
+// MESSAGES_SNAPSHOT. Reasoning is left out. A message without an ID gets
+// one derived from its position and content (messageID), which the
+// handler recognises when the client sends it back.
+func fromModel(msgs []model.Message) []Message {
+	out := make([]Message, 0, len(msgs))
+	for i, m := range msgs {
+		w := Message{ID: messageID(i, m), Name: m.Name}
+		switch m.Role {
+		case model.RoleSystem:
+			w.Role, w.Content = "system", jsonString(m.Text())
+		case model.RoleUser:
+			w.Role, w.Content = "user", contentOf(m.Content)
+		case model.RoleAssistant:
+			w.Role = "assistant"
+			if t := m.Text(); t != "" {
+				w.Content = jsonString(t)
+			}
+			for _, c := range m.ToolCalls {
+				w.ToolCalls = append(w.ToolCalls, ToolCall{ID: c.ID, Type: "function", Function: FunctionCall{Name: c.Name, Arguments: string(c.Arguments)}})
+			}
+		case model.RoleTool:
+			w.Role, w.Name, w.ToolCallID = "tool", "", m.ToolCallID
+			w.Content = contentOf(m.Content)
+			if m.IsError {
+				w.Error = cmp.Or(m.Text(), "the tool failed")
+			}
+		default:
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// messageID returns m's ID, or, for a message without one, an ID derived
+// from its position i in the conversation and its content.
+func messageID(i int, m model.Message) string {
+	if m.ID != "" {
+		return m.ID
+	}
+	h := sha256.New()
+	h.Write([]byte(m.Role))
+	h.Write([]byte{0})
+	h.Write([]byte(m.Text()))
+	return "msg-" + strconv.Itoa(i) + "-" + hex.EncodeToString(h.Sum(nil)[:6])
+}
+
+// contentOf returns the content member for parts: a string when they are
+// all text (or JSON), else an array of text and image parts.
+func contentOf(parts []model.Part) json.RawMessage {
+	plain := true
+	for _, p := range parts {
+		if p.Type == model.PartImage {
+			plain = false
+		}
+	}
+	if plain {
+		var b strings.Builder
+		for _, p := range parts {
+			switch p.Type {
+			case model.PartText:
+				b.WriteString(p.Text)
+			case model.PartJSON:
+				b.Write(p.JSON)
+			}
+		}
+		return jsonString(b.String())
+	}
+	out := make([]ContentPart, 0, len(parts))
+	for _, p := range parts {
+		switch p.Type {
+		case model.PartText:
+			out = append(out, ContentPart{Type: "text", Text: p.Text})
+		case model.PartJSON:
+			out = append(out, ContentPart{Type: "text", Text: string(p.JSON)})
+		case model.PartImage:
+			src := &PartSource{Type: "url", Value: p.URL, MIMEType: p.MIMEType}
+			if len(p.Data) > 0 || p.URL == "" {
+				src = &PartSource{Type: "data", Value: base64.StdEncoding.EncodeToString(p.Data), MIMEType: cmp.Or(p.MIMEType, "application/octet-stream")}
+			}
+			out = append(out, ContentPart{Type: "image", Source: src})
+		}
+	}
+	b, _ := json.Marshal(out)
+	return b
+}
+
+func jsonString(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}

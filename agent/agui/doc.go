@@ -1,0 +1,40 @@
+// Package agui serves Trellis agents to user interfaces over AG-UI, the
+// Agent-User Interaction Protocol: a client POSTs a RunAgentInput (the
+// conversation, the application's tools and context, answers to earlier
+// interrupts) and reads the run as server-sent events.
+//
+// NewHandler wraps a compiled graph whose state holds a conversation (a
+// ReAct agent, a supervisor) in an http.Handler. For each request it runs
+// one turn and streams:
+//
+//   - RUN_STARTED, then RUN_FINISHED or RUN_ERROR at the end;
+//   - STEP_STARTED and STEP_FINISHED around the graph's nodes;
+//   - the models' replies as text messages token by token, with the ID the
+//     message gets in the agent's conversation, their reasoning as
+//     reasoning messages, and their tool calls with the arguments as they
+//     stream;
+//   - TOOL_CALL_RESULT for each call the agent runs;
+//   - STATE_SNAPSHOT of what the application shows of the state, with
+//     WithStateSnapshots;
+//   - MESSAGES_SNAPSHOT of the conversation as the agent holds it, before
+//     the run ends;
+//   - the run's token usage on its last event.
+//
+// The application's tools (RunInput.Tools) are offered to the model next
+// to the agent's own, which win a name. A call of one is not run: the run
+// finishes with the calls in RUN_FINISHED's pendingToolCallIds, and the
+// client answers with tool messages in its next request. A run that pauses
+// for the user (nodes.AskUser, graph.Interrupt) finishes with the
+// interrupt outcome; the client answers each interrupt with a resume
+// entry, or abandons them all.
+//
+// Without a checkpointer each request's messages are the whole
+// conversation. With one, each AG-UI thread is a checkpointer thread
+// (ThreadPrefix + threadId) that outlives the process: the handler adds
+// the messages the thread lacks, and resumes a thread that waits.
+//
+// Requests the handler cannot run are refused before the stream starts,
+// with an HTTP status and a message naming the problem (see
+// Handler.ServeHTTP); a run that fails after it started ends with
+// RUN_ERROR. A client that goes away cancels its run.
+package agui

@@ -1,0 +1,64 @@
+package agui
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/trellis-go/trellis/model"
+)
+
+// FuzzDecodeInput feeds arbitrary request bodies through the checks and
+// conversions a handler applies before a run: nothing panics; a body
+// DecodeInput accepts converts, or is refused with an *InputError; and
+// the conversation a run starts from answers every tool call before it
+// goes on.
+func FuzzDecodeInput(f *testing.F) {
+	f.Add([]byte(`{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":"hi"}]}`))
+	f.Add([]byte(`{"threadId":"t","runId":"r","messages":[{"id":"a","role":"assistant","content":"x","toolCalls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{\"a\":1"}}]},{"id":"u","role":"user","content":"next"}]}`))
+	f.Add([]byte(`{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":[{"type":"image","source":{"type":"data","value":"AAAA","mimeType":"image/png"}},{"type":"document","source":{"type":"data","value":"aGk=","mimeType":"text/plain"}}]},{"id":"t1","role":"tool","toolCallId":"c","content":[{"type":"text","text":"r"}],"error":"e"}],"tools":[{"name":"x","description":"d","parameters":{"type":"object"}}],"resume":[{"interruptId":"i","status":"resolved","payload":{"a":[1]}}]}`))
+	f.Add([]byte(`{"threadId":"t","runId":"r","messages":null}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		in, err := DecodeInput(body)
+		if err != nil {
+			if _, ok := err.(*InputError); !ok {
+				t.Fatalf("DecodeInput error %T is not an *InputError: %v", err, err)
+			}
+			return
+		}
+		msgs, err := toModel(in.Messages)
+		if err != nil {
+			if _, ok := err.(*InputError); !ok {
+				t.Fatalf("toModel error %T is not an *InputError: %v", err, err)
+			}
+			return
+		}
+		for _, m := range msgs {
+			for _, c := range m.ToolCalls {
+				if !jsonValid(c.Arguments) {
+					t.Fatalf("call %q keeps arguments that are not JSON: %q", c.ID, c.Arguments)
+				}
+			}
+		}
+		fixed := answerOpenCalls(msgs, unanswered)
+		open := map[string]bool{}
+		for i, m := range fixed {
+			if m.Role == model.RoleTool {
+				delete(open, m.ToolCallID)
+				continue
+			}
+			if len(open) > 0 {
+				t.Fatalf("message %d (%s) follows calls without answers: %v", i, m.Role, open)
+			}
+			for _, c := range m.ToolCalls {
+				open[c.ID] = true
+			}
+		}
+		if len(open) > 0 {
+			t.Fatalf("the conversation ends with calls without answers: %v", open)
+		}
+		_ = fromModel(fixed)
+	})
+}
+
+func jsonValid(b []byte) bool { return json.Valid(b) }

@@ -1,0 +1,711 @@
+package agui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/nodes"
+	"github.com/trellis-go/trellis/state"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// ThreadPrefix prefixes the checkpointer thread of an AG-UI thread: the
+// conversation of threadId "t1" is thread "agui:t1".
+const ThreadPrefix = "agui:"
+
+// DefaultMaxRequestBytes is the largest request body a handler reads
+// unless WithMaxRequestBytes says otherwise.
+const DefaultMaxRequestBytes = 8 << 20
+
+// DefaultKeepAlive is how often a handler writes an SSE comment while a
+// run is quiet, unless WithKeepAlive says otherwise.
+const DefaultKeepAlive = 15 * time.Second
+
+// Option configures a Handler.
+type Option func(*config)
+
+type config struct {
+	runOpts   []graph.RunOption
+	maxBody   int64
+	keepAlive time.Duration
+	errorText func(error) string
+	noSnap    bool
+	interrupt func(graph.PendingInterrupt) Interrupt
+	problems  []string
+	setState  any // func(context.Context, json.RawMessage, *S) error
+	viewState any // func(S) any
+}
+
+// WithRunOptions adds options to every run: a logger, a step limit, a
+// durability mode.
+func WithRunOptions(opts ...graph.RunOption) Option {
+	return func(c *config) { c.runOpts = append(c.runOpts, opts...) }
+}
+
+// WithMaxRequestBytes caps the size of a request body (DefaultMaxRequestBytes
+// by default); a larger one is refused with 413.
+func WithMaxRequestBytes(n int64) Option {
+	return func(c *config) {
+		if n <= 0 {
+			c.problems = append(c.problems, fmt.Sprintf("WithMaxRequestBytes(%d): the cap must be positive", n))
+			return
+		}
+		c.maxBody = n
+	}
+}
+
+// WithKeepAlive sets how often an SSE comment is written while a run
+// sends nothing, so that proxies keep the connection (DefaultKeepAlive by
+// default; 0 turns keep-alives off).
+func WithKeepAlive(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.problems = append(c.problems, fmt.Sprintf("WithKeepAlive(%v): the period must not be negative", d))
+			return
+		}
+		c.keepAlive = d
+	}
+}
+
+// WithErrorText sets how a failed run's error is told to the client in
+// RUN_ERROR (by default its Error text, which may name internals: tools,
+// models, files).
+func WithErrorText(fn func(err error) string) Option {
+	return func(c *config) { c.errorText = fn }
+}
+
+// WithoutMessagesSnapshot turns off the MESSAGES_SNAPSHOT a handler sends
+// before a run's end, which gives the client the conversation as the agent
+// holds it (the IDs of the messages the run wrote, tool results as stored).
+func WithoutMessagesSnapshot() Option {
+	return func(c *config) { c.noSnap = true }
+}
+
+// WithInterrupts sets how the interrupts a run pauses on are described to
+// the client (the default describes nodes.AskUser questions, calls of
+// nested agents left to the caller, and other interrupts with their
+// payload in the metadata). The ID must stay the interrupt's: resume
+// entries answer by it.
+func WithInterrupts(describe func(graph.PendingInterrupt) Interrupt) Option {
+	return func(c *config) { c.interrupt = describe }
+}
+
+// WithState sets how the client's state (RunInput.State) is applied to the
+// graph state before a new turn runs; without it the client's state is
+// ignored. apply's error refuses the request (400). Resuming runs do not
+// take the client's state: the paused run's is kept. S must be the
+// handler's state type.
+func WithState[S any](apply func(ctx context.Context, in json.RawMessage, s *S) error) Option {
+	return func(c *config) { c.setState = apply }
+}
+
+// WithStateSnapshots makes the handler send the client a STATE_SNAPSHOT
+// of view(state) after every superstep of the run whose view differs from
+// the last one sent. view should return what the application's interface
+// shows of the state (JSON-encodable). S must be the handler's state type.
+func WithStateSnapshots[S any](view func(s S) any) Option {
+	return func(c *config) { c.viewState = view }
+}
+
+// Handler serves a Trellis agent to AG-UI clients: it is an http.Handler
+// that runs the agent for each POSTed RunAgentInput and streams the run's
+// events as server-sent events. Create it with NewHandler.
+type Handler struct {
+	cfg    config
+	runner runner
+}
+
+// runner runs the agent for one request.
+type runner interface {
+	// prepare checks the input against the thread and returns the run's
+	// events and the conversation it starts from; an *InputError refuses
+	// the request.
+	prepare(ctx context.Context, in *RunInput, modes graph.Mode) (iter.Seq2[graph.Event, error], []model.Message, error)
+	// messages returns the conversation of a state, or false when st is
+	// not the handler's state.
+	messages(st any) ([]model.Message, bool)
+	// view returns what WithStateSnapshots shows of st.
+	view(st any) (any, bool)
+	// checkpointed reports whether threads live in a checkpointer.
+	checkpointed() bool
+}
+
+// NewHandler returns a handler that runs g, a compiled graph whose state
+// holds a conversation (nodes.Chat), for AG-UI clients.
+//
+// Each request runs one turn. Without a checkpointer the request's
+// messages are the whole conversation: the graph runs on them afresh. With
+// one, each AG-UI thread is a thread of the checkpointer (ThreadPrefix +
+// threadId): the messages the thread does not have yet (by ID) are added
+// to it, and a thread that waits is resumed: with the tool messages that
+// answer the calls of the application's tools, and with the resume entries
+// that answer its interrupts.
+//
+// The application's tools (RunInput.Tools) are added to the run as
+// declaration-only tools (tool.AddTools): their calls end the run, which
+// names them in RUN_FINISHED, and the client answers them in its next
+// request. Its context entries reach the model through the system prompt
+// (tool.AddInstructions). The run's context carries the input (InputFrom).
+func NewHandler[S any, PS nodes.ChatState[S]](g *graph.Graph[S], opts ...Option) (*Handler, error) {
+	cfg := config{maxBody: DefaultMaxRequestBytes, keepAlive: DefaultKeepAlive}
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	if g == nil {
+		cfg.problems = append(cfg.problems, "the graph is nil")
+	}
+	r := &graphRunner[S, PS]{g: g, opts: cfg.runOpts}
+	if cfg.setState != nil {
+		f, ok := cfg.setState.(func(context.Context, json.RawMessage, *S) error)
+		if !ok {
+			cfg.problems = append(cfg.problems, fmt.Sprintf("WithState: the function takes %T, not the handler's state", cfg.setState))
+		}
+		r.setState = f
+	}
+	if cfg.viewState != nil {
+		f, ok := cfg.viewState.(func(S) any)
+		if !ok {
+			cfg.problems = append(cfg.problems, fmt.Sprintf("WithStateSnapshots: the function takes %T, not the handler's state", cfg.viewState))
+		}
+		r.viewState = f
+	}
+	if len(cfg.problems) > 0 {
+		return nil, fmt.Errorf("agui: NewHandler: %s", strings.Join(cfg.problems, "; "))
+	}
+	if cfg.errorText == nil {
+		cfg.errorText = func(err error) string { return err.Error() }
+	}
+	if cfg.interrupt == nil {
+		cfg.interrupt = describeInterrupt
+	}
+	// GetState without a checkpointer fails at once; with one it reads (a
+	// thread that does not exist), which tells the two apart.
+	_, err := g.GetState(context.Background(), ThreadPrefix+"probe")
+	r.saver = !errors.Is(err, graph.ErrNoCheckpointer)
+	return &Handler{cfg: cfg, runner: r}, nil
+}
+
+// inputKey is the context key of the run's input.
+type inputKey struct{}
+
+// InputFrom returns the request a run serves, from the context of the run
+// (of its nodes, tools and prompt functions): its forwarded properties,
+// context entries and tools. It returns nil outside a handler's run.
+func InputFrom(ctx context.Context) *RunInput {
+	in, _ := ctx.Value(inputKey{}).(*RunInput)
+	return in
+}
+
+// ServeHTTP runs the agent for the RunAgentInput in the request's body and
+// streams the run's events. A request the handler refuses before the run
+// starts is answered with an HTTP error and a plain-text reason: 405 for a
+// method other than POST, 415 for a body that is not JSON, 413 for one too
+// large, 400 for malformed input, 409 for input that does not fit the
+// thread (it waits for answers the request does not give). The run ends
+// when the client goes away.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "agui: runs are started with POST", http.StatusMethodNotAllowed)
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			http.Error(w, fmt.Sprintf("agui: the body must be application/json, not %q", ct), http.StatusUnsupportedMediaType)
+			return
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.maxBody))
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			http.Error(w, fmt.Sprintf("agui: the body is larger than %d bytes", h.cfg.maxBody), http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "agui: reading the body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	in, err := DecodeInput(body)
+	if err != nil {
+		refuse(w, err)
+		return
+	}
+	ctx := context.WithValue(r.Context(), inputKey{}, in)
+	ctx, err = withClientTools(ctx, in)
+	if err != nil {
+		refuse(w, err)
+		return
+	}
+	modes := graph.ModeEvents | graph.ModeMessages | graph.ModeValues
+	seq, held, err := h.runner.prepare(ctx, in, modes)
+	if err != nil {
+		refuse(w, err)
+		return
+	}
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	out := newSink(w)
+	stop := out.keepAlive(h.cfg.keepAlive)
+	defer stop()
+	t := newTranslator(h, in, out, held)
+	t.run(seq)
+}
+
+// refuse answers a request the handler will not run.
+func refuse(w http.ResponseWriter, err error) {
+	if ie, ok := errors.AsType[*InputError](err); ok {
+		http.Error(w, ie.Error(), ie.Status)
+		return
+	}
+	http.Error(w, "agui: "+err.Error(), http.StatusInternalServerError)
+}
+
+// withClientTools returns ctx with the application's tools, as
+// declaration-only tools, and its context entries, as instructions, added
+// to the run's tool resolution.
+func withClientTools(ctx context.Context, in *RunInput) (context.Context, error) {
+	var opts []tool.ResolveOption
+	if len(in.Tools) > 0 {
+		decls := make([]tool.Tool, 0, len(in.Tools))
+		for _, t := range in.Tools {
+			schema := []byte(t.Parameters)
+			if len(schema) == 0 || isNull(schema) {
+				schema = []byte(`{"type":"object","properties":{}}`)
+			}
+			d, err := tool.NewDeclaration(model.ToolDefinition{Name: t.Name, Description: t.Description, InputSchema: schema})
+			if err != nil {
+				return nil, badInput("tool %q: %v", t.Name, err)
+			}
+			decls = append(decls, d)
+		}
+		opts = append(opts, tool.AddTools(decls...))
+	}
+	if len(in.Context) > 0 {
+		var b strings.Builder
+		b.WriteString("The application provides this context:")
+		for _, c := range in.Context {
+			fmt.Fprintf(&b, "\n- %s: %s", strings.TrimSpace(c.Description), c.Value)
+		}
+		opts = append(opts, tool.AddInstructions(b.String()))
+	}
+	if len(opts) == 0 {
+		return ctx, nil
+	}
+	return tool.ResolveWith(ctx, opts...), nil
+}
+
+// sink writes SSE events to a response; it is safe for concurrent use
+// (the keep-alive writes from its own goroutine). After a write fails it
+// writes nothing more.
+type sink struct {
+	mu     sync.Mutex
+	w      io.Writer
+	flush  func()
+	failed bool
+	wrote  chan struct{} // a send since the last keep-alive tick
+}
+
+func newSink(w http.ResponseWriter) *sink {
+	s := &sink{w: w, flush: func() {}, wrote: make(chan struct{}, 1)}
+	rc := http.NewResponseController(w)
+	s.flush = func() { _ = rc.Flush() }
+	s.flush()
+	return s
+}
+
+// send writes one event as an SSE data line.
+func (s *sink) send(ev map[string]any) {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		b, _ = json.Marshal(map[string]any{"type": "RAW", "event": fmt.Sprintf("unencodable %v event: %v", ev["type"], err)})
+	}
+	s.write("data: " + string(b) + "\n\n")
+	select {
+	case s.wrote <- struct{}{}:
+	default:
+	}
+}
+
+func (s *sink) write(text string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed {
+		return
+	}
+	if _, err := io.WriteString(s.w, text); err != nil {
+		s.failed = true
+		return
+	}
+	s.flush()
+}
+
+// keepAlive writes an SSE comment every period in which nothing was sent,
+// until the returned function is called (which waits for the goroutine).
+func (s *sink) keepAlive(period time.Duration) (stop func()) {
+	if period <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(period)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				select {
+				case <-s.wrote:
+				default:
+					s.write(": keep-alive\n\n")
+				}
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// graphRunner runs a compiled graph for the handler.
+type graphRunner[S any, PS nodes.ChatState[S]] struct {
+	g         *graph.Graph[S]
+	saver     bool
+	opts      []graph.RunOption
+	setState  func(context.Context, json.RawMessage, *S) error
+	viewState func(S) any
+}
+
+func (r *graphRunner[S, PS]) checkpointed() bool { return r.saver }
+
+func (r *graphRunner[S, PS]) messages(st any) ([]model.Message, bool) {
+	s, ok := st.(S)
+	if !ok {
+		return nil, false
+	}
+	return *PS(&s).ChatMessages(), true
+}
+
+func (r *graphRunner[S, PS]) view(st any) (any, bool) {
+	s, ok := st.(S)
+	if !ok || r.viewState == nil {
+		return nil, false
+	}
+	return r.viewState(s), true
+}
+
+func (r *graphRunner[S, PS]) prepare(ctx context.Context, in *RunInput, modes graph.Mode) (iter.Seq2[graph.Event, error], []model.Message, error) {
+	msgs, err := toModel(in.Messages)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := append(slices.Clone(r.opts), graph.WithModes(modes))
+	if !r.saver {
+		var s S
+		held := PS(&s).ChatMessages()
+		*held = answerOpenCalls(msgs, unanswered)
+		if err := r.applyState(ctx, in, &s); err != nil {
+			return nil, nil, err
+		}
+		return r.g.Stream(ctx, s, opts...), slices.Clip(*held), nil
+	}
+	thread := ThreadPrefix + in.ThreadID
+	snap, err := r.g.GetState(ctx, thread)
+	switch {
+	case err == nil && len(snap.Interrupts) > 0:
+		held := *PS(&snap.State).ChatMessages()
+		resume, drop, err := resumeOptions(snap.Interrupts, held, msgs, in.Resume)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !drop {
+			return r.g.ResumeStream(ctx, thread, append(opts, resume...)...), held, nil
+		}
+		// Every interrupt was abandoned: the paused step is dropped (the
+		// calls it left open are answered as cancelled) and the request
+		// is a new turn.
+		if _, err := r.g.UpdateState(ctx, thread, graph.END, func(s S) S {
+			m := PS(&s).ChatMessages()
+			*m = answerOpenCalls(slices.Clone(*m), abandoned)
+			return s
+		}); err != nil {
+			return nil, nil, fmt.Errorf("dropping the abandoned interrupts of thread %q: %w", thread, err)
+		}
+		if snap, err = r.g.GetState(ctx, thread); err != nil {
+			return nil, nil, fmt.Errorf("reading thread %q: %w", thread, err)
+		}
+	case err == nil || errors.Is(err, state.ErrNotFound):
+	default:
+		return nil, nil, fmt.Errorf("reading thread %q: %w", thread, err)
+	}
+	s := snap.State
+	held := PS(&s).ChatMessages()
+	*held = answerOpenCalls(append(slices.Clone(*held), unseen(*held, msgs)...), unanswered)
+	if err := r.applyState(ctx, in, &s); err != nil {
+		return nil, nil, err
+	}
+	return r.g.Stream(ctx, s, append(opts, graph.WithThread(thread))...), slices.Clip(*held), nil
+}
+
+func (r *graphRunner[S, PS]) applyState(ctx context.Context, in *RunInput, s *S) error {
+	if r.setState == nil || len(in.State) == 0 {
+		return nil
+	}
+	if err := r.setState(ctx, in.State, s); err != nil {
+		return badInput("the state: %v", err)
+	}
+	return nil
+}
+
+// unseen returns the messages of in that held does not have, in order: by
+// ID, and for tool messages also by the call they answer (the thread
+// stores the client's answer to a call of its tools under an ID of its
+// own).
+func unseen(held, in []model.Message) []model.Message {
+	ids := make(map[string]bool, len(held))
+	answered := map[string]bool{}
+	for i, m := range held {
+		ids[messageID(i, m)] = true
+		if m.Role == model.RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
+	var out []model.Message
+	for _, m := range in {
+		if !ids[m.ID] && !(m.Role == model.RoleTool && answered[m.ToolCallID]) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// The answers answerOpenCalls gives.
+const (
+	unanswered = "The call has no result: the application did not answer it."
+	abandoned  = "The call was abandoned: the user dismissed it."
+)
+
+// answerOpenCalls answers, with an error that says why, the tool calls that no tool
+// message answers before the conversation goes on (or ends): a client that
+// sent calls without their results, or a run that stopped between a
+// model's calls and their answers. Providers refuse such a conversation.
+func answerOpenCalls(msgs []model.Message, why string) []model.Message {
+	var out []model.Message // a copy, made at the first insertion
+	open := map[string]string{}
+	var order []string
+	flush := func(at int) {
+		if len(order) == 0 {
+			return
+		}
+		if out == nil {
+			out = slices.Clone(msgs[:at])
+		}
+		for _, id := range order {
+			if name, ok := open[id]; ok {
+				m := model.ToolMessage(id, name, true, model.TextPart(why))
+				m.ID = nodes.ToolMessageID(id)
+				out = append(out, m)
+			}
+		}
+		clear(open)
+		order = order[:0]
+	}
+	for i, m := range msgs {
+		switch m.Role {
+		case model.RoleTool:
+			delete(open, m.ToolCallID)
+		default:
+			flush(i)
+			for _, c := range m.ToolCalls {
+				if _, dup := open[c.ID]; !dup {
+					order = append(order, c.ID)
+				}
+				open[c.ID] = c.Name
+			}
+		}
+		if out != nil {
+			out = append(out, m)
+		}
+	}
+	flush(len(msgs))
+	if out == nil {
+		return msgs
+	}
+	return out
+}
+
+// resumeOptions returns how to resume a thread that waits on interrupts:
+// the calls of the application's tools are answered by the request's tool
+// messages, and other interrupts by its resume entries. drop reports that
+// every entry abandons its interrupt (and no tool call waits), which ends
+// the pause instead. A thread the request does not answer fully is an
+// *InputError (409), as is a request that adds other messages to it.
+func resumeOptions(waiting []graph.PendingInterrupt, held, msgs []model.Message, entries []ResumeEntry) (opts []graph.RunOption, drop bool, err error) {
+	byCall := map[string]model.Message{}
+	known := map[string]bool{}
+	for i, m := range held {
+		known[messageID(i, m)] = true
+	}
+	for _, m := range msgs {
+		if m.Role == model.RoleTool {
+			byCall[m.ToolCallID] = m
+		}
+	}
+	byID := map[string]ResumeEntry{}
+	for _, e := range entries {
+		byID[e.InterruptID] = e
+	}
+	answered := map[string]bool{} // call IDs answered by this resume
+	var cancelled, resolved, missing []string
+	for _, in := range waiting {
+		if calls, ok := pendingCalls(in); ok && len(in.Path) == 0 {
+			results := map[string]tool.Result{}
+			for _, c := range calls {
+				m, ok := byCall[c.ID]
+				if !ok {
+					missing = append(missing, fmt.Sprintf("tool call %q (%s)", c.ID, c.Name))
+					continue
+				}
+				results[c.ID] = tool.Result{Content: m.Content, IsError: m.IsError}
+				answered[c.ID] = true
+			}
+			opts = append(opts, graph.WithResume(in.ID, results))
+			continue
+		}
+		e, ok := byID[in.ID]
+		switch {
+		case !ok:
+			missing = append(missing, fmt.Sprintf("interrupt %q", in.ID))
+		case e.Status == ResumeCancelled:
+			cancelled = append(cancelled, in.ID)
+		default:
+			payload := e.Payload
+			if len(payload) == 0 {
+				payload = json.RawMessage("null")
+			}
+			if calls, ok := pendingCalls(in); ok {
+				v, err := nestedResults(calls, payload)
+				if err != nil {
+					return nil, false, badInput("resume entry for %q: %v", in.ID, err)
+				}
+				opts = append(opts, graph.WithResume(in.ID, v))
+			} else {
+				opts = append(opts, graph.WithResume(in.ID, payload))
+			}
+			resolved = append(resolved, in.ID)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, false, conflict("the thread waits for answers the request does not give: %s", strings.Join(missing, ", "))
+	}
+	if len(cancelled) > 0 {
+		if len(resolved) > 0 || len(answered) > 0 {
+			return nil, false, conflict("the request abandons interrupts %s but answers others; answer all of them, or abandon all", strings.Join(cancelled, ", "))
+		}
+		return nil, true, nil
+	}
+	for _, m := range msgs {
+		if known[m.ID] || m.Role == model.RoleTool && answered[m.ToolCallID] {
+			continue
+		}
+		return nil, false, conflict("message %q cannot be added while the thread waits: answer what it waits for first", m.ID)
+	}
+	return opts, false, nil
+}
+
+// pendingCalls returns the calls of an interrupt of a ToolsNode that left
+// calls to the caller (nodes.PendingToolCalls, or its JSON after a
+// checkpoint).
+func pendingCalls(in graph.PendingInterrupt) ([]model.ToolCall, bool) {
+	switch p := in.Payload.(type) {
+	case nodes.PendingToolCalls:
+		return p.Calls, true
+	case *nodes.PendingToolCalls:
+		return p.Calls, p != nil
+	case json.RawMessage:
+		var pc struct {
+			Calls []model.ToolCall `json:"calls"`
+		}
+		var probe map[string]json.RawMessage
+		if json.Unmarshal(p, &probe) != nil || len(probe) != 1 || probe["calls"] == nil {
+			return nil, false
+		}
+		if json.Unmarshal(p, &pc) != nil || len(pc.Calls) == 0 {
+			return nil, false
+		}
+		return pc.Calls, true
+	}
+	return nil, false
+}
+
+// nestedResults reads the answer to the calls a nested agent left to the
+// caller: an object from call ID to the result's text.
+func nestedResults(calls []model.ToolCall, payload json.RawMessage) (map[string]tool.Result, error) {
+	var texts map[string]string
+	if err := json.Unmarshal(payload, &texts); err != nil {
+		return nil, errors.New("the payload must be an object from call ID to the result's text")
+	}
+	out := make(map[string]tool.Result, len(calls))
+	for _, c := range calls {
+		t, ok := texts[c.ID]
+		if !ok {
+			return nil, fmt.Errorf("the payload has no result for call %q", c.ID)
+		}
+		out[c.ID] = tool.Text(t)
+	}
+	return out, nil
+}
+
+// describeInterrupt is the default description of an interrupt.
+func describeInterrupt(in graph.PendingInterrupt) Interrupt {
+	out := Interrupt{ID: in.ID, Reason: "interrupt", Metadata: map[string]any{"node": in.Node}}
+	if in.Payload != nil {
+		out.Metadata["payload"] = in.Payload
+	}
+	if calls, ok := pendingCalls(in); ok {
+		out.Reason = "tool_calls"
+		names := make([]string, len(calls))
+		for i, c := range calls {
+			names[i] = c.Name + " (" + c.ID + ")"
+		}
+		out.Message = "Results needed for: " + strings.Join(names, ", ")
+		out.ResponseSchema = json.RawMessage(`{"type":"object","additionalProperties":{"type":"string"}}`)
+		return out
+	}
+	var q nodes.Question
+	switch p := in.Payload.(type) {
+	case nodes.Question:
+		q = p
+	case json.RawMessage:
+		_ = json.Unmarshal(p, &q)
+	case string:
+		out.Message = p
+	}
+	if q.Question != "" {
+		out.Reason, out.Message, out.ToolCallID = "input_required", q.Question, q.CallID
+		schema := map[string]any{"type": "string"}
+		if len(q.Choices) > 0 {
+			schema["examples"] = q.Choices // suggestions: any answer goes
+		}
+		out.ResponseSchema, _ = json.Marshal(schema)
+	}
+	return out
+}
