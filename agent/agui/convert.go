@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,9 +51,7 @@ func toModel(in []Message) ([]model.Message, error) {
 			if err != nil {
 				return nil, badInput("message %q: %s", m.ID, err)
 			}
-			if m.Error != "" && len(parts) == 0 {
-				parts = []model.Part{model.TextPart(m.Error)}
-			}
+			parts = withError(parts, m.Error)
 			msg = model.ToolMessage(m.ToolCallID, names[m.ToolCallID], m.Error != "", parts...)
 		default:
 			continue
@@ -61,6 +60,29 @@ func toModel(in []Message) ([]model.Message, error) {
 		out = append(out, msg)
 	}
 	return out, nil
+}
+
+// withError adds to a failed call's result the error the client gave
+// (a tool message's error member, which comes with its content, often
+// empty): the model is told why the call failed. A result whose text is
+// the error already (a message of a MESSAGES_SNAPSHOT sent back) is kept.
+func withError(parts []model.Part, msg string) []model.Part {
+	if strings.TrimSpace(msg) == "" {
+		return parts
+	}
+	var text strings.Builder
+	for _, p := range parts {
+		if p.Type == model.PartText {
+			text.WriteString(p.Text)
+		}
+	}
+	switch t := strings.TrimSpace(text.String()); {
+	case t == strings.TrimSpace(msg):
+		return parts
+	case t == "":
+		return append(slices.DeleteFunc(parts, func(p model.Part) bool { return p.Type == model.PartText }), model.TextPart(msg))
+	}
+	return append(parts, model.TextPart("\n\nError: "+msg))
 }
 
 // callArguments returns a call's arguments as JSON: as they are, "{}" for

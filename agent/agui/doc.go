@@ -36,5 +36,6 @@
 // Requests the handler cannot run are refused before the stream starts,
 // with an HTTP status and a message naming the problem (see
 // Handler.ServeHTTP); a run that fails after it started ends with
-// RUN_ERROR. A client that goes away cancels its run.
+// RUN_ERROR. A client that goes away, or a stream that can no longer be
+// written, cancels its run.
 package agui

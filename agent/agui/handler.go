@@ -216,7 +216,7 @@ func InputFrom(ctx context.Context) *RunInput {
 // method other than POST, 415 for a body that is not JSON, 413 for one too
 // large, 400 for malformed input, 409 for input that does not fit the
 // thread (it waits for answers the request does not give). The run ends
-// when the client goes away.
+// when the client goes away, or when the stream to it cannot be written.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
@@ -243,7 +243,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, err)
 		return
 	}
-	ctx := context.WithValue(r.Context(), inputKey{}, in)
+	// The run stops when the client goes away, and when the stream to it
+	// fails (a write timeout, a broken proxy): nobody reads the run then.
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	ctx = context.WithValue(ctx, inputKey{}, in)
 	ctx, err = withClientTools(ctx, in)
 	if err != nil {
 		refuse(w, err)
@@ -260,7 +264,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	out := newSink(w)
+	out := newSink(w, func(err error) { cancel(fmt.Errorf("agui: writing to the client: %w", err)) })
 	stop := out.keepAlive(h.cfg.keepAlive)
 	defer stop()
 	t := newTranslator(h, in, out, held)
@@ -312,17 +316,18 @@ func withClientTools(ctx context.Context, in *RunInput) (context.Context, error)
 
 // sink writes SSE events to a response; it is safe for concurrent use
 // (the keep-alive writes from its own goroutine). After a write fails it
-// writes nothing more.
+// writes nothing more, and calls fail once.
 type sink struct {
 	mu     sync.Mutex
 	w      io.Writer
 	flush  func()
+	fail   func(error)
 	failed bool
 	wrote  chan struct{} // a send since the last keep-alive tick
 }
 
-func newSink(w http.ResponseWriter) *sink {
-	s := &sink{w: w, flush: func() {}, wrote: make(chan struct{}, 1)}
+func newSink(w http.ResponseWriter, fail func(error)) *sink {
+	s := &sink{w: w, flush: func() {}, fail: fail, wrote: make(chan struct{}, 1)}
 	rc := http.NewResponseController(w)
 	s.flush = func() { _ = rc.Flush() }
 	s.flush()
@@ -350,6 +355,7 @@ func (s *sink) write(text string) {
 	}
 	if _, err := io.WriteString(s.w, text); err != nil {
 		s.failed = true
+		s.fail(err)
 		return
 	}
 	s.flush()
@@ -637,9 +643,12 @@ func resumeOptions(waiting []graph.PendingInterrupt, held, msgs []model.Message,
 func pendingCalls(in graph.PendingInterrupt) ([]model.ToolCall, bool) {
 	switch p := in.Payload.(type) {
 	case nodes.PendingToolCalls:
-		return p.Calls, true
+		return p.Calls, len(p.Calls) > 0
 	case *nodes.PendingToolCalls:
-		return p.Calls, p != nil
+		if p == nil {
+			return nil, false
+		}
+		return p.Calls, len(p.Calls) > 0
 	case json.RawMessage:
 		var pc struct {
 			Calls []model.ToolCall `json:"calls"`

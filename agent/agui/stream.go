@@ -27,12 +27,13 @@ type translator struct {
 	in  *RunInput
 	out *sink
 
-	models  map[string]*modelStream // open model calls, by node
-	steps   map[string]int          // open steps, by name
-	started map[string]bool         // tool call IDs the client knows
-	ours    map[string]bool         // tool call IDs this run's stream started
-	results map[string]bool         // tool call IDs the client has answers to
-	known   map[string]bool         // message IDs the client holds or was sent
+	models  map[string][]*modelStream // open model calls, by node
+	partial map[string]*modelStream   // replies shown in part, by message ID
+	steps   map[string]int            // open steps, by name
+	started map[string]bool           // tool call IDs the client knows
+	ours    map[string]bool           // tool call IDs this run's stream started
+	results map[string]bool           // tool call IDs the client has answers to
+	known   map[string]bool           // message IDs the client holds or was sent
 	usage   map[[2]string]*model.Usage
 	uorder  [][2]string
 	last    any    // the state after the last superstep
@@ -44,17 +45,25 @@ type modelStream struct {
 	msgID     string
 	name      string
 	textOpen  bool
+	text      strings.Builder // the text sent
 	calls     map[int]*callStream
-	order     []int
+	order     []*callStream
 	spanOpen  bool
+	spans     int   // reasoning spans opened
 	reasoning []int // reasoning parts open, by index
+	// shared is set when another call of the same node streamed at the
+	// same time: the chunks of the two cannot be told apart, so the
+	// reply is no longer streamed, and what it lacks is shown once the
+	// state holds it.
+	shared bool
 }
 
 // callStream is a tool call of a streaming reply.
 type callStream struct {
 	id, name string
 	started  bool
-	args     strings.Builder // arguments before the call could start
+	closed   bool
+	args     strings.Builder // the arguments received (sent, once started)
 }
 
 // newTranslator returns a translator for a run that starts from the
@@ -62,7 +71,7 @@ type callStream struct {
 // closing MESSAGES_SNAPSHOT; the stream shows only what the run adds.
 func newTranslator(h *Handler, in *RunInput, out *sink, held []model.Message) *translator {
 	t := &translator{h: h, in: in, out: out,
-		models: map[string]*modelStream{}, steps: map[string]int{},
+		models: map[string][]*modelStream{}, partial: map[string]*modelStream{}, steps: map[string]int{},
 		started: map[string]bool{}, ours: map[string]bool{}, results: map[string]bool{}, known: map[string]bool{},
 		usage: map[[2]string]*model.Usage{}}
 	for _, m := range in.Messages {
@@ -164,10 +173,13 @@ func (t *translator) run(seq iter.Seq2[graph.Event, error]) {
 			d.ID = in.ID
 			asks = append(asks, d)
 		}
-		if len(asks) > 0 {
+		switch {
+		case len(asks) > 0:
 			finished = append(finished, "outcome", map[string]any{"type": "interrupt", "interrupts": asks})
-		} else {
+		case len(pending) > 0:
 			finished = append(finished, "outcome", map[string]any{"type": "success", "pendingToolCallIds": pending})
+		default:
+			finished = append(finished, "outcome", map[string]any{"type": "success"})
 		}
 	} else {
 		finished = append(finished, "outcome", map[string]any{"type": "success"})
@@ -220,19 +232,43 @@ func (t *translator) event(ev graph.Event) {
 		}
 	case nodes.KindModelStart:
 		if call, ok := ev.Payload.(nodes.ModelCall); ok && call.MessageID != "" {
-			t.endModel(ev.Node)
-			t.models[ev.Node] = &modelStream{msgID: call.MessageID, name: call.Agent, calls: map[int]*callStream{}}
+			ms := &modelStream{msgID: call.MessageID, name: call.Agent, calls: map[int]*callStream{}}
+			if open := t.models[ev.Node]; len(open) > 0 {
+				// Calls of one node at once (the tasks of a fan-out): their
+				// chunks carry nothing that tells them apart.
+				ms.shared = true
+				for _, o := range open {
+					t.share(o)
+				}
+			}
+			t.models[ev.Node] = append(t.models[ev.Node], ms)
 		}
 	case nodes.KindModelDelta:
 		if chunk, ok := ev.Payload.(model.Chunk); ok {
-			if ms := t.models[ev.Node]; ms != nil {
-				t.delta(ms, chunk)
+			if open := t.models[ev.Node]; len(open) == 1 && !open[0].shared {
+				t.delta(open[0], chunk)
 			}
 		}
 	case nodes.KindModelEnd:
-		t.endModel(ev.Node)
+		call, _ := ev.Payload.(nodes.ModelCall)
+		open := t.models[ev.Node]
+		for i, ms := range open {
+			if ms.msgID == call.MessageID || call.MessageID == "" && len(open) == 1 {
+				t.endModel(ms)
+				open = slices.Delete(open, i, i+1)
+				break
+			}
+		}
+		if len(open) == 0 {
+			delete(t.models, ev.Node)
+		} else {
+			t.models[ev.Node] = open
+		}
 	case nodes.KindToolEnd:
-		if e, ok := ev.Payload.(executor.Event); ok {
+		// A call that paused the run (a question for the user) or that
+		// goes on in the background has no result yet: its tool message,
+		// if the state gets one, is shown from the state.
+		if e, ok := ev.Payload.(executor.Event); ok && !e.Result.Pending && !errors.Is(e.Result.Err, graph.ErrInterrupted) {
 			t.toolResult(e.Call, nodes.ToolMessageID(e.Call.ID), e.Result.Content)
 		}
 	case graph.KindValues:
@@ -246,7 +282,8 @@ func (t *translator) delta(ms *modelStream, c model.Chunk) {
 	if r := c.Reasoning; r != nil && r.Text != "" {
 		if !ms.spanOpen {
 			ms.spanOpen = true
-			t.send("REASONING_START", "messageId", ms.msgID+":reasoning")
+			ms.spans++
+			t.send("REASONING_START", "messageId", ms.spanID())
 		}
 		id := ms.msgID + ":reasoning:" + strconv.Itoa(r.Index)
 		if !slices.Contains(ms.reasoning, r.Index) {
@@ -266,15 +303,19 @@ func (t *translator) delta(ms *modelStream, c model.Chunk) {
 			}
 			t.send("TEXT_MESSAGE_START", kv...)
 		}
+		ms.text.WriteString(c.Text)
 		t.send("TEXT_MESSAGE_CONTENT", "messageId", ms.msgID, "delta", c.Text)
 	}
 	if d := c.ToolCall; d != nil {
 		t.endReasoning(ms)
 		cs := ms.calls[d.Index]
+		if cs != nil && d.ID != "" && cs.id != "" && d.ID != cs.id {
+			cs = nil // another call at the same index (as model.Accumulator reads it)
+		}
 		if cs == nil {
 			cs = &callStream{}
 			ms.calls[d.Index] = cs
-			ms.order = append(ms.order, d.Index)
+			ms.order = append(ms.order, cs)
 		}
 		if cs.id == "" {
 			cs.id = d.ID
@@ -282,13 +323,13 @@ func (t *translator) delta(ms *modelStream, c model.Chunk) {
 		if cs.name == "" {
 			cs.name = d.Name
 		}
+		cs.args.WriteString(d.Arguments)
 		if cs.started {
 			if d.Arguments != "" {
 				t.send("TOOL_CALL_ARGS", "toolCallId", cs.id, "delta", d.Arguments)
 			}
 			return
 		}
-		cs.args.WriteString(d.Arguments)
 		if cs.id != "" && cs.name != "" && !t.started[cs.id] {
 			cs.started = true
 			t.started[cs.id], t.ours[cs.id] = true, true
@@ -307,33 +348,56 @@ func (t *translator) endReasoning(ms *modelStream) {
 	ms.reasoning = nil
 	if ms.spanOpen {
 		ms.spanOpen = false
-		t.send("REASONING_END", "messageId", ms.msgID+":reasoning")
+		t.send("REASONING_END", "messageId", ms.spanID())
 	}
 }
 
-// endModel closes what the node's model call opened.
-func (t *translator) endModel(node string) {
-	ms := t.models[node]
-	if ms == nil {
+// spanID is the ID of the reply's reasoning span open or last opened.
+func (ms *modelStream) spanID() string {
+	if ms.spans <= 1 {
+		return ms.msgID + ":reasoning"
+	}
+	return ms.msgID + ":reasoning:span:" + strconv.Itoa(ms.spans)
+}
+
+// share stops streaming a reply whose chunks can no longer be told from
+// another's: what it opened is closed, and the rest of it is shown when
+// the state holds it (see reconcile).
+func (t *translator) share(ms *modelStream) {
+	if ms.shared {
 		return
 	}
-	delete(t.models, node)
+	ms.shared = true
+	t.endModel(ms)
+}
+
+// endModel closes what a model call opened. A reply shown in part (see
+// share) is remembered until reconcile completes it.
+func (t *translator) endModel(ms *modelStream) {
 	t.endReasoning(ms)
 	if ms.textOpen {
+		ms.textOpen = false
 		t.send("TEXT_MESSAGE_END", "messageId", ms.msgID)
 	}
-	for _, i := range ms.order {
-		if cs := ms.calls[i]; cs.started {
+	for _, cs := range ms.order {
+		if cs.started && !cs.closed {
+			cs.closed = true
 			t.send("TOOL_CALL_END", "toolCallId", cs.id)
 		}
+	}
+	if ms.shared {
+		t.partial[ms.msgID] = ms
 	}
 }
 
 // closeAll closes what is still open before the run's end.
 func (t *translator) closeAll() {
 	for _, node := range slices.Sorted(maps.Keys(t.models)) {
-		t.endModel(node)
+		for _, ms := range t.models[node] {
+			t.endModel(ms)
+		}
 	}
+	clear(t.models)
 	for _, name := range slices.Sorted(maps.Keys(t.steps)) {
 		t.send("STEP_FINISHED", "stepName", name)
 	}
@@ -381,11 +445,23 @@ func (t *translator) reconcile(st any) {
 	}
 	for i, m := range msgs {
 		id := messageID(i, m)
-		if t.known[id] {
-			continue
-		}
 		// A reply still streaming is shown by its stream.
 		if t.streaming(id) {
+			continue
+		}
+		if ms := t.partial[id]; ms != nil {
+			delete(t.partial, id)
+			t.known[id] = true
+			t.complete(ms, m)
+			continue
+		}
+		if t.known[id] {
+			// A streamed reply's calls that did not stream under the ID
+			// the conversation gave them (they had none, or one already
+			// used) are shown whole.
+			for _, c := range m.ToolCalls {
+				t.startCall(id, c)
+			}
 			continue
 		}
 		t.known[id] = true
@@ -416,12 +492,56 @@ func (t *translator) reconcile(st any) {
 }
 
 func (t *translator) streaming(msgID string) bool {
-	for _, ms := range t.models {
-		if ms.msgID == msgID {
-			return true
+	for _, open := range t.models {
+		for _, ms := range open {
+			if ms.msgID == msgID {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// complete shows what a reply streamed in part (see share) lacks, as the
+// conversation holds it: the rest of its text and of its calls'
+// arguments, by reopening them, and the calls that did not start. A
+// reply that does not go on from what was sent is left to the closing
+// MESSAGES_SNAPSHOT.
+func (t *translator) complete(ms *modelStream, m model.Message) {
+	text, sent := m.Text(), ms.text.String()
+	switch {
+	case sent == "":
+		if text != "" {
+			t.textMessage(ms.msgID, "assistant", ms.name, text)
+		}
+	case len(text) > len(sent) && strings.HasPrefix(text, sent):
+		kv := []any{"messageId", ms.msgID, "role", "assistant"}
+		if ms.name != "" {
+			kv = append(kv, "name", ms.name)
+		}
+		t.send("TEXT_MESSAGE_START", kv...)
+		t.send("TEXT_MESSAGE_CONTENT", "messageId", ms.msgID, "delta", text[len(sent):])
+		t.send("TEXT_MESSAGE_END", "messageId", ms.msgID)
+	}
+	streamed := map[string]*callStream{}
+	for _, cs := range ms.order {
+		if cs.started {
+			streamed[cs.id] = cs
+		}
+	}
+	for _, c := range m.ToolCalls {
+		cs := streamed[c.ID]
+		if cs == nil {
+			t.startCall(ms.msgID, c)
+			continue
+		}
+		args, sent := string(c.Arguments), cs.args.String()
+		if len(args) > len(sent) && strings.HasPrefix(args, sent) {
+			t.send("TOOL_CALL_START", "toolCallId", cs.id, "toolCallName", cs.name, "parentMessageId", ms.msgID)
+			t.send("TOOL_CALL_ARGS", "toolCallId", cs.id, "delta", args[len(sent):])
+			t.send("TOOL_CALL_END", "toolCallId", cs.id)
+		}
+	}
 }
 
 // textMessage sends a whole message as one triad.

@@ -90,6 +90,19 @@ type ContentPart struct {
 	Source *PartSource `json:"source,omitempty"`
 }
 
+// MarshalJSON encodes the part with the members of its kind: a text part
+// always carries its text (the protocol requires it, even empty).
+func (p ContentPart) MarshalJSON() ([]byte, error) {
+	if p.Type == "text" {
+		return json.Marshal(struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}{p.Type, p.Text})
+	}
+	type plain ContentPart
+	return json.Marshal(plain(p))
+}
+
 // PartSource says where a media part's bytes are: inline ("data", Value
 // in base64), at a URL ("url"), or at a model provider under a handle it
 // issued ("file").
