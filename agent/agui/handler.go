@@ -447,7 +447,14 @@ func (r *graphRunner[S, PS]) prepare(ctx context.Context, in *RunInput, modes gr
 		}
 		// Every interrupt was abandoned: the paused step is dropped (the
 		// calls it left open are answered as cancelled) and the request
-		// is a new turn.
+		// is a new turn. The client's state is checked first, so that a
+		// request refused for it leaves the thread as it was.
+		if r.setState != nil && len(in.State) > 0 {
+			scratch := snap.State
+			if err := r.applyState(ctx, in, &scratch); err != nil {
+				return nil, nil, err
+			}
+		}
 		if _, err := r.g.UpdateState(ctx, thread, graph.END, func(s S) S {
 			m := PS(&s).ChatMessages()
 			*m = answerOpenCalls(slices.Clone(*m), abandoned)
@@ -514,7 +521,18 @@ const (
 // sent calls without their results, or a run that stopped between a
 // model's calls and their answers. Providers refuse such a conversation.
 func answerOpenCalls(msgs []model.Message, why string) []model.Message {
-	var out []model.Message // a copy, made at the first insertion
+	// The answer to a call that comes after the conversation went on (a
+	// client that appended a result late) moves up to its call.
+	late := map[string]int{} // call ID → index of its first answer
+	for i, m := range msgs {
+		if m.Role == model.RoleTool {
+			if _, seen := late[m.ToolCallID]; !seen {
+				late[m.ToolCallID] = i
+			}
+		}
+	}
+	var out []model.Message // a copy, made at the first change
+	moved := map[int]bool{}
 	open := map[string]string{}
 	var order []string
 	flush := func(at int) {
@@ -525,18 +543,27 @@ func answerOpenCalls(msgs []model.Message, why string) []model.Message {
 			out = slices.Clone(msgs[:at])
 		}
 		for _, id := range order {
-			if name, ok := open[id]; ok {
-				m := model.ToolMessage(id, name, true, model.TextPart(why))
-				m.ID = nodes.ToolMessageID(id)
-				out = append(out, m)
+			name, ok := open[id]
+			if !ok {
+				continue
 			}
+			if j, ok := late[id]; ok && j > at && !moved[j] {
+				moved[j] = true
+				out = append(out, msgs[j])
+				continue
+			}
+			m := model.ToolMessage(id, name, true, model.TextPart(why))
+			m.ID = nodes.ToolMessageID(id)
+			out = append(out, m)
 		}
 		clear(open)
 		order = order[:0]
 	}
 	for i, m := range msgs {
-		switch m.Role {
-		case model.RoleTool:
+		switch {
+		case moved[i]:
+			continue
+		case m.Role == model.RoleTool:
 			delete(open, m.ToolCallID)
 		default:
 			flush(i)

@@ -467,7 +467,13 @@ func (t *translator) reconcile(st any) {
 		t.known[id] = true
 		switch m.Role {
 		case model.RoleTool:
-			t.toolResult(model.ToolCall{ID: m.ToolCallID, Name: m.ToolName}, id, m.Content)
+			name := m.ToolName
+			if name == "" {
+				name = callName(msgs[:i], m.ToolCallID)
+			}
+			if name != "" || t.started[m.ToolCallID] {
+				t.toolResult(model.ToolCall{ID: m.ToolCallID, Name: name}, id, m.Content)
+			}
 			continue
 		case model.RoleAssistant:
 			if text := m.Text(); text != "" {
@@ -542,6 +548,18 @@ func (t *translator) complete(ms *modelStream, m model.Message) {
 			t.send("TOOL_CALL_END", "toolCallId", cs.id)
 		}
 	}
+}
+
+// callName returns the name of the call id among the calls of msgs, or "".
+func callName(msgs []model.Message, id string) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		for _, c := range msgs[i].ToolCalls {
+			if c.ID == id {
+				return c.Name
+			}
+		}
+	}
+	return ""
 }
 
 // textMessage sends a whole message as one triad.

@@ -1,0 +1,101 @@
+package agui_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/agent/agui"
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/scripted"
+	"github.com/trellis-go/trellis/nodes"
+	"github.com/trellis-go/trellis/state/memory"
+)
+
+// A client that appends a call's result after a later message has it
+// moved up to its call, rather than answered a second time as missing.
+func TestLateAnswerMovesToItsCall(t *testing.T) {
+	var got []string
+	m := scripted.New(scripted.Func(func(req *model.Request) (*model.Response, error) {
+		for _, msg := range req.Messages {
+			got = append(got, string(msg.Role)+":"+msg.Text())
+		}
+		return &model.Response{Message: model.Assistant("ok")}, nil
+	}))
+	h := handler(t, m, nil)
+	evs := run(t, h, input("t1", "r1",
+		userMsg("u1", "hi"),
+		map[string]any{"id": "a1", "role": "assistant", "toolCalls": []any{map[string]any{"id": "c1", "type": "function", "function": map[string]any{"name": "pick", "arguments": "{}"}}}},
+		userMsg("u2", "well?"),
+		map[string]any{"id": "t1", "role": "tool", "toolCallId": "c1", "content": "late"},
+	))
+	assert.Equal(t, []string{"user:hi", "assistant:", "tool:late", "user:well?"}, got)
+	ids := []string{}
+	for _, msg := range snapshot(t, evs) {
+		ids = append(ids, msg.ID)
+	}
+	assert.Equal(t, []string{"u1", "a1", "t1", "u2", ids[4]}, ids)
+}
+
+// A request that abandons the thread's question but whose state the
+// handler refuses leaves the thread waiting, as it was.
+func TestRefusedAbandonLeavesThreadWaiting(t *testing.T) {
+	m := scripted.New(scripted.CallTools(scripted.CallWithID("q1", nodes.AskUserName, `{"question":"Which day?"}`)))
+	saver := memory.New()
+	g, err := agent.NewReAct(m, agent.WithTools(nodes.AskUser()), agent.WithCheckpointer(saver))
+	require.NoError(t, err)
+	h, err := agui.NewHandler(g, agui.WithState(func(_ context.Context, in json.RawMessage, _ *agent.State) error {
+		if string(in) == `"bad"` {
+			return errors.New("bad state")
+		}
+		return nil
+	}))
+	require.NoError(t, err)
+	evs := run(t, h, input("t1", "r1", userMsg("u1", "book")))
+	id := outcome(t, evs)["interrupts"].([]any)[0].(map[string]any)["id"].(string)
+
+	next := input("t1", "r2", append(asInput(snapshot(t, evs)), userMsg("u2", "never mind"))...)
+	next["resume"] = []map[string]any{{"interruptId": id, "status": "cancelled"}}
+	next["state"] = "bad"
+	resp := post(t, h, next)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Contains(t, string(body), "bad state")
+
+	snap, err := g.GetState(context.Background(), agui.ThreadPrefix+"t1")
+	require.NoError(t, err)
+	require.Len(t, snap.Interrupts, 1, "the thread still waits")
+	assert.Equal(t, id, snap.Interrupts[0].ID)
+}
+
+// A tool message whose call the conversation does not name (a node of the
+// application wrote it) is not shown as a call without a name; the
+// snapshot carries it.
+func TestOrphanToolMessageNotStartedAsCall(t *testing.T) {
+	g, err := graph.New[agent.State]().
+		AddNode("write", func(_ context.Context, s agent.State) (agent.State, error) {
+			msg := model.ToolMessage("zz", "", false, model.TextPart("from nowhere"))
+			msg.ID = "orphan"
+			s.Messages = append(s.Messages, msg, model.Message{ID: "a9", Role: model.RoleAssistant, Content: []model.Part{model.TextPart("done")}})
+			return s, nil
+		}).
+		AddEdge(graph.START, "write").AddEdge("write", graph.END).Compile()
+	require.NoError(t, err)
+	h, err := agui.NewHandler(g)
+	require.NoError(t, err)
+	evs := run(t, h, input("t1", "r1", userMsg("u1", "go")))
+	assert.Empty(t, ofType(evs, "TOOL_CALL_START", "TOOL_CALL_RESULT"))
+	assert.Equal(t, "done", text(evs, "a9"))
+	msgs := snapshot(t, evs)
+	require.Len(t, msgs, 3)
+	assert.Equal(t, "orphan", msgs[1].ID)
+}
