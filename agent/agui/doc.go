@@ -18,6 +18,10 @@
 //     WithStateSnapshots;
 //   - MESSAGES_SNAPSHOT of the conversation as the agent holds it, before
 //     the run ends;
+//   - the agents that handoff tools run (a supervisor's workers) as
+//     subagent invocations (SUBAGENT_STARTED, their events attributed with
+//     subagentRunId, SUBAGENT_FINISHED or SUBAGENT_ERROR), for clients of
+//     protocol 1.0 and later;
 //   - the run's token usage on its last event.
 //
 // The application's tools (RunInput.Tools) are offered to the model next

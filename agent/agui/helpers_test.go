@@ -110,19 +110,40 @@ func checkStream(t *testing.T, evs []event) {
 		if i > 0 && i < len(evs)-1 {
 			require.NotContains(t, []string{"RUN_STARTED", "RUN_FINISHED", "RUN_ERROR"}, ev.typ(), where)
 		}
+		// Entities are tracked per owner: the run's agent, or a subagent
+		// invocation, which must be active.
+		owner := ev.str("subagentRunId")
+		if owner != "" && !strings.HasPrefix(ev.typ(), "SUBAGENT_") {
+			require.True(t, open["sub::"+owner], "%s is attributed to subagent %q, which is not active", where, owner)
+		}
 		opener := func(kind, id string) {
 			require.NotEmpty(t, id, where)
-			require.False(t, open[kind+":"+id], "%s opens %s %q, which is open", where, kind, id)
-			open[kind+":"+id] = true
+			key := kind + ":" + owner + ":" + id
+			require.False(t, open[key], "%s opens %s %q, which is open", where, kind, id)
+			open[key] = true
 		}
 		inside := func(kind, id string) {
-			require.True(t, open[kind+":"+id], "%s: %s %q is not open", where, kind, id)
+			require.True(t, open[kind+":"+owner+":"+id], "%s: %s %q is not open", where, kind, id)
 		}
 		closer := func(kind, id string) {
 			inside(kind, id)
-			delete(open, kind+":"+id)
+			delete(open, kind+":"+owner+":"+id)
 		}
 		switch ev.typ() {
+		case "SUBAGENT_STARTED":
+			require.NotEmpty(t, ev.str("name"), where)
+			if p := ev.str("parentSubagentRunId"); p != "" {
+				require.True(t, open["sub::"+p], "%s names parent %q, which is not active", where, p)
+			}
+			owner = ""
+			opener("sub", ev.str("subagentRunId"))
+		case "SUBAGENT_FINISHED", "SUBAGENT_ERROR":
+			id := ev.str("subagentRunId")
+			for k := range open {
+				require.False(t, strings.Contains(k, ":"+id+":"), "%s closes subagent %q with %s still open", where, id, k)
+			}
+			owner = ""
+			closer("sub", id)
 		case "TEXT_MESSAGE_START":
 			opener("text", ev.str("messageId"))
 		case "TEXT_MESSAGE_CONTENT":
@@ -138,9 +159,9 @@ func checkStream(t *testing.T, evs []event) {
 			require.Contains(t, ev, "delta", where)
 		case "TOOL_CALL_END":
 			closer("call", ev.str("toolCallId"))
-			closed[ev.str("toolCallId")] = true
+			closed[owner+":"+ev.str("toolCallId")] = true
 		case "TOOL_CALL_RESULT":
-			require.True(t, closed[ev.str("toolCallId")], "%s answers call %q before its arguments closed", where, ev.str("toolCallId"))
+			require.True(t, closed[owner+":"+ev.str("toolCallId")], "%s answers call %q before its arguments closed", where, ev.str("toolCallId"))
 			require.NotEmpty(t, ev.str("messageId"), where)
 			require.Contains(t, ev, "content", where)
 		case "REASONING_START":

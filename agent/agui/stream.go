@@ -2,6 +2,7 @@ package agui
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,31 +18,54 @@ import (
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/nodes"
+	"github.com/trellis-go/trellis/tool"
 )
 
 // translator turns the events of one run into AG-UI events. The run's own
 // graph (events with an empty Path) streams messages, tool calls and
-// steps; nested runs (the agents of handoff tools) count only for usage.
+// steps; the agents that handoff tools run stream theirs as subagents
+// (for clients of protocol 1.0 and later), and count for usage.
 type translator struct {
 	h   *Handler
 	in  *RunInput
 	out *sink
 
-	models  map[string][]*modelStream // open model calls, by node
-	partial map[string]*modelStream   // replies shown in part, by message ID
-	steps   map[string]int            // open steps, by name
-	started map[string]bool           // tool call IDs the client knows
-	ours    map[string]bool           // tool call IDs this run's stream started
-	results map[string]bool           // tool call IDs the client has answers to
-	known   map[string]bool           // message IDs the client holds or was sent
+	root    *scope                  // the run's own agent
+	partial map[string]*modelStream // replies shown in part, by message ID
+	known   map[string]bool         // message IDs the client holds or was sent
 	usage   map[[2]string]*model.Usage
 	uorder  [][2]string
 	last    any    // the state after the last superstep
 	view    []byte // the last STATE_SNAPSHOT sent
+
+	nested bool              // stream the agents of handoff tools
+	subs   map[string]*scope // active subagent invocations, by call ID
+	active []*scope          // the same, in the order they started
+	runIDs map[string]int    // invocations per call ID, for fresh run IDs
+}
+
+// scope is what one agent of the run has open: the run's own agent, or an
+// invocation of a subagent (an agent a handoff tool runs).
+type scope struct {
+	id      string // subagentRunId; "" for the run's own agent
+	callID  string // the handoff call that started the invocation
+	path    []string
+	parent  *scope
+	models  map[string][]*modelStream // open model calls, by node
+	steps   map[string]int            // open steps, by name
+	started map[string]bool           // tool call IDs the client knows
+	ours    map[string]bool           // tool call IDs this run's stream started
+	results map[string]bool           // tool call IDs the client has answers to
+}
+
+func newScope() *scope {
+	return &scope{models: map[string][]*modelStream{}, steps: map[string]int{},
+		started: map[string]bool{}, ours: map[string]bool{}, results: map[string]bool{}}
 }
 
 // modelStream is a model call of the run's graph whose reply streams.
 type modelStream struct {
+	sc        *scope
 	msgID     string
 	name      string
 	textOpen  bool
@@ -70,29 +94,38 @@ type callStream struct {
 // conversation held: the client has those messages, or gets them in the
 // closing MESSAGES_SNAPSHOT; the stream shows only what the run adds.
 func newTranslator(h *Handler, in *RunInput, out *sink, held []model.Message) *translator {
-	t := &translator{h: h, in: in, out: out,
-		models: map[string][]*modelStream{}, partial: map[string]*modelStream{}, steps: map[string]int{},
-		started: map[string]bool{}, ours: map[string]bool{}, results: map[string]bool{}, known: map[string]bool{},
-		usage: map[[2]string]*model.Usage{}}
+	t := &translator{h: h, in: in, out: out, root: newScope(),
+		partial: map[string]*modelStream{}, known: map[string]bool{},
+		usage: map[[2]string]*model.Usage{},
+		nested: in.ProtocolVersion != "" && !strings.HasPrefix(in.ProtocolVersion, "0."),
+		subs:   map[string]*scope{}, runIDs: map[string]int{}}
 	for _, m := range in.Messages {
 		t.known[m.ID] = true
 		for _, c := range m.ToolCalls {
-			t.started[c.ID] = true
+			t.root.started[c.ID] = true
 		}
 		if m.Role == "tool" {
-			t.results[m.ToolCallID] = true
+			t.root.results[m.ToolCallID] = true
 		}
 	}
 	for i, m := range held {
 		t.known[messageID(i, m)] = true
 		for _, c := range m.ToolCalls {
-			t.started[c.ID] = true
+			t.root.started[c.ID] = true
 		}
 		if m.Role == model.RoleTool {
-			t.results[m.ToolCallID] = true
+			t.root.results[m.ToolCallID] = true
 		}
 	}
 	return t
+}
+
+// emit sends an event of sc's agent: a subagent's carry its run ID.
+func (t *translator) emit(sc *scope, typ string, kv ...any) {
+	if sc != nil && sc.id != "" {
+		kv = append(kv, "subagentRunId", sc.id)
+	}
+	t.send(typ, kv...)
 }
 
 func (t *translator) send(typ string, kv ...any) {
@@ -149,7 +182,29 @@ func (t *translator) run(seq iter.Seq2[graph.Event, error]) {
 		t.fail(errors.New("the run ended without its final state"))
 		return
 	}
-	t.closeAll()
+	var (
+		pending   []string
+		asks      []Interrupt
+		suspended = map[*scope][]string{} // interrupt IDs by the invocation that raised them
+	)
+	if interrupted {
+		for _, in := range ie.Interrupts {
+			if calls, ok := pendingCalls(in); ok && len(in.Path) == 0 {
+				for _, c := range calls {
+					pending = append(pending, c.ID)
+				}
+				continue
+			}
+			d := t.h.cfg.interrupt(in)
+			d.ID = in.ID
+			if sc := t.raisedIn(in.Path); sc != nil {
+				d.SubagentRunID = sc.id
+				suspended[sc] = append(suspended[sc], in.ID)
+			}
+			asks = append(asks, d)
+		}
+	}
+	t.closeAll(interrupted, suspended)
 	if final != nil && !t.h.cfg.noSnap {
 		if msgs, ok := t.h.runner.messages(final); ok {
 			t.send("MESSAGES_SNAPSHOT", "messages", fromModel(msgs))
@@ -160,19 +215,6 @@ func (t *translator) run(seq iter.Seq2[graph.Event, error]) {
 		finished = append(finished, "usage", u)
 	}
 	if interrupted {
-		var pending []string
-		var asks []Interrupt
-		for _, in := range ie.Interrupts {
-			if calls, ok := pendingCalls(in); ok && len(in.Path) == 0 {
-				for _, c := range calls {
-					pending = append(pending, c.ID)
-				}
-				continue
-			}
-			d := t.h.cfg.interrupt(in)
-			d.ID = in.ID
-			asks = append(asks, d)
-		}
 		switch {
 		case len(asks) > 0:
 			finished = append(finished, "outcome", map[string]any{"type": "interrupt", "interrupts": asks})
@@ -215,25 +257,35 @@ func (t *translator) event(ev graph.Event) {
 			t.addUsage(call)
 		}
 	}
+	sc := t.root
 	if len(ev.Path) > 0 {
-		return
+		if sc = t.subagent(ev); sc == nil {
+			return
+		}
 	}
 	switch ev.Kind {
 	case graph.KindNodeStart:
-		if t.steps[ev.Node]++; t.steps[ev.Node] == 1 {
-			t.send("STEP_STARTED", "stepName", ev.Node)
+		if !slices.Equal(ev.Path, sc.path) {
+			return // a subgraph's node inside the agent
+		}
+		if sc.steps[ev.Node]++; sc.steps[ev.Node] == 1 {
+			t.emit(sc, "STEP_STARTED", "stepName", ev.Node)
 		}
 	case graph.KindNodeEnd:
-		if t.steps[ev.Node] > 0 {
-			if t.steps[ev.Node]--; t.steps[ev.Node] == 0 {
-				delete(t.steps, ev.Node)
-				t.send("STEP_FINISHED", "stepName", ev.Node)
+		if !slices.Equal(ev.Path, sc.path) {
+			return
+		}
+		if sc.steps[ev.Node] > 0 {
+			if sc.steps[ev.Node]--; sc.steps[ev.Node] == 0 {
+				delete(sc.steps, ev.Node)
+				t.emit(sc, "STEP_FINISHED", "stepName", ev.Node)
 			}
 		}
 	case nodes.KindModelStart:
 		if call, ok := ev.Payload.(nodes.ModelCall); ok && call.MessageID != "" {
-			ms := &modelStream{msgID: call.MessageID, name: call.Agent, calls: map[int]*callStream{}}
-			if open := t.models[ev.Node]; len(open) > 0 {
+			key := modelKey(ev)
+			ms := &modelStream{sc: sc, msgID: call.MessageID, name: call.Agent, calls: map[int]*callStream{}}
+			if open := sc.models[key]; len(open) > 0 {
 				// Calls of one node at once (the tasks of a fan-out): their
 				// chunks carry nothing that tells them apart.
 				ms.shared = true
@@ -241,17 +293,18 @@ func (t *translator) event(ev graph.Event) {
 					t.share(o)
 				}
 			}
-			t.models[ev.Node] = append(t.models[ev.Node], ms)
+			sc.models[key] = append(sc.models[key], ms)
 		}
 	case nodes.KindModelDelta:
 		if chunk, ok := ev.Payload.(model.Chunk); ok {
-			if open := t.models[ev.Node]; len(open) == 1 && !open[0].shared {
+			if open := sc.models[modelKey(ev)]; len(open) == 1 && !open[0].shared {
 				t.delta(open[0], chunk)
 			}
 		}
 	case nodes.KindModelEnd:
 		call, _ := ev.Payload.(nodes.ModelCall)
-		open := t.models[ev.Node]
+		key := modelKey(ev)
+		open := sc.models[key]
 		for i, ms := range open {
 			if ms.msgID == call.MessageID || call.MessageID == "" && len(open) == 1 {
 				t.endModel(ms)
@@ -260,21 +313,133 @@ func (t *translator) event(ev graph.Event) {
 			}
 		}
 		if len(open) == 0 {
-			delete(t.models, ev.Node)
+			delete(sc.models, key)
 		} else {
-			t.models[ev.Node] = open
+			sc.models[key] = open
 		}
 	case nodes.KindToolEnd:
+		e, ok := ev.Payload.(executor.Event)
+		if !ok {
+			return
+		}
 		// A call that paused the run (a question for the user) or that
 		// goes on in the background has no result yet: its tool message,
-		// if the state gets one, is shown from the state.
-		if e, ok := ev.Payload.(executor.Event); ok && !e.Result.Pending && !errors.Is(e.Result.Err, graph.ErrInterrupted) {
-			t.toolResult(e.Call, nodes.ToolMessageID(e.Call.ID), e.Result.Content)
+		// if the state gets one, is shown from the state; an agent it
+		// runs stays open until the run ends.
+		paused := e.Result.Pending || errors.Is(e.Result.Err, graph.ErrInterrupted)
+		if child := t.subs[e.Call.ID]; child != nil && child.parent == sc && !paused {
+			t.endSubagent(child, e.Result)
+		}
+		if !paused {
+			t.toolResult(sc, e.Call, nodes.ToolMessageID(e.Call.ID), e.Result.Content)
 		}
 	case graph.KindValues:
-		t.last = ev.State
-		t.reconcile(ev.State)
+		if sc == t.root {
+			t.last = ev.State
+			t.reconcile(ev.State)
+		}
 	}
+}
+
+// modelKey tells apart the model calls of one agent: by node, and by the
+// subgraph the node is in.
+func modelKey(ev graph.Event) string {
+	return strings.Join(append(slices.Clip(ev.Path), ev.Node), "\x00")
+}
+
+// subagent returns the invocation of a handoff's agent that a nested
+// event belongs to, announcing it (SUBAGENT_STARTED) when it is new; nil
+// when subagents are not streamed, or the event comes from a nested graph
+// that no tool call started (a subgraph node), whose events are not shown.
+func (t *translator) subagent(ev graph.Event) *scope {
+	if !t.nested || ev.CallID == "" {
+		return nil
+	}
+	if sc := t.subs[ev.CallID]; sc != nil {
+		return sc
+	}
+	parent := t.root
+	for _, sc := range t.active {
+		if len(sc.path) > len(parent.path) && len(sc.path) < len(ev.Path) && slices.Equal(sc.path, ev.Path[:len(sc.path)]) {
+			parent = sc
+		}
+	}
+	sc := newScope()
+	sc.callID, sc.parent = ev.CallID, parent
+	sc.path = slices.Clone(ev.Path[:len(parent.path)+1])
+	sc.id = ev.CallID
+	if n := t.runIDs[ev.CallID]; n > 0 {
+		sc.id = ev.CallID + "#" + strconv.Itoa(n+1) // a second invocation of one call in this run
+	}
+	t.runIDs[ev.CallID]++
+	t.subs[ev.CallID] = sc
+	t.active = append(t.active, sc)
+	kv := []any{"subagentRunId", sc.id, "name", sc.path[len(sc.path)-1], "parentToolCallId", sc.callID}
+	if parent != t.root {
+		kv = append(kv, "parentSubagentRunId", parent.id)
+	}
+	t.send("SUBAGENT_STARTED", kv...)
+	return sc
+}
+
+// raisedIn returns the innermost active invocation whose agent raised an
+// interrupt at path, or nil for the run's own agent.
+func (t *translator) raisedIn(path []string) *scope {
+	var out *scope
+	for _, sc := range t.active {
+		if len(sc.path) <= len(path) && slices.Equal(sc.path, path[:len(sc.path)]) && (out == nil || len(sc.path) > len(out.path)) {
+			out = sc
+		}
+	}
+	return out
+}
+
+// endSubagent closes an invocation, after what it and the invocations it
+// started have open: SUBAGENT_FINISHED, or SUBAGENT_ERROR when its call
+// failed.
+func (t *translator) endSubagent(sc *scope, res tool.Result) {
+	if res.IsError {
+		t.closeSubagent(sc, func() {
+			t.send("SUBAGENT_ERROR", "subagentRunId", sc.id, "message", cmp.Or(strings.TrimSpace(res.Text()), "the agent failed"))
+		}, nil)
+		return
+	}
+	t.closeSubagent(sc, func() { t.send("SUBAGENT_FINISHED", "subagentRunId", sc.id) }, nil)
+}
+
+// closeSubagent closes the invocations sc started (as suspended when
+// suspended names them, else finished), what sc has open, and then sc with
+// end.
+func (t *translator) closeSubagent(sc *scope, end func(), suspended map[*scope][]string) {
+	for i := len(t.active) - 1; i >= 0; i-- {
+		if child := t.active[i]; child.parent == sc {
+			t.closeSubagent(child, func() { t.finishSuspended(child, suspended) }, suspended)
+		}
+	}
+	t.closeScope(sc)
+	end()
+	delete(t.subs, sc.callID)
+	t.active = slices.DeleteFunc(t.active, func(o *scope) bool { return o == sc })
+}
+
+// finishSuspended sends SUBAGENT_FINISHED for an invocation the run's end
+// leaves: suspended when it (or one it started) waits for an answer.
+func (t *translator) finishSuspended(sc *scope, suspended map[*scope][]string) {
+	waits := suspended[sc] != nil
+	for o := range suspended {
+		for p := o; p != nil && !waits; p = p.parent {
+			waits = p == sc
+		}
+	}
+	if !waits {
+		t.send("SUBAGENT_FINISHED", "subagentRunId", sc.id)
+		return
+	}
+	outcome := map[string]any{"type": "suspended"}
+	if ids := suspended[sc]; len(ids) > 0 {
+		outcome["interruptIds"] = ids
+	}
+	t.send("SUBAGENT_FINISHED", "subagentRunId", sc.id, "outcome", outcome)
 }
 
 // delta streams a chunk of a model's reply.
@@ -283,28 +448,30 @@ func (t *translator) delta(ms *modelStream, c model.Chunk) {
 		if !ms.spanOpen {
 			ms.spanOpen = true
 			ms.spans++
-			t.send("REASONING_START", "messageId", ms.spanID())
+			t.emit(ms.sc, "REASONING_START", "messageId", ms.spanID())
 		}
 		id := ms.msgID + ":reasoning:" + strconv.Itoa(r.Index)
 		if !slices.Contains(ms.reasoning, r.Index) {
 			ms.reasoning = append(ms.reasoning, r.Index)
-			t.send("REASONING_MESSAGE_START", "messageId", id, "role", "reasoning")
+			t.emit(ms.sc, "REASONING_MESSAGE_START", "messageId", id, "role", "reasoning")
 		}
-		t.send("REASONING_MESSAGE_CONTENT", "messageId", id, "delta", r.Text)
+		t.emit(ms.sc, "REASONING_MESSAGE_CONTENT", "messageId", id, "delta", r.Text)
 	}
 	if c.Text != "" {
 		t.endReasoning(ms)
 		if !ms.textOpen {
 			ms.textOpen = true
-			t.known[ms.msgID] = true
+			if ms.sc == t.root {
+				t.known[ms.msgID] = true
+			}
 			kv := []any{"messageId", ms.msgID, "role", "assistant"}
 			if ms.name != "" {
 				kv = append(kv, "name", ms.name)
 			}
-			t.send("TEXT_MESSAGE_START", kv...)
+			t.emit(ms.sc, "TEXT_MESSAGE_START", kv...)
 		}
 		ms.text.WriteString(c.Text)
-		t.send("TEXT_MESSAGE_CONTENT", "messageId", ms.msgID, "delta", c.Text)
+		t.emit(ms.sc, "TEXT_MESSAGE_CONTENT", "messageId", ms.msgID, "delta", c.Text)
 	}
 	if d := c.ToolCall; d != nil {
 		t.endReasoning(ms)
@@ -326,16 +493,16 @@ func (t *translator) delta(ms *modelStream, c model.Chunk) {
 		cs.args.WriteString(d.Arguments)
 		if cs.started {
 			if d.Arguments != "" {
-				t.send("TOOL_CALL_ARGS", "toolCallId", cs.id, "delta", d.Arguments)
+				t.emit(ms.sc, "TOOL_CALL_ARGS", "toolCallId", cs.id, "delta", d.Arguments)
 			}
 			return
 		}
-		if cs.id != "" && cs.name != "" && !t.started[cs.id] {
+		if cs.id != "" && cs.name != "" && !ms.sc.started[cs.id] {
 			cs.started = true
-			t.started[cs.id], t.ours[cs.id] = true, true
-			t.send("TOOL_CALL_START", "toolCallId", cs.id, "toolCallName", cs.name, "parentMessageId", ms.msgID)
+			ms.sc.started[cs.id], ms.sc.ours[cs.id] = true, true
+			t.emit(ms.sc, "TOOL_CALL_START", "toolCallId", cs.id, "toolCallName", cs.name, "parentMessageId", ms.msgID)
 			if cs.args.Len() > 0 {
-				t.send("TOOL_CALL_ARGS", "toolCallId", cs.id, "delta", cs.args.String())
+				t.emit(ms.sc, "TOOL_CALL_ARGS", "toolCallId", cs.id, "delta", cs.args.String())
 			}
 		}
 	}
@@ -343,12 +510,12 @@ func (t *translator) delta(ms *modelStream, c model.Chunk) {
 
 func (t *translator) endReasoning(ms *modelStream) {
 	for _, i := range ms.reasoning {
-		t.send("REASONING_MESSAGE_END", "messageId", ms.msgID+":reasoning:"+strconv.Itoa(i))
+		t.emit(ms.sc, "REASONING_MESSAGE_END", "messageId", ms.msgID+":reasoning:"+strconv.Itoa(i))
 	}
 	ms.reasoning = nil
 	if ms.spanOpen {
 		ms.spanOpen = false
-		t.send("REASONING_END", "messageId", ms.spanID())
+		t.emit(ms.sc, "REASONING_END", "messageId", ms.spanID())
 	}
 }
 
@@ -377,31 +544,47 @@ func (t *translator) endModel(ms *modelStream) {
 	t.endReasoning(ms)
 	if ms.textOpen {
 		ms.textOpen = false
-		t.send("TEXT_MESSAGE_END", "messageId", ms.msgID)
+		t.emit(ms.sc, "TEXT_MESSAGE_END", "messageId", ms.msgID)
 	}
 	for _, cs := range ms.order {
 		if cs.started && !cs.closed {
 			cs.closed = true
-			t.send("TOOL_CALL_END", "toolCallId", cs.id)
+			t.emit(ms.sc, "TOOL_CALL_END", "toolCallId", cs.id)
 		}
 	}
-	if ms.shared {
+	if ms.shared && ms.sc == t.root {
 		t.partial[ms.msgID] = ms
 	}
 }
 
-// closeAll closes what is still open before the run's end.
-func (t *translator) closeAll() {
-	for _, node := range slices.Sorted(maps.Keys(t.models)) {
-		for _, ms := range t.models[node] {
+// closeAll closes what is still open before the run's end: the
+// invocations of subagents (suspended when they wait for an answer of an
+// interrupted run), and what the run's own agent has open.
+func (t *translator) closeAll(interrupted bool, suspended map[*scope][]string) {
+	if !interrupted {
+		suspended = nil
+	}
+	// Invocations start after their parents, so the first active one is
+	// the run's agent's own; closing it closes those it started.
+	for len(t.active) > 0 {
+		sc := t.active[0]
+		t.closeSubagent(sc, func() { t.finishSuspended(sc, suspended) }, suspended)
+	}
+	t.closeScope(t.root)
+}
+
+// closeScope closes the model calls and steps an agent has open.
+func (t *translator) closeScope(sc *scope) {
+	for _, key := range slices.Sorted(maps.Keys(sc.models)) {
+		for _, ms := range sc.models[key] {
 			t.endModel(ms)
 		}
 	}
-	clear(t.models)
-	for _, name := range slices.Sorted(maps.Keys(t.steps)) {
-		t.send("STEP_FINISHED", "stepName", name)
+	clear(sc.models)
+	for _, name := range slices.Sorted(maps.Keys(sc.steps)) {
+		t.emit(sc, "STEP_FINISHED", "stepName", name)
 	}
-	clear(t.steps)
+	clear(sc.steps)
 }
 
 // toolResult sends the result of a call the agent ran, once, starting the
@@ -409,29 +592,34 @@ func (t *translator) closeAll() {
 // answers to calls of earlier runs (a question the user answered, a call
 // of the application's tools) are not streamed: the client has them, or
 // gets them in the closing MESSAGES_SNAPSHOT.
-func (t *translator) toolResult(call model.ToolCall, msgID string, content []model.Part) {
-	if t.results[call.ID] || t.started[call.ID] && !t.ours[call.ID] {
+func (t *translator) toolResult(sc *scope, call model.ToolCall, msgID string, content []model.Part) {
+	if sc.results[call.ID] || sc.started[call.ID] && !sc.ours[call.ID] {
 		return
 	}
-	t.startCall("", call)
-	t.results[call.ID] = true
-	t.known[msgID] = true
-	t.send("TOOL_CALL_RESULT", "messageId", msgID, "toolCallId", call.ID, "role", "tool", "content", contentOf(content))
+	if sc != t.root && !sc.started[call.ID] {
+		return // a subagent's call of a reply that did not stream
+	}
+	t.startCall(sc, "", call)
+	sc.results[call.ID] = true
+	if sc == t.root {
+		t.known[msgID] = true
+	}
+	t.emit(sc, "TOOL_CALL_RESULT", "messageId", msgID, "toolCallId", call.ID, "role", "tool", "content", contentOf(content))
 }
 
 // startCall sends the whole triad of a call that has not been streamed.
-func (t *translator) startCall(parent string, c model.ToolCall) {
-	if t.started[c.ID] {
+func (t *translator) startCall(sc *scope, parent string, c model.ToolCall) {
+	if sc.started[c.ID] {
 		return
 	}
-	t.started[c.ID], t.ours[c.ID] = true, true
+	sc.started[c.ID], sc.ours[c.ID] = true, true
 	kv := []any{"toolCallId", c.ID, "toolCallName", c.Name}
 	if parent != "" {
 		kv = append(kv, "parentMessageId", parent)
 	}
-	t.send("TOOL_CALL_START", kv...)
-	t.send("TOOL_CALL_ARGS", "toolCallId", c.ID, "delta", string(c.Arguments))
-	t.send("TOOL_CALL_END", "toolCallId", c.ID)
+	t.emit(sc, "TOOL_CALL_START", kv...)
+	t.emit(sc, "TOOL_CALL_ARGS", "toolCallId", c.ID, "delta", string(c.Arguments))
+	t.emit(sc, "TOOL_CALL_END", "toolCallId", c.ID)
 }
 
 // reconcile sends what the state holds that the stream has not shown: the
@@ -460,7 +648,7 @@ func (t *translator) reconcile(st any) {
 			// the conversation gave them (they had none, or one already
 			// used) are shown whole.
 			for _, c := range m.ToolCalls {
-				t.startCall(id, c)
+				t.startCall(t.root, id, c)
 			}
 			continue
 		}
@@ -471,8 +659,8 @@ func (t *translator) reconcile(st any) {
 			if name == "" {
 				name = callName(msgs[:i], m.ToolCallID)
 			}
-			if name != "" || t.started[m.ToolCallID] {
-				t.toolResult(model.ToolCall{ID: m.ToolCallID, Name: name}, id, m.Content)
+			if name != "" || t.root.started[m.ToolCallID] {
+				t.toolResult(t.root, model.ToolCall{ID: m.ToolCallID, Name: name}, id, m.Content)
 			}
 			continue
 		case model.RoleAssistant:
@@ -480,7 +668,7 @@ func (t *translator) reconcile(st any) {
 				t.textMessage(id, "assistant", m.Name, text)
 			}
 			for _, c := range m.ToolCalls {
-				t.startCall(id, c)
+				t.startCall(t.root, id, c)
 			}
 		case model.RoleUser:
 			t.textMessage(id, "user", m.Name, m.Text())
@@ -498,7 +686,7 @@ func (t *translator) reconcile(st any) {
 }
 
 func (t *translator) streaming(msgID string) bool {
-	for _, open := range t.models {
+	for _, open := range t.root.models {
 		for _, ms := range open {
 			if ms.msgID == msgID {
 				return true
@@ -538,7 +726,7 @@ func (t *translator) complete(ms *modelStream, m model.Message) {
 	for _, c := range m.ToolCalls {
 		cs := streamed[c.ID]
 		if cs == nil {
-			t.startCall(ms.msgID, c)
+			t.startCall(t.root, ms.msgID, c)
 			continue
 		}
 		args, sent := string(c.Arguments), cs.args.String()

@@ -162,6 +162,9 @@ type Interrupt struct {
 	// Metadata carries the interrupt's payload as the graph raised it
 	// ("payload"), and the node that raised it ("node").
 	Metadata map[string]any `json:"metadata,omitempty"`
+	// SubagentRunID names the invocation of a subagent that raised the
+	// interrupt (the handler sets it); empty for the run's own agent.
+	SubagentRunID string `json:"subagentRunId,omitempty"`
 }
 
 // The statuses of a ResumeEntry.
