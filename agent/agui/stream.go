@@ -96,7 +96,7 @@ type callStream struct {
 func newTranslator(h *Handler, in *RunInput, out *sink, held []model.Message) *translator {
 	t := &translator{h: h, in: in, out: out, root: newScope(),
 		partial: map[string]*modelStream{}, known: map[string]bool{},
-		usage: map[[2]string]*model.Usage{},
+		usage:  map[[2]string]*model.Usage{},
 		nested: in.ProtocolVersion != "" && !strings.HasPrefix(in.ProtocolVersion, "0."),
 		subs:   map[string]*scope{}, runIDs: map[string]int{}}
 	for _, m := range in.Messages {
