@@ -189,8 +189,8 @@ func play(ctx context.Context, w io.Writer, url, text string) error {
 
 // result is what one run left the page with.
 type result struct {
-	messages []any            // the conversation, from MESSAGES_SNAPSHOT
-	pending  []string         // calls of the page's tool to run
+	messages []any             // the conversation, from MESSAGES_SNAPSHOT
+	pending  []string          // calls of the page's tool to run
 	calls    map[string]string // call ID → arguments
 }
 
