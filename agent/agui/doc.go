@@ -37,6 +37,10 @@
 // (ThreadPrefix + threadId) that outlives the process: the handler adds
 // the messages the thread lacks, and resumes a thread that waits.
 //
+// The client side runs agents served over AG-UI: Client.Run streams a
+// run's events, and Client.Tool makes a remote agent a tool that a
+// supervisor delegates tasks to, conversations and questions included.
+//
 // Requests the handler cannot run are refused before the stream starts,
 // with an HTTP status and a message naming the problem (see
 // Handler.ServeHTTP); a run that fails after it started ends with

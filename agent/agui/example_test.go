@@ -11,6 +11,7 @@ import (
 
 	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/agent/agui"
+	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/scripted"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -82,4 +83,33 @@ func Example() {
 	// STEP_FINISHED
 	// MESSAGES_SNAPSHOT
 	// RUN_FINISHED
+}
+
+// A remote agent, served over AG-UI, as a tool: a supervisor's model
+// would call it with a task; here the call is made directly.
+func ExampleClient_Tool() {
+	remote, err := agent.NewReAct(scripted.New(scripted.Reply("Lyon is sunny today.")))
+	if err != nil {
+		panic(err)
+	}
+	h, err := agui.NewHandler(remote)
+	if err != nil {
+		panic(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	c, err := agui.NewClient(srv.URL, agui.WithHTTPClient(srv.Client()))
+	if err != nil {
+		panic(err)
+	}
+	weatherAgent, err := c.Tool("weather_agent", "Knows the weather.")
+	if err != nil {
+		panic(err)
+	}
+	res := tool.Invoke(context.Background(), weatherAgent, model.ToolCall{ID: "call_1", Name: "weather_agent", Arguments: []byte(`{"task":"Weather in Lyon?"}`)})
+	answer, _, _ := strings.Cut(res.Text(), "\n\n[thread_id:")
+	fmt.Println(answer)
+	srv.Client().CloseIdleConnections()
+	// Output: Lyon is sunny today.
 }

@@ -1,6 +1,7 @@
 package agui
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -62,3 +63,22 @@ func FuzzDecodeInput(f *testing.F) {
 }
 
 func jsonValid(b []byte) bool { return json.Valid(b) }
+
+// FuzzReadEvents feeds arbitrary streams to the client's SSE decoder:
+// nothing panics, and every event it yields has a type and its raw JSON.
+func FuzzReadEvents(f *testing.F) {
+	f.Add([]byte("data: {\"type\":\"RUN_STARTED\"}\n\n: comment\n\ndata: {\"type\":\"TEXT_MESSAGE_CONTENT\",\"delta\":\"hi\"}\n\n"))
+	f.Add([]byte("data: {\"type\":\n data: \"X\"}\n\n"))
+	f.Add([]byte("data:{\"type\":\"RUN_FINISHED\",\"outcome\":{\"type\":\"interrupt\",\"interrupts\":[{\"id\":\"i\",\"reason\":\"r\"}]}}\r\n\r\n"))
+	f.Add([]byte("event: x\nid: 1\ndata: []\n\n"))
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		for ev, err := range readEvents(bytes.NewReader(stream), 4096) {
+			if err != nil {
+				return
+			}
+			if ev.Type == "" || !json.Valid(ev.Raw) {
+				t.Fatalf("event %+v without a type or raw JSON", ev)
+			}
+		}
+	})
+}

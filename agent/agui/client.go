@@ -1,0 +1,301 @@
+package agui
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+)
+
+// Event is an event of a run, as a Client decodes it. Type says which;
+// the other fields are those the protocol gives that type (empty when it
+// does not), and Raw is the whole event.
+type Event struct {
+	// Type is the event's type, for example "TEXT_MESSAGE_CONTENT".
+	Type string `json:"type"`
+	// MessageID, Role and Name describe a message (text messages, tool
+	// results, reasoning).
+	MessageID string `json:"messageId,omitempty"`
+	Role      string `json:"role,omitempty"`
+	Name      string `json:"name,omitempty"`
+	// Delta is a fragment of text or of a call's arguments.
+	Delta string `json:"delta,omitempty"`
+	// ToolCallID, ToolCallName and ParentMessageID describe a tool call.
+	ToolCallID      string `json:"toolCallId,omitempty"`
+	ToolCallName    string `json:"toolCallName,omitempty"`
+	ParentMessageID string `json:"parentMessageId,omitempty"`
+	// Content is a tool result's content: a string or content parts.
+	Content json.RawMessage `json:"content,omitempty"`
+	// StepName names a step.
+	StepName string `json:"stepName,omitempty"`
+	// SubagentRunID attributes the event to a subagent invocation.
+	SubagentRunID string `json:"subagentRunId,omitempty"`
+	// Messages is the conversation of a MESSAGES_SNAPSHOT.
+	Messages []Message `json:"messages,omitempty"`
+	// Snapshot is the state of a STATE_SNAPSHOT.
+	Snapshot json.RawMessage `json:"snapshot,omitempty"`
+	// Outcome is how a run ended (RUN_FINISHED); nil means success.
+	Outcome *Outcome `json:"outcome,omitempty"`
+	// Message and Code describe a failure (RUN_ERROR, SUBAGENT_ERROR).
+	Message string `json:"message,omitempty"`
+	Code    string `json:"code,omitempty"`
+	// Raw is the event as it came.
+	Raw json.RawMessage `json:"-"`
+}
+
+// Outcome is how a run ended: Type "success" (with the calls left to the
+// client, if any), "interrupt" (with what the run waits for) or
+// "cancelled".
+type Outcome struct {
+	// Type is "success", "interrupt" or "cancelled".
+	Type string `json:"type"`
+	// PendingToolCallIDs are the calls of the client's tools the run left
+	// to it.
+	PendingToolCallIDs []string `json:"pendingToolCallIds,omitempty"`
+	// Interrupts are what an interrupted run waits for.
+	Interrupts []Interrupt `json:"interrupts,omitempty"`
+}
+
+// RefusedError is the error of a request the agent's server refused
+// before the run started.
+type RefusedError struct {
+	// Status is the HTTP status.
+	Status int
+	// Body is the start of the server's answer.
+	Body string
+}
+
+// Error says what the server answered.
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("agui: the server refused the run: %d %s: %s", e.Status, http.StatusText(e.Status), e.Body)
+}
+
+// ErrTruncated is the error of a stream that ended before its run did.
+var ErrTruncated = errors.New("agui: the stream ended before the run did")
+
+// DefaultMaxEventBytes is the largest event a Client reads unless
+// WithMaxEventBytes says otherwise.
+const DefaultMaxEventBytes = 8 << 20
+
+// DefaultMaxThreads is how many conversations a Client's tools remember
+// unless WithMaxThreads says otherwise.
+const DefaultMaxThreads = 1000
+
+// ClientOption configures a Client.
+type ClientOption func(*clientConfig)
+
+type clientConfig struct {
+	hc         *http.Client
+	headers    http.Header
+	maxEvent   int
+	maxThreads int
+	problems   []string
+}
+
+// WithHTTPClient sets the HTTP client (http.DefaultClient by default).
+func WithHTTPClient(hc *http.Client) ClientOption { return func(c *clientConfig) { c.hc = hc } }
+
+// WithHeader adds a header to every request, for example credentials.
+func WithHeader(key, value string) ClientOption {
+	return func(c *clientConfig) { c.headers.Add(key, value) }
+}
+
+// WithMaxEventBytes caps the size of one event (DefaultMaxEventBytes); a
+// larger one fails the run's stream.
+func WithMaxEventBytes(n int) ClientOption {
+	return func(c *clientConfig) {
+		if n <= 0 {
+			c.problems = append(c.problems, fmt.Sprintf("WithMaxEventBytes(%d): the cap must be positive", n))
+		}
+		c.maxEvent = n
+	}
+}
+
+// WithMaxThreads caps how many conversations the client's tools remember
+// (DefaultMaxThreads); the least recently used is forgotten first.
+func WithMaxThreads(n int) ClientOption {
+	return func(c *clientConfig) {
+		if n <= 0 {
+			c.problems = append(c.problems, fmt.Sprintf("WithMaxThreads(%d): the cap must be positive", n))
+		}
+		c.maxThreads = n
+	}
+}
+
+// Client runs an agent served over AG-UI (by this package's Handler, or
+// any other server of the protocol). It is safe for concurrent use.
+type Client struct {
+	url string
+	cfg clientConfig
+
+	mu      sync.Mutex
+	threads map[string]*remoteThread
+	order   []string // thread IDs, least recently used first
+}
+
+// remoteThread is what a client's tools remember of a conversation with
+// the agent: its messages, and the interrupts its last run ended with.
+type remoteThread struct {
+	messages   []Message
+	interrupts []Interrupt
+}
+
+// NewClient returns a client of the agent at endpoint, the URL runs are
+// POSTed to.
+func NewClient(endpoint string, opts ...ClientOption) (*Client, error) {
+	cfg := clientConfig{hc: http.DefaultClient, headers: http.Header{}, maxEvent: DefaultMaxEventBytes, maxThreads: DefaultMaxThreads}
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		cfg.problems = append(cfg.problems, fmt.Sprintf("the endpoint %q is not an http or https URL", endpoint))
+	}
+	if cfg.hc == nil {
+		cfg.problems = append(cfg.problems, "WithHTTPClient(nil)")
+	}
+	if len(cfg.problems) > 0 {
+		return nil, fmt.Errorf("agui: NewClient: %s", strings.Join(cfg.problems, "; "))
+	}
+	return &Client{url: endpoint, cfg: cfg, threads: map[string]*remoteThread{}}, nil
+}
+
+// Run posts in and yields the run's events as they come. The sequence
+// ends after the run's last event (RUN_FINISHED or RUN_ERROR), or with an
+// error: a *RefusedError when the server refused the run, ErrTruncated
+// when the stream ended first, or what went wrong reading it. Leaving the
+// loop early closes the connection, which ends the run on servers that
+// stop runs whose client is gone (as Handler does). in's protocol version,
+// when empty, is this package's.
+func (c *Client) Run(ctx context.Context, in *RunInput) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		body, err := c.body(in)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+		if err != nil {
+			yield(Event{}, fmt.Errorf("agui: %w", err))
+			return
+		}
+		req.Header = c.cfg.headers.Clone()
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := c.cfg.hc.Do(req)
+		if err != nil {
+			yield(Event{}, fmt.Errorf("agui: posting the run: %w", err))
+			return
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
+			yield(Event{}, &RefusedError{Status: resp.StatusCode, Body: strings.TrimSpace(string(b))})
+			return
+		}
+		for ev, err := range readEvents(resp.Body, c.cfg.maxEvent) {
+			if !yield(ev, err) || err != nil {
+				return
+			}
+			if ev.SubagentRunID == "" && (ev.Type == "RUN_FINISHED" || ev.Type == "RUN_ERROR") {
+				return
+			}
+		}
+		yield(Event{}, ErrTruncated)
+	}
+}
+
+func (c *Client) body(in *RunInput) ([]byte, error) {
+	if in == nil {
+		return nil, errors.New("agui: Run needs an input")
+	}
+	cp := *in
+	if cp.ThreadID == "" {
+		cp.ThreadID = uuid.NewString()
+	}
+	if cp.RunID == "" {
+		cp.RunID = uuid.NewString()
+	}
+	if cp.ProtocolVersion == "" {
+		cp.ProtocolVersion = ProtocolVersion
+	}
+	if cp.Messages == nil {
+		cp.Messages = []Message{}
+	}
+	b, err := json.Marshal(cp)
+	if err != nil {
+		return nil, fmt.Errorf("agui: encoding the input: %w", err)
+	}
+	return b, nil
+}
+
+// readEvents decodes an SSE stream of AG-UI events: the data lines of each
+// event, joined; comments and other fields are skipped. A line longer than
+// max bytes, or data that is not a JSON object with a type, ends the
+// sequence with an error.
+func readEvents(r io.Reader, max int) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 0, 64<<10), max+16)
+		var data bytes.Buffer
+		dispatch := func() bool {
+			if data.Len() == 0 {
+				return true
+			}
+			raw := bytes.Clone(data.Bytes())
+			data.Reset()
+			var ev Event
+			if err := json.Unmarshal(raw, &ev); err != nil {
+				yield(Event{}, fmt.Errorf("agui: a malformed event: %v", jsonProblem(err)))
+				return false
+			}
+			if ev.Type == "" {
+				yield(Event{}, errors.New("agui: an event without a type"))
+				return false
+			}
+			ev.Raw = raw
+			return yield(ev, nil)
+		}
+		for sc.Scan() {
+			line := strings.TrimSuffix(sc.Text(), "\r")
+			switch {
+			case line == "":
+				if !dispatch() {
+					return
+				}
+			case strings.HasPrefix(line, ":"):
+			case strings.HasPrefix(line, "data:"):
+				v := strings.TrimPrefix(line[len("data:"):], " ")
+				if data.Len() > 0 {
+					data.WriteByte('\n')
+				}
+				data.WriteString(v)
+				if data.Len() > max {
+					yield(Event{}, fmt.Errorf("agui: an event larger than %d bytes", max))
+					return
+				}
+			}
+		}
+		if err := sc.Err(); err != nil {
+			if errors.Is(err, bufio.ErrTooLong) {
+				err = fmt.Errorf("an event larger than %d bytes", max)
+			}
+			yield(Event{}, fmt.Errorf("agui: reading the stream: %w", err))
+			return
+		}
+		dispatch()
+	}
+}
