@@ -30,6 +30,9 @@ type Event struct {
 	Name      string `json:"name,omitempty"`
 	// Delta is a fragment of text or of a call's arguments.
 	Delta string `json:"delta,omitempty"`
+	// Patch is the JSON Patch of a STATE_DELTA (its delta member) or an
+	// ACTIVITY_DELTA (its patch member).
+	Patch json.RawMessage `json:"patch,omitempty"`
 	// ToolCallID, ToolCallName and ParentMessageID describe a tool call.
 	ToolCallID      string `json:"toolCallId,omitempty"`
 	ToolCallName    string `json:"toolCallName,omitempty"`
@@ -140,7 +143,8 @@ type Client struct {
 
 	mu      sync.Mutex
 	threads map[string]*remoteThread
-	order   []string // thread IDs, least recently used first
+	order   []string               // thread IDs, least recently used first
+	busy    map[string]*threadLock // threads with calls running or waiting
 }
 
 // remoteThread is what a client's tools remember of a conversation with
@@ -242,14 +246,41 @@ func (c *Client) body(in *RunInput) ([]byte, error) {
 	return b, nil
 }
 
+// UnmarshalJSON decodes an event: delta is a string, except on a
+// STATE_DELTA, whose delta is a JSON Patch (kept in Patch).
+func (e *Event) UnmarshalJSON(b []byte) error {
+	type plain Event
+	var v struct {
+		plain
+		Delta json.RawMessage `json:"delta"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*e = Event(v.plain)
+	switch {
+	case len(v.Delta) == 0:
+	case e.Type == "STATE_DELTA":
+		e.Patch = v.Delta
+	default:
+		if err := json.Unmarshal(v.Delta, &e.Delta); err != nil {
+			return errors.New("delta: a string is needed")
+		}
+	}
+	return nil
+}
+
 // readEvents decodes an SSE stream of AG-UI events: the data lines of each
-// event, joined; comments and other fields are skipped. A line longer than
-// max bytes, or data that is not a JSON object with a type, ends the
-// sequence with an error.
+// event, joined; comments and other fields are skipped. Lines end with
+// LF, CRLF or CR. An event the stream ends before its blank line is
+// incomplete and dropped, as SSE says. An event larger than max bytes, or
+// data that is not a JSON object with a type, ends the sequence with an
+// error.
 func readEvents(r io.Reader, max int) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 0, 64<<10), max+16)
+		sc.Buffer(make([]byte, 0, min(64<<10, max+16)), max+16)
+		sc.Split(scanLines)
 		var data bytes.Buffer
 		dispatch := func() bool {
 			if data.Len() == 0 {
@@ -270,15 +301,16 @@ func readEvents(r io.Reader, max int) iter.Seq2[Event, error] {
 			return yield(ev, nil)
 		}
 		for sc.Scan() {
-			line := strings.TrimSuffix(sc.Text(), "\r")
+			line := sc.Text()
 			switch {
 			case line == "":
 				if !dispatch() {
 					return
 				}
 			case strings.HasPrefix(line, ":"):
-			case strings.HasPrefix(line, "data:"):
-				v := strings.TrimPrefix(line[len("data:"):], " ")
+			case line == "data" || strings.HasPrefix(line, "data:"):
+				v := strings.TrimPrefix(strings.TrimPrefix(line, "data"), ":")
+				v = strings.TrimPrefix(v, " ")
 				if data.Len() > 0 {
 					data.WriteByte('\n')
 				}
@@ -294,8 +326,30 @@ func readEvents(r io.Reader, max int) iter.Seq2[Event, error] {
 				err = fmt.Errorf("an event larger than %d bytes", max)
 			}
 			yield(Event{}, fmt.Errorf("agui: reading the stream: %w", err))
-			return
 		}
-		dispatch()
+		// Data left without its blank line is an event the stream cut:
+		// dropped.
 	}
+}
+
+// scanLines splits SSE lines, which end with CRLF, LF or CR.
+func scanLines(data []byte, atEOF bool) (int, []byte, error) {
+	i := bytes.IndexAny(data, "\r\n")
+	switch {
+	case i < 0:
+		if atEOF && len(data) > 0 {
+			return len(data), data, nil
+		}
+		return 0, nil, nil
+	case data[i] == '\n':
+		return i + 1, data[:i], nil
+	case i+1 < len(data):
+		if data[i+1] == '\n' {
+			return i + 2, data[:i], nil
+		}
+		return i + 1, data[:i], nil
+	case atEOF:
+		return i + 1, data[:i], nil
+	}
+	return 0, nil, nil // a CR: is it a CRLF?
 }

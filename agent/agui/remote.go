@@ -46,9 +46,10 @@ type Reply struct {
 // when the run pauses for input, with the agent's question: the next call
 // with the same thread_id answers it (as a resume entry). The result ends
 // with the conversation's thread_id; the client remembers the
-// conversation for the next call (WithMaxThreads). An agent that fails, or
-// that calls tools of the caller (which this tool offers none of), gives
-// an error result that says so. The run's text streams as the call's
+// conversation for the next call (WithMaxThreads). Calls on one thread
+// run one after the other. An agent that fails, that calls tools of the
+// caller (which this tool offers none of), or that ends without a reply
+// of its own run, gives an error result that says so. The run's text streams as the call's
 // progress (tool.ReportProgress).
 func (c *Client) Tool(name, description string, opts ...tool.Option) (tool.Tool, error) {
 	return tool.NewFunc(name, description, func(ctx context.Context, in TaskArgs) (tool.Result, error) {
@@ -61,6 +62,13 @@ func (c *Client) delegate(ctx context.Context, in TaskArgs) tool.Result {
 	if thread == "" {
 		thread = uuid.NewString()
 	}
+	// Calls on one thread go one after the other: each continues the
+	// conversation the one before left.
+	unlock, err := c.lockThread(ctx, thread)
+	if err != nil {
+		return c.failed(Reply{ThreadID: thread}, fmt.Sprintf("the agent could not be run: %v", err))
+	}
+	defer unlock()
 	prev := c.thread(thread)
 	input := &RunInput{ThreadID: thread, RunID: uuid.NewString(), Messages: slices.Clone(prev.messages)}
 	if len(prev.interrupts) > 0 {
@@ -75,11 +83,26 @@ func (c *Client) delegate(ctx context.Context, in TaskArgs) tool.Result {
 	}
 	reply := Reply{ThreadID: thread, RunID: input.RunID}
 	var (
-		texts    = map[string]*strings.Builder{} // text messages of the run's agent
-		lastText string
+		texts    []*runText // text messages of the run, in the order they started
+		byID     = map[string]*runText{}
+		chunkID  string // the text message TEXT_MESSAGE_CHUNK events continue
 		snapshot []Message
-		added    []Message // what the run said, for a server without snapshots
 	)
+	start := func(id, role string) *runText {
+		t := byID[id]
+		if t == nil { // a reopened message goes on
+			t = &runText{id: id, own: role == "" || role == "assistant"}
+			byID[id] = t
+			texts = append(texts, t)
+		}
+		return t
+	}
+	write := func(t *runText, delta string) {
+		if t != nil && t.own {
+			t.text.WriteString(delta)
+			tool.ReportProgress(ctx, tool.Update{Content: []model.Part{model.TextPart(delta)}})
+		}
+	}
 	for ev, err := range c.Run(ctx, input) {
 		if err != nil {
 			return c.failed(reply, fmt.Sprintf("the agent could not be run: %v", err))
@@ -89,19 +112,13 @@ func (c *Client) delegate(ctx context.Context, in TaskArgs) tool.Result {
 		}
 		switch ev.Type {
 		case "TEXT_MESSAGE_START":
-			if ev.Role == "" || ev.Role == "assistant" {
-				texts[ev.MessageID] = &strings.Builder{}
-			}
+			start(ev.MessageID, ev.Role)
 		case "TEXT_MESSAGE_CONTENT":
-			if b := texts[ev.MessageID]; b != nil {
-				b.WriteString(ev.Delta)
-				tool.ReportProgress(ctx, tool.Update{Content: []model.Part{model.TextPart(ev.Delta)}})
-			}
-		case "TEXT_MESSAGE_END":
-			if b := texts[ev.MessageID]; b != nil && strings.TrimSpace(b.String()) != "" {
-				lastText = b.String()
-				content, _ := json.Marshal(lastText)
-				added = append(added, Message{ID: ev.MessageID, Role: "assistant", Content: content})
+			write(byID[ev.MessageID], ev.Delta)
+		case "TEXT_MESSAGE_CHUNK":
+			if id := cmp.Or(ev.MessageID, chunkID); id != "" {
+				chunkID = id
+				write(start(id, ev.Role), ev.Delta)
 			}
 		case "TOOL_CALL_START":
 			tool.ReportProgress(ctx, tool.Update{Message: "calling " + ev.ToolCallName})
@@ -116,6 +133,15 @@ func (c *Client) delegate(ctx context.Context, in TaskArgs) tool.Result {
 				out = &Outcome{Type: "success"}
 			}
 			reply.Outcome = out
+			var lastText string
+			added := []Message{} // what the run said, for a server without snapshots
+			for _, t := range texts {
+				if text := t.text.String(); t.own && strings.TrimSpace(text) != "" {
+					lastText = text
+					content, _ := json.Marshal(text)
+					added = append(added, Message{ID: t.id, Role: "assistant", Content: content})
+				}
+			}
 			msgs := snapshot
 			if msgs == nil {
 				msgs = append(input.Messages, added...)
@@ -136,7 +162,7 @@ func (c *Client) delegate(ctx context.Context, in TaskArgs) tool.Result {
 				return c.failed(reply, "the agent's run was cancelled before it answered")
 			}
 			c.remember(thread, remoteThread{messages: msgs})
-			reply.Answer = lastAnswer(msgs, lastText)
+			reply.Answer = lastAnswer(msgs, input.Messages, lastText)
 			if reply.Answer == "" {
 				return c.failed(reply, "the agent ended without an answer")
 			}
@@ -144,6 +170,13 @@ func (c *Client) delegate(ctx context.Context, in TaskArgs) tool.Result {
 		}
 	}
 	return c.failed(reply, "the agent's stream ended before its run did")
+}
+
+// runText is a text message of a run, as its events build it.
+type runText struct {
+	id   string
+	own  bool // the agent's (an assistant message)
+	text strings.Builder
 }
 
 func (c *Client) failed(r Reply, msg string) tool.Result {
@@ -154,17 +187,19 @@ func (c *Client) failed(r Reply, msg string) tool.Result {
 
 func threadHint(id string) string { return "\n\n[thread_id: " + id + "]" }
 
-// lastAnswer returns the text of the conversation's last assistant
-// message with text, or streamed when the conversation has none.
-func lastAnswer(msgs []Message, streamed string) string {
+// lastAnswer returns the text of the last assistant message with text
+// that the run added to the conversation (msgs, which were sent), or
+// streamed when it added none.
+func lastAnswer(msgs, sent []Message, streamed string) string {
+	old := make(map[string]bool, len(sent))
+	for _, m := range sent {
+		old[m.ID] = true
+	}
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if m := msgs[i]; m.Role == "assistant" {
+		if m := msgs[i]; m.Role == "assistant" && !old[m.ID] {
 			if text, err := textContent(m.Content, false); err == nil && strings.TrimSpace(text) != "" {
 				return text
 			}
-		}
-		if msgs[i].Role == "user" {
-			break
 		}
 	}
 	return streamed
@@ -203,4 +238,40 @@ func (c *Client) touch(id string) {
 		c.order = slices.Delete(c.order, i, i+1)
 	}
 	c.order = append(c.order, id)
+}
+
+// threadLock serializes the calls on one thread.
+type threadLock struct {
+	turn  chan struct{} // holds a token while a call runs
+	users int           // calls running or waiting
+}
+
+// lockThread waits until no other call runs on the thread, or ctx ends,
+// and returns what ends this call's turn.
+func (c *Client) lockThread(ctx context.Context, id string) (unlock func(), err error) {
+	c.mu.Lock()
+	if c.busy == nil {
+		c.busy = map[string]*threadLock{}
+	}
+	l := c.busy[id]
+	if l == nil {
+		l = &threadLock{turn: make(chan struct{}, 1)}
+		c.busy[id] = l
+	}
+	l.users++
+	c.mu.Unlock()
+	release := func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if l.users--; l.users == 0 {
+			delete(c.busy, id)
+		}
+	}
+	select {
+	case l.turn <- struct{}{}:
+		return func() { <-l.turn; release() }, nil
+	case <-ctx.Done():
+		release()
+		return nil, context.Cause(ctx)
+	}
 }
