@@ -18,6 +18,7 @@ import (
 	"github.com/trellis-go/trellis/model/scripted"
 	"github.com/trellis-go/trellis/nodes"
 	"github.com/trellis-go/trellis/state/memory"
+	"github.com/trellis-go/trellis/tool"
 )
 
 // A client that appends a call's result after a later message has it
@@ -98,4 +99,30 @@ func TestOrphanToolMessageNotStartedAsCall(t *testing.T) {
 	msgs := snapshot(t, evs)
 	require.Len(t, msgs, 3)
 	assert.Equal(t, "orphan", msgs[1].ID)
+}
+
+// A tool result's event carries, in its metadata, what interfaces render
+// besides the text the model read: the result's Details, the tool's
+// title, the call's status.
+func TestToolResultMetadata(t *testing.T) {
+	type hit struct {
+		Title string `json:"title"`
+		URL   string `json:"url"`
+	}
+	search := tool.MustFunc("search", "Searches.", func(context.Context, struct {
+		Q string `json:"q"`
+	}) (tool.Result, error) {
+		return tool.Result{Content: []model.Part{model.TextPart("1 hit")}, Details: []hit{{"Go", "https://go.dev"}}}, nil
+	}, tool.WithTitle("Web search"))
+	m := scripted.New(scripted.CallTools(scripted.CallWithID("c1", "search", `{"q":"go"}`)), scripted.Reply("Found it."))
+	h := handler(t, m, []agent.Option{agent.WithTools(search)})
+	evs := run(t, h, input("t1", "r1", userMsg("u1", "search go")))
+	res := ofType(evs, "TOOL_CALL_RESULT")
+	require.Len(t, res, 1)
+	meta, ok := res[0]["metadata"].(map[string]any)
+	require.True(t, ok, "%v", res[0])
+	assert.Equal(t, "Web search", meta["title"])
+	assert.Equal(t, "success", meta["status"])
+	assert.Equal(t, []any{map[string]any{"title": "Go", "url": "https://go.dev"}}, meta["details"])
+	assert.Equal(t, "1 hit", res[0].str("content"))
 }

@@ -331,7 +331,7 @@ func (t *translator) event(ev graph.Event) {
 			t.endSubagent(child, e.Result)
 		}
 		if !paused {
-			t.toolResult(sc, e.Call, nodes.ToolMessageID(e.Call.ID), e.Result.Content)
+			t.toolResult(sc, e.Call, nodes.ToolMessageID(e.Call.ID), e.Result.Content, resultMetadata(e))
 		}
 	case graph.KindValues:
 		if sc == t.root {
@@ -592,7 +592,7 @@ func (t *translator) closeScope(sc *scope) {
 // answers to calls of earlier runs (a question the user answered, a call
 // of the application's tools) are not streamed: the client has them, or
 // gets them in the closing MESSAGES_SNAPSHOT.
-func (t *translator) toolResult(sc *scope, call model.ToolCall, msgID string, content []model.Part) {
+func (t *translator) toolResult(sc *scope, call model.ToolCall, msgID string, content []model.Part, meta map[string]any) {
 	if sc.results[call.ID] || sc.started[call.ID] && !sc.ours[call.ID] {
 		return
 	}
@@ -604,7 +604,35 @@ func (t *translator) toolResult(sc *scope, call model.ToolCall, msgID string, co
 	if sc == t.root {
 		t.known[msgID] = true
 	}
-	t.emit(sc, "TOOL_CALL_RESULT", "messageId", msgID, "toolCallId", call.ID, "role", "tool", "content", contentOf(content))
+	kv := []any{"messageId", msgID, "toolCallId", call.ID, "role", "tool", "content", contentOf(content)}
+	if len(meta) > 0 {
+		kv = append(kv, "metadata", meta)
+	}
+	t.emit(sc, "TOOL_CALL_RESULT", kv...)
+}
+
+// resultMetadata is what a tool result's event carries besides the
+// content the model saw, for interfaces that render results: the call's
+// status, error code and duration, the tool's title, and the result's
+// Details (structured data no model sees, such as a plan's items), when
+// they encode as JSON.
+func resultMetadata(e executor.Event) map[string]any {
+	meta := map[string]any{"status": string(e.Result.Status)}
+	if e.Result.ErrorCode != "" {
+		meta["errorCode"] = e.Result.ErrorCode
+	}
+	if e.Title != "" {
+		meta["title"] = e.Title
+	}
+	if e.Duration > 0 {
+		meta["durationMs"] = e.Duration.Milliseconds()
+	}
+	if e.Result.Details != nil {
+		if b, err := json.Marshal(e.Result.Details); err == nil && string(b) != "null" {
+			meta["details"] = json.RawMessage(b)
+		}
+	}
+	return meta
 }
 
 // startCall sends the whole triad of a call that has not been streamed.
@@ -660,7 +688,7 @@ func (t *translator) reconcile(st any) {
 				name = callName(msgs[:i], m.ToolCallID)
 			}
 			if name != "" || t.root.started[m.ToolCallID] {
-				t.toolResult(t.root, model.ToolCall{ID: m.ToolCallID, Name: name}, id, m.Content)
+				t.toolResult(t.root, model.ToolCall{ID: m.ToolCallID, Name: name}, id, m.Content, nil)
 			}
 			continue
 		case model.RoleAssistant:
