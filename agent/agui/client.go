@@ -23,6 +23,9 @@ import (
 type Event struct {
 	// Type is the event's type, for example "TEXT_MESSAGE_CONTENT".
 	Type string `json:"type"`
+	// ThreadID and RunID identify the run of RUN_STARTED and RUN_FINISHED.
+	ThreadID string `json:"threadId,omitempty"`
+	RunID    string `json:"runId,omitempty"`
 	// MessageID, Role and Name describe a message (text messages, tool
 	// results, reasoning).
 	MessageID string `json:"messageId,omitempty"`
@@ -184,7 +187,7 @@ func NewClient(endpoint string, opts ...ClientOption) (*Client, error) {
 // when empty, is this package's.
 func (c *Client) Run(ctx context.Context, in *RunInput) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		body, err := c.body(in)
+		body, runID, err := c.body(in)
 		if err != nil {
 			yield(Event{}, err)
 			return
@@ -201,6 +204,10 @@ func (c *Client) Run(ctx context.Context, in *RunInput) iter.Seq2[Event, error] 
 		req.Header.Set("Accept", "text/event-stream")
 		resp, err := c.cfg.hc.Do(req)
 		if err != nil {
+			// Without the URL, which may hold credentials in its query.
+			if ue, ok := errors.AsType[*url.Error](err); ok {
+				err = ue.Err
+			}
 			yield(Event{}, fmt.Errorf("agui: posting the run: %w", err))
 			return
 		}
@@ -210,21 +217,39 @@ func (c *Client) Run(ctx context.Context, in *RunInput) iter.Seq2[Event, error] 
 			yield(Event{}, &RefusedError{Status: resp.StatusCode, Body: strings.TrimSpace(string(b))})
 			return
 		}
+		// A server may replay a thread's earlier runs before the one asked
+		// for: the sequence ends with the requested run's end (a server
+		// that leaves the runId out is taken at its word).
+		other := false // a replayed run is open
 		for ev, err := range readEvents(resp.Body, c.cfg.maxEvent) {
 			if !yield(ev, err) || err != nil {
 				return
 			}
-			if ev.SubagentRunID == "" && (ev.Type == "RUN_FINISHED" || ev.Type == "RUN_ERROR") {
-				return
+			if ev.SubagentRunID != "" {
+				continue
+			}
+			switch ev.Type {
+			case "RUN_STARTED":
+				other = ev.RunID != "" && ev.RunID != runID
+			case "RUN_FINISHED":
+				if ev.RunID == "" || ev.RunID == runID {
+					return
+				}
+				other = false
+			case "RUN_ERROR":
+				if !other {
+					return
+				}
+				other = false
 			}
 		}
 		yield(Event{}, ErrTruncated)
 	}
 }
 
-func (c *Client) body(in *RunInput) ([]byte, error) {
+func (c *Client) body(in *RunInput) ([]byte, string, error) {
 	if in == nil {
-		return nil, errors.New("agui: Run needs an input")
+		return nil, "", errors.New("agui: Run needs an input")
 	}
 	cp := *in
 	if cp.ThreadID == "" {
@@ -241,9 +266,9 @@ func (c *Client) body(in *RunInput) ([]byte, error) {
 	}
 	b, err := json.Marshal(cp)
 	if err != nil {
-		return nil, fmt.Errorf("agui: encoding the input: %w", err)
+		return nil, "", fmt.Errorf("agui: encoding the input: %w", err)
 	}
-	return b, nil
+	return b, cp.RunID, nil
 }
 
 // UnmarshalJSON decodes an event: delta is a string, except on a

@@ -203,3 +203,87 @@ func TestClientStreamEndsEarly(t *testing.T) {
 	assert.Equal(t, 1, n)
 	assert.ErrorIs(t, last, agui.ErrTruncated)
 }
+
+// A server that replays a thread's earlier runs before the requested one:
+// the sequence goes on to the requested run's end, past a replayed run's
+// end and failure.
+func TestClientReplayedRuns(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, ev := range []string{
+			`{"type":"RUN_STARTED","threadId":"t","runId":"old1"}`,
+			`{"type":"RUN_FINISHED","threadId":"t","runId":"old1"}`,
+			`{"type":"RUN_STARTED","threadId":"t","runId":"old2"}`,
+			`{"type":"RUN_ERROR","message":"that one failed"}`,
+			`{"type":"RUN_STARTED","threadId":"t","runId":"mine"}`,
+			`{"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"}`,
+			`{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"now"}`,
+			`{"type":"TEXT_MESSAGE_END","messageId":"m"}`,
+			`{"type":"RUN_FINISHED","threadId":"t","runId":"mine"}`,
+		} {
+			_, _ = w.Write([]byte("data: " + ev + "\n\n"))
+		}
+	}))
+	defer srv.Close()
+	defer srv.Client().CloseIdleConnections()
+	c, err := agui.NewClient(srv.URL, agui.WithHTTPClient(srv.Client()))
+	require.NoError(t, err)
+	var got []string
+	for ev, err := range c.Run(context.Background(), &agui.RunInput{ThreadID: "t", RunID: "mine"}) {
+		require.NoError(t, err)
+		got = append(got, ev.Type+":"+ev.RunID)
+	}
+	require.Len(t, got, 9)
+	assert.Equal(t, "RUN_FINISHED:mine", got[8])
+}
+
+// A transport error does not repeat the endpoint's URL, whose query may
+// hold a credential.
+func TestClientErrorHidesURL(t *testing.T) {
+	ln := httptest.NewServer(http.NotFoundHandler())
+	addr := ln.URL
+	ln.Close() // nothing listens there now
+	c, err := agui.NewClient(addr + "/agent?token=SECRET")
+	require.NoError(t, err)
+	tl, err := c.Tool("gone", "Is not there.")
+	require.NoError(t, err)
+	res := call(t, tl, `{"task":"x"}`)
+	assert.True(t, res.IsError)
+	assert.NotContains(t, res.Text(), "SECRET")
+	assert.Contains(t, res.Text(), "could not be run")
+}
+
+// A remote agent that waits for results of tools (a worker's tool left to
+// the caller) cannot be answered with text: the tool says so, and the next
+// call abandons the wait and sends its task as a new request.
+func TestRemoteAgentWaitingForToolResults(t *testing.T) {
+	pick, err := tool.NewDeclaration(model.ToolDefinition{Name: "pick", Description: "The user picks.", InputSchema: []byte(`{"type":"object"}`)})
+	require.NoError(t, err)
+	worker, err := agent.NewReAct(scripted.New(scripted.CallTools(scripted.CallWithID("p1", "pick", `{}`))), agent.WithTools(pick))
+	require.NoError(t, err)
+	var last string
+	boss := scripted.New(
+		scripted.CallTools(scripted.CallWithID("h1", "worker", `{"task":"pick one"}`)),
+		scripted.Func(func(req *model.Request) (*model.Response, error) {
+			last = req.Messages[len(req.Messages)-1].Text()
+			return &model.Response{Message: model.Assistant("Fresh start.")}, nil
+		}),
+	)
+	g, err := agent.NewSupervisor(boss, []agent.Worker{{Name: "worker", Description: "Picks.", Agent: worker}}, agent.WithCheckpointer(memory.New()))
+	require.NoError(t, err)
+	h, err := agui.NewHandler(g)
+	require.NoError(t, err)
+	c := serve(t, h)
+	tl, err := c.Tool("remote", "A remote supervisor.")
+	require.NoError(t, err)
+
+	res := call(t, tl, `{"task":"start"}`)
+	require.False(t, res.IsError, res.Text())
+	assert.Contains(t, res.Text(), "waits for results of tools that this tool cannot run")
+	thread := threadOf(t, res)
+
+	res = call(t, tl, `{"task":"something else","thread_id":"`+thread+`"}`)
+	require.False(t, res.IsError, res.Text())
+	assert.True(t, strings.HasPrefix(res.Text(), "Fresh start."), res.Text())
+	assert.Equal(t, "something else", last)
+}

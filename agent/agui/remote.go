@@ -71,13 +71,19 @@ func (c *Client) delegate(ctx context.Context, in TaskArgs) tool.Result {
 	defer unlock()
 	prev := c.thread(thread)
 	input := &RunInput{ThreadID: thread, RunID: uuid.NewString(), Messages: slices.Clone(prev.messages)}
-	if len(prev.interrupts) > 0 {
+	if len(prev.interrupts) > 0 && answerable(prev.interrupts) {
 		// The task answers the agent's question(s).
 		payload, _ := json.Marshal(in.Task)
 		for _, it := range prev.interrupts {
 			input.Resume = append(input.Resume, ResumeEntry{InterruptID: it.ID, Status: ResumeResolved, Payload: payload})
 		}
 	} else {
+		// What the agent waits for, if anything, a text cannot answer (the
+		// results of its caller's tools): the wait is abandoned, and the
+		// task is a new request.
+		for _, it := range prev.interrupts {
+			input.Resume = append(input.Resume, ResumeEntry{InterruptID: it.ID, Status: ResumeCancelled})
+		}
 		content, _ := json.Marshal(in.Task)
 		input.Messages = append(input.Messages, Message{ID: uuid.NewString(), Role: "user", Content: content})
 	}
@@ -148,12 +154,16 @@ func (c *Client) delegate(ctx context.Context, in TaskArgs) tool.Result {
 			}
 			switch {
 			case out.Type == "interrupt":
+				c.remember(thread, remoteThread{messages: msgs, interrupts: out.Interrupts})
+				if !answerable(out.Interrupts) {
+					reply.Answer = "The agent waits for results of tools that this tool cannot run. A call with this thread_id abandons that wait and sends its task as a new request."
+					return tool.Result{Content: []model.Part{model.TextPart(reply.Answer + threadHint(thread))}, Details: reply}
+				}
 				var asks []string
 				for _, it := range out.Interrupts {
 					asks = append(asks, cmp.Or(it.Message, it.Reason))
 				}
 				reply.Answer = strings.Join(asks, "\n")
-				c.remember(thread, remoteThread{messages: msgs, interrupts: out.Interrupts})
 				return tool.Result{Content: []model.Part{model.TextPart("The agent asks: " + reply.Answer + threadHint(thread))}, Details: reply}
 			case len(out.PendingToolCallIDs) > 0:
 				return c.failed(reply, fmt.Sprintf("the agent called tools of its caller (%s), which this tool does not offer", strings.Join(out.PendingToolCallIDs, ", ")))
@@ -170,6 +180,17 @@ func (c *Client) delegate(ctx context.Context, in TaskArgs) tool.Result {
 		}
 	}
 	return c.failed(reply, "the agent's stream ended before its run did")
+}
+
+// answerable reports whether a text answers the interrupts: none of them
+// waits for the results of tool calls (reason "tool_calls").
+func answerable(ints []Interrupt) bool {
+	for _, it := range ints {
+		if it.Reason == "tool_calls" {
+			return false
+		}
+	}
+	return true
 }
 
 // runText is a text message of a run, as its events build it.
