@@ -42,6 +42,7 @@ type config struct {
 	keepAlive time.Duration
 	errorText func(error) string
 	noSnap    bool
+	deltas    bool
 	interrupt func(graph.PendingInterrupt) Interrupt
 	problems  []string
 	setState  any // func(context.Context, json.RawMessage, *S) error
@@ -117,6 +118,15 @@ func WithState[S any](apply func(ctx context.Context, in json.RawMessage, s *S) 
 // shows of the state (JSON-encodable). S must be the handler's state type.
 func WithStateSnapshots[S any](view func(s S) any) Option {
 	return func(c *config) { c.viewState = view }
+}
+
+// WithStateDeltas makes the handler send the changes of the state's view
+// (WithStateSnapshots) after its first snapshot of a run as STATE_DELTA
+// events, JSON Patches (RFC 6902) against the view sent before, rather
+// than as whole snapshots: less to send for a large state that changes a
+// little at a time.
+func WithStateDeltas() Option {
+	return func(c *config) { c.deltas = true }
 }
 
 // Handler serves a Trellis agent to AG-UI clients: it is an http.Handler

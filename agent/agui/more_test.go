@@ -13,7 +13,9 @@ import (
 
 	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/agent/agui"
+	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/jsonpatch"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/scripted"
 	"github.com/trellis-go/trellis/nodes"
@@ -125,4 +127,46 @@ func TestToolResultMetadata(t *testing.T) {
 	assert.Equal(t, "success", meta["status"])
 	assert.Equal(t, []any{map[string]any{"title": "Go", "url": "https://go.dev"}}, meta["details"])
 	assert.Equal(t, "1 hit", res[0].str("content"))
+}
+
+// With WithStateDeltas, the state's view changes after the first snapshot
+// as JSON Patches: applied in order to the snapshot, they give the view
+// the state ends with.
+func TestStateDeltas(t *testing.T) {
+	addItem := tool.MustFunc("add_item", "Adds an item to the cart.", func(ctx context.Context, in struct {
+		Item string `json:"item"`
+	}) (tool.Result, error) {
+		return tool.Result{Content: []model.Part{model.TextPart("added")}, Actions: tool.Actions{Update: func(s *chatWithCart) {
+			s.Cart = append(s.Cart, in.Item)
+		}}}, nil
+	})
+	m := scripted.New(
+		scripted.CallTools(scripted.CallWithID("c1", "add_item", `{"item":"pear"}`), scripted.CallWithID("c2", "add_item", `{"item":"fig"}`)),
+		scripted.CallTools(scripted.CallWithID("c3", "add_item", `{"item":"plum"}`)),
+		scripted.Reply("Added."),
+	)
+	g, err := agent.ReAct[chatWithCart](m, agent.WithTools(addItem), agent.WithExecutor(executor.Sequential(nodes.StreamToolEvents())))
+	require.NoError(t, err)
+	h, err := agui.NewHandler(g,
+		agui.WithStateSnapshots(func(s chatWithCart) any { return map[string]any{"cart": s.Cart, "count": len(s.Cart)} }),
+		agui.WithStateDeltas())
+	require.NoError(t, err)
+	evs := run(t, h, input("t1", "r1", userMsg("u1", "fill the cart")))
+
+	snaps := ofType(evs, "STATE_SNAPSHOT")
+	require.Len(t, snaps, 1, "one snapshot, then deltas")
+	deltas := ofType(evs, "STATE_DELTA")
+	require.Len(t, deltas, 2)
+	view := snaps[0]["snapshot"]
+	for _, d := range deltas {
+		b, err := json.Marshal(d["delta"])
+		require.NoError(t, err)
+		var ops []jsonpatch.Op
+		require.NoError(t, json.Unmarshal(b, &ops))
+		view, err = jsonpatch.Apply(view, ops)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, map[string]any{"cart": []any{"pear", "fig", "plum"}, "count": 3.0}, view)
+	b, _ := json.Marshal(deltas[1]["delta"])
+	assert.JSONEq(t, `[{"op":"add","path":"/cart/-","value":"plum"},{"op":"replace","path":"/count","value":3}]`, string(b))
 }

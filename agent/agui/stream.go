@@ -16,6 +16,7 @@ import (
 
 	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/jsonpatch"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/nodes"
 	"github.com/trellis-go/trellis/tool"
@@ -706,11 +707,37 @@ func (t *translator) reconcile(st any) {
 	}
 	if view, ok := t.h.runner.view(st); ok {
 		b, err := json.Marshal(view)
-		if err == nil && !bytes.Equal(b, t.view) {
-			t.view = b
-			t.send("STATE_SNAPSHOT", "snapshot", json.RawMessage(b))
+		if err != nil || bytes.Equal(b, t.view) {
+			return
 		}
+		prev := t.view
+		t.view = b
+		if prev != nil && t.h.cfg.deltas {
+			if ops, ok := patch(prev, b); ok {
+				if len(ops) > 0 {
+					t.send("STATE_DELTA", "delta", ops)
+				}
+				return
+			}
+		}
+		t.send("STATE_SNAPSHOT", "snapshot", json.RawMessage(b))
 	}
+}
+
+// patch returns the JSON Patch from the view a to the view b.
+func patch(a, b []byte) ([]jsonpatch.Op, bool) {
+	var av, bv any
+	if decodeNumbers(a, &av) != nil || decodeNumbers(b, &bv) != nil {
+		return nil, false
+	}
+	return jsonpatch.Diff(av, bv), true
+}
+
+// decodeNumbers decodes JSON keeping numbers as they were written.
+func decodeNumbers(b []byte, v *any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	return d.Decode(v)
 }
 
 func (t *translator) streaming(msgID string) bool {
