@@ -276,7 +276,7 @@ func TestNoNullPendingCalls(t *testing.T) {
 		return s, err
 	})
 	b.AddEdge(graph.START, "wait").AddEdge("wait", graph.END)
-	g, err := b.Compile()
+	g, err := b.Compile(graph.WithCheckpointer(memory.New()))
 	require.NoError(t, err)
 	h, err := agui.NewHandler(g)
 	require.NoError(t, err)

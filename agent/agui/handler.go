@@ -437,7 +437,7 @@ func (r *graphRunner[S, PS]) prepare(ctx context.Context, in *RunInput, modes gr
 	if !r.saver {
 		var s S
 		held := PS(&s).ChatMessages()
-		*held = answerOpenCalls(msgs, unanswered)
+		*held = answerOpenCalls(statelessAnswers(msgs, in.Resume), unanswered)
 		if err := r.applyState(ctx, in, &s); err != nil {
 			return nil, nil, err
 		}
@@ -720,6 +720,82 @@ func nestedResults(calls []model.ToolCall, payload json.RawMessage) (map[string]
 	return out, nil
 }
 
+// AnswerPrefix starts the ID of a question (nodes.AskUser) that a handler
+// without a checkpointer reports: the rest is the question's call ID, and
+// the resume entry that answers it becomes the call's result.
+const AnswerPrefix = "call:"
+
+// ErrNeedsCheckpointer is the error of a run, served without a
+// checkpointer, that paused for something other than a question of the
+// agent's own (an interrupt in a node, a nested agent's question): nothing
+// kept the run, so it cannot be resumed.
+var ErrNeedsCheckpointer = errors.New("agui: the run paused, and needs a checkpointer to resume")
+
+// statelessAnswers adds to a conversation without a checkpointer the
+// answers that resume entries give to the agent's questions: each becomes
+// the result of the question's call (the answer's text, or an error for
+// an abandoned question). Entries for calls the conversation does not
+// hold, or already answers, are left out.
+func statelessAnswers(msgs []model.Message, entries []ResumeEntry) []model.Message {
+	if len(entries) == 0 {
+		return msgs
+	}
+	calls := map[string]string{} // call ID → tool name
+	answered := map[string]bool{}
+	for _, m := range msgs {
+		for _, c := range m.ToolCalls {
+			calls[c.ID] = c.Name
+		}
+		if m.Role == model.RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
+	out := msgs
+	for _, e := range entries {
+		id, ok := strings.CutPrefix(e.InterruptID, AnswerPrefix)
+		name, known := calls[id]
+		if !ok || !known || answered[id] {
+			continue
+		}
+		answered[id] = true
+		var m model.Message
+		if e.Status == ResumeCancelled {
+			m = model.ToolMessage(id, name, true, model.TextPart("The user dismissed the question."))
+		} else {
+			m = model.ToolMessage(id, name, false, model.TextPart(payloadText(e.Payload)))
+		}
+		m.ID = nodes.ToolMessageID(id)
+		out = append(slices.Clip(out), m)
+	}
+	return out
+}
+
+// payloadText is a resume payload as text: a JSON string's value, or the
+// JSON itself.
+func payloadText(p json.RawMessage) string {
+	var s string
+	if json.Unmarshal(p, &s) == nil {
+		return s
+	}
+	return string(p)
+}
+
+// question returns the question of an interrupt raised by nodes.AskUser.
+func question(in graph.PendingInterrupt) (nodes.Question, bool) {
+	var q nodes.Question
+	switch p := in.Payload.(type) {
+	case nodes.Question:
+		q = p
+	case *nodes.Question:
+		if p != nil {
+			q = *p
+		}
+	case json.RawMessage:
+		_ = json.Unmarshal(p, &q)
+	}
+	return q, q.Question != ""
+}
+
 // describeInterrupt is the default description of an interrupt.
 func describeInterrupt(in graph.PendingInterrupt) Interrupt {
 	out := Interrupt{ID: in.ID, Reason: "interrupt", Metadata: map[string]any{"node": in.Node}}
@@ -736,16 +812,10 @@ func describeInterrupt(in graph.PendingInterrupt) Interrupt {
 		out.ResponseSchema = json.RawMessage(`{"type":"object","additionalProperties":{"type":"string"}}`)
 		return out
 	}
-	var q nodes.Question
-	switch p := in.Payload.(type) {
-	case nodes.Question:
-		q = p
-	case json.RawMessage:
-		_ = json.Unmarshal(p, &q)
-	case string:
+	if p, ok := in.Payload.(string); ok {
 		out.Message = p
 	}
-	if q.Question != "" {
+	if q, ok := question(in); ok {
 		out.Reason, out.Message, out.ToolCallID = "input_required", q.Question, q.CallID
 		schema := map[string]any{"type": "string"}
 		if len(q.Choices) > 0 {

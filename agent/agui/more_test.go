@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -169,4 +170,66 @@ func TestStateDeltas(t *testing.T) {
 	assert.Equal(t, map[string]any{"cart": []any{"pear", "fig", "plum"}, "count": 3.0}, view)
 	b, _ := json.Marshal(deltas[1]["delta"])
 	assert.JSONEq(t, `[{"op":"add","path":"/cart/-","value":"plum"},{"op":"replace","path":"/count","value":3}]`, string(b))
+}
+
+// Without a checkpointer, a question of the agent is reported under its
+// call's ID, and the resume entry that answers it becomes the call's
+// result; abandoning it answers the call with an error.
+func TestStatelessQuestion(t *testing.T) {
+	var seen []string
+	record := func(reply string) scripted.Step {
+		return scripted.Func(func(req *model.Request) (*model.Response, error) {
+			var roles []string
+			for _, m := range req.Messages {
+				roles = append(roles, string(m.Role)+":"+m.Text())
+			}
+			seen = append(seen, strings.Join(roles, " | "))
+			return &model.Response{Message: model.Assistant(reply)}, nil
+		})
+	}
+	ask := scripted.CallTools(scripted.CallWithID("q1", nodes.AskUserName, `{"question":"Which day?"}`))
+	m := scripted.New(ask, record("Booked for Friday."), ask, record("Fine."))
+	h := handler(t, m, []agent.Option{agent.WithTools(nodes.AskUser())})
+
+	evs := run(t, h, input("t1", "r1", userMsg("u1", "book")))
+	o := outcome(t, evs)
+	require.Equal(t, "interrupt", o["type"])
+	id := o["interrupts"].([]any)[0].(map[string]any)["id"].(string)
+	assert.Equal(t, agui.AnswerPrefix+"q1", id)
+
+	next := input("t1", "r2", asInput(snapshot(t, evs))...)
+	next["resume"] = []map[string]any{{"interruptId": id, "status": "resolved", "payload": "Friday"}}
+	evs = run(t, h, next)
+	assert.Equal(t, map[string]any{"type": "success"}, outcome(t, evs))
+	require.Len(t, seen, 1)
+	assert.Equal(t, "user:book | assistant: | tool:Friday", seen[0])
+
+	// Asked again (the call gets a fresh ID), the user dismisses it.
+	history := asInput(snapshot(t, evs))
+	evs = run(t, h, input("t1", "r3", append(history, userMsg("u2", "again"))...))
+	id = outcome(t, evs)["interrupts"].([]any)[0].(map[string]any)["id"].(string)
+	next = input("t1", "r4", append(asInput(snapshot(t, evs)), userMsg("u3", "never mind"))...)
+	next["resume"] = []map[string]any{{"interruptId": id, "status": "cancelled"}}
+	run(t, h, next)
+	require.Len(t, seen, 2)
+	assert.True(t, strings.HasSuffix(seen[1], "tool:The user dismissed the question. | user:never mind"), seen[1])
+}
+
+// Without a checkpointer, a run that pauses for anything else fails with
+// an error that says a checkpointer is needed.
+func TestStatelessInterruptNeedsCheckpointer(t *testing.T) {
+	g, err := graph.New[agent.State]().
+		AddNode("approve", func(ctx context.Context, s agent.State) (agent.State, error) {
+			_, err := graph.Interrupt[string](ctx, "approve?")
+			return s, err
+		}).
+		AddEdge(graph.START, "approve").AddEdge("approve", graph.END).Compile()
+	require.NoError(t, err)
+	h, err := agui.NewHandler(g)
+	require.NoError(t, err)
+	evs := run(t, h, input("t1", "r1", userMsg("u1", "go")))
+	last := evs[len(evs)-1]
+	require.Equal(t, "RUN_ERROR", last.typ())
+	assert.Equal(t, "needs_checkpointer", last.str("code"))
+	assert.Contains(t, last.str("message"), `node "approve"`)
 }

@@ -198,6 +198,17 @@ func (t *translator) run(seq iter.Seq2[graph.Event, error]) {
 			}
 			d := t.h.cfg.interrupt(in)
 			d.ID = in.ID
+			if !t.h.runner.checkpointed() {
+				// Nothing keeps the paused run: a question of the agent's own
+				// is answered through its call (see statelessAnswers), and
+				// anything else cannot be resumed.
+				q, ok := question(in)
+				if !ok || len(in.Path) > 0 || q.CallID == "" {
+					t.fail(fmt.Errorf("%w: the run paused in node %q, and only a graph with a checkpointer can resume it", ErrNeedsCheckpointer, in.Node))
+					return
+				}
+				d.ID = AnswerPrefix + q.CallID
+			}
 			if sc := t.raisedIn(in.Path); sc != nil {
 				d.SubagentRunID = sc.id
 				suspended[sc] = append(suspended[sc], in.ID)
@@ -243,6 +254,8 @@ func (t *translator) fail(err error) {
 		code = "timeout"
 	case errors.Is(err, graph.ErrThreadBusy):
 		code = "thread_busy"
+	case errors.Is(err, ErrNeedsCheckpointer):
+		code = "needs_checkpointer"
 	}
 	kv := []any{"message", t.h.cfg.errorText(err), "code", code}
 	if u := t.usageEntries(); len(u) > 0 {
