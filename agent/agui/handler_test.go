@@ -444,16 +444,21 @@ type chatWithCart struct {
 	Cart []string `json:"cart"`
 }
 
-// WithState applies the client's state before the turn; WithStateSnapshots
-// shows the state after each superstep in which its view changed.
-func TestStateInAndOut(t *testing.T) {
-	addItem := tool.MustFunc("add_item", "Adds an item to the cart.", func(ctx context.Context, in struct {
+// addItemTool adds an item to a chatWithCart's cart.
+func addItemTool() tool.Tool {
+	return tool.MustFunc("add_item", "Adds an item to the cart.", func(ctx context.Context, in struct {
 		Item string `json:"item"`
 	}) (tool.Result, error) {
 		return tool.Result{Content: []model.Part{model.TextPart("added")}, Actions: tool.Actions{Update: func(s *chatWithCart) {
 			s.Cart = append(s.Cart, in.Item)
 		}}}, nil
 	})
+}
+
+// WithState applies the client's state before the turn; WithStateSnapshots
+// shows the state after each superstep in which its view changed.
+func TestStateInAndOut(t *testing.T) {
+	addItem := addItemTool()
 	m := scripted.New(
 		scripted.CallTools(scripted.CallWithID("c1", "add_item", `{"item":"pear"}`)),
 		scripted.Reply("Added."),

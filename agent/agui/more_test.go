@@ -134,13 +134,7 @@ func TestToolResultMetadata(t *testing.T) {
 // as JSON Patches: applied in order to the snapshot, they give the view
 // the state ends with.
 func TestStateDeltas(t *testing.T) {
-	addItem := tool.MustFunc("add_item", "Adds an item to the cart.", func(ctx context.Context, in struct {
-		Item string `json:"item"`
-	}) (tool.Result, error) {
-		return tool.Result{Content: []model.Part{model.TextPart("added")}, Actions: tool.Actions{Update: func(s *chatWithCart) {
-			s.Cart = append(s.Cart, in.Item)
-		}}}, nil
-	})
+	addItem := addItemTool()
 	m := scripted.New(
 		scripted.CallTools(scripted.CallWithID("c1", "add_item", `{"item":"pear"}`), scripted.CallWithID("c2", "add_item", `{"item":"fig"}`)),
 		scripted.CallTools(scripted.CallWithID("c3", "add_item", `{"item":"plum"}`)),
