@@ -263,7 +263,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, err)
 		return
 	}
-	modes := graph.ModeEvents | graph.ModeMessages | graph.ModeValues
+	modes := graph.ModeEvents | graph.ModeMessages | graph.ModeValues | graph.ModeCustom
 	seq, held, err := h.runner.prepare(ctx, in, modes)
 	if err != nil {
 		refuse(w, err)
@@ -719,6 +719,12 @@ func nestedResults(calls []model.ToolCall, payload json.RawMessage) (map[string]
 	}
 	return out, nil
 }
+
+// ToolProgressEvent names the CUSTOM events that carry the progress of a
+// running tool call (tool.ReportProgress, the pieces of a streaming tool):
+// their value has the toolCallId, the toolName, and the update's message,
+// content (a string, or content parts) and details, as the tool gave them.
+const ToolProgressEvent = "trellis.tool_progress"
 
 // AnswerPrefix starts the ID of a question (nodes.AskUser) that a handler
 // without a checkpointer reports: the rest is the question's call ID, and

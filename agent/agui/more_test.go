@@ -227,3 +227,37 @@ func TestStatelessInterruptNeedsCheckpointer(t *testing.T) {
 	assert.Equal(t, "needs_checkpointer", last.str("code"))
 	assert.Contains(t, last.str("message"), `node "approve"`)
 }
+
+// The progress a running tool reports, and the events nodes emit for the
+// interface (graph.EmitCustom), reach the client as CUSTOM events.
+func TestProgressAndCustomEvents(t *testing.T) {
+	slow := tool.MustFunc("slow", "Works in steps.", func(ctx context.Context, _ struct{}) (string, error) {
+		tool.ReportProgress(ctx, tool.Update{Message: "half way", Details: map[string]int{"done": 1, "of": 2}})
+		return "finished", nil
+	})
+	m := scripted.New(scripted.CallTools(scripted.CallWithID("c1", "slow", `{}`)), scripted.Reply("Done."))
+	evs := run(t, handler(t, m, []agent.Option{agent.WithTools(slow)}), input("t1", "r1", userMsg("u1", "go")))
+	custom := ofType(evs, "CUSTOM")
+	require.Len(t, custom, 1)
+	assert.Equal(t, agui.ToolProgressEvent, custom[0].str("name"))
+	assert.Equal(t, map[string]any{"toolCallId": "c1", "toolName": "slow", "message": "half way",
+		"details": map[string]any{"done": 1.0, "of": 2.0}}, custom[0]["value"])
+
+	g, err := graph.New[agent.State]().
+		AddNode("announce", func(ctx context.Context, s agent.State) (agent.State, error) {
+			graph.EmitCustom(ctx, "banner", map[string]string{"text": "Working on it"})
+			graph.EmitCustom(ctx, "odd", func() {})
+			return s, nil
+		}).
+		AddEdge(graph.START, "announce").AddEdge("announce", graph.END).Compile()
+	require.NoError(t, err)
+	h, err := agui.NewHandler(g)
+	require.NoError(t, err)
+	evs = run(t, h, input("t1", "r1", userMsg("u1", "go")))
+	custom = ofType(evs, "CUSTOM")
+	require.Len(t, custom, 2)
+	assert.Equal(t, "banner", custom[0].str("name"))
+	assert.Equal(t, map[string]any{"text": "Working on it"}, custom[0]["value"])
+	assert.Equal(t, "odd", custom[1].str("name"))
+	assert.IsType(t, "", custom[1]["value"], "a payload that is not JSON goes as text")
+}

@@ -347,6 +347,34 @@ func (t *translator) event(ev graph.Event) {
 		if !paused {
 			t.toolResult(sc, e.Call, nodes.ToolMessageID(e.Call.ID), e.Result.Content, resultMetadata(e))
 		}
+	case nodes.KindToolUpdate:
+		// Progress of a running call (tool.ReportProgress, a streaming
+		// tool, the text of a remote agent): a custom event, as the
+		// protocol has none for it.
+		if e, ok := ev.Payload.(executor.Event); ok {
+			v := map[string]any{"toolCallId": e.Call.ID, "toolName": e.Call.Name}
+			if e.Update.Message != "" {
+				v["message"] = e.Update.Message
+			}
+			if len(e.Update.Content) > 0 {
+				v["content"] = contentOf(e.Update.Content)
+			}
+			if e.Update.Details != nil {
+				if b, err := json.Marshal(e.Update.Details); err == nil {
+					v["details"] = json.RawMessage(b)
+				}
+			}
+			t.emit(sc, "CUSTOM", "name", ToolProgressEvent, "value", v)
+		}
+	case graph.KindCustom:
+		// What nodes emit themselves (graph.EmitCustom), for the
+		// application's interface; a payload that does not encode as JSON
+		// goes as its text.
+		value := any(fmt.Sprint(ev.Payload))
+		if b, err := json.Marshal(ev.Payload); err == nil {
+			value = json.RawMessage(b)
+		}
+		t.emit(sc, "CUSTOM", "name", ev.Name, "value", value)
 	case graph.KindValues:
 		if sc == t.root {
 			t.last = ev.State
