@@ -33,10 +33,21 @@ const (
 	// PartRedactedReasoning is reasoning the provider hands out only
 	// encrypted: Data holds it, to be sent back as it is.
 	PartRedactedReasoning PartType = "redacted_reasoning"
+	// PartProvider is content only one provider understands, kept so that
+	// it can be sent back to that provider as it came: Claude's server tool
+	// calls and their results (web search, web fetch, code execution), for
+	// example, which the API requires to see again in the next request.
+	// JSON holds the provider's raw block and MIMEType names its format
+	// (the Anthropic provider's is
+	// "application/vnd.anthropic.content-block+json"). It is never part of
+	// the message's Text. A provider sends back only the provider parts
+	// whose MIMEType it understands and leaves the others out, without
+	// error.
+	PartProvider PartType = "provider"
 )
 
 // Part is one piece of a message's content: text, an image, a JSON value,
-// or the model's reasoning.
+// the model's reasoning, or a provider's own content.
 //
 // Part is a tagged struct rather than an interface so that messages marshal
 // to and from JSON without type registries.
@@ -45,14 +56,15 @@ type Part struct {
 	Type PartType `json:"type"`
 	// Text is the text of a PartText.
 	Text string `json:"text,omitempty"`
-	// MIMEType is the media type of a PartImage, for example "image/png".
+	// MIMEType is the media type of a PartImage, for example "image/png",
+	// or the format of a PartProvider's JSON.
 	MIMEType string `json:"mime_type,omitempty"`
 	// Data holds the bytes of an inline image, the signature of a
 	// PartReasoning, or the encrypted reasoning of a PartRedactedReasoning.
 	Data []byte `json:"data,omitempty"`
 	// URL locates an image that is not inline.
 	URL string `json:"url,omitempty"`
-	// JSON is the value of a PartJSON.
+	// JSON is the value of a PartJSON, or the raw block of a PartProvider.
 	JSON json.RawMessage `json:"json,omitempty"`
 }
 
@@ -81,6 +93,12 @@ func ReasoningPart(text string, signature []byte) Part {
 // RedactedReasoningPart returns a reasoning part the provider encrypted.
 func RedactedReasoningPart(data []byte) Part {
 	return Part{Type: PartRedactedReasoning, Data: data}
+}
+
+// ProviderPart returns a part holding a provider's own content block raw,
+// in the format mimeType names (see PartProvider).
+func ProviderPart(mimeType string, raw json.RawMessage) Part {
+	return Part{Type: PartProvider, MIMEType: mimeType, JSON: raw}
 }
 
 // IsReasoning reports whether p is a reasoning part, redacted or not.
@@ -129,7 +147,8 @@ type Message struct {
 func (m Message) Key() string { return m.ID }
 
 // Text returns the message's text: its text parts, and its JSON parts as
-// raw JSON, concatenated in order. Images are left out.
+// raw JSON, concatenated in order. Images, reasoning and provider parts are
+// left out.
 func (m Message) Text() string {
 	if len(m.Content) == 1 {
 		return m.Content[0].text()

@@ -194,6 +194,11 @@ type Chunk struct {
 	Text string `json:"text,omitempty"`
 	// ToolCall is a fragment of a tool call.
 	ToolCall *ToolCallDelta `json:"tool_call,omitempty"`
+	// Part, when not nil, is a content part that arrives whole: a
+	// provider's own block (PartProvider), such as the call and result of
+	// a tool the provider ran itself. Such parts join the message's content
+	// after its text, in the order they arrive.
+	Part *Part `json:"part,omitempty"`
 	// Usage, when not nil, reports the call's token usage (usually last).
 	Usage *Usage `json:"usage,omitempty"`
 	// FinishReason, when not empty, ends the reply.

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bytes"
 	"encoding/json"
 	"iter"
 	"maps"
@@ -20,13 +21,15 @@ import (
 // too, their text and data concatenated, into reasoning parts that come
 // before the text in the message's content. The last non-empty finish
 // reason and model, and the last usage, win; chunks' metadata is merged
-// into the message's.
+// into the message's. Whole parts (Chunk.Part) follow the text in the
+// message's content, in arrival order.
 //
 // The zero value is ready to use. An Accumulator is not safe for concurrent
 // use, and must not be copied once used (it holds a strings.Builder).
 type Accumulator struct {
 	reasoning []*pendingReasoning
 	text      strings.Builder
+	parts     []Part
 	calls     []*pendingCall
 	byIdx     map[int]*pendingCall
 	usage     Usage
@@ -54,6 +57,9 @@ func (a *Accumulator) Add(c Chunk) {
 		a.addReasoning(d)
 	}
 	a.text.WriteString(c.Text)
+	if c.Part != nil {
+		a.parts = append(a.parts, clonePart(*c.Part))
+	}
 	if d := c.ToolCall; d != nil {
 		p := a.byIdx[d.Index]
 		if p != nil && d.ID != "" && p.id != "" && d.ID != p.id {
@@ -135,6 +141,9 @@ func (a *Accumulator) Response() *Response {
 	if a.text.Len() > 0 {
 		msg.Content = append(msg.Content, TextPart(a.text.String()))
 	}
+	for _, p := range a.parts {
+		msg.Content = append(msg.Content, clonePart(p))
+	}
 	if len(a.calls) > 0 {
 		ordered := slices.Clone(a.calls)
 		slices.SortStableFunc(ordered, func(x, y *pendingCall) int { return x.index - y.index })
@@ -153,6 +162,13 @@ func (a *Accumulator) Response() *Response {
 	return &Response{Message: msg, Usage: a.usage, FinishReason: a.finish, Model: a.model}
 }
 
+// clonePart returns p with its own copies of its byte slices.
+func clonePart(p Part) Part {
+	p.Data = bytes.Clone(p.Data)
+	p.JSON = bytes.Clone(p.JSON)
+	return p
+}
+
 // Collect drains seq and returns the assembled reply, or the first error the
 // sequence reports.
 func Collect(seq iter.Seq2[Chunk, error]) (*Response, error) {
@@ -167,8 +183,9 @@ func Collect(seq iter.Seq2[Chunk, error]) (*Response, error) {
 }
 
 // ResponseChunks returns a sequence that replays a complete reply as chunks:
-// one complete fragment per reasoning part, its text, one complete fragment
-// per tool call, then a final chunk with the usage, finish reason and model.
+// one complete fragment per reasoning part, its text, each provider part
+// (PartProvider) whole, one complete fragment per tool call, then a final
+// chunk with the usage, finish reason and model.
 // It lets a model that cannot stream implement Stream; collecting the
 // sequence gives back an equivalent Response.
 func ResponseChunks(resp *Response) iter.Seq2[Chunk, error] {
@@ -189,6 +206,14 @@ func ResponseChunks(resp *Response) iter.Seq2[Chunk, error] {
 		}
 		if text := resp.Message.Text(); text != "" {
 			if !yield(Chunk{Text: text}, nil) {
+				return
+			}
+		}
+		for _, p := range resp.Message.Content {
+			if p.Type != PartProvider {
+				continue
+			}
+			if !yield(Chunk{Part: &p}, nil) {
 				return
 			}
 		}

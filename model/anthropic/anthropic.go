@@ -37,6 +37,7 @@ type Model struct {
 	settings         model.Settings
 	structuredOutput bool
 	thinking         sdk.ThinkingConfigParamUnion
+	serverTools      []sdk.ToolUnionParam
 	// requestOptions are WithRequestOptions': a request timeout among them
 	// lets Generate wait for a long reply without streaming.
 	requestOptions []option.RequestOption
@@ -56,6 +57,7 @@ type config struct {
 	settings         model.Settings
 	structuredOutput bool
 	thinking         sdk.ThinkingConfigParamUnion
+	serverTools      []sdk.ToolUnionParam
 	requestOptions   []option.RequestOption
 	errs             []error
 }
@@ -238,6 +240,7 @@ func New(name string, opts ...Option) (*Model, error) {
 		settings:         c.settings,
 		structuredOutput: c.structuredOutput,
 		thinking:         c.thinking,
+		serverTools:      c.serverTools,
 		requestOptions:   c.requestOptions,
 	}, nil
 }
@@ -299,13 +302,14 @@ func messageResponse(msg *sdk.Message) (*model.Response, error) {
 
 // Stream sends req to the Messages API with streaming on and yields the
 // reply as it arrives: thinking as reasoning fragments, text, tool-call
-// fragments. Until the first of those arrives, failures (an error event
+// fragments, and the blocks of server tools (WithServerTools) as whole
+// provider parts (Chunk.Part), each once it has ended. Until the first of those arrives, failures (an error event
 // such as overloaded_error, or a stream cut short after opening events that
 // carry nothing, such as message_start) are retried like Generate's; once a
 // chunk has been yielded, errors end the sequence. A server that ignores
 // streaming and answers with the whole message as JSON gets its reply
-// yielded as chunks all the same: the thinking, the text, each tool call
-// whole, then the final chunk.
+// yielded as chunks all the same: the thinking, the text, the provider
+// parts, each tool call whole, then the final chunk.
 func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
 		params, err := m.params(req)
@@ -385,10 +389,10 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 }
 
 // hasContent reports whether chunks carry part of the reply itself:
-// thinking, text or a tool call.
+// thinking, text, a tool call or a server tool's block.
 func hasContent(chunks []model.Chunk) bool {
 	for _, c := range chunks {
-		if c.Text != "" || c.ToolCall != nil || c.Reasoning != nil {
+		if c.Text != "" || c.ToolCall != nil || c.Reasoning != nil || c.Part != nil {
 			return true
 		}
 	}

@@ -31,6 +31,14 @@
 // the signed ones are sent back with their assistant turn, first in it, as
 // the API requires after thinking that led to tool calls.
 //
+// WithServerTools offers tools that Anthropic runs itself (web search, see
+// WebSearch; web fetch; code execution) after the request's function tools.
+// Their calls are never tool calls of the reply: the server_tool_use blocks
+// and their results are kept as provider parts (model.PartProvider of
+// ContentBlockMIMEType), whole in streams too (model.Chunk.Part), in their
+// place among the other blocks (MetaBlocks), and sent back as they came.
+// Text blocks keep their text but not their citations.
+//
 // Native structured output is sent when a request has a ResponseFormat, but
 // Info reports it only when WithStructuredOutput declares that the model
 // supports it; otherwise callers use a set-model-response tool.

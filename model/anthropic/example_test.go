@@ -55,3 +55,28 @@ func ExampleModel_Generate_tools() {
 	}
 	fmt.Println(resp.Message.Text())
 }
+
+// Web search runs on Anthropic's side: the reply's text answers from the
+// results, and the search's call and results stay in the message as
+// provider parts, which go back with it in the next request.
+func ExampleWithServerTools() {
+	m, err := anthropic.New("claude-sonnet-4-5",
+		anthropic.WithServerTools(anthropic.WebSearch(3, "en.wikipedia.org")))
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	msgs := []model.Message{model.User("Who won the 2026 Tour de France?")}
+	resp, err := m.Generate(ctx, &model.Request{Messages: msgs})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.Message.Text())
+
+	msgs = append(msgs, resp.Message, model.User("And the year before?"))
+	resp, err = m.Generate(ctx, &model.Request{Messages: msgs})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.Message.Text())
+}

@@ -11,28 +11,32 @@ import (
 )
 
 // MetaBlocks is the Message.Metadata key under which a reply records the
-// order of its content blocks when its thinking is interleaved with its
-// text and tool calls (Claude thinking between tool calls): "r" for a
-// thinking block, "t<n>" for a text block of n bytes of the message's
-// text, "u:<id>" for the tool_use block of the call with that ID,
-// separated by spaces. The provider sends such a message back with its
-// blocks in that order, as the API expects; a message whose parts no longer
-// match the record (the application edited it) is sent in the usual order:
-// thinking, text, tool calls.
+// order of its content blocks when they do not come in the usual order
+// (thinking, server tool blocks, text, tool calls): Claude thinking
+// between tool calls, or text before and after a web search, say. The
+// record is "r" for a thinking block, "p" for a block kept as a provider
+// part (the next of the message's parts of ContentBlockMIMEType), "t<n>"
+// for a text block of n bytes of the message's text, "u:<id>" for the
+// tool_use block of the call with that ID, separated by spaces. The
+// provider sends such a message back with its blocks in that order, as the
+// API expects; a message whose parts no longer match the record (the
+// application edited it) is sent in the usual order.
 const MetaBlocks = "trellis.anthropic.blocks"
 
 // blockOrder records the kinds of a reply's content blocks as they come.
 type blockOrder struct {
 	blocks []block
-	// interleaved: a thinking block came after text or a tool call, or
-	// text after a tool call — an order the usual one does not keep.
+	// interleaved: a thinking block came after another kind, a server
+	// tool's block after text or a tool call, or text after a tool call —
+	// an order the usual one does not keep.
 	interleaved bool
-	sawOther    bool // text or tool_use seen
+	sawOther    bool // text, tool_use or a provider block seen
+	sawText     bool
 	sawTool     bool
 }
 
-// block is one content block of a reply: kind 'r' (thinking), 't' (text
-// of n bytes) or 'u' (the tool_use of call id).
+// block is one content block of a reply: kind 'r' (thinking), 'p' (a
+// provider part), 't' (text of n bytes) or 'u' (the tool_use of call id).
 type block struct {
 	kind byte
 	n    int
@@ -47,7 +51,7 @@ func (o *blockOrder) thinking() {
 // text records a text block of n bytes so far and returns its position.
 func (o *blockOrder) text(n int) int {
 	o.interleaved = o.interleaved || o.sawTool
-	o.sawOther = true
+	o.sawOther, o.sawText = true, true
 	o.blocks = append(o.blocks, block{kind: 't', n: n})
 	return len(o.blocks) - 1
 }
@@ -57,6 +61,13 @@ func (o *blockOrder) grow(k, n int) {
 	if k >= 0 && k < len(o.blocks) && o.blocks[k].kind == 't' {
 		o.blocks[k].n += n
 	}
+}
+
+// provider records a block kept as a provider part.
+func (o *blockOrder) provider() {
+	o.interleaved = o.interleaved || o.sawText || o.sawTool
+	o.sawOther = true
+	o.blocks = append(o.blocks, block{kind: 'p'})
 }
 
 func (o *blockOrder) toolUse(id string) {
@@ -75,6 +86,8 @@ func (o *blockOrder) metadata() map[string]string {
 		switch b.kind {
 		case 'r':
 			kinds[i] = "r"
+		case 'p':
+			kinds[i] = "p"
 		case 't':
 			kinds[i] = "t" + strconv.Itoa(b.n)
 		default:
@@ -92,19 +105,30 @@ func orderedBlocks(msg *model.Message, thinking []sdk.ContentBlockParamUnion) ([
 	if !ok {
 		return nil, false
 	}
-	var text strings.Builder
+	var (
+		text     strings.Builder
+		provided []sdk.ContentBlockParamUnion
+	)
 	for _, p := range msg.Content {
 		switch {
 		case p.IsReasoning():
 		case p.Type == model.PartText:
 			text.WriteString(p.Text)
+		case ours(p):
+			b, err := rawBlock(p)
+			if err != nil {
+				return nil, false
+			}
+			provided = append(provided, b)
+		case p.Type == model.PartProvider:
+			// Another provider's: left out.
 		default:
 			return nil, false // images or JSON: not a reply as it came
 		}
 	}
 	rest := text.String()
 	var out []sdk.ContentBlockParamUnion
-	r, u := 0, 0
+	r, u, pv := 0, 0, 0
 	for _, k := range strings.Fields(rec) {
 		switch {
 		case k == "r":
@@ -113,6 +137,12 @@ func orderedBlocks(msg *model.Message, thinking []sdk.ContentBlockParamUnion) ([
 			}
 			out = append(out, thinking[r])
 			r++
+		case k == "p":
+			if pv >= len(provided) {
+				return nil, false
+			}
+			out = append(out, provided[pv])
+			pv++
 		case strings.HasPrefix(k, "u:"):
 			if u >= len(msg.ToolCalls) {
 				return nil, false
@@ -140,7 +170,7 @@ func orderedBlocks(msg *model.Message, thinking []sdk.ContentBlockParamUnion) ([
 			return nil, false
 		}
 	}
-	if r != len(thinking) || u != len(msg.ToolCalls) || rest != "" {
+	if r != len(thinking) || u != len(msg.ToolCalls) || pv != len(provided) || rest != "" {
 		return nil, false
 	}
 	return out, true

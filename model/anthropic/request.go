@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
+	"github.com/anthropics/anthropic-sdk-go/packages/param"
 
 	"github.com/trellis-go/trellis/model"
 )
@@ -36,6 +37,9 @@ func (m *Model) params(req *model.Request) (sdk.MessageNewParams, error) {
 			return p, err
 		}
 		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: t})
+	}
+	if err := m.addServerTools(&p, req.Tools); err != nil {
+		return p, err
 	}
 	if p.ToolChoice, err = toolChoice(req.ToolChoice); err != nil {
 		return p, err
@@ -131,6 +135,9 @@ func messages(in []model.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, err
 		switch msg.Role {
 		case model.RoleSystem:
 			for j, part := range msg.Content {
+				if part.Type == model.PartProvider {
+					continue // the system prompt takes only text
+				}
 				text, ok := partText(part)
 				if !ok {
 					return nil, nil, fmt.Errorf("anthropic: message %d (system): part %d: %s content is not supported", i, j, part.Type)
@@ -148,7 +155,8 @@ func messages(in []model.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, err
 			add(sdk.MessageParamRoleUser, blocks)
 
 		case model.RoleAssistant:
-			// Thinking comes first in the turn, as the model wrote it —
+			// Thinking comes first in the turn, as the model wrote it, then
+			// the blocks of server tools, the text and the tool calls —
 			// unless the reply recorded another order (MetaBlocks).
 			blocks := thinkingBlocks(msg.Content)
 			if ordered, ok := orderedBlocks(&msg, blocks); ok {
@@ -156,7 +164,16 @@ func messages(in []model.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, err
 				continue
 			}
 			for j, part := range msg.Content {
-				if part.IsReasoning() {
+				if ours(part) {
+					b, err := rawBlock(part)
+					if err != nil {
+						return nil, nil, fmt.Errorf("anthropic: message %d (assistant): part %d: %w", i, j, err)
+					}
+					blocks = append(blocks, b)
+				}
+			}
+			for j, part := range msg.Content {
+				if part.IsReasoning() || part.Type == model.PartProvider {
 					continue
 				}
 				text, ok := partText(part)
@@ -192,6 +209,10 @@ func messages(in []model.Message) ([]sdk.TextBlockParam, []sdk.MessageParam, err
 				return nil, nil, fmt.Errorf("anthropic: message %d (tool): %w", i, err)
 			}
 			for _, b := range blocks {
+				if raw, ok := rawOf(b); ok {
+					res.Content = append(res.Content, param.Override[sdk.ToolResultBlockParamContentUnion](raw))
+					continue
+				}
 				res.Content = append(res.Content, sdk.ToolResultBlockParamContentUnion{OfText: b.OfText, OfImage: b.OfImage})
 			}
 			block := sdk.ContentBlockParamUnion{OfToolResult: res}
@@ -263,10 +284,23 @@ func partText(p model.Part) (string, bool) {
 }
 
 // contentBlocks maps parts to text and image blocks, leaving out text that
-// is empty or only whitespace, which the API rejects.
+// is empty or only whitespace, which the API rejects. Provider parts of
+// this package are sent as the blocks they hold; other providers' are left
+// out.
 func contentBlocks(parts []model.Part) ([]sdk.ContentBlockParamUnion, error) {
 	var out []sdk.ContentBlockParamUnion
 	for j, part := range parts {
+		if part.Type == model.PartProvider {
+			if !ours(part) {
+				continue
+			}
+			b, err := rawBlock(part)
+			if err != nil {
+				return nil, fmt.Errorf("part %d: %w", j, err)
+			}
+			out = append(out, b)
+			continue
+		}
 		if text, ok := partText(part); ok {
 			if !blank(text) {
 				out = append(out, sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: text}})

@@ -15,13 +15,16 @@ import (
 
 // toResponse maps a message of the Messages API to a Response. Thinking
 // blocks become reasoning parts (the signature in Data), before the text;
-// text blocks are joined; tool_use blocks become tool calls; other blocks
-// (server tools) are left out.
+// text blocks are joined (their citations are dropped); tool_use blocks
+// become tool calls; other blocks (server tool calls and their results)
+// become provider parts (ContentBlockMIMEType), after the text. MetaBlocks
+// records where each block was when that is not the usual order.
 func toResponse(msg *sdk.Message) *model.Response {
 	out := model.Message{Role: model.RoleAssistant}
 	var (
-		text  strings.Builder
-		order blockOrder
+		text     strings.Builder
+		order    blockOrder
+		provided []model.Part
 	)
 	for _, b := range msg.Content {
 		switch b.Type {
@@ -37,11 +40,19 @@ func toResponse(msg *sdk.Message) *model.Response {
 		case "tool_use":
 			out.ToolCalls = append(out.ToolCalls, model.ToolCall{ID: b.ID, Name: b.Name, Arguments: rawInput(b.Input)})
 			order.toolUse(b.ID)
+		case "":
+			// Not a block the API would take back.
+		default:
+			if p, ok := providerPart(b.RawJSON(), b.Type, nil); ok {
+				provided = append(provided, p)
+				order.provider()
+			}
 		}
 	}
 	if text.Len() > 0 {
 		out.Content = append(out.Content, model.TextPart(text.String()))
 	}
+	out.Content = append(out.Content, provided...)
 	out.Metadata = order.metadata()
 	u := model.Usage{
 		InputTokens:  int(msg.Usage.InputTokens + msg.Usage.CacheCreationInputTokens + msg.Usage.CacheReadInputTokens),
@@ -88,7 +99,9 @@ func finishReason(r string) string {
 
 // streamState turns Messages API stream events into chunks. Content block
 // indices count every kind of block together; tool calls are numbered 0, 1,
-// 2... in the order their blocks start, and so are thinking blocks.
+// 2... in the order their blocks start, and so are thinking blocks. The
+// blocks of server tools become whole provider parts, yielded in the order
+// they started, each once it and those before it have ended.
 type streamState struct {
 	model      string
 	finish     string
@@ -99,10 +112,21 @@ type streamState struct {
 	thinkIndex map[int64]int  // content block index → reasoning part index
 	pending    map[int64]bool // tool blocks that have not streamed input yet
 	initial    map[int64]string
+	provided   []*openBlock // provider blocks not yet yielded, in start order
 
 	// Token counts. The input counts are kept apart because message_delta
 	// may update any one of them; Usage.InputTokens is their sum.
 	input, cacheCreation, cacheRead, output int64
+}
+
+// openBlock is a streamed block that becomes a provider part: its start,
+// and the input it streams (a server_tool_use's).
+type openBlock struct {
+	index   int64
+	start   string
+	typ     string
+	input   strings.Builder
+	stopped bool
 }
 
 func newStreamState() *streamState {
@@ -147,6 +171,15 @@ func (s *streamState) add(ev sdk.MessageStreamEventUnion) []model.Chunk {
 			s.pending[ev.Index] = true
 			s.initial[ev.Index] = cb.JSON.Input.Raw()
 			return []model.Chunk{{ToolCall: &model.ToolCallDelta{Index: idx, ID: cb.ID, Name: cb.Name}}}
+		case "":
+		default:
+			// A server tool's call or result. A result comes whole here;
+			// a call streams its input as tool_use does, but it is not a
+			// tool call of the reply.
+			if _, ok := providerPart(cb.RawJSON(), cb.Type, nil); ok && s.open(ev.Index) == nil {
+				s.order.provider()
+				s.provided = append(s.provided, &openBlock{index: ev.Index, start: cb.RawJSON(), typ: cb.Type})
+			}
 		}
 
 	case "content_block_delta":
@@ -165,6 +198,10 @@ func (s *streamState) add(ev sdk.MessageStreamEventUnion) []model.Chunk {
 			}
 			return []model.Chunk{{Reasoning: &model.ReasoningDelta{Index: idx, Text: ev.Delta.Thinking, Data: ev.Delta.Signature}}}
 		case "input_json_delta":
+			if b := s.open(ev.Index); b != nil {
+				b.input.WriteString(ev.Delta.PartialJSON)
+				return nil
+			}
 			idx, ok := s.toolIndex[ev.Index]
 			if !ok || ev.Delta.PartialJSON == "" {
 				return nil
@@ -174,6 +211,10 @@ func (s *streamState) add(ev sdk.MessageStreamEventUnion) []model.Chunk {
 		}
 
 	case "content_block_stop":
+		if b := s.open(ev.Index); b != nil {
+			b.stopped = true
+			return s.flush(false)
+		}
 		// A tool block that streamed no input keeps the input it started
 		// with, which for a call without arguments is {}.
 		if s.pending[ev.Index] {
@@ -205,8 +246,38 @@ func (s *streamState) add(ev sdk.MessageStreamEventUnion) []model.Chunk {
 
 	case "message_stop":
 		s.stopped = true
+		return s.flush(true)
 	}
 	return nil
+}
+
+// open returns the provider block being streamed at a content block index,
+// nil when there is none.
+func (s *streamState) open(index int64) *openBlock {
+	for _, b := range s.provided {
+		if b.index == index && !b.stopped {
+			return b
+		}
+	}
+	return nil
+}
+
+// flush yields the provider blocks that have ended and follow no block
+// still open, or all of them when all is set.
+func (s *streamState) flush(all bool) []model.Chunk {
+	var out []model.Chunk
+	for len(s.provided) > 0 && (all || s.provided[0].stopped) {
+		b := s.provided[0]
+		s.provided = s.provided[1:]
+		var input json.RawMessage
+		if in := strings.TrimSpace(b.input.String()); in != "" && json.Valid([]byte(in)) {
+			input = json.RawMessage(in)
+		}
+		if p, ok := providerPart(b.start, b.typ, input); ok {
+			out = append(out, model.Chunk{Part: &p})
+		}
+	}
+	return out
 }
 
 func (s *streamState) final() model.Chunk {

@@ -167,6 +167,9 @@ func toolMessage(msg model.Message, images []oai.ChatCompletionContentPartUnionP
 	p := &oai.ChatCompletionToolMessageParam{ToolCallID: msg.ToolCallID}
 	texts := make([]oai.ChatCompletionContentPartTextParam, 0, len(msg.Content))
 	for j, part := range msg.Content {
+		if part.Type == model.PartProvider {
+			continue // another provider's content
+		}
 		if part.Type == model.PartImage {
 			img, err := userPart(part)
 			if err != nil {
@@ -216,11 +219,14 @@ func message(msg model.Message) (oai.ChatCompletionMessageParamUnion, error) {
 
 	case model.RoleUser:
 		p := &oai.ChatCompletionUserMessageParam{}
-		if len(msg.Content) == 1 && msg.Content[0].Type == model.PartText {
-			p.Content.OfString = oai.String(msg.Content[0].Text)
+		if only, ok := onlyText(msg.Content); ok {
+			p.Content.OfString = oai.String(only)
 		} else {
 			parts := make([]oai.ChatCompletionContentPartUnionParam, 0, len(msg.Content))
 			for j, part := range msg.Content {
+				if part.Type == model.PartProvider {
+					continue // another provider's content
+				}
 				cp, err := userPart(part)
 				if err != nil {
 					return u, fmt.Errorf("part %d: %w", j, err)
@@ -277,6 +283,26 @@ func message(msg model.Message) (oai.ChatCompletionMessageParamUnion, error) {
 	return u, nil
 }
 
+// onlyText returns the text of parts that are one text part, provider
+// parts aside.
+func onlyText(parts []model.Part) (string, bool) {
+	var (
+		text string
+		n    int
+	)
+	for _, p := range parts {
+		switch p.Type {
+		case model.PartProvider:
+		case model.PartText:
+			text = p.Text
+			n++
+		default:
+			return "", false
+		}
+	}
+	return text, n == 1
+}
+
 // partText returns the text a text or JSON part carries.
 func partText(p model.Part) (string, bool) {
 	switch p.Type {
@@ -290,11 +316,12 @@ func partText(p model.Part) (string, bool) {
 
 // assistantText joins the text of an assistant message's parts, refusing
 // parts that are not text. Reasoning parts are left out: the servers that
-// send reasoning do not take it back.
+// send reasoning do not take it back. So are provider parts
+// (model.PartProvider), which belong to other providers.
 func assistantText(parts []model.Part) (string, error) {
 	var b strings.Builder
 	for j, p := range parts {
-		if p.IsReasoning() {
+		if p.IsReasoning() || p.Type == model.PartProvider {
 			continue
 		}
 		text, ok := partText(p)
