@@ -311,6 +311,13 @@ func chunksOf(resp *model.Response) []model.Chunk {
 	for _, w := range splitWords(resp.Message.Text()) {
 		out = append(out, model.Chunk{Text: w})
 	}
+	// Provider parts arrive whole, after the text (as model.Accumulator
+	// puts them).
+	for _, p := range resp.Message.Content {
+		if p.Type == model.PartProvider {
+			out = append(out, model.Chunk{Part: &p})
+		}
+	}
 	// Fragment each call's arguments, then interleave: round r carries the
 	// r-th fragment of every call that still has one.
 	frags := make([][]string, len(resp.Message.ToolCalls))

@@ -319,6 +319,21 @@ func TestStreamReasoning(t *testing.T) {
 	assert.Equal(t, msg.Content, got.Message.Content)
 }
 
+// A reply with a provider's own parts streams them whole, after the text:
+// collected, the stream gives the reply back.
+func TestStreamProviderParts(t *testing.T) {
+	msg := model.Assistant("Found it.")
+	msg.Content = append(msg.Content, model.ProviderPart("application/vnd.example+json", []byte(`{"type":"search","hits":2}`)))
+	script := func() *scripted.Model { return scripted.New(scripted.Respond(msg)) }
+	ctx := context.Background()
+	want, err := script().Generate(ctx, userReq("x"))
+	require.NoError(t, err)
+	got, err := model.Collect(script().Stream(ctx, userReq("x")))
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.Equal(t, msg.Content, got.Message.Content)
+}
+
 func TestStreamMultibyteArguments(t *testing.T) {
 	args := `{"q":"日本語"}`
 	m := scripted.New(scripted.CallTools(scripted.Call("search", args)), scripted.Reply("naïve café  "))
