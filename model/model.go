@@ -156,11 +156,18 @@ type Response struct {
 	// Usage counts the call's tokens.
 	Usage Usage `json:"usage"`
 	// FinishReason is the provider's reason for stopping, normalized to
-	// "stop", "tool_calls", "length" or "content_filter" where it maps.
+	// "stop", "tool_calls", "length", "content_filter" or FinishPaused
+	// where it maps.
 	FinishReason string `json:"finish_reason,omitempty"`
 	// Model is the model that answered, as the provider reports it.
 	Model string `json:"model,omitempty"`
 }
+
+// FinishPaused is the finish reason of a reply the provider paused in the
+// middle of a long turn (Claude's "pause_turn", while its server tools
+// work): sent back as it is, with the conversation, it lets the model go
+// on with its turn. The LLM node does so on its own (nodes.MaxPauses).
+const FinishPaused = "paused"
 
 // ToolCallDelta is a fragment of a tool call in a stream. Fragments with the
 // same Index belong to the same call; ID and Name usually arrive in the first.

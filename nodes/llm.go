@@ -134,7 +134,9 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 		respDef = cfg.setResponse.Definition()
 		respInstruction = strings.TrimSpace(cfg.setResponse.Instruction())
 	}
-	return func(ctx context.Context, s S) (S, error) {
+	var node func(ctx context.Context, s S) (S, error)
+	node = func(ctx context.Context, s S) (S, error) {
+		base := ctx // the node's context, before the run's values below
 		if cfg.structureErr != nil {
 			return s, fmt.Errorf("nodes: structured output: %w", cfg.structureErr)
 		}
@@ -233,9 +235,27 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 			}
 		}
 		*msgs = append(*msgs, reply)
+		if resp.FinishReason == model.FinishPaused && !reply.HasToolCalls() {
+			// The provider paused a long turn (its own tools at work): the
+			// paused reply goes back with the conversation, and the model
+			// goes on.
+			if n, _ := ctx.Value(pausesKey{}).(int); n < MaxPauses {
+				return node(context.WithValue(base, pausesKey{}, n+1), s)
+			}
+		}
 		return s, nil
 	}
+	return node
 }
+
+// MaxPauses is how many times in a row the LLM node lets a model go on
+// with a turn its provider paused (model.FinishPaused) before it takes the
+// paused reply as the answer.
+const MaxPauses = 8
+
+// pausesKey is the context key of the number of paused replies the LLM
+// node has continued in a row.
+type pausesKey struct{}
 
 // generate calls the model, streaming when asked to or when someone listens
 // to model tokens.

@@ -148,7 +148,7 @@ func TestGenerateToolUse(t *testing.T) {
 func TestFinishReasons(t *testing.T) {
 	for stop, want := range map[string]string{
 		"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length",
-		"model_context_window_exceeded": "length", "refusal": "content_filter", "pause_turn": "pause_turn",
+		"model_context_window_exceeded": "length", "refusal": "content_filter", "pause_turn": model.FinishPaused,
 	} {
 		t.Run(stop, func(t *testing.T) {
 			s := newServer(t, jsonReply(200, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-haiku-4-5","content":[{"type":"text","text":"x"}],"stop_reason":"`+stop+`","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}`))

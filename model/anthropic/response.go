@@ -93,6 +93,8 @@ func finishReason(r string) string {
 		return "length"
 	case "refusal":
 		return "content_filter"
+	case "pause_turn":
+		return model.FinishPaused
 	}
 	return r
 }
