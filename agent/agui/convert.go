@@ -22,9 +22,15 @@ import (
 func toModel(in []Message) ([]model.Message, error) {
 	out := make([]model.Message, 0, len(in))
 	names := map[string]string{} // call ID → tool name
+	var thoughts []model.Part    // reasoning messages, for the next assistant message
 	for _, m := range in {
 		var msg model.Message
 		switch m.Role {
+		case "reasoning":
+			if p, ok := reasoningPart(m); ok {
+				thoughts = append(thoughts, p)
+			}
+			continue
 		case "developer", "system":
 			text, _ := textContent(m.Content, true)
 			msg = model.System(text)
@@ -46,6 +52,9 @@ func toModel(in []Message) ([]model.Message, error) {
 				names[c.ID] = c.Function.Name
 			}
 			msg = model.Assistant(text, calls...)
+			if len(thoughts) > 0 {
+				msg.Content = append(thoughts, msg.Content...)
+			}
 		case "tool":
 			parts, err := modelParts(m.Content)
 			if err != nil {
@@ -56,10 +65,33 @@ func toModel(in []Message) ([]model.Message, error) {
 		default:
 			continue
 		}
+		thoughts = nil // reasoning belongs to the reply right after it
 		msg.ID, msg.Name = m.ID, m.Name
 		out = append(out, msg)
 	}
 	return out, nil
+}
+
+// reasoningPart converts a reasoning message back into the reasoning part
+// it was made from: its text, and the signature or redacted data in its
+// encrypted value. Reasoning without them is left out: a provider takes
+// back only the reasoning it signed.
+func reasoningPart(m Message) (model.Part, bool) {
+	if m.EncryptedValue == "" {
+		return model.Part{}, false
+	}
+	data, err := base64.StdEncoding.DecodeString(m.EncryptedValue)
+	if err != nil {
+		return model.Part{}, false
+	}
+	text, _ := textContent(m.Content, false)
+	switch m.EncryptedValueType {
+	case ReasoningSignature:
+		return model.ReasoningPart(text, data), true
+	case RedactedReasoning:
+		return model.RedactedReasoningPart(data), true
+	}
+	return model.Part{}, false
 }
 
 // withError adds to a failed call's result the error the client gave
@@ -151,6 +183,7 @@ func fromModel(msgs []model.Message) []Message {
 		case model.RoleUser:
 			w.Role, w.Content = "user", contentOf(m.Content)
 		case model.RoleAssistant:
+			out = append(out, reasoningMessages(w.ID, m.Content)...)
 			w.Role = "assistant"
 			if t := m.Text(); t != "" {
 				w.Content = jsonString(t)
@@ -168,6 +201,31 @@ func fromModel(msgs []model.Message) []Message {
 			continue
 		}
 		out = append(out, w)
+	}
+	return out
+}
+
+// reasoningMessages returns the reasoning parts of the assistant message
+// id as reasoning messages that precede it, with the IDs its streamed
+// reasoning had: their text, and in their encrypted value the signature
+// (or the redacted reasoning) the provider needs to take them back.
+func reasoningMessages(id string, parts []model.Part) []Message {
+	var out []Message
+	k := 0
+	for _, p := range parts {
+		if !p.IsReasoning() {
+			continue
+		}
+		r := Message{ID: id + ":reasoning:" + strconv.Itoa(k), Role: "reasoning", Content: jsonString(p.Text)}
+		k++
+		if len(p.Data) > 0 {
+			r.EncryptedValue = base64.StdEncoding.EncodeToString(p.Data)
+			r.EncryptedValueType = ReasoningSignature
+			if p.Type == model.PartRedactedReasoning {
+				r.EncryptedValueType = RedactedReasoning
+			}
+		}
+		out = append(out, r)
 	}
 	return out
 }

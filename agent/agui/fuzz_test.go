@@ -17,6 +17,7 @@ func FuzzDecodeInput(f *testing.F) {
 	f.Add([]byte(`{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":"hi"}]}`))
 	f.Add([]byte(`{"threadId":"t","runId":"r","messages":[{"id":"a","role":"assistant","content":"x","toolCalls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{\"a\":1"}}]},{"id":"u","role":"user","content":"next"}]}`))
 	f.Add([]byte(`{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":[{"type":"image","source":{"type":"data","value":"AAAA","mimeType":"image/png"}},{"type":"document","source":{"type":"data","value":"aGk=","mimeType":"text/plain"}}]},{"id":"t1","role":"tool","toolCallId":"c","content":[{"type":"text","text":"r"}],"error":"e"}],"tools":[{"name":"x","description":"d","parameters":{"type":"object"}}],"resume":[{"interruptId":"i","status":"resolved","payload":{"a":[1]}}]}`))
+	f.Add([]byte(`{"threadId":"t","runId":"r","messages":[{"id":"x","role":"reasoning","content":"hm","encryptedValue":"c2ln","encryptedValueType":"trellis.reasoning.signature"},{"id":"a","role":"assistant","content":"ok"}]}`))
 	f.Add([]byte(`{"threadId":"t","runId":"r","messages":null}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, body []byte) {

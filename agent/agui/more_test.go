@@ -261,3 +261,44 @@ func TestProgressAndCustomEvents(t *testing.T) {
 	assert.Equal(t, "odd", custom[1].str("name"))
 	assert.IsType(t, "", custom[1]["value"], "a payload that is not JSON goes as text")
 }
+
+// Without a checkpointer, a reply's reasoning goes to the client as
+// reasoning messages carrying the provider's signature, and comes back into
+// the reply when the client sends the conversation again: a provider that
+// requires its signed reasoning on the turn that called tools gets it.
+func TestReasoningRoundTripStateless(t *testing.T) {
+	var got model.Message
+	thinking := model.Message{Role: model.RoleAssistant, Content: []model.Part{
+		model.ReasoningPart("The user wants a date.", []byte("sig-1")),
+		model.RedactedReasoningPart([]byte("ENC")),
+	}, ToolCalls: []model.ToolCall{{ID: "c1", Name: "pick_date", Arguments: []byte(`{}`)}}}
+	m := scripted.New(
+		scripted.Respond(thinking),
+		scripted.Func(func(req *model.Request) (*model.Response, error) {
+			for _, msg := range req.Messages {
+				if msg.Role == model.RoleAssistant {
+					got = msg
+				}
+			}
+			return &model.Response{Message: model.Assistant("Booked.")}, nil
+		}),
+	)
+	h := handler(t, m, nil)
+	in := input("t1", "r1", userMsg("u1", "book"))
+	in["tools"] = []map[string]any{{"name": "pick_date", "description": "The user picks a date."}}
+	evs := run(t, h, in)
+	snap := snapshot(t, evs)
+	require.Len(t, snap, 4)
+	assert.Equal(t, "reasoning", snap[1].Role)
+	assert.Equal(t, agui.ReasoningSignature, snap[1].EncryptedValueType)
+	assert.Equal(t, agui.RedactedReasoning, snap[2].EncryptedValueType)
+	assert.Equal(t, snap[3].ID+":reasoning:0", snap[1].ID, "the IDs its stream had")
+
+	next := input("t1", "r2", append(asInput(snap), map[string]any{"id": "r1", "role": "tool", "toolCallId": "c1", "content": "Friday"})...)
+	next["tools"] = in["tools"]
+	run(t, h, next)
+	require.Len(t, got.Content, 2)
+	assert.Equal(t, model.ReasoningPart("The user wants a date.", []byte("sig-1")), got.Content[0])
+	assert.Equal(t, model.RedactedReasoningPart([]byte("ENC")), got.Content[1])
+	require.Len(t, got.ToolCalls, 1)
+}

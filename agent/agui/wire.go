@@ -59,7 +59,21 @@ type Message struct {
 	ToolCallID string `json:"toolCallId,omitempty"`
 	// Error is, on a tool message, what went wrong with the call.
 	Error string `json:"error,omitempty"`
+	// EncryptedValue is what only the model can read, carried for it: on a
+	// reasoning message, the provider's signature of the reasoning, or the
+	// reasoning itself when the provider redacted it (base64).
+	EncryptedValue string `json:"encryptedValue,omitempty"`
+	// EncryptedValueType says what EncryptedValue holds
+	// (ReasoningSignature or RedactedReasoning).
+	EncryptedValueType string `json:"encryptedValueType,omitempty"`
 }
+
+// The EncryptedValueType of the reasoning messages a handler sends: a
+// reasoning part's signature, or a redacted reasoning part's data.
+const (
+	ReasoningSignature = "trellis.reasoning.signature"
+	RedactedReasoning  = "trellis.reasoning.redacted"
+)
 
 // ToolCall is a call of an assistant message.
 type ToolCall struct {
