@@ -13,9 +13,13 @@
 //     message gets in the agent's conversation, their reasoning as
 //     reasoning messages, and their tool calls with the arguments as they
 //     stream;
-//   - TOOL_CALL_RESULT for each call the agent runs;
+//   - TOOL_CALL_RESULT for each call the agent runs, with the result's
+//     status, title and Details in its metadata;
+//   - CUSTOM events for the progress of running calls (ToolProgressEvent)
+//     and for what nodes emit themselves (graph.EmitCustom);
 //   - STATE_SNAPSHOT of what the application shows of the state, with
-//     WithStateSnapshots;
+//     WithStateSnapshots, and STATE_DELTA patches after the first with
+//     WithStateDeltas;
 //   - MESSAGES_SNAPSHOT of the conversation as the agent holds it, before
 //     the run ends;
 //   - the agents that handoff tools run (a supervisor's workers) as
@@ -33,7 +37,9 @@
 // entry, or abandons them all.
 //
 // Without a checkpointer each request's messages are the whole
-// conversation. With one, each AG-UI thread is a checkpointer thread
+// conversation (reasoning included, through the signatures of reasoning
+// messages), and the agent's questions are answered through their calls;
+// other pauses need a checkpointer. With one, each AG-UI thread is a checkpointer thread
 // (ThreadPrefix + threadId) that outlives the process: the handler adds
 // the messages the thread lacks, and resumes a thread that waits.
 //
