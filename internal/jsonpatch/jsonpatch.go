@@ -13,10 +13,14 @@ import (
 // Op is one operation of a patch: "add", "remove" or "replace" (Diff uses
 // no others; Apply also knows "move", "copy" and "test").
 type Op struct {
-	Op    string `json:"op"`
-	Path  string `json:"path"`
-	From  string `json:"from,omitempty"`
-	Value any    `json:"value,omitempty"`
+	// Op is the operation.
+	Op string `json:"op"`
+	// Path points (RFC 6901) at where the operation applies.
+	Path string `json:"path"`
+	// From points at the value a move or copy takes.
+	From string `json:"from,omitempty"`
+	// Value is what add, replace and test put or compare.
+	Value any `json:"value,omitempty"`
 }
 
 // MarshalJSON writes value for the operations that take one, even when it
