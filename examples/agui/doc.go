@@ -11,6 +11,10 @@
 //	go run ./examples/agui          # serves http://127.0.0.1:8080
 //	go run ./examples/agui -demo    # plays a page's part in the terminal, then exits
 //
+// The page can also be opened with a first request in its address, for
+// example http://127.0.0.1:8080/?ask=I+need+a+lamp (its test opens it so in
+// headless Chromium).
+//
 // With -demo the example starts the server on a free port and acts as the
 // page: it sends a request, prints the events it reads, runs add_to_cart
 // when the agent calls it, and sends the result back.
