@@ -47,3 +47,35 @@ func TestPanicOutsideANodeInAParallelTaskFailsTheRun(t *testing.T) {
 	require.ErrorContains(t, err, `node "second"`)
 	require.Equal(t, doc{}, out, "the failed superstep's writes are discarded")
 }
+
+// listState has a slice field without a reducer.
+type listState struct {
+	Items []string
+	Note  string
+}
+
+// Two nodes run in one superstep on a state whose slice has spare
+// capacity: one appends to the slice, the other leaves it alone (the engine
+// clips the slices of tasks that run together, so the one it gets back has
+// less capacity). Only the first writes the field.
+func TestParallelTaskReturningItsClippedSliceDoesNotWriteIt(t *testing.T) {
+	g, err := graph.New[listState]().
+		AddNode("add", func(_ context.Context, s listState) (listState, error) {
+			s.Items = append(s.Items, "added")
+			return s, nil
+		}).
+		AddNode("note", func(_ context.Context, s listState) (listState, error) {
+			s.Note = "noted"
+			return s, nil
+		}).
+		AddEdge(graph.START, "add").
+		AddEdge(graph.START, "note").
+		Compile()
+	require.NoError(t, err)
+	items := make([]string, 1, 8)
+	items[0] = "first"
+	out, err := g.Invoke(context.Background(), listState{Items: items})
+	require.NoError(t, err)
+	require.Equal(t, []string{"first", "added"}, out.Items)
+	require.Equal(t, "noted", out.Note)
+}
