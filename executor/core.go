@@ -70,25 +70,48 @@ func (c *core) forBatch(ctx context.Context) *core {
 
 // newRequests returns the requests of a batch of n calls, each with the
 // frame that will hold its call's context (see tool.Frame), and room for
-// their results: all in one allocation for a single call, in three for
-// more. A call whose context outlives it keeps its batch's frames.
-func newRequests(n int) ([]Request, []tool.Result) {
-	if n == 1 {
+// their results: dst when the caller gave storage (see IntoExecutor), else
+// new room. Without dst, a single call's are all in one allocation, and
+// more calls' in three. A call whose context outlives it keeps its batch's
+// frames.
+func newRequests(n int, dst []tool.Result) ([]Request, []tool.Result) {
+	switch {
+	case n == 1 && dst == nil:
 		return new(oneRequest).requests()
+	case n == 1:
+		o := new(oneRequestFrame)
+		o.req[0].frame = &o.frame
+		return o.req[:], resultsIn(dst, 1)
 	}
 	reqs := make([]Request, n)
 	frames := make([]tool.Frame, n)
 	for i := range reqs {
 		reqs[i].frame = &frames[i]
 	}
-	return reqs, make([]tool.Result, n)
+	return reqs, resultsIn(dst, n)
+}
+
+// resultsIn returns the room for n results: dst[:n] when the caller gave
+// storage, else a new slice. Every result of a batch is written whole, so
+// what dst held before does not matter.
+func resultsIn(dst []tool.Result, n int) []tool.Result {
+	if dst == nil {
+		return make([]tool.Result, n)
+	}
+	return dst[:n:n]
 }
 
 // newFrames returns the frames of a batch of n calls and room for their
-// results, for a batch that needs no Requests (see core.plain): in one
-// allocation for a single call, in two for more.
-func newFrames(n int) ([]tool.Frame, []tool.Result) {
-	if n == 1 {
+// results, for a batch that needs no Requests (see core.plain): dst when
+// the caller gave storage, else new room, in one allocation with a single
+// call's frame.
+func newFrames(n int, dst []tool.Result) ([]tool.Frame, []tool.Result) {
+	switch {
+	case dst != nil && n == 1:
+		return []tool.Frame{{}}, resultsIn(dst, 1)
+	case dst != nil:
+		return make([]tool.Frame, n), resultsIn(dst, n)
+	case n == 1:
 		o := new(oneFrame)
 		return o.frame[:], o.res[:]
 	}
@@ -107,6 +130,13 @@ type oneRequest struct {
 	req   [1]Request
 	frame tool.Frame
 	res   [1]tool.Result
+}
+
+// oneRequestFrame is the storage of a single call's request and its
+// frame, for a batch whose caller gave storage for the result.
+type oneRequestFrame struct {
+	req   [1]Request
+	frame tool.Frame
 }
 
 // requests returns the request, its frame in place, and the room for its

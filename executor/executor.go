@@ -55,6 +55,43 @@ type Executor interface {
 	Execute(ctx context.Context, batch Batch) ([]tool.Result, error)
 }
 
+// IntoExecutor is an Executor that can answer a batch's calls in storage
+// its caller provides, so that a caller that runs many batches (a
+// ToolsNode) can use the same storage again. The executors of this package
+// implement it; wrappers such as Guard and Decorate's decorators do not,
+// and callers fall back to Execute for them (see ExecuteInto).
+type IntoExecutor interface {
+	Executor
+	// ExecuteInto is Execute with the results written into
+	// dst[:len(batch.Calls)] and returned. A dst with a capacity under
+	// len(batch.Calls) is not used: the results get storage of their own.
+	// Once ExecuteInto returns, the executor neither writes to dst nor
+	// keeps it: a call the batch gave up on (its context ended) has its
+	// late result dropped, as with Execute.
+	ExecuteInto(ctx context.Context, batch Batch, dst []tool.Result) ([]tool.Result, error)
+}
+
+// ExecuteInto runs batch with e, answering its calls in dst when e is an
+// IntoExecutor, and through e.Execute otherwise; either way the results
+// come back as Execute returns them. dst is the caller's again once it
+// returns when the results are in dst (the first result's address is
+// &dst[0]); results in other storage belong to the caller as Execute's do.
+func ExecuteInto(ctx context.Context, e Executor, batch Batch, dst []tool.Result) ([]tool.Result, error) {
+	if ie, ok := e.(IntoExecutor); ok {
+		return ie.ExecuteInto(ctx, batch, dst)
+	}
+	return e.Execute(ctx, batch)
+}
+
+// checkInto returns dst when it has room for the batch's results, else
+// nil (new storage).
+func checkInto(b Batch, dst []tool.Result) []tool.Result {
+	if cap(dst) < len(b.Calls) || len(b.Calls) == 0 {
+		return nil
+	}
+	return dst
+}
+
 // ExecutorFunc adapts a function to Executor.
 type ExecutorFunc func(ctx context.Context, batch Batch) ([]tool.Result, error)
 

@@ -73,10 +73,21 @@ type parallel struct {
 }
 
 func (p *parallel) Execute(ctx context.Context, b Batch) ([]tool.Result, error) {
+	return p.execute(ctx, b, nil)
+}
+
+// ExecuteInto is Execute with the results written into dst (see
+// IntoExecutor).
+func (p *parallel) ExecuteInto(ctx context.Context, b Batch, dst []tool.Result) ([]tool.Result, error) {
+	return p.execute(ctx, b, checkInto(b, dst))
+}
+
+// execute runs the batch, answering its calls in dst when it is not nil.
+func (p *parallel) execute(ctx context.Context, b Batch, dst []tool.Result) ([]tool.Result, error) {
 	c := p.core.forBatch(ctx)
 	n := len(b.Calls)
 	if n <= 1 {
-		return c.execSequential(ctx, b)
+		return c.execSequential(ctx, b, dst)
 	}
 	if c.plain() {
 		// Nothing reads the calls' Requests: the batch does without.
@@ -84,12 +95,12 @@ func (p *parallel) Execute(ctx context.Context, b Batch) ([]tool.Result, error) 
 		lookupTools(b, tools)
 		seq, sched := p.schedule(b.Calls, func(i int) tool.Tool { return tools[i] })
 		if seq {
-			return c.runPlainWith(ctx, b, tools)
+			return c.runPlainWith(ctx, b, tools, dst)
 		}
-		frames, results := newFrames(n)
+		frames, results := newFrames(n, dst)
 		return c.runParallel(ctx, b, nil, results, sched, &bare{calls: b.Calls, tools: tools, frames: frames, lookup: b.Tools})
 	}
-	reqs, results := newRequests(n)
+	reqs, results := newRequests(n, dst)
 	lookup(b, reqs)
 	seq, sched := p.schedule(b.Calls, func(i int) tool.Tool { return reqs[i].Tool })
 	if seq {

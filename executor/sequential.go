@@ -28,7 +28,13 @@ func Sequential(opts ...Option) Executor {
 type sequential struct{ core core }
 
 func (s *sequential) Execute(ctx context.Context, b Batch) ([]tool.Result, error) {
-	return s.core.forBatch(ctx).execSequential(ctx, b)
+	return s.core.forBatch(ctx).execSequential(ctx, b, nil)
+}
+
+// ExecuteInto is Execute with the results written into dst (see
+// IntoExecutor).
+func (s *sequential) ExecuteInto(ctx context.Context, b Batch, dst []tool.Result) ([]tool.Result, error) {
+	return s.core.forBatch(ctx).execSequential(ctx, b, checkInto(b, dst))
 }
 
 // seqWatch is the observed side of a sequential batch with room for the
@@ -40,14 +46,14 @@ type seqWatch struct {
 }
 
 // execSequential looks the batch's calls up and runs them one after the
-// other on this goroutine.
-func (c *core) execSequential(ctx context.Context, b Batch) ([]tool.Result, error) {
+// other on this goroutine, answering them in dst when it is not nil.
+func (c *core) execSequential(ctx context.Context, b Batch, dst []tool.Result) ([]tool.Result, error) {
 	n := len(b.Calls)
 	if c.plain() {
-		return c.runPlain(ctx, b)
+		return c.runPlainWith(ctx, b, nil, dst)
 	}
 	if c.observer == nil {
-		reqs, results := newRequests(n)
+		reqs, results := newRequests(n, dst)
 		lookup(b, reqs)
 		return c.runSequential(ctx, reqs, results, nil)
 	}
@@ -56,10 +62,14 @@ func (c *core) execSequential(ctx context.Context, b Batch) ([]tool.Result, erro
 		reqs    []Request
 		results []tool.Result
 	)
-	if n == 1 {
+	switch {
+	case n == 1 && dst == nil:
 		reqs, results = sw.one.requests()
-	} else {
-		reqs, results = newRequests(n)
+	case n == 1:
+		reqs, _ = sw.one.requests()
+		results = resultsIn(dst, 1)
+	default:
+		reqs, results = newRequests(n, dst)
 	}
 	lookup(b, reqs)
 	sw.init(ctx, c.observer, b.Calls, reqs)
@@ -118,18 +128,14 @@ func (c *core) plain() bool {
 	return c.term != nil && c.observer == nil && len(c.before) == 0 && len(c.after) == 0
 }
 
-// runPlain is runSequential for a plain core (see plain): it hands each
+// runPlainWith is runSequential for a plain core (see plain): it hands each
 // call of a known tool to the tool package with its frame, and builds a
 // Request only for a call of an unknown tool, which the terminal handler
-// answers.
-func (c *core) runPlain(ctx context.Context, b Batch) ([]tool.Result, error) {
-	return c.runPlainWith(ctx, b, nil)
-}
-
-// runPlainWith is runPlain with the calls' tools looked up already (tools[i]
-// is the tool of call i, nil for an unknown one), or, with tools nil, not.
-func (c *core) runPlainWith(ctx context.Context, b Batch, tools []tool.Tool) ([]tool.Result, error) {
-	frames, results := newFrames(len(b.Calls))
+// answers. The calls' tools are looked up already (tools[i] is the tool of
+// call i, nil for an unknown one), or, with tools nil, not; the results go
+// into dst when it is not nil.
+func (c *core) runPlainWith(ctx context.Context, b Batch, tools []tool.Tool, dst []tool.Result) ([]tool.Result, error) {
+	frames, results := newFrames(len(b.Calls), dst)
 	var (
 		stop *StopError
 		t    tool.Tool
