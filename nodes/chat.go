@@ -1,6 +1,8 @@
 package nodes
 
 import (
+	"slices"
+
 	"github.com/google/uuid"
 
 	"github.com/trellis-go/trellis/graph"
@@ -42,6 +44,19 @@ type ChatState[S any] interface {
 // replaced where they stand (by ID), and messages a node dropped removed.
 func MessagesReducer[S any, PS ChatState[S]]() graph.Option {
 	return graph.WithReducer(func(s *S) *[]model.Message { return PS(s).ChatMessages() }, state.Keyed[model.Message]())
+}
+
+// AppendReply appends a model's reply to the conversation *msgs, as the
+// LLM node does. When the reply asks for tools and the conversation has to
+// grow, it grows with room for the tool messages that will answer the
+// calls too, so that the ToolsNode that follows writes them in place
+// rather than copying the conversation. Nodes of an application's own that
+// put a model's reply into the state can use it for the same effect.
+func AppendReply(msgs *[]model.Message, reply model.Message) {
+	if k := len(reply.ToolCalls); k > 0 && cap(*msgs)-len(*msgs) < 1+k {
+		*msgs = slices.Grow(*msgs, 1+k)
+	}
+	*msgs = append(*msgs, reply)
 }
 
 // NewMessageID returns a fresh, time-ordered message ID.

@@ -234,7 +234,7 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 				return s, &HopLimitError{Limit: cfg.maxHops, LastReply: reply}
 			}
 		}
-		*msgs = append(*msgs, reply)
+		AppendReply(msgs, reply)
 		if resp.FinishReason == model.FinishPaused && !reply.HasToolCalls() {
 			// The provider paused a long turn (its own tools at work): the
 			// paused reply goes back with the conversation, and the model

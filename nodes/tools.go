@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
@@ -214,6 +215,7 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 		cfg.response = nil
 	}
 	toNext := graph.Command[S]{Goto: []string{next}}
+	into, _ := cfg.exec.(executor.IntoExecutor)
 	return func(ctx context.Context, s S) (S, graph.Command[S], error) {
 		msgs := *PS(&s).ChatMessages()
 		calls, whole := unanswered(msgs)
@@ -263,8 +265,17 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 		)
 		if len(run) > 0 {
 			// The calls see the node that made them even if middleware gives up
-			// on them and they outlive it.
-			results, err = cfg.exec.Execute(graph.Detach(ctx), executor.Batch{Calls: run, Tools: list})
+			// on them and they outlive it. The results are read into tool
+			// messages and routes before the node returns: an executor that
+			// takes storage gets it from a pool, and it goes back there.
+			batch := executor.Batch{Calls: run, Tools: list}
+			if into != nil {
+				buf := takeResults(len(run))
+				results, err = into.ExecuteInto(graph.Detach(ctx), batch, buf.r)
+				defer buf.release()
+			} else {
+				results, err = cfg.exec.Execute(graph.Detach(ctx), batch)
+			}
 			if err != nil {
 				return s, graph.Command[S]{}, err
 			}
@@ -354,6 +365,36 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 		}
 		return s, routeBatch(*PS(&s).ChatMessages(), oc, or, toNext), nil
 	}
+}
+
+// resultBuf is storage for the results of a batch, kept in resultBufs
+// between batches (see executor.IntoExecutor).
+type resultBuf struct{ r []tool.Result }
+
+// resultBufs holds result storage for ToolsNodes to use again.
+var resultBufs = sync.Pool{New: func() any { return new(resultBuf) }}
+
+// maxPooledResults is the most results a pooled buffer keeps room for; a
+// larger batch's storage is left to the collector.
+const maxPooledResults = 256
+
+// takeResults returns storage for at least n results.
+func takeResults(n int) *resultBuf {
+	b := resultBufs.Get().(*resultBuf)
+	if cap(b.r) < n {
+		b.r = make([]tool.Result, n)
+	}
+	return b
+}
+
+// release clears the storage, which holds nothing afterwards, and returns
+// it to the pool.
+func (b *resultBuf) release() {
+	if cap(b.r) > maxPooledResults {
+		return
+	}
+	clear(b.r[:cap(b.r)])
+	resultBufs.Put(b)
 }
 
 // runTools resolves the tools of a batch of calls. The set-model-response
