@@ -50,15 +50,23 @@ func echoText(i int) string { return fmt.Sprintf("echo %d", i) }
 func echoJSON(i int) string { return fmt.Sprintf(`{"text":%q}`, echoText(i)) }
 
 // trellisBatch is a conversation whose last message is an assistant message
-// with n echo calls. The slice has no spare capacity, so that every run of
-// the ToolsNode appends to a copy instead of writing into the input.
-func trellisBatch(n int) chatState {
+// with n echo calls, as an LLM node leaves it (nodes.AppendReply): with
+// room for the tool messages that answer the calls, which the ToolsNode
+// writes in place. With clipped, the slice has no spare capacity, as when
+// the engine runs the ToolsNode alongside other nodes of its superstep or
+// the caller built the state: every run of the ToolsNode then appends to a
+// copy of the conversation.
+func trellisBatch(n int, clipped bool) chatState {
 	calls := make([]model.ToolCall, n)
 	for i := range calls {
 		calls[i] = model.ToolCall{ID: callID(i), Name: "echo", Arguments: []byte(echoJSON(i))}
 	}
-	msgs := []model.Message{model.User("go"), model.Assistant("", calls...)}
-	return chatState{Chat: nodes.Chat{Messages: slices.Clip(msgs)}}
+	msgs := []model.Message{model.User("go")}
+	nodes.AppendReply(&msgs, model.Assistant("", calls...))
+	if clipped {
+		msgs = slices.Clip(msgs)
+	}
+	return chatState{Chat: nodes.Chat{Messages: msgs}}
 }
 
 // einoBatch is the same assistant message in Eino's vocabulary.
@@ -93,37 +101,49 @@ var toolsSizes = []toolsSize{
 // costs nothing here since there is no stream. Eino's ToolsNode runs without
 // callback handlers. Both decode the arguments into the same struct and
 // answer with the text; Trellis also validates them against the tool's
-// schema.
+// schema. Eino's ToolsNode returns the tool messages; Trellis's returns the
+// new state, the conversation with the tool messages written into it.
+//
+// "trellis" gets the conversation as an LLM node leaves it, with room for
+// the answers; "trellis-clipped" gets it without spare capacity, so that
+// the node copies the conversation too (see trellisBatch).
 func BenchmarkToolsNode(b *testing.B) {
 	ctx := context.Background()
 	for _, size := range toolsSizes {
 		b.Run(size.name, func(b *testing.B) {
 			n := size.calls
 			lastID, last := callID(n-1), echoText(n-1)
-			b.Run("trellis", func(b *testing.B) {
-				opts := []nodes.ToolsOption{nodes.WithTools(trellisEcho())}
-				if size.sequential {
-					opts = append(opts, nodes.WithExecutor(executor.Sequential(nodes.StreamToolEvents())))
-				} else {
-					opts = append(opts, nodes.WithExecutor(executor.Parallel(nodes.StreamToolEvents())))
+			trellis := func(clipped bool) func(b *testing.B) {
+				return func(b *testing.B) {
+					opts := []nodes.ToolsOption{nodes.WithTools(trellisEcho())}
+					if size.sequential {
+						opts = append(opts, nodes.WithExecutor(executor.Sequential(nodes.StreamToolEvents())))
+					} else {
+						opts = append(opts, nodes.WithExecutor(executor.Parallel(nodes.StreamToolEvents())))
+					}
+					node := nodes.Tools[chatState]("llm", opts...)
+					in := trellisBatch(n, clipped)
+					b.ReportAllocs()
+					for b.Loop() {
+						out, cmd, err := node(ctx, in)
+						if err != nil {
+							b.Fatal(err)
+						}
+						msgs := out.Messages
+						if len(msgs) != 2+n || len(cmd.Goto) != 1 || cmd.Goto[0] != "llm" {
+							b.Fatalf("got %d messages and %v, want %d and [llm]", len(msgs), cmd.Goto, 2+n)
+						}
+						if m := msgs[len(msgs)-1]; m.Role != model.RoleTool || m.IsError || m.ToolCallID != lastID || m.Text() != last {
+							b.Fatalf("last message: %+v, want the answer %q to %s", m, last, lastID)
+						}
+						if copied := &msgs[0] != &in.Messages[0]; copied != clipped {
+							b.Fatalf("copied the conversation: %v, want %v", copied, clipped)
+						}
+					}
 				}
-				node := nodes.Tools[chatState]("llm", opts...)
-				in := trellisBatch(n)
-				b.ReportAllocs()
-				for b.Loop() {
-					out, cmd, err := node(ctx, in)
-					if err != nil {
-						b.Fatal(err)
-					}
-					msgs := out.Messages
-					if len(msgs) != 2+n || len(cmd.Goto) != 1 || cmd.Goto[0] != "llm" {
-						b.Fatalf("got %d messages and %v, want %d and [llm]", len(msgs), cmd.Goto, 2+n)
-					}
-					if m := msgs[len(msgs)-1]; m.Role != model.RoleTool || m.IsError || m.ToolCallID != lastID || m.Text() != last {
-						b.Fatalf("last message: %+v, want the answer %q to %s", m, last, lastID)
-					}
-				}
-			})
+			}
+			b.Run("trellis", trellis(false))
+			b.Run("trellis-clipped", trellis(true))
 			b.Run("eino", func(b *testing.B) {
 				tn, err := compose.NewToolNode(ctx, &compose.ToolsNodeConfig{
 					Tools:               []tool.BaseTool{einoEcho(b)},
