@@ -74,8 +74,9 @@
 // Most calls carry arguments that are already right, and for those the
 // pipeline has a fast path: a plan built once per tool from the compiled
 // schema (and a typed tool's argument type) reads the JSON text in one pass,
-// checks each value against its schema and stores it straight into In. It
-// is an optimization, not a second set of rules: it accepts only arguments
+// checks each value against its schema and stores it straight into In (for
+// a struct of scalar fields, at each field's offset, with In on the stack).
+// It is an optimization, not a second set of rules: it accepts only arguments
 // that the steps above would accept without changing them, and then gives
 // exactly what they give. Anything it does not check itself (arguments that
 // need repair or coercion, a missing or unknown property, a broken

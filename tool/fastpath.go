@@ -248,25 +248,33 @@ func exactRat(lit string) (*big.Rat, bool) {
 	return new(big.Rat).SetString(lit)
 }
 
-// number checks the number lit against n and stores it.
-func (d *fastDecoder) number(n *fastNode, lit string, dst reflect.Value) bool {
+// numberOK checks the number lit against n: whether the position takes it,
+// and its value as an int64 (iv, when intOK).
+func (n *fastNode) numberOK(lit string) (iv int64, intOK, ok bool) {
 	isInt := isIntegerLiteral(lit)
 	if n.types != 0 && n.types&tNumber == 0 && !(isInt && n.types&tInteger != 0) {
-		return false // 1.0 for an integer, or a number where none is wanted
+		return 0, false, false // 1.0 for an integer, or a number where none is wanted
 	}
-	var iv int64
-	intOK := false
 	if isInt {
 		v, err := strconv.ParseInt(lit, 10, 64)
 		iv, intOK = v, err == nil
 	}
 	if n.num != nil && !n.num.check(lit, iv, intOK) {
-		return false
+		return 0, false, false
 	}
 	if n.format != nil && n.format.Validate(json.Number(lit)) != nil {
-		return false
+		return 0, false, false
 	}
 	if n.enum != nil && !n.enum.hasNumber(lit, iv, intOK) || n.konst != nil && !n.konst.hasNumber(lit, iv, intOK) {
+		return 0, false, false
+	}
+	return iv, intOK, true
+}
+
+// number checks the number lit against n and stores it.
+func (d *fastDecoder) number(n *fastNode, lit string, dst reflect.Value) bool {
+	iv, intOK, ok := n.numberOK(lit)
+	if !ok {
 		return false
 	}
 	if !dst.IsValid() {

@@ -176,6 +176,18 @@ func typed[T any](name string, schema string) typedCase {
 				t.Fatalf("%s: for %q the fast path decoded\n%#v\nthe pipeline\n%#v", name, args, got, want)
 			}
 		}
+		if ft.fast != nil && ft.fast.flat != nil {
+			// The flat shortcut takes only what the typed plan takes, and
+			// stores what it stores.
+			fl, flOK := flatArguments[T](ft.fast.flat, args)
+			tv, tOK := typedArguments[T](ft.fast, args)
+			if flOK && !tOK {
+				t.Fatalf("%s: the flat plan accepted %q, which the typed plan declines", name, args)
+			}
+			if flOK && !reflect.DeepEqual(fl, tv) {
+				t.Fatalf("%s: for %q the flat plan decoded\n%#v\nthe typed plan\n%#v", name, args, fl, tv)
+			}
+		}
 		if plan := ft.schema.validatePlan(); plan != nil && fastDecode(plan, args, reflect.Value{}) {
 			b, berr := fullArguments(name, args, ft.schema, nil, repair, false)
 			if berr != nil {
@@ -308,7 +320,60 @@ var typedCases = []typedCase{
 	typed[map[string]int]("int_map", `{"type":"object","properties":{"big":{"type":"integer","minimum":100}},"additionalProperties":{"type":"integer","maximum":5}}`),
 	typed[recursiveArgs]("recursive", ""),
 	typed[*timeArgs]("time", ""),
+	typed[flatArgs]("flat", ""),
+	typed[flatHand]("flat_hand", flatHandSchema),
 }
+
+// flatBase is embedded by value in flatArgs.
+type flatBase struct {
+	ID int `json:"id"`
+}
+
+// flatLevel is a named string type.
+type flatLevel string
+
+// flatArgs has scalar fields of every kind the flat plan stores.
+type flatArgs struct {
+	flatBase
+	S     string    `json:"s"`
+	B     bool      `json:"b,omitempty"`
+	I     int       `json:"i,omitempty"`
+	I8    int8      `json:"i8,omitempty"`
+	I16   int16     `json:"i16,omitempty"`
+	I32   int32     `json:"i32,omitempty"`
+	I64   int64     `json:"i64,omitempty"`
+	U     uint      `json:"u,omitempty"`
+	U8    uint8     `json:"u8,omitempty"`
+	U16   uint16    `json:"u16,omitempty"`
+	U32   uint32    `json:"u32,omitempty"`
+	U64   uint64    `json:"u64,omitempty"`
+	F32   float32   `json:"f32,omitempty"`
+	F64   float64   `json:"f64,omitempty"`
+	Level flatLevel `json:"level,omitempty" jsonschema:"enum=low,enum=high"`
+	Limit int       `json:"limit,omitempty" jsonschema:"minimum=1,maximum=50"`
+}
+
+// flatHand is a flat struct with a schema written by hand, with the
+// keywords a flat plan checks.
+type flatHand struct {
+	Name  string  `json:"name"`
+	Code  string  `json:"code"`
+	Email string  `json:"email"`
+	Step  int     `json:"step"`
+	Ratio float64 `json:"ratio"`
+	On    bool    `json:"on"`
+	Ghost string  `json:"-"`
+}
+
+const flatHandSchema = `{"type":"object","required":["name"],"additionalProperties":false,"properties":{
+ "name":{"type":"string","minLength":2,"maxLength":5},
+ "code":{"type":"string","pattern":"^[A-Z]+$"},
+ "email":{"type":"string","format":"email"},
+ "step":{"type":"integer","multipleOf":3,"exclusiveMinimum":0},
+ "ratio":{"type":"number","maximum":1.5,"enum":[0.5,1,1.5]},
+ "on":{"const":true},
+ "ghost":{"type":"string"}
+}}`
 
 // typedSeeds are arguments for the typed cases, valid and not, in the
 // shapes models send.
@@ -338,6 +403,12 @@ var typedSeeds = []string{
 	`{"name":"leaf"}`,
 	`{"at":"2024-01-01T00:00:00Z","until":"2024-01-02T00:00:00-05:00","every":"day"}`,
 	`{"at":"not a time","every":"month"}`,
+	`{"id":7,"s":"x","b":true,"i":-3,"i8":-128,"i16":32767,"i32":-2147483648,"i64":9223372036854775807,"u":7,"u8":255,"u16":65535,"u32":4294967295,"u64":18446744073709551615,"f32":1.5,"f64":-2.25e10,"level":"low","limit":50}`,
+	`{"id":7,"s":"\u00e9\n","i8":128,"u8":256,"f32":1e39,"level":"mid","limit":0.5}`,
+	`{"s":"x","id":1,"i":1.0,"u":-1,"f64":1e400,"b":null}`,
+	`  {"id":1, "s":"x"}  `,
+	`{"name":"ab","code":"ABC","email":"a@b.co","step":9,"ratio":1.5,"on":true}`,
+	`{"name":"a","code":"abc","email":"nope","step":0,"ratio":0.7,"on":false,"ghost":"g"}`,
 	`{"at":"2024-01-01T00:00:00Z","until":null}`,
 	``, `{}`, `null`, `[]`,
 }
@@ -666,4 +737,65 @@ func TestFastPlanKnowsEveryKeyword(t *testing.T) {
 			assert.Contains(t, known, f.Name, "the validator has a schema field the fast path does not know")
 		}
 	}
+}
+
+func TestFlatPlanIsBuiltForScalarStructsOnly(t *testing.T) {
+	flat := MustFunc("flat", "", func(context.Context, flatArgs) (string, error) { return "", nil })
+	require.NotNil(t, flat.fast)
+	assert.NotNil(t, flat.fast.flat, "every field is a scalar stored by value")
+	for name, plan := range map[string]*fastNode{
+		"a slice field":        MustFunc("a", "", func(context.Context, benchArgs) (string, error) { return "", nil }).fast,
+		"pointers and more":    MustFunc("b", "", func(context.Context, shapeArgs) (string, error) { return "", nil }).fast,
+		"a pointer to structs": MustFunc("c", "", func(context.Context, *flatArgs) (string, error) { return "", nil }).fast,
+		"a time field":         MustFunc("d", "", func(context.Context, timeArgs) (string, error) { return "", nil }).fast,
+	} {
+		if plan != nil {
+			assert.Nil(t, plan.flat, name)
+		}
+	}
+}
+
+// TestFlatArgumentsStayOnTheStack checks that decoding into a flat struct
+// allocates only the copy of the text that the strings share.
+func TestFlatArgumentsStayOnTheStack(t *testing.T) {
+	flat := MustFunc("flat", "", func(context.Context, flatArgs) (string, error) { return "", nil })
+	args := []byte(`{"id":7,"s":"x","i":-3,"f64":2.5,"level":"high"}`)
+	var got flatArgs
+	allocs := testing.AllocsPerRun(100, func() {
+		var ok bool
+		got, ok = fastArguments[flatArgs](flat.fast, args)
+		if !ok {
+			t.Fatal("declined")
+		}
+	})
+	assert.Equal(t, flatArgs{flatBase: flatBase{ID: 7}, S: "x", I: -3, F64: 2.5, Level: "high"}, got)
+	assert.Equal(t, 1.0, allocs)
+}
+
+// TestFlatPlanAtTheEdgesOfEachKind runs the values at and past the limits
+// of every numeric kind through the flat plan, the typed plan and the
+// pipeline (see typedCase), one field at a time.
+func TestFlatPlanAtTheEdgesOfEachKind(t *testing.T) {
+	var flat typedCase
+	for _, c := range typedCases {
+		if c.name == "flat" {
+			flat = c
+		}
+	}
+	limits := []string{
+		"-9223372036854775809", "-9223372036854775808", "-2147483649", "-2147483648", "-32769", "-32768",
+		"-129", "-128", "-1", "-0", "0", "1", "127", "128", "255", "256", "32767", "32768", "65535", "65536",
+		"2147483647", "2147483648", "4294967295", "4294967296", "9223372036854775807", "9223372036854775808",
+		"18446744073709551615", "18446744073709551616", "1.5", "1e2", "1E-2", "3.4028234663852886e38",
+		"3.5e38", "1e39", "1e400", "-1e400", "5e-324", "1e-400",
+	}
+	accepted := 0
+	for _, field := range []string{"i", "i8", "i16", "i32", "i64", "u", "u8", "u16", "u32", "u64", "f32", "f64", "limit"} {
+		for _, lit := range limits {
+			if flat.check(t, []byte(`{"id":1,"s":"x","`+field+`":`+lit+`}`), false) {
+				accepted++
+			}
+		}
+	}
+	assert.Greater(t, accepted, 100)
 }

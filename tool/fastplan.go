@@ -112,6 +112,9 @@ type fastNode struct {
 	dec     decodeFunc   // the pipeline's decoder for the type with its pointers
 	keyOf   func(string) (reflect.Value, error)
 	mapElem reflect.Type
+
+	// flat is the root's flat shortcut, when it has one (see flatPlan).
+	flat *flatPlan
 }
 
 // fastProp is a declared property of an object position.
@@ -299,6 +302,7 @@ func newTypedPlan(s *Schema, t reflect.Type) *fastNode {
 	if root.unsupported {
 		return nil
 	}
+	root.flat = newFlatPlan(root)
 	return root
 }
 

@@ -183,10 +183,25 @@ func (c *core) typedPlan(t reflect.Type) *fastNode {
 }
 
 // fastArguments decodes args into an In in one pass (see fastDecode), or
-// reports false when plan is nil or declines them.
+// reports false when plan is nil or declines them. A plan with a flat
+// shortcut (see flatPlan) tries that first.
 func fastArguments[In any](plan *fastNode, args json.RawMessage) (In, bool) {
+	if plan == nil {
+		var zero In
+		return zero, false
+	}
+	if plan.flat != nil {
+		if in, ok := flatArguments[In](plan.flat, args); ok {
+			return in, true
+		}
+	}
+	return typedArguments[In](plan, args)
+}
+
+// typedArguments is fastArguments through the typed plan alone.
+func typedArguments[In any](plan *fastNode, args json.RawMessage) (In, bool) {
 	var in In
-	if plan == nil || !fastDecode(plan, args, reflect.ValueOf(&in).Elem()) {
+	if !fastDecode(plan, args, reflect.ValueOf(&in).Elem()) {
 		var zero In
 		return zero, false
 	}
