@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
@@ -198,10 +199,11 @@ func AddTools[S any, PS ChatState[S]](b *graph.Builder[S], name, next string, op
 //
 // Nil options are ignored.
 func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.CommandFunc[S] {
-	var cfg toolsConfig
+	n := &toolsNode[S, PS]{toNext: graph.Command[S]{Goto: []string{next}}}
+	cfg := &n.cfg
 	for _, o := range opts {
 		if o != nil {
-			o.applyTools(&cfg)
+			o.applyTools(cfg)
 		}
 	}
 	if cfg.exec == nil {
@@ -214,157 +216,177 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 		cfg.toolsets = append(slices.Clip(cfg.toolsets), tool.Fixed(tool.NewStatic(structuredSource, cfg.response)))
 		cfg.response = nil
 	}
-	toNext := graph.Command[S]{Goto: []string{next}}
-	into, _ := cfg.exec.(executor.IntoExecutor)
+	n.into, _ = cfg.exec.(executor.IntoExecutor)
 	return func(ctx context.Context, s S) (S, graph.Command[S], error) {
-		msgs := *PS(&s).ChatMessages()
-		calls, whole := unanswered(msgs)
-		if len(calls) == 0 {
-			return s, toNext, nil
+		// The storage the executor answered in (when it took some) goes
+		// back to the pool once the node is done with the results. Not
+		// when the node panicked: calls may still be answering.
+		var held *resultBuf
+		out, cmd, err := n.run(ctx, s, &held)
+		if held != nil {
+			held.release()
 		}
-		ctx = tool.WithRun(cfg.withMemory(ctx), s, slices.Clip(msgs))
-		list, err := cfg.runTools(ctx, calls)
+		return out, cmd, err
+	}
+}
+
+// toolsNode is a ToolsNode (see Tools).
+type toolsNode[S any, PS ChatState[S]] struct {
+	cfg    toolsConfig
+	toNext graph.Command[S]
+	into   executor.IntoExecutor // cfg.exec, when it takes storage for results
+}
+
+// run runs the node on s. When the executor answers in pooled storage, run
+// leaves it in *held for the caller to release once the results are read.
+func (n *toolsNode[S, PS]) run(ctx context.Context, s S, held **resultBuf) (S, graph.Command[S], error) {
+	cfg, toNext := &n.cfg, n.toNext
+	msgs := *PS(&s).ChatMessages()
+	calls, whole := unanswered(msgs)
+	if len(calls) == 0 {
+		return s, toNext, nil
+	}
+	ctx = tool.WithRun(cfg.withMemory(ctx), s, slices.Clip(msgs))
+	list, err := cfg.runTools(ctx, calls)
+	if err != nil {
+		return s, graph.Command[S]{}, err
+	}
+	// The executor reads the calls and does not change them (see
+	// executor.Batch): it runs the assistant message's own, unless the
+	// caller executes some of them.
+	run, ext := slices.Clip(calls), []model.ToolCall(nil)
+	if !list.ExecutesAll() {
+		run, ext = splitExternal(list, calls)
+	}
+
+	// A resume answers the calls the caller was asked for. Its answers
+	// are used whatever the resuming run's tools make of those calls
+	// (another ResolveWith may have dropped a tool, or made it one the
+	// framework runs); the caller's answer is not run again.
+	var supplied []answer
+	if graph.Resuming(ctx) {
+		answers, err := graph.Interrupt[map[string]tool.Result](ctx, PendingToolCalls{Calls: ext})
 		if err != nil {
 			return s, graph.Command[S]{}, err
 		}
-		// The executor reads the calls and does not change them (see
-		// executor.Batch): it runs the assistant message's own, unless the
-		// caller executes some of them.
-		run, ext := slices.Clip(calls), []model.ToolCall(nil)
-		if !list.ExecutesAll() {
-			run, ext = splitExternal(list, calls)
-		}
-
-		// A resume answers the calls the caller was asked for. Its answers
-		// are used whatever the resuming run's tools make of those calls
-		// (another ResolveWith may have dropped a tool, or made it one the
-		// framework runs); the caller's answer is not run again.
-		var supplied []answer
-		if graph.Resuming(ctx) {
-			answers, err := graph.Interrupt[map[string]tool.Result](ctx, PendingToolCalls{Calls: ext})
-			if err != nil {
-				return s, graph.Command[S]{}, err
-			}
-			if err := allAnswered(ext, answers); err != nil {
-				return s, graph.Command[S]{}, err
-			}
-			var rest []model.ToolCall
-			for _, c := range calls {
-				if r, ok := answers[c.ID]; ok {
-					supplied = append(supplied, answer{call: c, result: r})
-				} else {
-					rest = append(rest, c)
-				}
-			}
-			run, ext = rest, nil
-		}
-
-		var (
-			results    []tool.Result
-			interrupts []graph.PendingInterrupt
-		)
-		if len(run) > 0 {
-			// The calls see the node that made them even if middleware gives up
-			// on them and they outlive it. The results are read into tool
-			// messages and routes before the node returns: an executor that
-			// takes storage gets it from a pool, and it goes back there.
-			batch := executor.Batch{Calls: run, Tools: list}
-			if into != nil {
-				buf := takeResults(len(run))
-				results, err = into.ExecuteInto(graph.Detach(ctx), batch, buf.r)
-				defer buf.release()
-			} else {
-				results, err = cfg.exec.Execute(graph.Detach(ctx), batch)
-			}
-			if err != nil {
-				return s, graph.Command[S]{}, err
-			}
-			if len(results) != len(run) {
-				// An executor that breaks its contract (see executor.Guard).
-				return s, graph.Command[S]{}, fmt.Errorf("nodes: the executor returned %d results for %d calls (%s)", len(results), len(run), callNames(run))
-			}
-			if err := stopping(ctx); err != nil && cutShort(results) {
-				// The run is stopping (cancelled, or past its deadline): the
-				// calls it cut short are not answers. Fail the node, so that
-				// nothing of the batch is kept and a resume runs it again.
-				return s, graph.Command[S]{}, err
-			}
-			for i := range results {
-				r := &results[i]
-				if r.Err != nil {
-					if ins := interruptsIn(r.Err); ins != nil {
-						interrupts = append(interrupts, ins...)
-						continue
-					}
-				}
-				if r.Pending && cfg.pending != nil {
-					final, err := cfg.pending.Wait(ctx, run[i].ID)
-					if err != nil {
-						return s, graph.Command[S]{}, fmt.Errorf("nodes: waiting for long-running call %s (%s): %w", run[i].ID, run[i].Name, err)
-					}
-					*r = final
-				}
-			}
-		}
-		if len(interrupts) == 0 && len(ext) == 0 && len(supplied) == 0 {
-			// Every call is answered, in call order.
-			if err := apply[S, PS](&cfg, &s, run, results); err != nil {
-				return s, graph.Command[S]{}, err
-			}
-			if whole {
-				return s, route(results, toNext), nil // the batch answered at once
-			}
-			return s, routeBatch(*PS(&s).ChatMessages(), run, results, toNext), nil
-		}
-
-		out := make([]answer, 0, len(calls))
-		for i := range results {
-			if results[i].Err != nil && interruptsIn(results[i].Err) != nil {
-				continue
-			}
-			out = append(out, answer{call: run[i], result: results[i]})
-		}
-		if len(out) > 0 && (len(interrupts) > 0 || len(ext) > 0) {
-			// Keep what finished, then wait for the rest in a new
-			// superstep, so that a resume never runs these calls again.
-			oc, or := split(out)
-			if err := apply[S, PS](&cfg, &s, oc, or); err != nil {
-				return s, graph.Command[S]{}, err
-			}
-			// What these results ask of the run's route is decided when the
-			// batch is complete: it travels with their messages.
-			markRoutes(*PS(&s).ChatMessages(), or)
-			return s, graph.Command[S]{Goto: []string{graph.NodeName(ctx)}}, nil
-		}
-		if len(interrupts) > 0 {
-			return s, graph.Command[S]{}, &graph.InterruptError{Thread: graph.ThreadID(ctx), Interrupts: interrupts}
-		}
-		if len(ext) > 0 {
-			// Asks the caller; a resume answers at the top (Resuming).
-			answers, err := graph.Interrupt[map[string]tool.Result](ctx, PendingToolCalls{Calls: ext})
-			if err != nil {
-				return s, graph.Command[S]{}, err
-			}
-			if err := allAnswered(ext, answers); err != nil {
-				return s, graph.Command[S]{}, err
-			}
-			for _, c := range ext {
-				out = append(out, answer{call: c, result: answers[c.ID]})
-			}
-		}
-		out = append(out, supplied...)
-		// Answers in call order.
-		order := make(map[string]int, len(calls))
-		for i, c := range calls {
-			order[c.ID] = i
-		}
-		slices.SortFunc(out, func(a, b answer) int { return order[a.call.ID] - order[b.call.ID] })
-		oc, or := split(out)
-		if err := apply[S, PS](&cfg, &s, oc, or); err != nil {
+		if err := allAnswered(ext, answers); err != nil {
 			return s, graph.Command[S]{}, err
 		}
-		return s, routeBatch(*PS(&s).ChatMessages(), oc, or, toNext), nil
+		var rest []model.ToolCall
+		for _, c := range calls {
+			if r, ok := answers[c.ID]; ok {
+				supplied = append(supplied, answer{call: c, result: r})
+			} else {
+				rest = append(rest, c)
+			}
+		}
+		run, ext = rest, nil
 	}
+
+	var (
+		results    []tool.Result
+		interrupts []graph.PendingInterrupt
+	)
+	if len(run) > 0 {
+		// The calls see the node that made them even if middleware gives up
+		// on them and they outlive it. The results are read into tool
+		// messages and routes before the node returns: an executor that
+		// takes storage gets it from a pool, and it goes back there.
+		batch := executor.Batch{Calls: run, Tools: list}
+		if n.into != nil {
+			*held = takeResults(len(run))
+			results, err = n.into.ExecuteInto(graph.Detach(ctx), batch, (*held).r)
+		} else {
+			results, err = cfg.exec.Execute(graph.Detach(ctx), batch)
+		}
+		if err != nil {
+			return s, graph.Command[S]{}, err
+		}
+		if len(results) != len(run) {
+			// An executor that breaks its contract (see executor.Guard).
+			return s, graph.Command[S]{}, fmt.Errorf("nodes: the executor returned %d results for %d calls (%s)", len(results), len(run), callNames(run))
+		}
+		if err := stopping(ctx); err != nil && cutShort(results) {
+			// The run is stopping (cancelled, or past its deadline): the
+			// calls it cut short are not answers. Fail the node, so that
+			// nothing of the batch is kept and a resume runs it again.
+			return s, graph.Command[S]{}, err
+		}
+		for i := range results {
+			r := &results[i]
+			if r.Err != nil {
+				if ins := interruptsIn(r.Err); ins != nil {
+					interrupts = append(interrupts, ins...)
+					continue
+				}
+			}
+			if r.Pending && cfg.pending != nil {
+				final, err := cfg.pending.Wait(ctx, run[i].ID)
+				if err != nil {
+					return s, graph.Command[S]{}, fmt.Errorf("nodes: waiting for long-running call %s (%s): %w", run[i].ID, run[i].Name, err)
+				}
+				*r = final
+			}
+		}
+	}
+	if len(interrupts) == 0 && len(ext) == 0 && len(supplied) == 0 {
+		// Every call is answered, in call order.
+		if err := apply[S, PS](cfg, &s, run, results); err != nil {
+			return s, graph.Command[S]{}, err
+		}
+		if whole {
+			return s, route(results, toNext), nil // the batch answered at once
+		}
+		return s, routeBatch(*PS(&s).ChatMessages(), run, results, toNext), nil
+	}
+
+	out := make([]answer, 0, len(calls))
+	for i := range results {
+		if results[i].Err != nil && interruptsIn(results[i].Err) != nil {
+			continue
+		}
+		out = append(out, answer{call: run[i], result: results[i]})
+	}
+	if len(out) > 0 && (len(interrupts) > 0 || len(ext) > 0) {
+		// Keep what finished, then wait for the rest in a new
+		// superstep, so that a resume never runs these calls again.
+		oc, or := split(out)
+		if err := apply[S, PS](cfg, &s, oc, or); err != nil {
+			return s, graph.Command[S]{}, err
+		}
+		// What these results ask of the run's route is decided when the
+		// batch is complete: it travels with their messages.
+		markRoutes(*PS(&s).ChatMessages(), or)
+		return s, graph.Command[S]{Goto: []string{graph.NodeName(ctx)}}, nil
+	}
+	if len(interrupts) > 0 {
+		return s, graph.Command[S]{}, &graph.InterruptError{Thread: graph.ThreadID(ctx), Interrupts: interrupts}
+	}
+	if len(ext) > 0 {
+		// Asks the caller; a resume answers at the top (Resuming).
+		answers, err := graph.Interrupt[map[string]tool.Result](ctx, PendingToolCalls{Calls: ext})
+		if err != nil {
+			return s, graph.Command[S]{}, err
+		}
+		if err := allAnswered(ext, answers); err != nil {
+			return s, graph.Command[S]{}, err
+		}
+		for _, c := range ext {
+			out = append(out, answer{call: c, result: answers[c.ID]})
+		}
+	}
+	out = append(out, supplied...)
+	// Answers in call order.
+	order := make(map[string]int, len(calls))
+	for i, c := range calls {
+		order[c.ID] = i
+	}
+	slices.SortFunc(out, func(a, b answer) int { return order[a.call.ID] - order[b.call.ID] })
+	oc, or := split(out)
+	if err := apply[S, PS](cfg, &s, oc, or); err != nil {
+		return s, graph.Command[S]{}, err
+	}
+	return s, routeBatch(*PS(&s).ChatMessages(), oc, or, toNext), nil
 }
 
 // resultBuf is storage for the results of a batch, kept in resultBufs
@@ -573,20 +595,17 @@ func apply[S any, PS ChatState[S]](c *toolsConfig, s *S, calls []model.ToolCall,
 // (ToolMessageID of each call's ID), one after the other in one string, so
 // that a batch allocates them once.
 func toolMessageIDs(calls []model.ToolCall) string {
-	if len(calls) == 1 {
-		return ToolMessageID(calls[0].ID)
-	}
 	n := 0
 	for i := range calls {
 		n += len(toolMessagePrefix) + len(calls[i].ID)
 	}
-	var b strings.Builder
-	b.Grow(n)
+	b := make([]byte, 0, n)
 	for i := range calls {
-		b.WriteString(toolMessagePrefix)
-		b.WriteString(calls[i].ID)
+		b = append(b, toolMessagePrefix...)
+		b = append(b, calls[i].ID...)
 	}
-	return b.String()
+	// b is never written again: the string may share it.
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 func (c *toolsConfig) policyOf(name string) ErrorPolicy {
