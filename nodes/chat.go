@@ -1,6 +1,7 @@
 package nodes
 
 import (
+	"context"
 	"slices"
 
 	"github.com/google/uuid"
@@ -8,6 +9,7 @@ import (
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/state"
+	"github.com/trellis-go/trellis/tool"
 )
 
 // Chat holds a conversation. Embed it in a graph's state to use the nodes of
@@ -57,6 +59,19 @@ func AppendReply(msgs *[]model.Message, reply model.Message) {
 		*msgs = slices.Grow(*msgs, 1+k)
 	}
 	*msgs = append(*msgs, reply)
+}
+
+// withRun returns ctx carrying the run's state *s and its conversation for
+// tools and prompt functions (tool.WithRun). The state they see has its
+// conversation clipped: a tool that appends to it gets a slice of its own
+// rather than writing into the room the node appends its messages in.
+func withRun[S any, PS ChatState[S]](ctx context.Context, s *S) context.Context {
+	msgs := PS(s).ChatMessages()
+	full := *msgs
+	*msgs = slices.Clip(full)
+	ctx = tool.WithRun(ctx, *s, *msgs)
+	*msgs = full
+	return ctx
 }
 
 // NewMessageID returns a fresh, time-ordered message ID.

@@ -2,6 +2,7 @@ package nodes_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -121,5 +122,45 @@ func TestToolsNodeOutputsShareNoResultStorage(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestToolsAppendingToTheRunStateLeaveTheNodesRoomAlone runs a batch of
+// tools that read the run's state and append to its conversation, on a
+// conversation with room for the answers (as the LLM node leaves it): the
+// tools' appends go into slices of their own, and the tool messages the
+// node writes into the room are intact (the race detector watches the
+// room too).
+func TestToolsAppendingToTheRunStateLeaveTheNodesRoomAlone(t *testing.T) {
+	scribble := tool.MustFunc("scribble", "appends to the state it reads", func(ctx context.Context, in echoIn) (string, error) {
+		s, ok := tool.RunState[agentState](ctx)
+		if !ok {
+			return "", errors.New("no run state")
+		}
+		for range 3 {
+			s.Messages = append(s.Messages, model.User("scribbled "+in.Text))
+		}
+		conv := tool.Conversation(ctx)
+		_ = append(conv, model.User("scribbled too"))
+		return in.Text, nil
+	}, tool.WithMetadata(tool.Metadata{ConcurrencySafe: true}))
+	calls := make([]model.ToolCall, 4)
+	for i := range calls {
+		calls[i] = model.ToolCall{ID: fmt.Sprint("c", i), Name: "scribble", Arguments: fmt.Appendf(nil, `{"text":"%d"}`, i)}
+	}
+	msgs := slices.Clip([]model.Message{model.User("go")})
+	nodes.AppendReply(&msgs, model.Assistant("", calls...))
+	in := agentState{Chat: nodes.Chat{Messages: msgs}}
+	for _, ex := range []executor.Executor{executor.Parallel(), executor.Sequential()} {
+		out, _, err := nodes.Tools[agentState]("llm", nodes.WithTools(scribble), nodes.WithExecutor(ex))(context.Background(), in)
+		require.NoError(t, err)
+		require.Len(t, out.Messages, 2+len(calls))
+		assert.Same(t, &in.Messages[0], &out.Messages[0], "the node wrote into the room")
+		for i := range calls {
+			m := out.Messages[2+i]
+			assert.Equal(t, model.RoleTool, m.Role)
+			assert.Equal(t, fmt.Sprint("c", i), m.ToolCallID)
+			assert.Equal(t, fmt.Sprint(i), m.Text())
+		}
 	}
 }

@@ -147,7 +147,7 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 		// Prompt functions, toolsets and the model read the node's own run:
 		// its state and its conversation (not that of a caller whose tool
 		// started this run).
-		ctx = tool.WithRun(cfg.withMemory(ctx), s, slices.Clip(*msgs))
+		ctx = withRun[S, PS](cfg.withMemory(ctx), &s)
 		req := &model.Request{Model: cfg.modelName, Settings: cfg.settings}
 		var instructions string
 		if len(cfg.toolsets) > 0 || tool.RunResolveOptions(ctx) != nil {

@@ -246,7 +246,7 @@ func (n *toolsNode[S, PS]) run(ctx context.Context, s S, held **resultBuf) (S, g
 	if len(calls) == 0 {
 		return s, toNext, nil
 	}
-	ctx = tool.WithRun(cfg.withMemory(ctx), s, slices.Clip(msgs))
+	ctx = withRun[S, PS](cfg.withMemory(ctx), &s)
 	list, err := cfg.runTools(ctx, calls)
 	if err != nil {
 		return s, graph.Command[S]{}, err
