@@ -41,9 +41,10 @@ type toolSource struct {
 	resolve  []tool.ResolveOption
 	memory   tool.Retriever // WithMemory
 
-	once   sync.Once
-	static *tool.ToolList // the resolved list, when every set is static
-	serr   error
+	once      sync.Once
+	allStatic bool           // every set is static (set by once)
+	static    *tool.ToolList // the resolved list, when every set is static
+	serr      error
 }
 
 // resolveTools returns the run's tool list. Static toolsets without resolve
@@ -76,8 +77,12 @@ func (c *toolSource) filtered(ctx context.Context) bool {
 // unfiltered returns the list of the toolsets when no resolve option
 // applies: resolved once when every set is static.
 func (c *toolSource) unfiltered(ctx context.Context) (*tool.ToolList, error) {
-	if tool.IsStatic(c.toolsets...) {
-		c.once.Do(func() { c.static, c.serr = tool.Resolve(context.Background(), c.toolsets) })
+	c.once.Do(func() {
+		if c.allStatic = tool.IsStatic(c.toolsets...); c.allStatic {
+			c.static, c.serr = tool.Resolve(context.Background(), c.toolsets)
+		}
+	})
+	if c.allStatic {
 		return c.static, c.serr
 	}
 	return tool.Resolve(ctx, c.toolsets)

@@ -344,18 +344,36 @@ func (l *ToolList) Names() []string {
 
 // Lookup returns the tool with the given name.
 func (l *ToolList) Lookup(name string) (Tool, bool) {
-	i, ok := l.byName[name]
+	i, ok := l.index(name)
 	if !ok {
 		return nil, false
 	}
 	return l.entries[i].tool, true
 }
 
+// maxScanned is the most tools a list finds by name without its map:
+// comparing a few names costs less than hashing one.
+const maxScanned = 8
+
+// index returns the position of the named tool in l.entries.
+func (l *ToolList) index(name string) (int, bool) {
+	if len(l.entries) <= maxScanned {
+		for i := range l.entries {
+			if l.entries[i].def.Name == name {
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	i, ok := l.byName[name]
+	return i, ok
+}
+
 // Executable reports whether the framework executes calls of the named
 // tool. It is false for unknown tools, declaration-only tools and tools
 // ExecutableIf left to the caller.
 func (l *ToolList) Executable(name string) bool {
-	i, ok := l.byName[name]
+	i, ok := l.index(name)
 	return ok && l.entries[i].executable
 }
 
