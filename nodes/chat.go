@@ -7,9 +7,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/runctx"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/state"
-	"github.com/trellis-go/trellis/tool"
 )
 
 // Chat holds a conversation. Embed it in a graph's state to use the nodes of
@@ -61,17 +61,17 @@ func AppendReply(msgs *[]model.Message, reply model.Message) {
 	*msgs = append(*msgs, reply)
 }
 
-// withRun returns ctx carrying the run's state *s and its conversation for
-// tools and prompt functions (tool.WithRun). The state they see has its
+// withRun returns ctx carrying the run's state s and its conversation for
+// tools and prompt functions (as tool.WithRun does), and the node's own
+// copy of s, in one allocation. The state the context carries has its
 // conversation clipped: a tool that appends to it gets a slice of its own
 // rather than writing into the room the node appends its messages in.
-func withRun[S any, PS ChatState[S]](ctx context.Context, s *S) context.Context {
-	msgs := PS(s).ChatMessages()
-	full := *msgs
-	*msgs = slices.Clip(full)
-	ctx = tool.WithRun(ctx, *s, *msgs)
-	*msgs = full
-	return ctx
+func withRun[S any, PS ChatState[S]](ctx context.Context, s S) (context.Context, *S) {
+	w := runctx.NewWorking(ctx, s)
+	shown := PS(w.Shown()).ChatMessages()
+	*shown = slices.Clip(*shown)
+	w.SetConversation(*shown)
+	return &w.Context, &w.Work
 }
 
 // NewMessageID returns a fresh, time-ordered message ID.

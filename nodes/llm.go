@@ -135,19 +135,19 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 		respInstruction = strings.TrimSpace(cfg.setResponse.Instruction())
 	}
 	var node func(ctx context.Context, s S) (S, error)
-	node = func(ctx context.Context, s S) (S, error) {
+	node = func(ctx context.Context, in S) (S, error) {
 		base := ctx // the node's context, before the run's values below
 		if cfg.structureErr != nil {
-			return s, fmt.Errorf("nodes: structured output: %w", cfg.structureErr)
+			return in, fmt.Errorf("nodes: structured output: %w", cfg.structureErr)
 		}
 		if m == nil {
-			return s, errors.New("nodes: LLM node has no model")
+			return in, errors.New("nodes: LLM node has no model")
 		}
-		msgs := PS(&s).ChatMessages()
 		// Prompt functions, toolsets and the model read the node's own run:
 		// its state and its conversation (not that of a caller whose tool
-		// started this run).
-		ctx = withRun[S, PS](cfg.withMemory(ctx), &s)
+		// started this run). s is the node's working copy.
+		ctx, s := withRun[S, PS](cfg.withMemory(ctx), in)
+		msgs := PS(s).ChatMessages()
 		req := &model.Request{Model: cfg.modelName, Settings: cfg.settings}
 		var instructions string
 		if len(cfg.toolsets) > 0 || tool.RunResolveOptions(ctx) != nil {
@@ -155,11 +155,11 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 			// tool.AddInstructions) reach a node without toolsets too.
 			list, err := cfg.resolveTools(ctx)
 			if err != nil {
-				return s, err
+				return *s, err
 			}
 			if useTool {
 				if _, taken := list.Lookup(respDef.Name); taken {
-					return s, &tool.DuplicateToolError{Name: respDef.Name, First: list.Source(respDef.Name), Second: structuredSource}
+					return *s, &tool.DuplicateToolError{Name: respDef.Name, First: list.Source(respDef.Name), Second: structuredSource}
 				}
 			}
 			req.Tools = list.Definitions()
@@ -204,7 +204,7 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 		span.end(ctx, resp, err)
 		if err != nil {
 			graph.Emit(ctx, graph.ModeEvents, graph.Event{Kind: KindModelEnd, Payload: call, Err: err, Duration: time.Since(start)})
-			return s, err
+			return *s, err
 		}
 		call.Usage, call.FinishReason = resp.Usage, resp.FinishReason
 		if resp.Model != "" {
@@ -224,14 +224,14 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 		}
 		if useTool {
 			if final, ok, err := structuredAnswer(ctx, cfg.setResponse, reply); err != nil {
-				return s, err
+				return *s, err
 			} else if ok {
 				reply = final
 			}
 		}
 		if reply.HasToolCalls() {
 			if hops := roundTrips(*msgs); hops >= cfg.maxHops {
-				return s, &HopLimitError{Limit: cfg.maxHops, LastReply: reply}
+				return *s, &HopLimitError{Limit: cfg.maxHops, LastReply: reply}
 			}
 		}
 		AppendReply(msgs, reply)
@@ -240,10 +240,10 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 			// paused reply goes back with the conversation, and the model
 			// goes on.
 			if n, _ := ctx.Value(pausesKey{}).(int); n < MaxPauses {
-				return node(context.WithValue(base, pausesKey{}, n+1), s)
+				return node(context.WithValue(base, pausesKey{}, n+1), *s)
 			}
 		}
-		return s, nil
+		return *s, nil
 	}
 	return node
 }

@@ -239,17 +239,19 @@ type toolsNode[S any, PS ChatState[S]] struct {
 
 // run runs the node on s. When the executor answers in pooled storage, run
 // leaves it in *held for the caller to release once the results are read.
-func (n *toolsNode[S, PS]) run(ctx context.Context, s S, held **resultBuf) (S, graph.Command[S], error) {
+func (n *toolsNode[S, PS]) run(ctx context.Context, in S, held **resultBuf) (S, graph.Command[S], error) {
 	cfg, toNext := &n.cfg, n.toNext
-	msgs := *PS(&s).ChatMessages()
+	// s is the node's working copy of the state: the context the tools
+	// get carries another (see withRun).
+	ctx, s := withRun[S, PS](cfg.withMemory(ctx), in)
+	msgs := *PS(s).ChatMessages()
 	calls, whole := unanswered(msgs)
 	if len(calls) == 0 {
-		return s, toNext, nil
+		return in, toNext, nil
 	}
-	ctx = withRun[S, PS](cfg.withMemory(ctx), &s)
 	list, err := cfg.runTools(ctx, calls)
 	if err != nil {
-		return s, graph.Command[S]{}, err
+		return *s, graph.Command[S]{}, err
 	}
 	// The executor reads the calls and does not change them (see
 	// executor.Batch): it runs the assistant message's own, unless the
@@ -267,10 +269,10 @@ func (n *toolsNode[S, PS]) run(ctx context.Context, s S, held **resultBuf) (S, g
 	if graph.Resuming(ctx) {
 		answers, err := graph.Interrupt[map[string]tool.Result](ctx, PendingToolCalls{Calls: ext})
 		if err != nil {
-			return s, graph.Command[S]{}, err
+			return *s, graph.Command[S]{}, err
 		}
 		if err := allAnswered(ext, answers); err != nil {
-			return s, graph.Command[S]{}, err
+			return *s, graph.Command[S]{}, err
 		}
 		var rest []model.ToolCall
 		for _, c := range calls {
@@ -300,17 +302,17 @@ func (n *toolsNode[S, PS]) run(ctx context.Context, s S, held **resultBuf) (S, g
 			results, err = cfg.exec.Execute(graph.Detach(ctx), batch)
 		}
 		if err != nil {
-			return s, graph.Command[S]{}, err
+			return *s, graph.Command[S]{}, err
 		}
 		if len(results) != len(run) {
 			// An executor that breaks its contract (see executor.Guard).
-			return s, graph.Command[S]{}, fmt.Errorf("nodes: the executor returned %d results for %d calls (%s)", len(results), len(run), callNames(run))
+			return *s, graph.Command[S]{}, fmt.Errorf("nodes: the executor returned %d results for %d calls (%s)", len(results), len(run), callNames(run))
 		}
 		if err := stopping(ctx); err != nil && cutShort(results) {
 			// The run is stopping (cancelled, or past its deadline): the
 			// calls it cut short are not answers. Fail the node, so that
 			// nothing of the batch is kept and a resume runs it again.
-			return s, graph.Command[S]{}, err
+			return *s, graph.Command[S]{}, err
 		}
 		for i := range results {
 			r := &results[i]
@@ -323,7 +325,7 @@ func (n *toolsNode[S, PS]) run(ctx context.Context, s S, held **resultBuf) (S, g
 			if r.Pending && cfg.pending != nil {
 				final, err := cfg.pending.Wait(ctx, run[i].ID)
 				if err != nil {
-					return s, graph.Command[S]{}, fmt.Errorf("nodes: waiting for long-running call %s (%s): %w", run[i].ID, run[i].Name, err)
+					return *s, graph.Command[S]{}, fmt.Errorf("nodes: waiting for long-running call %s (%s): %w", run[i].ID, run[i].Name, err)
 				}
 				*r = final
 			}
@@ -331,13 +333,13 @@ func (n *toolsNode[S, PS]) run(ctx context.Context, s S, held **resultBuf) (S, g
 	}
 	if len(interrupts) == 0 && len(ext) == 0 && len(supplied) == 0 {
 		// Every call is answered, in call order.
-		if err := apply[S, PS](cfg, &s, run, results); err != nil {
-			return s, graph.Command[S]{}, err
+		if err := apply[S, PS](cfg, s, run, results); err != nil {
+			return *s, graph.Command[S]{}, err
 		}
 		if whole {
-			return s, route(results, toNext), nil // the batch answered at once
+			return *s, route(results, toNext), nil // the batch answered at once
 		}
-		return s, routeBatch(*PS(&s).ChatMessages(), run, results, toNext), nil
+		return *s, routeBatch(*PS(s).ChatMessages(), run, results, toNext), nil
 	}
 
 	out := make([]answer, 0, len(calls))
@@ -351,25 +353,25 @@ func (n *toolsNode[S, PS]) run(ctx context.Context, s S, held **resultBuf) (S, g
 		// Keep what finished, then wait for the rest in a new
 		// superstep, so that a resume never runs these calls again.
 		oc, or := split(out)
-		if err := apply[S, PS](cfg, &s, oc, or); err != nil {
-			return s, graph.Command[S]{}, err
+		if err := apply[S, PS](cfg, s, oc, or); err != nil {
+			return *s, graph.Command[S]{}, err
 		}
 		// What these results ask of the run's route is decided when the
 		// batch is complete: it travels with their messages.
-		markRoutes(*PS(&s).ChatMessages(), or)
-		return s, graph.Command[S]{Goto: []string{graph.NodeName(ctx)}}, nil
+		markRoutes(*PS(s).ChatMessages(), or)
+		return *s, graph.Command[S]{Goto: []string{graph.NodeName(ctx)}}, nil
 	}
 	if len(interrupts) > 0 {
-		return s, graph.Command[S]{}, &graph.InterruptError{Thread: graph.ThreadID(ctx), Interrupts: interrupts}
+		return *s, graph.Command[S]{}, &graph.InterruptError{Thread: graph.ThreadID(ctx), Interrupts: interrupts}
 	}
 	if len(ext) > 0 {
 		// Asks the caller; a resume answers at the top (Resuming).
 		answers, err := graph.Interrupt[map[string]tool.Result](ctx, PendingToolCalls{Calls: ext})
 		if err != nil {
-			return s, graph.Command[S]{}, err
+			return *s, graph.Command[S]{}, err
 		}
 		if err := allAnswered(ext, answers); err != nil {
-			return s, graph.Command[S]{}, err
+			return *s, graph.Command[S]{}, err
 		}
 		for _, c := range ext {
 			out = append(out, answer{call: c, result: answers[c.ID]})
@@ -383,10 +385,10 @@ func (n *toolsNode[S, PS]) run(ctx context.Context, s S, held **resultBuf) (S, g
 	}
 	slices.SortFunc(out, func(a, b answer) int { return order[a.call.ID] - order[b.call.ID] })
 	oc, or := split(out)
-	if err := apply[S, PS](cfg, &s, oc, or); err != nil {
-		return s, graph.Command[S]{}, err
+	if err := apply[S, PS](cfg, s, oc, or); err != nil {
+		return *s, graph.Command[S]{}, err
 	}
-	return s, routeBatch(*PS(&s).ChatMessages(), oc, or, toNext), nil
+	return *s, routeBatch(*PS(s).ChatMessages(), oc, or, toNext), nil
 }
 
 // resultBuf is storage for the results of a batch, kept in resultBufs

@@ -5,16 +5,13 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/trellis-go/trellis/internal/runctx"
 	"github.com/trellis-go/trellis/model"
 )
 
 type callIDKey struct{}
 
-type runStateKey struct{}
-
 type reporterKey struct{}
-
-type conversationKey struct{}
 
 // callContext carries a call's ID and, when the call reports progress or
 // has options of its own, its progress reporter and configuration, in one
@@ -121,77 +118,30 @@ func CallID(ctx context.Context) string {
 // resolves the tools, and the ToolsNode (with WithRun) before it runs a
 // batch. Tools read it with RunState.
 func WithRunState(ctx context.Context, state any) context.Context {
-	return &runContext[any]{Context: ctx, state: state, what: hasState}
+	return runctx.New(ctx, state, nil, runctx.HasState)
 }
 
 // RunState returns the run state carried by ctx as an S, and whether there
 // was one of that type.
-func RunState[S any](ctx context.Context) (S, bool) {
-	s, ok := ctx.Value(runStateKey{}).(S)
-	return s, ok
-}
+func RunState[S any](ctx context.Context) (S, bool) { return runctx.State[S](ctx) }
 
 // WithConversation returns a context that carries the conversation of the
 // run that makes the calls. The slice must not be modified afterwards.
 func WithConversation(ctx context.Context, msgs []model.Message) context.Context {
-	return &runContext[any]{Context: ctx, msgs: msgs, what: hasConversation}
+	return runctx.New[any](ctx, nil, msgs, runctx.HasConversation)
 }
 
 // WithRun returns a context that carries both the run's state (see
 // WithRunState) and its conversation (see WithConversation), in one
 // allocation; the ToolsNode sets both before it runs a batch.
 func WithRun[S any](ctx context.Context, state S, msgs []model.Message) context.Context {
-	return &runContext[S]{Context: ctx, state: state, msgs: msgs, what: hasState | hasConversation}
-}
-
-// What a runContext carries.
-const (
-	hasState = 1 << iota
-	hasConversation
-)
-
-// runContext carries the run's state, its conversation or both. It holds
-// the state as its own type and the conversation as a slice, so that
-// setting both costs one allocation; the state is boxed only when a tool
-// asks for it.
-type runContext[S any] struct {
-	context.Context
-	state S
-	msgs  []model.Message
-	what  uint8
-}
-
-// conversationOf is a runContext of any state type, as the conversation
-// key's value.
-type conversationOf interface{ conversation() []model.Message }
-
-func (c *runContext[S]) conversation() []model.Message { return c.msgs }
-
-// Value answers the keys of what c carries and defers the rest to the
-// parent.
-func (c *runContext[S]) Value(key any) any {
-	switch key.(type) {
-	case runStateKey:
-		if c.what&hasState != 0 {
-			return c.state
-		}
-	case conversationKey:
-		if c.what&hasConversation != 0 {
-			return conversationOf(c)
-		}
-	}
-	return c.Context.Value(key)
+	return runctx.New(ctx, state, msgs, runctx.HasState|runctx.HasConversation)
 }
 
 // Conversation returns the conversation carried by ctx (see
 // WithConversation), nil if there is none. Tools such as handoffs read it
 // to share the caller's history; they must not modify it.
-func Conversation(ctx context.Context) []model.Message {
-	if c, ok := ctx.Value(conversationKey{}).(conversationOf); ok {
-		return c.conversation()
-	}
-	return nil
-}
+func Conversation(ctx context.Context) []model.Message { return runctx.Conversation(ctx) }
 
 // Update is progress reported by a running call. The executor turns updates
 // into ToolUpdate events; the model never sees them.

@@ -1,0 +1,95 @@
+package runctx
+
+import (
+	"context"
+
+	"github.com/trellis-go/trellis/model"
+)
+
+type stateKey struct{}
+
+type conversationKey struct{}
+
+// What a Context carries.
+const (
+	HasState = 1 << iota
+	HasConversation
+)
+
+// Context carries a run's state, its conversation or both (what says
+// which). It holds the state as its own type and the conversation as a
+// slice, so that setting both costs one allocation; the state is boxed
+// only when a tool asks for it.
+type Context[S any] struct {
+	context.Context
+	state S
+	msgs  []model.Message
+	what  uint8
+}
+
+// New returns a context that carries what of state and msgs.
+func New[S any](parent context.Context, state S, msgs []model.Message, what uint8) *Context[S] {
+	return &Context[S]{Context: parent, state: state, msgs: msgs, what: what}
+}
+
+// conversationOf is a Context of any state type, as the conversation key's
+// value.
+type conversationOf interface{ conversation() []model.Message }
+
+func (c *Context[S]) conversation() []model.Message { return c.msgs }
+
+// Value answers the keys of what c carries and defers the rest to the
+// parent.
+func (c *Context[S]) Value(key any) any {
+	switch key.(type) {
+	case stateKey:
+		if c.what&HasState != 0 {
+			return c.state
+		}
+	case conversationKey:
+		if c.what&HasConversation != 0 {
+			return conversationOf(c)
+		}
+	}
+	return c.Context.Value(key)
+}
+
+// State returns the run state ctx carries as an S, and whether there was
+// one of that type.
+func State[S any](ctx context.Context) (S, bool) {
+	s, ok := ctx.Value(stateKey{}).(S)
+	return s, ok
+}
+
+// Conversation returns the conversation ctx carries, nil if none.
+func Conversation(ctx context.Context) []model.Message {
+	if c, ok := ctx.Value(conversationKey{}).(conversationOf); ok {
+		return c.conversation()
+	}
+	return nil
+}
+
+// Working is a Context that carries a run's state and conversation, and
+// beside it a copy of the state that the context does not carry: the
+// working copy of the node that made it, which may change it while tools
+// read the state the context carries. Both come in one allocation.
+type Working[S any] struct {
+	Context[S]
+	// Work is the node's copy of the state; tools never see it.
+	Work S
+}
+
+// NewWorking returns a Working whose context carries state (and, once
+// SetConversation is called, its conversation) and whose Work is a copy
+// of state.
+func NewWorking[S any](parent context.Context, state S) *Working[S] {
+	return &Working[S]{Context: Context[S]{Context: parent, state: state, what: HasState | HasConversation}, Work: state}
+}
+
+// Shown returns the state the context carries, for its maker to adjust
+// before the context is handed out.
+func (w *Working[S]) Shown() *S { return &w.state }
+
+// SetConversation sets the conversation the context carries, before the
+// context is handed out.
+func (w *Working[S]) SetConversation(msgs []model.Message) { w.msgs = msgs }
