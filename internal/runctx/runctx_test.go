@@ -1,0 +1,62 @@
+package runctx_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"go.uber.org/goleak"
+
+	"github.com/trellis-go/trellis/internal/runctx"
+	"github.com/trellis-go/trellis/model"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type state struct {
+	Messages []model.Message
+	N        int
+}
+
+func TestContextAnswersWhatItCarries(t *testing.T) {
+	msgs := []model.Message{model.User("hi")}
+	both := runctx.New(context.Background(), state{N: 1}, msgs, runctx.HasState|runctx.HasConversation)
+	s, ok := runctx.State[state](both)
+	assert.True(t, ok)
+	assert.Equal(t, 1, s.N)
+	assert.Equal(t, msgs, runctx.Conversation(both))
+	_, ok = runctx.State[int](both)
+	assert.False(t, ok, "a state of another type")
+
+	onlyState := runctx.New[any](context.Background(), state{N: 2}, msgs, runctx.HasState)
+	assert.Nil(t, runctx.Conversation(onlyState))
+	onlyConv := runctx.New[any](context.Background(), nil, msgs, runctx.HasConversation)
+	_, ok = runctx.State[state](onlyConv)
+	assert.False(t, ok)
+
+	// The innermost context that carries a value answers; the others
+	// defer to their parents.
+	inner := runctx.New[any](both, state{N: 3}, nil, runctx.HasState)
+	s, _ = runctx.State[state](inner)
+	assert.Equal(t, 3, s.N)
+	assert.Equal(t, msgs, runctx.Conversation(inner))
+	assert.Nil(t, runctx.Conversation(context.Background()))
+}
+
+func TestWorkingCopyIsNotWhatTheContextCarries(t *testing.T) {
+	msgs := make([]model.Message, 1, 4)
+	msgs[0] = model.User("hi")
+	w := runctx.NewWorking(context.Background(), state{Messages: msgs, N: 1})
+	w.Shown().Messages = msgs[:1:1]
+	w.SetConversation(w.Shown().Messages)
+	w.Work.N = 2
+	w.Work.Messages = append(w.Work.Messages, model.User("more"))
+
+	s, ok := runctx.State[state](&w.Context)
+	assert.True(t, ok)
+	assert.Equal(t, 1, s.N, "the working copy is the node's own")
+	assert.Len(t, s.Messages, 1)
+	assert.Equal(t, 1, cap(s.Messages), "the shown state was clipped")
+	assert.Len(t, runctx.Conversation(&w.Context), 1)
+	assert.Len(t, w.Work.Messages, 2)
+}
