@@ -70,47 +70,53 @@ func (c *core) forBatch(ctx context.Context) *core {
 
 // newRequests returns the requests of a batch of n calls, each with the
 // frame that will hold its call's context (see tool.Frame), and room for
-// their results: dst when the caller gave storage (see IntoExecutor), else
-// new room. Without dst, a single call's are all in one allocation, and
-// more calls' in three. A call whose context outlives it keeps its batch's
+// their results, taking what the caller's room has (see IntoExecutor).
+// Without room, a single call's are all in one allocation, and more
+// calls' in three. A call whose context outlives it keeps its batch's
 // frames.
-func newRequests(n int, dst []tool.Result) ([]Request, []tool.Result) {
+func newRequests(n int, room Room) ([]Request, []tool.Result) {
+	var frames []tool.Frame
 	switch {
-	case n == 1 && dst == nil:
+	case n == 1 && room.Results == nil && room.Frames == nil:
 		return new(oneRequest).requests()
+	case room.Frames != nil:
+		frames = room.Frames[:n:n]
 	case n == 1:
 		o := new(oneRequestFrame)
 		o.req[0].frame = &o.frame
-		return o.req[:], resultsIn(dst, 1)
+		return o.req[:], resultsIn(room, 1)
+	default:
+		frames = make([]tool.Frame, n)
 	}
 	reqs := make([]Request, n)
-	frames := make([]tool.Frame, n)
 	for i := range reqs {
 		reqs[i].frame = &frames[i]
 	}
-	return reqs, resultsIn(dst, n)
+	return reqs, resultsIn(room, n)
 }
 
-// resultsIn returns the room for n results: dst[:n] when the caller gave
-// storage, else a new slice. Every result of a batch is written whole, so
-// what dst held before does not matter.
-func resultsIn(dst []tool.Result, n int) []tool.Result {
-	if dst == nil {
+// resultsIn returns the room for n results: the caller's when it gave
+// some, else a new slice. Every result of a batch is written whole, so
+// what the caller's room held before does not matter.
+func resultsIn(room Room, n int) []tool.Result {
+	if room.Results == nil {
 		return make([]tool.Result, n)
 	}
-	return dst[:n:n]
+	return room.Results[:n:n]
 }
 
 // newFrames returns the frames of a batch of n calls and room for their
-// results, for a batch that needs no Requests (see core.plain): dst when
-// the caller gave storage, else new room, in one allocation with a single
-// call's frame.
-func newFrames(n int, dst []tool.Result) ([]tool.Frame, []tool.Result) {
+// results, for a batch that needs no Requests (see core.plain), taking
+// what the caller's room has; without room, a single call's come in one
+// allocation.
+func newFrames(n int, room Room) ([]tool.Frame, []tool.Result) {
 	switch {
-	case dst != nil && n == 1:
-		return []tool.Frame{{}}, resultsIn(dst, 1)
-	case dst != nil:
-		return make([]tool.Frame, n), resultsIn(dst, n)
+	case room.Frames != nil:
+		return room.Frames[:n:n], resultsIn(room, n)
+	case room.Results != nil && n == 1:
+		return []tool.Frame{{}}, resultsIn(room, 1)
+	case room.Results != nil:
+		return make([]tool.Frame, n), resultsIn(room, n)
 	case n == 1:
 		o := new(oneFrame)
 		return o.frame[:], o.res[:]

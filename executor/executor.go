@@ -55,41 +55,59 @@ type Executor interface {
 	Execute(ctx context.Context, batch Batch) ([]tool.Result, error)
 }
 
-// IntoExecutor is an Executor that can answer a batch's calls in storage
-// its caller provides, so that a caller that runs many batches (a
-// ToolsNode) can use the same storage again. The executors of this package
-// implement it; wrappers such as Guard and Decorate's decorators do not,
-// and callers fall back to Execute for them (see ExecuteInto).
+// IntoExecutor is an Executor that can run a batch in storage its caller
+// provides: the room for the results, which a caller that runs many
+// batches (a ToolsNode) uses again and again, and the frames that hold the
+// calls' contexts, which a caller may allocate along with storage of its
+// own. The executors of this package implement it; wrappers such as Guard
+// and Decorate's decorators do not, and callers fall back to Execute for
+// them (see ExecuteInto).
 type IntoExecutor interface {
 	Executor
-	// ExecuteInto is Execute with the results written into
-	// dst[:len(batch.Calls)] and returned. A dst with a capacity under
-	// len(batch.Calls) is not used: the results get storage of their own.
-	// Once ExecuteInto returns, the executor neither writes to dst nor
-	// keeps it: a call the batch gave up on (its context ended) has its
-	// late result dropped, as with Execute.
-	ExecuteInto(ctx context.Context, batch Batch, dst []tool.Result) ([]tool.Result, error)
+	// ExecuteInto is Execute in the storage room provides; it returns the
+	// results, which are in room.Results when that has room for them.
+	// Once ExecuteInto returns, the executor neither writes to
+	// room.Results nor keeps it: a call the batch gave up on (its context
+	// ended) has its late result dropped, as with Execute.
+	ExecuteInto(ctx context.Context, batch Batch, room Room) ([]tool.Result, error)
 }
 
-// ExecuteInto runs batch with e, answering its calls in dst when e is an
-// IntoExecutor, and through e.Execute otherwise; either way the results
-// come back as Execute returns them. dst is the caller's again once it
-// returns when the results are in dst (the first result's address is
-// &dst[0]); results in other storage belong to the caller as Execute's do.
-func ExecuteInto(ctx context.Context, e Executor, batch Batch, dst []tool.Result) ([]tool.Result, error) {
+// Room is the storage a caller gives an IntoExecutor for a batch. Each
+// part is used when it has room for every call of the batch, and ignored
+// otherwise.
+type Room struct {
+	// Results receives the results. What it held does not matter, and
+	// it is the caller's again once ExecuteInto returns.
+	Results []tool.Result
+	// Frames hold the calls' contexts (see tool.Frame). They must be
+	// zero, and are never to be used again: a call's context may outlive
+	// the call, and the frame is its storage.
+	Frames []tool.Frame
+}
+
+// fit returns the parts of r with room for the batch's calls.
+func (r Room) fit(b Batch) Room {
+	n := len(b.Calls)
+	if n == 0 || cap(r.Results) < n {
+		r.Results = nil
+	}
+	if n == 0 || len(r.Frames) < n {
+		r.Frames = nil
+	}
+	return r
+}
+
+// ExecuteInto runs batch with e in room when e is an IntoExecutor, and
+// through e.Execute otherwise; either way the results come back as
+// Execute returns them. The results are in room.Results when their first
+// one's address is &room.Results[0], and room.Results is then the caller's
+// again once ExecuteInto returns; results in other storage belong to the
+// caller as Execute's do.
+func ExecuteInto(ctx context.Context, e Executor, batch Batch, room Room) ([]tool.Result, error) {
 	if ie, ok := e.(IntoExecutor); ok {
-		return ie.ExecuteInto(ctx, batch, dst)
+		return ie.ExecuteInto(ctx, batch, room)
 	}
 	return e.Execute(ctx, batch)
-}
-
-// checkInto returns dst when it has room for the batch's results, else
-// nil (new storage).
-func checkInto(b Batch, dst []tool.Result) []tool.Result {
-	if cap(dst) < len(b.Calls) || len(b.Calls) == 0 {
-		return nil
-	}
-	return dst
 }
 
 // ExecutorFunc adapts a function to Executor.

@@ -44,7 +44,7 @@ func TestExecuteIntoWritesTheCallersStorage(t *testing.T) {
 					for i := range dst {
 						dst[i] = tool.Text("stale") // overwritten, whatever it held
 					}
-					got, err := executor.ExecuteInto(context.Background(), e, b, dst)
+					got, err := executor.ExecuteInto(context.Background(), e, b, executor.Room{Results: dst})
 					require.NoError(t, err)
 					require.Len(t, got, n)
 					assert.Same(t, &dst[0], &got[0], "the results are in the storage given")
@@ -67,7 +67,7 @@ func TestExecuteIntoWithTooLittleStorage(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			dst := make([]tool.Result, 1)
 			b := executor.Batch{Calls: calls(3, "echo"), Tools: executor.Tools(echo(t, "echo"))}
-			got, err := executor.ExecuteInto(context.Background(), k.make(), b, dst)
+			got, err := executor.ExecuteInto(context.Background(), k.make(), b, executor.Room{Results: dst})
 			require.NoError(t, err)
 			require.Len(t, got, 3)
 			assert.NotSame(t, &dst[0], &got[0])
@@ -89,7 +89,7 @@ func TestExecuteIntoFallsBackToExecute(t *testing.T) {
 
 	dst := make([]tool.Result, 2)
 	b := executor.Batch{Calls: calls(2, "echo"), Tools: executor.Tools(echo(t, "echo"))}
-	got, err := executor.ExecuteInto(context.Background(), guarded, b, dst)
+	got, err := executor.ExecuteInto(context.Background(), guarded, b, executor.Room{Results: dst})
 	require.NoError(t, err)
 	require.Len(t, got, 2)
 	assert.NotSame(t, &dst[0], &got[0])
@@ -123,7 +123,7 @@ func TestExecuteIntoLeavesStorageAloneAfterReturning(t *testing.T) {
 	got, err := executor.ExecuteInto(ctx, executor.Parallel(), executor.Batch{
 		Calls: []model.ToolCall{call("a", "polite", ""), call("b", "stubborn", "")},
 		Tools: executor.Tools(polite, stubborn),
-	}, dst)
+	}, executor.Room{Results: dst, Frames: make([]tool.Frame, 2)})
 	require.NoError(t, err)
 	require.Same(t, &dst[0], &got[0])
 	assert.Equal(t, tool.StatusCancelled, got[1].Status)
@@ -137,4 +137,38 @@ func TestExecuteIntoLeavesStorageAloneAfterReturning(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "the batch's goroutines did not end")
 	}
 	assert.Equal(t, "the caller's again", dst[1].Text(), "the late result is dropped")
+}
+
+// TestExecuteIntoUsesTheCallersFrames runs a single call of a tool that
+// allocates nothing, with room for its result and its frame: the batch
+// allocates nothing either. Without the frame, it allocates one.
+func TestExecuteIntoUsesTheCallersFrames(t *testing.T) {
+	quiet := newTool(t, "quiet", safe, func(context.Context, string, json.RawMessage) (tool.Result, error) {
+		return tool.Result{}, nil
+	})
+	b := executor.Batch{Calls: []model.ToolCall{call("a", "quiet", `{}`)}, Tools: executor.Tools(quiet)}
+	results := make([]tool.Result, 1)
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			e := k.make()
+			// Fresh frames for every run, made before the measured calls:
+			// a frame serves one call only.
+			frames := make([]tool.Frame, 100)
+			next := 0
+			with := testing.AllocsPerRun(50, func() {
+				res, err := executor.ExecuteInto(context.Background(), e, b, executor.Room{Results: results, Frames: frames[next : next+1]})
+				next++
+				if err != nil || res[0].Status != tool.StatusSuccess {
+					t.Fatalf("%v %+v", err, res)
+				}
+			})
+			without := testing.AllocsPerRun(50, func() {
+				if _, err := executor.ExecuteInto(context.Background(), e, b, executor.Room{Results: results}); err != nil {
+					t.Fatal(err)
+				}
+			})
+			assert.Equal(t, 0.0, with, "the frame given is the call's")
+			assert.Equal(t, 1.0, without, "the call's frame")
+		})
+	}
 }

@@ -73,21 +73,20 @@ type parallel struct {
 }
 
 func (p *parallel) Execute(ctx context.Context, b Batch) ([]tool.Result, error) {
-	return p.execute(ctx, b, nil)
+	return p.execute(ctx, b, Room{})
 }
 
-// ExecuteInto is Execute with the results written into dst (see
-// IntoExecutor).
-func (p *parallel) ExecuteInto(ctx context.Context, b Batch, dst []tool.Result) ([]tool.Result, error) {
-	return p.execute(ctx, b, checkInto(b, dst))
+// ExecuteInto is Execute in the caller's storage (see IntoExecutor).
+func (p *parallel) ExecuteInto(ctx context.Context, b Batch, room Room) ([]tool.Result, error) {
+	return p.execute(ctx, b, room.fit(b))
 }
 
-// execute runs the batch, answering its calls in dst when it is not nil.
-func (p *parallel) execute(ctx context.Context, b Batch, dst []tool.Result) ([]tool.Result, error) {
+// execute runs the batch in the caller's room as far as it has some.
+func (p *parallel) execute(ctx context.Context, b Batch, room Room) ([]tool.Result, error) {
 	c := p.core.forBatch(ctx)
 	n := len(b.Calls)
 	if n <= 1 {
-		return c.execSequential(ctx, b, dst)
+		return c.execSequential(ctx, b, room)
 	}
 	if c.plain() {
 		// Nothing reads the calls' Requests: the batch does without.
@@ -95,12 +94,12 @@ func (p *parallel) execute(ctx context.Context, b Batch, dst []tool.Result) ([]t
 		lookupTools(b, tools)
 		seq, sched := p.schedule(b.Calls, func(i int) tool.Tool { return tools[i] })
 		if seq {
-			return c.runPlainWith(ctx, b, tools, dst)
+			return c.runPlainWith(ctx, b, tools, room)
 		}
-		frames, results := newFrames(n, dst)
+		frames, results := newFrames(n, room)
 		return c.runParallel(ctx, b, nil, results, sched, &bare{calls: b.Calls, tools: tools, frames: frames, lookup: b.Tools})
 	}
-	reqs, results := newRequests(n, dst)
+	reqs, results := newRequests(n, room)
 	lookup(b, reqs)
 	seq, sched := p.schedule(b.Calls, func(i int) tool.Tool { return reqs[i].Tool })
 	if seq {

@@ -28,13 +28,12 @@ func Sequential(opts ...Option) Executor {
 type sequential struct{ core core }
 
 func (s *sequential) Execute(ctx context.Context, b Batch) ([]tool.Result, error) {
-	return s.core.forBatch(ctx).execSequential(ctx, b, nil)
+	return s.core.forBatch(ctx).execSequential(ctx, b, Room{})
 }
 
-// ExecuteInto is Execute with the results written into dst (see
-// IntoExecutor).
-func (s *sequential) ExecuteInto(ctx context.Context, b Batch, dst []tool.Result) ([]tool.Result, error) {
-	return s.core.forBatch(ctx).execSequential(ctx, b, checkInto(b, dst))
+// ExecuteInto is Execute in the caller's storage (see IntoExecutor).
+func (s *sequential) ExecuteInto(ctx context.Context, b Batch, room Room) ([]tool.Result, error) {
+	return s.core.forBatch(ctx).execSequential(ctx, b, room.fit(b))
 }
 
 // seqWatch is the observed side of a sequential batch with room for the
@@ -46,14 +45,14 @@ type seqWatch struct {
 }
 
 // execSequential looks the batch's calls up and runs them one after the
-// other on this goroutine, answering them in dst when it is not nil.
-func (c *core) execSequential(ctx context.Context, b Batch, dst []tool.Result) ([]tool.Result, error) {
+// other on this goroutine, in the caller's room as far as it has some.
+func (c *core) execSequential(ctx context.Context, b Batch, room Room) ([]tool.Result, error) {
 	n := len(b.Calls)
 	if c.plain() {
-		return c.runPlainWith(ctx, b, nil, dst)
+		return c.runPlainWith(ctx, b, nil, room)
 	}
 	if c.observer == nil {
-		reqs, results := newRequests(n, dst)
+		reqs, results := newRequests(n, room)
 		lookup(b, reqs)
 		return c.runSequential(ctx, reqs, results, nil)
 	}
@@ -63,13 +62,16 @@ func (c *core) execSequential(ctx context.Context, b Batch, dst []tool.Result) (
 		results []tool.Result
 	)
 	switch {
-	case n == 1 && dst == nil:
-		reqs, results = sw.one.requests()
-	case n == 1:
+	case n == 1 && room.Frames != nil:
+		sw.one.req[0].frame = &room.Frames[0]
+		reqs, results = sw.one.req[:], resultsIn(room, 1)
+	case n == 1 && room.Results != nil:
 		reqs, _ = sw.one.requests()
-		results = resultsIn(dst, 1)
+		results = resultsIn(room, 1)
+	case n == 1:
+		reqs, results = sw.one.requests()
 	default:
-		reqs, results = newRequests(n, dst)
+		reqs, results = newRequests(n, room)
 	}
 	lookup(b, reqs)
 	sw.init(ctx, c.observer, b.Calls, reqs)
@@ -133,9 +135,9 @@ func (c *core) plain() bool {
 // Request only for a call of an unknown tool, which the terminal handler
 // answers. The calls' tools are looked up already (tools[i] is the tool of
 // call i, nil for an unknown one), or, with tools nil, not; the results go
-// into dst when it is not nil.
-func (c *core) runPlainWith(ctx context.Context, b Batch, tools []tool.Tool, dst []tool.Result) ([]tool.Result, error) {
-	frames, results := newFrames(len(b.Calls), dst)
+// into the caller's room as far as it has some.
+func (c *core) runPlainWith(ctx context.Context, b Batch, tools []tool.Tool, room Room) ([]tool.Result, error) {
+	frames, results := newFrames(len(b.Calls), room)
 	var (
 		stop *StopError
 		t    tool.Tool

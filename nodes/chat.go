@@ -63,15 +63,16 @@ func AppendReply(msgs *[]model.Message, reply model.Message) {
 
 // withRun returns ctx carrying the run's state s and its conversation for
 // tools and prompt functions (as tool.WithRun does), and the node's own
-// copy of s, in one allocation. The state the context carries has its
-// conversation clipped: a tool that appends to it gets a slice of its own
-// rather than writing into the room the node appends its messages in.
-func withRun[S any, PS ChatState[S]](ctx context.Context, s S) (context.Context, *S) {
-	w := runctx.NewWorking(ctx, s)
+// copy of s with storage x of the node's, all in one allocation. The
+// state the context carries has its conversation clipped: a tool that
+// appends to it gets a slice of its own rather than writing into the room
+// the node appends its messages in.
+func withRun[S any, PS ChatState[S], X any](ctx context.Context, s S) (context.Context, *S, *X) {
+	w := runctx.NewWorking[S, X](ctx, s)
 	shown := PS(w.Shown()).ChatMessages()
 	*shown = slices.Clip(*shown)
 	w.SetConversation(*shown)
-	return &w.Context, &w.Work
+	return &w.Context, &w.Work, &w.Extra
 }
 
 // NewMessageID returns a fresh, time-ordered message ID.

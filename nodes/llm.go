@@ -146,7 +146,7 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 		// Prompt functions, toolsets and the model read the node's own run:
 		// its state and its conversation (not that of a caller whose tool
 		// started this run). s is the node's working copy.
-		ctx, s := withRun[S, PS](cfg.withMemory(ctx), in)
+		ctx, s, _ := withRun[S, PS, struct{}](cfg.withMemory(ctx), in)
 		msgs := PS(s).ChatMessages()
 		req := &model.Request{Model: cfg.modelName, Settings: cfg.settings}
 		var instructions string

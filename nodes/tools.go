@@ -243,7 +243,8 @@ func (n *toolsNode[S, PS]) run(ctx context.Context, in S, held **resultBuf) (S, 
 	cfg, toNext := &n.cfg, n.toNext
 	// s is the node's working copy of the state: the context the tools
 	// get carries another (see withRun).
-	ctx, s := withRun[S, PS](cfg.withMemory(ctx), in)
+	// A single call's frame comes with it (see executor.Room).
+	ctx, s, frame := withRun[S, PS, [1]tool.Frame](cfg.withMemory(ctx), in)
 	msgs := *PS(s).ChatMessages()
 	calls, whole := unanswered(msgs)
 	if len(calls) == 0 {
@@ -297,7 +298,11 @@ func (n *toolsNode[S, PS]) run(ctx context.Context, in S, held **resultBuf) (S, 
 		batch := executor.Batch{Calls: run, Tools: list}
 		if n.into != nil {
 			*held = takeResults(len(run))
-			results, err = n.into.ExecuteInto(graph.Detach(ctx), batch, (*held).r)
+			room := executor.Room{Results: (*held).r}
+			if len(run) == 1 {
+				room.Frames = frame[:]
+			}
+			results, err = n.into.ExecuteInto(graph.Detach(ctx), batch, room)
 		} else {
 			results, err = cfg.exec.Execute(graph.Detach(ctx), batch)
 		}

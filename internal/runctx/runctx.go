@@ -72,24 +72,27 @@ func Conversation(ctx context.Context) []model.Message {
 // Working is a Context that carries a run's state and conversation, and
 // beside it a copy of the state that the context does not carry: the
 // working copy of the node that made it, which may change it while tools
-// read the state the context carries. Both come in one allocation.
-type Working[S any] struct {
+// read the state the context carries. Extra is more storage of the node's,
+// an X, made along. All of it comes in one allocation.
+type Working[S, X any] struct {
 	Context[S]
 	// Work is the node's copy of the state; tools never see it.
 	Work S
+	// Extra is the node's own storage.
+	Extra X
 }
 
 // NewWorking returns a Working whose context carries state (and, once
 // SetConversation is called, its conversation) and whose Work is a copy
 // of state.
-func NewWorking[S any](parent context.Context, state S) *Working[S] {
-	return &Working[S]{Context: Context[S]{Context: parent, state: state, what: HasState | HasConversation}, Work: state}
+func NewWorking[S, X any](parent context.Context, state S) *Working[S, X] {
+	return &Working[S, X]{Context: Context[S]{Context: parent, state: state, what: HasState | HasConversation}, Work: state}
 }
 
 // Shown returns the state the context carries, for its maker to adjust
 // before the context is handed out.
-func (w *Working[S]) Shown() *S { return &w.state }
+func (w *Working[S, X]) Shown() *S { return &w.state }
 
 // SetConversation sets the conversation the context carries, before the
 // context is handed out.
-func (w *Working[S]) SetConversation(msgs []model.Message) { w.msgs = msgs }
+func (w *Working[S, X]) SetConversation(msgs []model.Message) { w.msgs = msgs }

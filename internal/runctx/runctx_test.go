@@ -46,7 +46,7 @@ func TestContextAnswersWhatItCarries(t *testing.T) {
 func TestWorkingCopyIsNotWhatTheContextCarries(t *testing.T) {
 	msgs := make([]model.Message, 1, 4)
 	msgs[0] = model.User("hi")
-	w := runctx.NewWorking(context.Background(), state{Messages: msgs, N: 1})
+	w := runctx.NewWorking[state, int](context.Background(), state{Messages: msgs, N: 1})
 	w.Shown().Messages = msgs[:1:1]
 	w.SetConversation(w.Shown().Messages)
 	w.Work.N = 2
