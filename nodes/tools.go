@@ -313,11 +313,14 @@ func (n *toolsNode[S, PS]) run(ctx context.Context, in S, held **resultBuf) (S, 
 			// An executor that breaks its contract (see executor.Guard).
 			return *s, graph.Command[S]{}, fmt.Errorf("nodes: the executor returned %d results for %d calls (%s)", len(results), len(run), callNames(run))
 		}
-		if err := stopping(ctx); err != nil && cutShort(results) {
-			// The run is stopping (cancelled, or past its deadline): the
-			// calls it cut short are not answers. Fail the node, so that
-			// nothing of the batch is kept and a resume runs it again.
-			return *s, graph.Command[S]{}, err
+		if cutShort(results) {
+			if err := stopping(ctx); err != nil {
+				// The run is stopping (cancelled, or past its deadline):
+				// the calls it cut short are not answers. Fail the node,
+				// so that nothing of the batch is kept and a resume runs
+				// it again.
+				return *s, graph.Command[S]{}, err
+			}
 		}
 		for i := range results {
 			r := &results[i]
@@ -743,7 +746,7 @@ func lastToolCalls(msgs []model.Message) []model.ToolCall {
 // all of its calls (none was answered before).
 func unanswered(msgs []model.Message) (calls []model.ToolCall, whole bool) {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		m := msgs[i]
+		m := &msgs[i]
 		if m.Role != model.RoleAssistant {
 			continue
 		}
