@@ -400,8 +400,12 @@ func (n *toolsNode[S, PS]) run(ctx context.Context, in S, held **resultBuf) (S, 
 }
 
 // resultBuf is storage for the results of a batch, kept in resultBufs
-// between batches (see executor.IntoExecutor).
-type resultBuf struct{ r []tool.Result }
+// between batches (see executor.Room). Only its first used results may
+// hold anything.
+type resultBuf struct {
+	r    []tool.Result
+	used int
+}
 
 // resultBufs holds result storage for ToolsNodes to use again.
 var resultBufs = sync.Pool{New: func() any { return new(resultBuf) }}
@@ -410,22 +414,24 @@ var resultBufs = sync.Pool{New: func() any { return new(resultBuf) }}
 // larger batch's storage is left to the collector.
 const maxPooledResults = 256
 
-// takeResults returns storage for at least n results.
+// takeResults returns storage for n results.
 func takeResults(n int) *resultBuf {
 	b := resultBufs.Get().(*resultBuf)
 	if cap(b.r) < n {
 		b.r = make([]tool.Result, n)
 	}
+	b.used = n
 	return b
 }
 
-// release clears the storage, which holds nothing afterwards, and returns
-// it to the pool.
+// release clears the results the storage holds and returns it to the
+// pool.
 func (b *resultBuf) release() {
 	if cap(b.r) > maxPooledResults {
 		return
 	}
-	clear(b.r[:cap(b.r)])
+	clear(b.r[:b.used])
+	b.used = 0
 	resultBufs.Put(b)
 }
 
