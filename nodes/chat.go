@@ -68,11 +68,8 @@ func AppendReply(msgs *[]model.Message, reply model.Message) {
 // appends to it gets a slice of its own rather than writing into the room
 // the node appends its messages in.
 func withRun[S any, PS ChatState[S], X any](ctx context.Context, s S) (context.Context, *S, *X) {
-	w := runctx.NewWorking[S, X](ctx, s)
-	shown := PS(w.Shown()).ChatMessages()
-	*shown = slices.Clip(*shown)
-	w.SetConversation(*shown)
-	return &w.Context, &w.Work, &w.Extra
+	w := runctx.NewWorking[S, PS, X](ctx, s)
+	return w, &w.Work, &w.Extra
 }
 
 // NewMessageID returns a fresh, time-ordered message ID.

@@ -69,30 +69,50 @@ func Conversation(ctx context.Context) []model.Message {
 	return nil
 }
 
-// Working is a Context that carries a run's state and conversation, and
-// beside it a copy of the state that the context does not carry: the
-// working copy of the node that made it, which may change it while tools
-// read the state the context carries. Extra is more storage of the node's,
-// an X, made along. All of it comes in one allocation.
-type Working[S, X any] struct {
-	Context[S]
+// Chat is the constraint on the state types of a Working: S whose pointer
+// has a conversation.
+type Chat[S any] interface {
+	*S
+	ChatMessages() *[]model.Message
+}
+
+// Working is a context that carries a run's state and, as its
+// conversation, the state's own, and beside them a copy of the state that
+// the context does not carry: the working copy of the node that made it,
+// which may change it while tools read the state the context carries.
+// Extra is more storage of the node's, an X, made along. All of it comes
+// in one allocation.
+type Working[S any, PS Chat[S], X any] struct {
+	context.Context
+	state S
 	// Work is the node's copy of the state; tools never see it.
 	Work S
 	// Extra is the node's own storage.
 	Extra X
 }
 
-// NewWorking returns a Working whose context carries state (and, once
-// SetConversation is called, its conversation) and whose Work is a copy
-// of state.
-func NewWorking[S, X any](parent context.Context, state S) *Working[S, X] {
-	return &Working[S, X]{Context: Context[S]{Context: parent, state: state, what: HasState | HasConversation}, Work: state}
+// NewWorking returns a Working whose context carries state, with its
+// conversation clipped (an append to it allocates), and whose Work is a
+// copy of state as it is.
+func NewWorking[S any, PS Chat[S], X any](parent context.Context, state S) *Working[S, PS, X] {
+	w := &Working[S, PS, X]{Context: parent, state: state, Work: state}
+	msgs := PS(&w.state).ChatMessages()
+	*msgs = (*msgs)[:len(*msgs):len(*msgs)]
+	return w
 }
 
-// Shown returns the state the context carries, for its maker to adjust
-// before the context is handed out.
-func (w *Working[S, X]) Shown() *S { return &w.state }
+func (w *Working[S, PS, X]) conversation() []model.Message {
+	return *PS(&w.state).ChatMessages()
+}
 
-// SetConversation sets the conversation the context carries, before the
-// context is handed out.
-func (w *Working[S, X]) SetConversation(msgs []model.Message) { w.msgs = msgs }
+// Value answers the state and conversation keys and defers the rest to
+// the parent.
+func (w *Working[S, PS, X]) Value(key any) any {
+	switch key.(type) {
+	case stateKey:
+		return w.state
+	case conversationKey:
+		return conversationOf(w)
+	}
+	return w.Context.Value(key)
+}

@@ -43,20 +43,25 @@ func TestContextAnswersWhatItCarries(t *testing.T) {
 	assert.Nil(t, runctx.Conversation(context.Background()))
 }
 
+func (s *state) ChatMessages() *[]model.Message { return &s.Messages }
+
 func TestWorkingCopyIsNotWhatTheContextCarries(t *testing.T) {
 	msgs := make([]model.Message, 1, 4)
 	msgs[0] = model.User("hi")
-	w := runctx.NewWorking[state, int](context.Background(), state{Messages: msgs, N: 1})
-	w.Shown().Messages = msgs[:1:1]
-	w.SetConversation(w.Shown().Messages)
+	w := runctx.NewWorking[state, *state, int](context.Background(), state{Messages: msgs, N: 1})
 	w.Work.N = 2
 	w.Work.Messages = append(w.Work.Messages, model.User("more"))
+	assert.Same(t, &msgs[0], &w.Work.Messages[0], "the working copy keeps the room")
 
-	s, ok := runctx.State[state](&w.Context)
+	s, ok := runctx.State[state](w)
 	assert.True(t, ok)
 	assert.Equal(t, 1, s.N, "the working copy is the node's own")
 	assert.Len(t, s.Messages, 1)
-	assert.Equal(t, 1, cap(s.Messages), "the shown state was clipped")
-	assert.Len(t, runctx.Conversation(&w.Context), 1)
-	assert.Len(t, w.Work.Messages, 2)
+	assert.Equal(t, 1, cap(s.Messages), "the state shown is clipped")
+	conv := runctx.Conversation(w)
+	assert.Len(t, conv, 1)
+	assert.Equal(t, 1, cap(conv))
+	_, ok = runctx.State[int](w)
+	assert.False(t, ok)
+	assert.Nil(t, w.Value("other"), "other keys go to the parent")
 }
