@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"unsafe"
 )
 
@@ -22,6 +23,10 @@ type flatPlan struct {
 	typ    reflect.Type // the struct type the offsets belong to
 	root   *fastNode
 	fields []flatField // by property index, as root.props
+	// inPlace: the struct has at most one string field, so the text is
+	// read where it is and the one string stored is copied alone, rather
+	// than copying the whole text for the strings to share.
+	inPlace bool
 }
 
 // flatField is where a property's value goes.
@@ -38,6 +43,7 @@ func newFlatPlan(root *fastNode) *flatPlan {
 		return nil
 	}
 	fp := &flatPlan{typ: root.typ, root: root, fields: make([]flatField, len(root.props))}
+	strs := 0
 	for i, p := range root.props {
 		if !p.field || p.node.unsupported {
 			continue // a value here declines, as in the typed plan
@@ -56,7 +62,11 @@ func newFlatPlan(root *fastNode) *flatPlan {
 			return nil
 		}
 		fp.fields[i] = flatField{off: off, kind: c.typ.Kind()}
+		if c.bind == bindString {
+			strs++
+		}
 	}
+	fp.inPlace = strs <= 1
 	return fp
 }
 
@@ -81,10 +91,17 @@ func fieldOffset(t reflect.Type, index []int) (uintptr, bool) {
 // decode reads raw into the struct at base, which holds a zero value of
 // fp.typ, and reports whether it took the arguments; when it did not, the
 // struct holds a partial value that must be thrown away. Like fastDecode,
-// it reads empty arguments as {} and stores strings that share one copy of
-// the text.
+// it reads empty arguments as {}, and the strings it stores never share
+// raw's memory: they share one copy of the text, or, when the struct has
+// a single string field, that string is copied alone.
 func (fp *flatPlan) decode(raw []byte, base unsafe.Pointer) bool {
-	d := fastDecoder{p: parser{s: string(raw)}}
+	var d fastDecoder
+	if fp.inPlace {
+		d.p.s = unsafe.String(unsafe.SliceData(raw), len(raw))
+		d.inPlace = true
+	} else {
+		d.p.s = string(raw)
+	}
 	p := &d.p
 	p.space()
 	if p.i == len(p.s) {
@@ -145,6 +162,17 @@ func (fp *flatPlan) decode(raw []byte, base unsafe.Pointer) bool {
 	}
 }
 
+// inText reports whether s is a piece of text (the parser returns a
+// string without escapes as a slice of its text, and a string with escapes
+// as a string of its own).
+func inText(s, text string) bool {
+	if len(s) == 0 {
+		return false
+	}
+	off := uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.StringData(text)))
+	return off < uintptr(len(text))
+}
+
 // end reports whether only white space follows.
 func (d *fastDecoder) end() bool {
 	d.p.space()
@@ -168,6 +196,9 @@ func (d *fastDecoder) flatValue(n *fastNode, f flatField, base unsafe.Pointer) b
 		s, err := p.str()
 		if err != nil || !n.allows(tString) || !n.checkString(s) || n.bind != bindString {
 			return false
+		}
+		if d.inPlace && inText(s, d.p.s) {
+			s = strings.Clone(s) // read in place: raw's memory
 		}
 		*(*string)(ptr) = s
 		return true

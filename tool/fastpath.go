@@ -42,6 +42,9 @@ func fastDecode(root *fastNode, raw []byte, dst reflect.Value) bool {
 // fastDecoder reads one argument text against a plan.
 type fastDecoder struct {
 	p parser
+	// inPlace: p.s is the caller's memory, read in place; a string stored
+	// from it must be copied first (see flatPlan).
+	inPlace bool
 }
 
 // value reads the value at the parser's position, checks it against n and

@@ -322,6 +322,7 @@ var typedCases = []typedCase{
 	typed[*timeArgs]("time", ""),
 	typed[flatArgs]("flat", ""),
 	typed[flatHand]("flat_hand", flatHandSchema),
+	typed[oneString]("one_string", ""),
 }
 
 // flatBase is embedded by value in flatArgs.
@@ -408,6 +409,8 @@ var typedSeeds = []string{
 	`{"s":"x","id":1,"i":1.0,"u":-1,"f64":1e400,"b":null}`,
 	`  {"id":1, "s":"x"}  `,
 	`{"name":"ab","code":"ABC","email":"a@b.co","step":9,"ratio":1.5,"on":true}`,
+	`{"query":"x","limit":2,"exact":false}`,
+	`{"query":"a\"b\u00e9","limit":-1}`,
 	`{"name":"a","code":"abc","email":"nope","step":0,"ratio":0.7,"on":false,"ghost":"g"}`,
 	`{"at":"2024-01-01T00:00:00Z","until":null}`,
 	``, `{}`, `null`, `[]`,
@@ -798,4 +801,63 @@ func TestFlatPlanAtTheEdgesOfEachKind(t *testing.T) {
 		}
 	}
 	assert.Greater(t, accepted, 100)
+}
+
+// oneString has a single string field: its flat plan reads the text in
+// place and copies the one string alone.
+type oneString struct {
+	Query string `json:"query"`
+	Limit int    `json:"limit,omitempty"`
+	Exact bool   `json:"exact,omitempty"`
+}
+
+// noString has no string field: decoding it allocates nothing.
+type noString struct {
+	Limit int     `json:"limit"`
+	Ratio float64 `json:"ratio,omitempty"`
+}
+
+func TestFlatPlanCopiesALoneStringOnly(t *testing.T) {
+	one := MustFunc("one", "", func(context.Context, oneString) (string, error) { return "", nil })
+	require.NotNil(t, one.fast.flat)
+	require.True(t, one.fast.flat.inPlace)
+	none := MustFunc("none", "", func(context.Context, noString) (string, error) { return "", nil })
+	require.True(t, none.fast.flat.inPlace)
+	require.False(t, MustFunc("two", "", func(context.Context, flatArgs) (string, error) { return "", nil }).fast.flat.inPlace)
+
+	for _, c := range []struct {
+		args   string
+		want   oneString
+		allocs float64
+	}{
+		{`{"query":"weather in Oslo","limit":3}`, oneString{Query: "weather in Oslo", Limit: 3}, 1},
+		{`{"query":"","exact":true}`, oneString{Exact: true}, 0},
+		{`{"query":"caf\u00e9 \"x\""}`, oneString{Query: `café "x"`}, 1}, // unescaped into a string of its own
+		{`{"query":"Zürich"}`, oneString{Query: "Zürich"}, 1},
+	} {
+		raw := []byte(c.args)
+		var got oneString
+		allocs := testing.AllocsPerRun(20, func() {
+			var ok bool
+			got, ok = fastArguments[oneString](one.fast, raw)
+			if !ok {
+				t.Fatalf("%s declined", c.args)
+			}
+		})
+		assert.Equal(t, c.want, got)
+		assert.Equal(t, c.allocs, allocs, c.args)
+		// The string stored does not share the caller's bytes.
+		for i := range raw {
+			raw[i] = 'X'
+		}
+		assert.Equal(t, c.want, got, "after the arguments' bytes changed")
+	}
+
+	raw := []byte(`{"limit":7,"ratio":0.5}`)
+	allocs := testing.AllocsPerRun(20, func() {
+		if got, ok := fastArguments[noString](none.fast, raw); !ok || got.Limit != 7 {
+			t.Fatal(got, ok)
+		}
+	})
+	assert.Equal(t, 0.0, allocs)
 }
