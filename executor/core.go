@@ -108,20 +108,20 @@ func resultsIn(room Room, n int) []tool.Result {
 // newFrames returns the frames of a batch of n calls and room for their
 // results, for a batch that needs no Requests (see core.plain), taking
 // what the caller's room has; without room, a single call's come in one
-// allocation.
-func newFrames(n int, room Room) ([]tool.Frame, []tool.Result) {
+// allocation. first is the tool of the batch's first call: the frames of
+// several calls of a typed tool come with room for their results' parts
+// (see tool.NewFrames).
+func newFrames(n int, room Room, first tool.Tool) ([]tool.Frame, []tool.Result) {
 	switch {
 	case room.Frames != nil:
 		return room.Frames[:n:n], resultsIn(room, n)
-	case room.Results != nil && n == 1:
+	case n == 1 && room.Results != nil:
 		return []tool.Frame{{}}, resultsIn(room, 1)
-	case room.Results != nil:
-		return make([]tool.Frame, n), resultsIn(room, n)
 	case n == 1:
 		o := new(oneFrame)
 		return o.frame[:], o.res[:]
 	}
-	return make([]tool.Frame, n), make([]tool.Result, n)
+	return tool.NewFrames(n, first), resultsIn(room, n)
 }
 
 // oneFrame is the storage of a single call's frame and result.

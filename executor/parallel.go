@@ -96,7 +96,7 @@ func (p *parallel) execute(ctx context.Context, b Batch, room Room) ([]tool.Resu
 		if seq {
 			return c.runPlainWith(ctx, b, tools, room)
 		}
-		frames, results := newFrames(n, room)
+		frames, results := newFrames(n, room, tools[0])
 		return c.runParallel(ctx, b, nil, results, sched, &bare{calls: b.Calls, tools: tools, frames: frames, lookup: b.Tools})
 	}
 	reqs, results := newRequests(n, room)

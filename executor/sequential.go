@@ -137,7 +137,15 @@ func (c *core) plain() bool {
 // call i, nil for an unknown one), or, with tools nil, not; the results go
 // into the caller's room as far as it has some.
 func (c *core) runPlainWith(ctx context.Context, b Batch, tools []tool.Tool, room Room) ([]tool.Result, error) {
-	frames, results := newFrames(len(b.Calls), room)
+	var first tool.Tool
+	switch {
+	case len(b.Calls) < 2 || room.Frames != nil:
+	case tools != nil:
+		first = tools[0]
+	default:
+		first = find(b.Tools, b.Calls[0].Name)
+	}
+	frames, results := newFrames(len(b.Calls), room, first)
 	var (
 		stop *StopError
 		t    tool.Tool
@@ -148,9 +156,12 @@ func (c *core) runPlainWith(ctx context.Context, b Batch, tools []tool.Tool, roo
 			*res = skipped(ctx, *call, stop)
 			continue
 		}
-		if tools != nil {
+		switch {
+		case tools != nil:
 			t = tools[i]
-		} else {
+		case i == 0 && first != nil:
+			t = first // looked up for the frames
+		default:
 			t = toolAt(b, i, t)
 		}
 		if t != nil {

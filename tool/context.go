@@ -29,6 +29,10 @@ type callContext struct {
 	// ext holds the call's progress reporter and its own configuration;
 	// nil for a call with neither. It is set before the call runs.
 	ext *callExtra
+
+	// part is room for the call's result part (see NewFrames), taken by
+	// the typed tool that builds the result.
+	part *model.Part
 }
 
 // rareState is the part of a call's frame that few calls use (see

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"unsafe"
 
 	"github.com/trellis-go/trellis/model"
 )
@@ -216,9 +217,10 @@ func typedArguments[In any](plan *fastNode, args json.RawMessage) (In, bool) {
 // documentation), with the same outcome.
 type FuncTool[In, Out any] struct {
 	core
-	decode decodeFunc
-	fast   *fastNode // nil when every call takes the full pipeline
-	fn     func(context.Context, In) (Out, error)
+	decode  decodeFunc
+	fast    *fastNode // nil when every call takes the full pipeline
+	fn      func(context.Context, In) (Out, error)
+	onePart bool // its results are one part (see NewFrames)
 }
 
 // NewFunc builds a typed tool from fn. In must be a struct (or a pointer to
@@ -264,7 +266,7 @@ func newFuncTool[In, Out any](name, description string, schema json.RawMessage, 
 	if err != nil {
 		return nil, err
 	}
-	t := &FuncTool[In, Out]{core: c, decode: newDecoder(reflect.TypeFor[In]()), fast: c.typedPlan(reflect.TypeFor[In]()), fn: fn}
+	t := &FuncTool[In, Out]{core: c, decode: newDecoder(reflect.TypeFor[In]()), fast: c.typedPlan(reflect.TypeFor[In]()), fn: fn, onePart: onePartOut[Out]()}
 	t.bind(t)
 	return t, nil
 }
@@ -296,10 +298,12 @@ func (t *FuncTool[In, Out]) callFast(ctx context.Context, args json.RawMessage) 
 	if err != nil {
 		return returnedResult(out), true, err
 	}
-	return toResult(out), true, nil
+	return toResultIn(out, partSlot(ctx)), true, nil
 }
 
 func (t *FuncTool[In, Out]) self() Tool { return t }
+
+func (t *FuncTool[In, Out]) resultsOnePart() bool { return t.onePart }
 
 func (t *FuncTool[In, Out]) callParsed(ctx context.Context, callID string, args any, received json.RawMessage) (Result, error) {
 	in, errs := decodeValue[In](t.decode, args)
@@ -337,7 +341,11 @@ func returnedResult[Out any](out Out) Result {
 }
 
 // toResult converts a typed function's output into a result.
-func toResult[Out any](out Out) Result {
+func toResult[Out any](out Out) Result { return toResultIn(out, nil) }
+
+// toResultIn is toResult with slot, when not nil, as the storage of a
+// result of one part (see Frame).
+func toResultIn[Out any](out Out, slot *model.Part) Result {
 	switch o := any(out).(type) {
 	case nil:
 		return Result{Status: StatusSuccess}
@@ -349,18 +357,44 @@ func toResult[Out any](out Out) Result {
 		}
 		return *o
 	case string:
-		return Text(o)
+		return Result{Content: onePart(slot, model.TextPart(o)), Status: StatusSuccess}
 	case model.Part:
-		return Parts(o)
+		return Result{Content: onePart(slot, o), Status: StatusSuccess}
 	case []model.Part:
 		return Parts(o...)
 	case json.RawMessage:
 		if !json.Valid(o) {
 			return ErrorResult(CodeToolError, fmt.Errorf("tool: result is not valid JSON"))
 		}
-		return Parts(model.JSONPart(o))
+		return Result{Content: onePart(slot, model.JSONPart(o)), Status: StatusSuccess}
 	}
-	return JSON(any(out))
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return ErrorResult(CodeToolError, fmt.Errorf("tool: marshal result: %w", err))
+	}
+	return Result{Content: onePart(slot, model.JSONPart(raw)), Status: StatusSuccess}
+}
+
+// onePart returns content holding p alone: in slot when there is one,
+// else in a slice of its own. Content in a slot has no room to grow, so
+// that an append copies it.
+func onePart(slot *model.Part, p model.Part) []model.Part {
+	if slot == nil {
+		return []model.Part{p}
+	}
+	*slot = p
+	return unsafe.Slice(slot, 1)
+}
+
+// onePartOut reports whether a typed function's output of type Out
+// becomes a result of one part (see toResultIn).
+func onePartOut[Out any]() bool {
+	switch any(*new(Out)).(type) {
+	case Result, *Result, []model.Part:
+		return false
+	}
+	t := reflect.TypeFor[Out]()
+	return t != reflect.TypeFor[any]() && t.Kind() != reflect.Interface
 }
 
 // CallFunc runs a tool whose arguments stay raw JSON.

@@ -202,6 +202,52 @@ type Frame struct {
 	used atomic.Bool
 }
 
+// NewFrames returns the frames of a batch of n calls (see Frame). When t,
+// the tool of the batch's first call, is a typed tool of this package
+// whose results are one part (a text or a JSON part), each frame comes
+// with room for its call's part, all of them in one allocation beside the
+// frames, so that the batch's calls of such tools do not allocate their
+// parts one by one. The parts of a batch's results then share that
+// storage, each with no room to grow.
+func NewFrames(n int, t Tool) []Frame {
+	fs := make([]Frame, n)
+	if n > 1 && resultsOnePart(t) {
+		parts := make([]model.Part, n)
+		for i := range fs {
+			fs[i].cc.part = &parts[i]
+		}
+	}
+	return fs
+}
+
+// onePartTool is implemented by the typed tools of this package.
+type onePartTool interface {
+	resultsOnePart() bool
+	parsedSelf
+}
+
+// resultsOnePart reports whether t, or the tool its renames wrap, is a
+// typed tool of this package whose results are one part.
+func resultsOnePart(t Tool) bool {
+	for ; t != nil; t = innerTool(t) {
+		if o, ok := t.(onePartTool); ok && o.self() == t {
+			return o.resultsOnePart()
+		}
+	}
+	return false
+}
+
+// partSlot returns, and takes, the room for a result's part that the
+// frame of the call behind ctx has (see NewFrames); nil when it has none.
+func partSlot(ctx context.Context) *model.Part {
+	if cc, ok := ctx.(*callContext); ok && cc.part != nil {
+		p := cc.part
+		cc.part = nil
+		return p
+	}
+	return nil
+}
+
 // authMark is what a frame's call was allowed as: the tool and the call's
 // name and arguments that passed the tool's permission check.
 type authMark struct {
