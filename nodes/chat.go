@@ -31,6 +31,9 @@ func (c *Chat) ChatMessages() *[]model.Message { return &c.Messages }
 // HasChat is implemented by a pointer to a state that holds a conversation,
 // which every state embedding Chat does.
 type HasChat interface {
+	// ChatMessages returns the address of the conversation. It must not
+	// change the state: the nodes call it on the state their tools read,
+	// while they read it.
 	ChatMessages() *[]model.Message
 }
 

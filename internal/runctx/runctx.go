@@ -101,6 +101,8 @@ func NewWorking[S any, PS Chat[S], X any](parent context.Context, state S) *Work
 	return w
 }
 
+// conversation returns the conversation of the state shown. Tools may
+// ask for it concurrently: ChatMessages only reads (see nodes.HasChat).
 func (w *Working[S, PS, X]) conversation() []model.Message {
 	return *PS(&w.state).ChatMessages()
 }
