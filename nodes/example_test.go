@@ -152,3 +152,16 @@ func ExampleAskUser() {
 	// asked: Which city?
 	// Booking a trip to Lisbon.
 }
+
+// ExampleAppendReply appends a model's reply that asks for two tools:
+// the conversation grows with room for the two tool messages, which the
+// ToolsNode then writes in place.
+func ExampleAppendReply() {
+	msgs := []model.Message{model.User("Weather in Oslo and Lima?")}
+	nodes.AppendReply(&msgs, model.Assistant("",
+		model.ToolCall{ID: "a", Name: "weather", Arguments: []byte(`{"city":"Oslo"}`)},
+		model.ToolCall{ID: "b", Name: "weather", Arguments: []byte(`{"city":"Lima"}`)},
+	))
+	fmt.Println(len(msgs), cap(msgs) >= len(msgs)+2)
+	// Output: 2 true
+}
