@@ -61,16 +61,15 @@ func (c *core) execSequential(ctx context.Context, b Batch, room Room) ([]tool.R
 		reqs    []Request
 		results []tool.Result
 	)
-	switch {
-	case n == 1 && room.Frames != nil:
-		sw.one.req[0].frame = &room.Frames[0]
-		reqs, results = sw.one.req[:], resultsIn(room, 1)
-	case n == 1 && room.Results != nil:
-		reqs, _ = sw.one.requests()
-		results = resultsIn(room, 1)
-	case n == 1:
+	if n == 1 {
 		reqs, results = sw.one.requests()
-	default:
+		if room.Frames != nil {
+			reqs[0].frame = &room.Frames[0]
+		}
+		if room.Results != nil {
+			results = resultsIn(room, 1)
+		}
+	} else {
 		reqs, results = newRequests(n, room)
 	}
 	lookup(b, reqs)

@@ -14,11 +14,11 @@ import (
 // integers, floats), stored by value: it reads the arguments exactly as
 // the typed plan does — the same checks, in the same order — and stores
 // each value at its field's offset instead of going through reflect, so
-// that the argument value can live on its caller's stack. Its object loop
-// repeats fastDecoder.object's on purpose: shared helpers cost a call per
-// member, a few percent of a trivial tool call. Whatever it does
+// that the argument value can live on its caller's stack. Whatever it does
 // not store itself (a null, an object or array where a scalar goes) makes
-// it decline, and the typed plan reads the arguments from the start.
+// it decline, and the typed plan reads the arguments from the start. Its
+// object loop repeats fastDecoder.object's on purpose: shared helpers
+// cost a call per member, a few percent of a trivial tool call.
 
 // flatPlan is the flat shortcut of a typed plan whose root is a struct.
 type flatPlan struct {

@@ -368,11 +368,7 @@ func toResultIn[Out any](out Out, slot *model.Part) Result {
 		}
 		return Result{Content: onePart(slot, model.JSONPart(o)), Status: StatusSuccess}
 	}
-	raw, err := json.Marshal(out)
-	if err != nil {
-		return ErrorResult(CodeToolError, fmt.Errorf("tool: marshal result: %w", err))
-	}
-	return Result{Content: onePart(slot, model.JSONPart(raw)), Status: StatusSuccess}
+	return jsonResult(any(out), slot)
 }
 
 // onePart returns content holding p alone: in slot when there is one,

@@ -223,18 +223,18 @@ func NewFrames(n int, t Tool) []Frame {
 // onePartTool is implemented by the typed tools of this package.
 type onePartTool interface {
 	resultsOnePart() bool
-	parsedSelf
 }
 
 // resultsOnePart reports whether t, or the tool its renames wrap, is a
-// typed tool of this package whose results are one part.
+// typed tool of this package whose results are one part: one whose calls
+// take the typed tools' own path (see parsedCallerOf).
 func resultsOnePart(t Tool) bool {
-	for ; t != nil; t = innerTool(t) {
-		if o, ok := t.(onePartTool); ok && o.self() == t {
-			return o.resultsOnePart()
-		}
+	pc, ok := parsedCallerOf(t)
+	if !ok {
+		return false
 	}
-	return false
+	o, ok := pc.(onePartTool)
+	return ok && o.resultsOnePart()
 }
 
 // partSlot returns, and takes, the room for a result's part that the

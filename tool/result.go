@@ -107,12 +107,16 @@ func Parts(parts ...model.Part) Result {
 
 // JSON returns a successful result with one JSON part holding v marshalled.
 // If v cannot be marshalled, JSON returns an error result that says so.
-func JSON(v any) Result {
+func JSON(v any) Result { return jsonResult(v, nil) }
+
+// jsonResult is JSON with slot, when not nil, as the storage of the
+// result's part (see onePart).
+func jsonResult(v any, slot *model.Part) Result {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return ErrorResult(CodeToolError, fmt.Errorf("tool: marshal result: %w", err))
 	}
-	return Result{Content: []model.Part{model.JSONPart(raw)}, Status: StatusSuccess}
+	return Result{Content: onePart(slot, model.JSONPart(raw)), Status: StatusSuccess}
 }
 
 // ErrorResult returns a failed result whose content is err's message.

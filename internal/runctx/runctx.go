@@ -2,6 +2,7 @@ package runctx
 
 import (
 	"context"
+	"slices"
 
 	"github.com/trellis-go/trellis/model"
 )
@@ -97,7 +98,7 @@ type Working[S any, PS Chat[S], X any] struct {
 func NewWorking[S any, PS Chat[S], X any](parent context.Context, state S) *Working[S, PS, X] {
 	w := &Working[S, PS, X]{Context: parent, state: state, Work: state}
 	msgs := PS(&w.state).ChatMessages()
-	*msgs = (*msgs)[:len(*msgs):len(*msgs)]
+	*msgs = slices.Clip(*msgs)
 	return w
 }
 
