@@ -190,6 +190,19 @@ type runConfig struct {
 	durability *Durability
 	logger     *slog.Logger
 	callID     string
+	gate       func(context.Context) error
+}
+
+// WithStepGate asks gate, before each superstep of a run (the first
+// included), whether the run may go on. When gate returns an error, the
+// run stops there, with its last superstep checkpointed, and returns that
+// error (wrapped, with the state of the last superstep): Resume continues
+// the thread from that checkpoint, and no superstep runs twice. Workers
+// that hand a run to another process at a superstep boundary (the runs
+// layer, when it shuts down) use it. Nested runs do not ask it: their
+// parent's boundary is the one that counts.
+func WithStepGate(gate func(context.Context) error) RunOption {
+	return func(c *runConfig) { c.gate = gate }
 }
 
 // WithCallID gives the events of a nested run (Graph.Nested) the ID of the
@@ -296,7 +309,8 @@ type run[S any] struct {
 	ctx        runCtx
 	limit      int
 	cp         *checkpointer[S]
-	scope      taskScope // the task scope of sequential supersteps
+	gate       func(context.Context) error // WithStepGate's, top level only
+	scope      taskScope                   // the task scope of sequential supersteps
 	skipBefore bool
 	nested     bool // the run is part of another run
 	tel        *telemetry
@@ -444,6 +458,9 @@ func (g *Graph[S]) stream(ctx context.Context, input *S, opts []RunOption) iter.
 // sits in the run that contains it, nil at the top level.
 func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *emitter, nest *nesting) (out S, err error) {
 	r := &run[S]{g: g, limit: g.maxSteps}
+	if nest == nil {
+		r.gate = cfg.gate
+	}
 	r.tasks, r.next, r.prev = r.bufs[0][:0], r.bufs[1][:0], r.bufs[2][:0]
 	if cfg.stepLimit > 0 {
 		r.limit = cfg.stepLimit
@@ -789,6 +806,11 @@ func (r *run[S]) loop(st S) (out S, err error) {
 		}
 		if err := r.ctx.Context.Err(); err != nil {
 			return st, err
+		}
+		if r.gate != nil {
+			if err := r.gate(r.ctx.Context); err != nil {
+				return st, fmt.Errorf("graph %q: stopped before superstep %d: %w", r.g.name, r.ctx.meta.step+1, err)
+			}
 		}
 		if len(r.g.before) > 0 && !r.skipBefore {
 			if hits := r.staticHits(r.g.before, r.tasks, Before, r.lastID(), r.ctx.meta.step+1); len(hits) > 0 {
