@@ -897,7 +897,12 @@ func (r *run[S]) single(st S) (S, error) {
 			res, cmd, err = r.exec(&r.ctx, m, n, &st, false)
 		}
 		m.node = ""
-		if r.cp != nil && (err == nil || isInterrupt(err)) {
+		// A lone task's output is not saved as a pending write: the
+		// checkpoint that ends its superstep follows at once and holds it,
+		// so a superstep costs one write. A crash in between runs the task
+		// again, as a crash during it would. Its interrupts are saved: the
+		// run stops there.
+		if r.cp != nil && isInterrupt(err) {
 			if werr := r.record(0, n, res, cmd, err); werr != nil {
 				return st, werr
 			}
