@@ -126,7 +126,18 @@ var (
 	// because the thread's latest checkpoint is not the expected one:
 	// another writer stored a checkpoint since the caller read the thread.
 	ErrNotLatest = errors.New("the thread's latest checkpoint is not the expected one")
+	// ErrFenced reports a write that a store's write guard refused: the
+	// writer no longer has the right to write (the runs layer's worker that
+	// lost a run's lease, say). Nothing was stored.
+	ErrFenced = errors.New("the write was refused by the store's write guard")
 )
+
+// WriteGuard gives the statement a store runs first in the transaction of
+// each write made with ctx (Put, PutIfLatest, PutWrites), and its
+// arguments, or ok false when the write needs none. The stores of this
+// module take one as an option; what makes the statement refuse a write
+// depends on the database (see each store's option).
+type WriteGuard func(ctx context.Context) (query string, args []any, ok bool)
 
 // NotLatest returns the error a ConditionalSaver gives when it finds the
 // checkpoint found (none, when empty) where the caller expected the one

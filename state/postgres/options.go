@@ -1,6 +1,10 @@
 package postgres
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/trellis-go/trellis/state"
+)
 
 // Option configures a store.
 type Option func(*config)
@@ -8,6 +12,7 @@ type Option func(*config)
 type config struct {
 	schema string // empty: the search_path decides
 	prefix string
+	guard  state.WriteGuard
 }
 
 func defaultConfig() config { return config{prefix: "trellis_"} }
@@ -25,6 +30,17 @@ func WithSchema(name string) Option {
 // other. The prefix must be empty or a plain identifier.
 func WithTablePrefix(prefix string) Option {
 	return func(c *config) { c.prefix = prefix }
+}
+
+// WithWriteGuard makes every write of the store conditional: the guard's
+// statement, when it gives one, is sent first in the same transaction as
+// the write (in the same round trip), and when it fails, nothing is
+// stored and the write fails with an error wrapping state.ErrFenced and
+// the statement's error. A guard refuses a write by raising an exception
+// (a PL/pgSQL function that checks and RAISEs, for one). The runs layer
+// (package runs) fences its workers' checkpoints this way.
+func WithWriteGuard(g state.WriteGuard) Option {
+	return func(c *config) { c.guard = g }
 }
 
 // maxIdentifier is PostgreSQL's identifier length limit, in bytes.

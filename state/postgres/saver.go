@@ -24,6 +24,7 @@ type Saver struct {
 	owned bool // Close closes pool
 	t     tables
 	q     queries
+	guard state.WriteGuard
 }
 
 var _ state.Saver = (*Saver)(nil)
@@ -66,7 +67,7 @@ func newSaver(ctx context.Context, pool *pgxpool.Pool, owned bool, opts []Option
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &Saver{pool: pool, owned: owned, t: newTables(cfg)}
+	s := &Saver{pool: pool, owned: owned, t: newTables(cfg), guard: cfg.guard}
 	s.q = newQueries(s.t)
 	if err := s.migrate(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
@@ -202,7 +203,7 @@ func (s *Saver) put(ctx context.Context, cp state.Checkpoint, cond bool, latest 
 	if cond {
 		return s.putIfLatest(ctx, cp, latest, args)
 	}
-	tag, err := s.exec(ctx, s.q.put, args...)
+	tag, err := s.write(ctx, s.q.put, args...)
 	if err != nil {
 		return fmt.Errorf("postgres: put: %w", describe(cp.ThreadID, cp.Namespace, cp.ID, err))
 	}
@@ -223,6 +224,7 @@ func (s *Saver) putIfLatest(ctx context.Context, cp state.Checkpoint, latest str
 	var tag pgconn.CommandTag
 	err := again(ctx, func() error {
 		b := &pgx.Batch{}
+		s.queueGuard(ctx, b)
 		b.Queue(`SELECT pg_advisory_xact_lock($1)`, key)
 		b.Queue(s.q.putIfLatest, append(args, latest)...).Exec(func(t pgconn.CommandTag) error {
 			tag = t
@@ -286,6 +288,46 @@ func (s *Saver) exec(ctx context.Context, sql string, args ...any) (pgconn.Comma
 		return err
 	})
 	return tag, err
+}
+
+// write runs one writing statement as exec does, after the write guard's
+// statement in the same transaction when the guard gives one.
+func (s *Saver) write(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if s.guard == nil {
+		return s.exec(ctx, sql, args...)
+	}
+	var tag pgconn.CommandTag
+	err := again(ctx, func() error {
+		b := &pgx.Batch{}
+		s.queueGuard(ctx, b)
+		b.Queue(sql, args...).Exec(func(t pgconn.CommandTag) error {
+			tag = t
+			return nil
+		})
+		return s.pool.SendBatch(ctx, b).Close()
+	})
+	return tag, err
+}
+
+// queueGuard queues the write guard's statement, if it gives one, as the
+// first of b's: its failure fails the batch with an error wrapping
+// state.ErrFenced.
+func (s *Saver) queueGuard(ctx context.Context, b *pgx.Batch) {
+	if s.guard == nil {
+		return
+	}
+	q, args, ok := s.guard(ctx)
+	if !ok {
+		return
+	}
+	b.Queue(q, args...).Fn = func(br pgx.BatchResults) error {
+		rows, _ := br.Query()
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("%w: %w", state.ErrFenced, err)
+		}
+		return nil
+	}
 }
 
 // again runs attempt, and again, up to maxAttempts in all, while it fails
@@ -382,7 +424,7 @@ func (s *Saver) PutWrites(ctx context.Context, threadID, namespace, checkpointID
 			return fmt.Errorf("postgres: put writes: %w", describe(threadID, namespace, checkpointID, err))
 		}
 	} else {
-		tag, err := s.exec(ctx, s.q.upsertWrites, threadID, namespace, checkpointID, tasks, nodes, payloads)
+		tag, err := s.write(ctx, s.q.upsertWrites, threadID, namespace, checkpointID, tasks, nodes, payloads)
 		if isForeignKeyViolation(err) {
 			// The checkpoint was deleted (DeleteThread, Prune) after the
 			// statement found it: it is gone, and nothing was written.

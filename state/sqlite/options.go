@@ -3,6 +3,8 @@ package sqlite
 import (
 	"fmt"
 	"time"
+
+	"github.com/trellis-go/trellis/state"
 )
 
 // Option configures a store opened with Open.
@@ -11,6 +13,7 @@ type Option func(*config)
 type config struct {
 	busyTimeout time.Duration
 	synchronous Synchronous
+	guard       state.WriteGuard
 }
 
 func defaultConfig() config {
@@ -64,4 +67,14 @@ func (m Synchronous) String() string {
 // is SynchronousNormal.
 func WithSynchronous(mode Synchronous) Option {
 	return func(c *config) { c.synchronous = mode }
+}
+
+// WithWriteGuard makes every write of the store conditional: the guard's
+// statement, when it gives one, runs first in the write's transaction, and
+// when it fails or changes no row, nothing is stored and the write fails
+// with an error wrapping state.ErrFenced. The runs layer (package runs)
+// fences its workers' checkpoints this way. Unlike the other options, it
+// applies to stores made with New too.
+func WithWriteGuard(g state.WriteGuard) Option {
+	return func(c *config) { c.guard = g }
 }

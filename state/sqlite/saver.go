@@ -35,6 +35,7 @@ type Saver struct {
 	ready  bool // the schema is current and stmts are prepared
 	closed bool
 	stmts  statements
+	guard  state.WriteGuard
 }
 
 var _ state.Saver = (*Saver)(nil)
@@ -66,6 +67,7 @@ func Open(path string, opts ...Option) (*Saver, error) {
 		db.SetMaxOpenConns(1) // each connection would get its own database
 	}
 	s := newSaver(db, true)
+	s.guard = cfg.guard
 	if err := s.initWaiting(cfg.busyTimeout); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
@@ -127,11 +129,20 @@ func buildDSN(path string, cfg config) (dsn string, inMemory bool, err error) {
 // the connection settings itself; with New they are the caller's: for
 // several processes on one file use a DSN such as
 // "app.db?_busy_timeout=5000&_journal_mode=WAL&_synchronous=NORMAL".
-func New(db *sql.DB) (*Saver, error) {
+//
+// Of the options, New takes WithWriteGuard only; the others configure the
+// connections Open makes.
+func New(db *sql.DB, opts ...Option) (*Saver, error) {
 	if db == nil {
 		return nil, errors.New("sqlite: New: nil *sql.DB")
 	}
-	return newSaver(db, false), nil
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s := newSaver(db, false)
+	s.guard = cfg.guard
+	return s, nil
 }
 
 func newSaver(db *sql.DB, owned bool) *Saver {
@@ -236,6 +247,46 @@ func (s *Saver) writeTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	})
 }
 
+// guarded runs fn as this process's only writer: in a write transaction
+// that begins with the write guard's statement when the guard gives one,
+// else (tx nil) on the database, as one statement commits by itself.
+func (s *Saver) guarded(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if s.guard == nil {
+		return s.exclusive(ctx, func() error { return fn(nil) })
+	}
+	if _, _, ok := s.guard(ctx); !ok {
+		return s.exclusive(ctx, func() error { return fn(nil) })
+	}
+	return s.writeTx(ctx, func(tx *sql.Tx) error {
+		if err := s.runGuard(ctx, tx); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+}
+
+// runGuard runs the write guard's statement in tx, if it gives one: an
+// error, or no row changed, refuses the write (state.ErrFenced).
+func (s *Saver) runGuard(ctx context.Context, tx *sql.Tx) error {
+	if s.guard == nil {
+		return nil
+	}
+	q, args, ok := s.guard(ctx)
+	if !ok {
+		return nil
+	}
+	res, err := tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("%w: %w", state.ErrFenced, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("%w: %w", state.ErrFenced, err)
+	} else if n == 0 {
+		return fmt.Errorf("%w: its statement changed no row", state.ErrFenced)
+	}
+	return nil
+}
+
 // ignoreDone drops the error of rolling back a transaction that database/sql
 // already rolled back because its context ended.
 func ignoreDone(err error) error {
@@ -288,12 +339,16 @@ func (s *Saver) put(ctx context.Context, cp state.Checkpoint, cond bool, latest 
 		n     int64
 		found string // with cond and nothing stored: the latest checkpoint's ID
 	)
-	err = s.exclusive(ctx, func() error {
+	err = s.guarded(ctx, func(tx *sql.Tx) error {
 		args := []any{cp.ThreadID, cp.Namespace, cp.ID, cp.ParentID, cp.Step, cp.Source,
 			createdAt.UnixMicro(), metadata, blob(cp.Payload)}
 		stmt := s.stmts.put
 		if cond {
 			stmt, args = s.stmts.putIfLatest, append(args, latest)
+		}
+		latestID := s.stmts.latestID
+		if tx != nil {
+			stmt, latestID = tx.StmtContext(ctx, stmt), tx.StmtContext(ctx, latestID)
 		}
 		res, err := stmt.ExecContext(ctx, args...)
 		if err != nil {
@@ -303,7 +358,7 @@ func (s *Saver) put(ctx context.Context, cp state.Checkpoint, cond bool, latest 
 			return err
 		}
 		// Nothing stored: a checkpoint with cp's ID, or another latest.
-		return s.stmts.latestID.QueryRowContext(ctx, cp.ThreadID, cp.Namespace).Scan(&found)
+		return latestID.QueryRowContext(ctx, cp.ThreadID, cp.Namespace).Scan(&found)
 	})
 	if err != nil {
 		return fmt.Errorf("sqlite: put: %w", describe(cp.ThreadID, cp.Namespace, cp.ID, err))
@@ -353,6 +408,9 @@ func (s *Saver) PutWrites(ctx context.Context, threadID, namespace, checkpointID
 		}
 	} else {
 		err = s.writeTx(ctx, func(tx *sql.Tx) error {
+			if err := s.runGuard(ctx, tx); err != nil {
+				return err
+			}
 			upsert := tx.StmtContext(ctx, s.stmts.upsertWrite)
 			for _, w := range writes {
 				res, err := upsert.ExecContext(ctx, threadID, namespace, checkpointID, w.TaskID, w.Node, blob(w.Payload))
