@@ -1,0 +1,45 @@
+package postgres_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/trellis-go/trellis/internal/pgtest"
+	"github.com/trellis-go/trellis/runs"
+	"github.com/trellis-go/trellis/runs/postgres"
+	"github.com/trellis-go/trellis/runs/runstest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the runs suite needs PostgreSQL (-short)")
+	}
+	runstest.Run(t, func(t *testing.T) runstest.DB {
+		pool := pgtest.Pool(t, func(c *pgxpool.Config) { c.MaxConns = 16 })
+		schema := pgtest.Schema(t, pool, "trellis_runs_test_")
+		return runstest.DB{
+			Open: func(opts ...runs.Option) *runs.Manager {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				m, err := postgres.New(ctx, pool, postgres.WithSchema(schema), postgres.WithRuns(opts...))
+				require.NoError(t, err)
+				t.Cleanup(func() { require.NoError(t, m.Close()) })
+				return m
+			},
+			Exec: func(query string, args ...any) error {
+				query = strings.ReplaceAll(query, "trellis_", pgx.Identifier{schema}.Sanitize()+".trellis_")
+				_, err := pool.Exec(context.Background(), query, args...)
+				return err
+			},
+		}
+	})
+}

@@ -1,0 +1,49 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/trellis-go/trellis/runs"
+	"github.com/trellis-go/trellis/runs/runstest"
+	"github.com/trellis-go/trellis/runs/sqlite"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var dollar = regexp.MustCompile(`\$([0-9]+)`)
+
+func TestConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the runs suite takes several seconds (-short)")
+	}
+	runstest.Run(t, func(t *testing.T) runstest.DB {
+		path := filepath.Join(t.TempDir(), "runs.db")
+		return runstest.DB{
+			Open: func(opts ...runs.Option) *runs.Manager {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				m, err := sqlite.Open(ctx, path, sqlite.WithRuns(opts...))
+				require.NoError(t, err)
+				t.Cleanup(func() { require.NoError(t, m.Close()) })
+				return m
+			},
+			Exec: func(query string, args ...any) error {
+				db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)")
+				if err != nil {
+					return err
+				}
+				defer db.Close()
+				_, err = db.Exec(dollar.ReplaceAllString(query, "?$1"), args...)
+				return err
+			},
+		}
+	})
+}

@@ -1,0 +1,221 @@
+package runs
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+)
+
+// Stream yields a run's recorded events after the one numbered after (0
+// for all), waiting for new ones until the run's last event (KindRunEnd),
+// and then ends. A client that reconnects passes the Seq of the last event
+// it saw and misses nothing. The run may execute on any worker; the events
+// come from the database, so any Manager on it streams any run.
+//
+// Events are kept for the event retention after the run ends (see
+// WithEventRetention); a stream of a run whose events are gone ends at
+// once.
+func (m *Manager) Stream(ctx context.Context, id string, after int64) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		if _, err := m.Get(ctx, id); err != nil {
+			yield(Event{}, err)
+			return
+		}
+		wake, stop := m.hub.subscribe(id)
+		defer stop()
+		for {
+			evs, err := m.events(ctx, id, after, 256)
+			if err != nil {
+				yield(Event{}, err)
+				return
+			}
+			for _, ev := range evs {
+				after = ev.Seq
+				if !yield(ev, nil) || ev.Kind == KindRunEnd {
+					return
+				}
+			}
+			if len(evs) == 256 {
+				continue
+			}
+			r, err := m.Get(ctx, id)
+			if err != nil {
+				yield(Event{}, err)
+				return
+			}
+			if r.Status.Final() {
+				// Its last event was recorded with its end: read once more.
+				evs, err := m.events(ctx, id, after, MaxLimit)
+				if err != nil {
+					yield(Event{}, err)
+					return
+				}
+				for _, ev := range evs {
+					if !yield(ev, nil) {
+						return
+					}
+				}
+				return
+			}
+			if err := m.sleep(ctx, wake); err != nil {
+				yield(Event{}, err)
+				return
+			}
+		}
+	}
+}
+
+// events reads up to limit events of run after seq.
+func (m *Manager) events(ctx context.Context, run string, after int64, limit int) ([]Event, error) {
+	rows, err := m.b.DB.QueryContext(ctx, m.sql(`SELECT data FROM {events} WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`), run, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("runs: events of run %s: %w", quoteCut(run), err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var data []byte
+		if err := rows.Scan(&data); err != nil {
+			return nil, fmt.Errorf("runs: events of run %s: %w", quoteCut(run), err)
+		}
+		var ev Event
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return nil, fmt.Errorf("runs: events of run %s: a stored event does not decode: %w", quoteCut(run), err)
+		}
+		out = append(out, ev)
+	}
+	return out, rows.Err()
+}
+
+// recorder writes the events of one attempt at a run, in batches: a batch
+// is whatever arrived while the previous one was being written, so a busy
+// run writes few large batches and a quiet one writes each event at once.
+// Its writes are fenced like checkpoints: events of a worker that lost the
+// run's lease are dropped.
+type recorder struct {
+	m       *Manager
+	run     string
+	epoch   int64
+	attempt int
+	seq     int64 // the last number given out
+	ch      chan Event
+	done    chan struct{}
+	fenced  bool
+}
+
+const recorderBatch = 512
+
+func (m *Manager) newRecorder(run string, epoch int64, attempt int, seq int64) *recorder {
+	rec := &recorder{m: m, run: run, epoch: epoch, attempt: attempt, seq: seq, ch: make(chan Event, 1024), done: make(chan struct{})}
+	go rec.loop()
+	return rec
+}
+
+// add numbers ev and queues it. It is called from one goroutine.
+func (rec *recorder) add(ev Event) {
+	rec.seq++
+	ev.Seq, ev.Run, ev.Attempt = rec.seq, rec.run, rec.attempt
+	rec.ch <- ev
+}
+
+// close writes what is queued and stops.
+func (rec *recorder) close() {
+	close(rec.ch)
+	<-rec.done
+}
+
+func (rec *recorder) loop() {
+	defer close(rec.done)
+	batch := make([]Event, 0, 16)
+	for first := range rec.ch {
+		batch = append(batch[:0], first)
+	fill:
+		for len(batch) < recorderBatch {
+			select {
+			case ev, ok := <-rec.ch:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, ev)
+			default:
+				break fill
+			}
+		}
+		if rec.fenced {
+			continue
+		}
+		if err := rec.write(batch); err != nil {
+			if errors.Is(err, ErrLeaseLost) {
+				rec.fenced = true
+				continue
+			}
+			rec.m.log.Warn("runs: recording events failed", "run", rec.run, "events", len(batch), "error", err)
+		}
+	}
+}
+
+func (rec *recorder) write(batch []Event) error {
+	ctx := context.Background()
+	seqs := make([]int64, len(batch))
+	datas := make([][]byte, len(batch))
+	for i := range batch {
+		seqs[i] = batch[i].Seq
+		datas[i], _ = json.Marshal(&batch[i])
+	}
+	m := rec.m
+	if m.b.Dialect == DialectPostgres {
+		// One statement: the fence, the rows and the notification.
+		var n int64
+		err := m.b.DB.QueryRowContext(ctx, m.sql(`WITH ok AS (
+				SELECT 1 FROM {runs} WHERE run_id = $1 AND epoch = $2 AND status = 'running'
+			), ins AS (
+				INSERT INTO {events} (run_id, seq, data)
+				SELECT $1, x.s, x.d FROM unnest($3::bigint[], $4::bytea[]) AS x(s, d) WHERE EXISTS (SELECT 1 FROM ok)
+				ON CONFLICT DO NOTHING RETURNING 1
+			)
+			SELECT (SELECT count(*) FROM ok), (SELECT count(*) FROM (SELECT pg_notify($5, $6) FROM ok) n)`),
+			rec.run, rec.epoch, seqs, datas, m.t.channel(), "e:"+rec.run).Scan(&n, new(int64))
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrLeaseLost
+		}
+		m.hub.signal(rec.run)
+		return nil
+	}
+	err := m.tx(ctx, func(tx *sql.Tx) error {
+		var one int
+		err := tx.QueryRowContext(ctx, m.sql(`SELECT 1 FROM {runs} WHERE run_id = $1 AND epoch = $2 AND status = 'running'`), rec.run, rec.epoch).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrLeaseLost
+		}
+		if err != nil {
+			return err
+		}
+		return insertEvents(ctx, tx, m, rec.run, seqs, datas)
+	})
+	if err == nil {
+		m.hub.signal(rec.run)
+	}
+	return err
+}
+
+// insertEvents inserts events one statement each (SQLite, in a
+// transaction, where a statement costs no round trip).
+func insertEvents(ctx context.Context, tx *sql.Tx, m *Manager, run string, seqs []int64, datas [][]byte) error {
+	stmt, err := tx.PrepareContext(ctx, m.sql(`INSERT INTO {events} (run_id, seq, data) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`))
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for i := range seqs {
+		if _, err := stmt.ExecContext(ctx, run, seqs[i], datas[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}

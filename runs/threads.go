@@ -1,0 +1,212 @@
+package runs
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/google/uuid"
+)
+
+// ErrExists reports a thread that CreateThread was asked to create and
+// that exists already.
+var ErrExists = errors.New("already exists")
+
+const threadColumns = `thread_id, graph, status, metadata, active_run, created_at, updated_at`
+
+func scanThread(row interface{ Scan(...any) error }) (Thread, error) {
+	var (
+		t                Thread
+		status, meta     string
+		created, updated int64
+	)
+	if err := row.Scan(&t.ID, &t.Graph, &status, &meta, &t.ActiveRun, &created, &updated); err != nil {
+		return Thread{}, err
+	}
+	t.Status = ThreadStatus(status)
+	if meta != "" && meta != "{}" {
+		if err := json.Unmarshal([]byte(meta), &t.Metadata); err != nil {
+			return Thread{}, fmt.Errorf("thread %s: stored metadata: %w", t.ID, err)
+		}
+	}
+	t.CreatedAt, t.UpdatedAt = fromMicros(created), fromMicros(updated)
+	return t, nil
+}
+
+// Thread returns a thread's record (its state is the graph's: see
+// graph.Graph.GetState).
+func (m *Manager) Thread(ctx context.Context, id string) (Thread, error) {
+	t, err := scanThread(m.b.DB.QueryRowContext(ctx, m.sql(`SELECT `+threadColumns+` FROM {threads} WHERE thread_id = $1 AND owner = $2`), id, OwnerOf(ctx)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Thread{}, fmt.Errorf("runs: thread %s: %w", quoteCut(id), ErrNotFound)
+	}
+	if err != nil {
+		return Thread{}, fmt.Errorf("runs: thread %s: %w", quoteCut(id), err)
+	}
+	return t, nil
+}
+
+// CreateThread records a new thread with metadata; an empty id draws one.
+// A thread that exists already is an error matching ErrExists (another
+// owner's too, which it does not reveal otherwise).
+func (m *Manager) CreateThread(ctx context.Context, id string, metadata map[string]any) (Thread, error) {
+	if id == "" {
+		id = uuid.Must(uuid.NewV7()).String()
+	}
+	if len(id) > 256 {
+		return Thread{}, fmt.Errorf("runs: %w: thread ID %s is longer than 256 bytes", ErrInvalid, quoteCut(id))
+	}
+	meta, err := json.Marshal(orEmpty(metadata))
+	if err != nil {
+		return Thread{}, fmt.Errorf("runs: %w: metadata: %v", ErrInvalid, err)
+	}
+	res, err := m.b.DB.ExecContext(ctx, m.sql(`INSERT INTO {threads} (thread_id, owner, status, metadata, created_at, updated_at)
+		VALUES ($1, $2, 'idle', $3, {now}, {now}) ON CONFLICT (thread_id) DO NOTHING`), id, OwnerOf(ctx), string(meta))
+	if err != nil {
+		return Thread{}, fmt.Errorf("runs: create thread %s: %w", quoteCut(id), err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return Thread{}, fmt.Errorf("runs: thread %s: %w", quoteCut(id), ErrExists)
+	}
+	return m.Thread(ctx, id)
+}
+
+// UpdateThread merges metadata into a thread's: keys with a nil value are
+// removed, others set.
+func (m *Manager) UpdateThread(ctx context.Context, id string, metadata map[string]any) (Thread, error) {
+	err := m.tx(ctx, func(tx *sql.Tx) error {
+		var meta string
+		err := tx.QueryRowContext(ctx, m.sql(`SELECT metadata FROM {threads} WHERE thread_id = $1 AND owner = $2{lock}`), id, OwnerOf(ctx)).Scan(&meta)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("runs: thread %s: %w", quoteCut(id), ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		cur := map[string]any{}
+		if err := json.Unmarshal([]byte(meta), &cur); err != nil {
+			return fmt.Errorf("thread %s: stored metadata: %w", quoteCut(id), err)
+		}
+		for k, v := range metadata {
+			if v == nil {
+				delete(cur, k)
+			} else {
+				cur[k] = v
+			}
+		}
+		b, err := json.Marshal(cur)
+		if err != nil {
+			return fmt.Errorf("runs: %w: metadata: %v", ErrInvalid, err)
+		}
+		_, err = tx.ExecContext(ctx, m.sql(`UPDATE {threads} SET metadata = $2, updated_at = {now} WHERE thread_id = $1`), id, string(b))
+		return err
+	})
+	if err != nil {
+		return Thread{}, fmt.Errorf("runs: update thread %s: %w", quoteCut(id), err)
+	}
+	return m.Thread(ctx, id)
+}
+
+// DeleteThread deletes a thread: its record, its runs and their events,
+// and its checkpoints. A thread with an active run is not deleted (an
+// error matching ErrThreadBusy): cancel the run first.
+func (m *Manager) DeleteThread(ctx context.Context, id string) error {
+	err := m.tx(ctx, func(tx *sql.Tx) error {
+		var active string
+		err := tx.QueryRowContext(ctx, m.sql(`SELECT active_run FROM {threads} WHERE thread_id = $1 AND owner = $2{lock}`), id, OwnerOf(ctx)).Scan(&active)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("runs: thread %s: %w", quoteCut(id), ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if active != "" {
+			return fmt.Errorf("runs: thread %s has run %s in progress: %w", quoteCut(id), active, ErrThreadBusy)
+		}
+		_, err = tx.ExecContext(ctx, m.sql(`DELETE FROM {threads} WHERE thread_id = $1`), id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("runs: delete thread %s: %w", quoteCut(id), err)
+	}
+	if err := m.b.Saver.DeleteThread(ctx, id); err != nil {
+		return fmt.Errorf("runs: delete the checkpoints of thread %s: %w", quoteCut(id), err)
+	}
+	return nil
+}
+
+// SearchThreads lists the threads that match q, most recently updated
+// first.
+func (m *Manager) SearchThreads(ctx context.Context, q ThreadQuery) ([]Thread, error) {
+	limit, err := limitOf(q.Limit)
+	if err != nil {
+		return nil, err
+	}
+	if q.Offset < 0 {
+		return nil, fmt.Errorf("runs: %w: offset %d is negative", ErrInvalid, q.Offset)
+	}
+	meta, err := json.Marshal(orEmpty(q.Metadata))
+	if err != nil {
+		return nil, fmt.Errorf("runs: %w: metadata: %v", ErrInvalid, err)
+	}
+	if m.b.Dialect == DialectPostgres {
+		rows, err := m.b.DB.QueryContext(ctx, m.sql(`SELECT `+threadColumns+` FROM {threads}
+			WHERE owner = $1 AND ($2 = '' OR status = $2) AND metadata @> $3::jsonb
+			ORDER BY updated_at DESC, thread_id LIMIT $4 OFFSET $5`), OwnerOf(ctx), string(q.Status), string(meta), limit, q.Offset)
+		if err != nil {
+			return nil, fmt.Errorf("runs: search threads: %w", err)
+		}
+		return collectThreads(rows, nil, 0, limit)
+	}
+	// SQLite: metadata is matched here, on rows read in pages.
+	rows, err := m.b.DB.QueryContext(ctx, m.sql(`SELECT `+threadColumns+` FROM {threads}
+		WHERE owner = $1 AND ($2 = '' OR status = $2) ORDER BY updated_at DESC, thread_id`), OwnerOf(ctx), string(q.Status))
+	if err != nil {
+		return nil, fmt.Errorf("runs: search threads: %w", err)
+	}
+	return collectThreads(rows, q.Metadata, q.Offset, limit)
+}
+
+func collectThreads(rows *sql.Rows, match map[string]any, skip, limit int) ([]Thread, error) {
+	defer rows.Close()
+	var out []Thread
+	for rows.Next() && len(out) < limit {
+		t, err := scanThread(rows)
+		if err != nil {
+			return nil, fmt.Errorf("runs: search threads: %w", err)
+		}
+		if !contains(t.Metadata, match) {
+			continue
+		}
+		if skip > 0 {
+			skip--
+			continue
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// contains reports whether have holds every key of want with an equal
+// value (as JSON decodes them).
+func contains(have, want map[string]any) bool {
+	if len(want) == 0 {
+		return true
+	}
+	norm := func(v any) any {
+		b, _ := json.Marshal(v)
+		var out any
+		_ = json.Unmarshal(b, &out)
+		return out
+	}
+	for k, v := range want {
+		got, ok := have[k]
+		if !ok || !reflect.DeepEqual(norm(got), norm(v)) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,603 @@
+package runs
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/trellis-go/trellis/graph"
+)
+
+// Work executes runs until ctx ends, then hands back the runs it holds and
+// returns: with DrainAtBoundary each run stops after the superstep it is
+// in (supersteps still running after the drain timeout are cancelled),
+// and goes back to the queue at once, where another worker continues it
+// from its last checkpoint. Call Work in each process that should execute
+// runs, typically with a context that SIGTERM cancels
+// (signal.NotifyContext). Work returns nil after a clean hand-back.
+//
+// While it works, the Manager also takes over the runs of workers that
+// died (their leases expired), starts scheduled runs, and sweeps old
+// events.
+func (m *Manager) Work(ctx context.Context) error {
+	m.mu.Lock()
+	if m.working {
+		m.mu.Unlock()
+		return errors.New("runs: Work is already running on this Manager")
+	}
+	m.working = true
+	m.drainCh = make(chan struct{})
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		m.working = false
+		m.mu.Unlock()
+	}()
+	if m.closed.Load() {
+		return ErrClosed
+	}
+	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	if m.b.Listen != nil {
+		wg.Go(func() { m.listen(bg) })
+	}
+	wg.Go(func() { m.reapLoop(bg) })
+	wg.Go(func() { m.sweepLoop(bg) })
+	if err := m.river.Start(bg); err != nil {
+		stopBG()
+		wg.Wait()
+		return fmt.Errorf("runs: start workers: %w", err)
+	}
+	<-ctx.Done()
+
+	// Drain: no new runs, runs stop at their next boundary (or at once),
+	// and each hands itself back.
+	close(m.drainCh)
+	m.mu.Lock()
+	holding := len(m.active)
+	m.mu.Unlock()
+	m.log.Info("runs: worker stopping: handing its runs back", "worker", m.cfg.id, "runs", holding, "drain", m.cfg.drain.String())
+	if m.cfg.drain == DrainCancel {
+		m.cancelAll(errDrain)
+	}
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.cfg.drainTimeout)
+	err := m.river.Stop(stopCtx)
+	cancel()
+	if err != nil {
+		// Supersteps that outlived the drain timeout: cancel them, and
+		// wait for their runs to be handed back.
+		m.cancelAll(errDrain)
+		hard, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		err = m.river.StopAndCancel(hard)
+		cancel()
+	}
+	stopBG()
+	wg.Wait()
+	if err != nil {
+		return fmt.Errorf("runs: stop workers: %w", err)
+	}
+	return nil
+}
+
+// errDrain stops a run whose worker is shutting down.
+var errDrain = errors.New("the worker is shutting down")
+
+// errCancelRequested stops a run that was asked to stop (Manager.Cancel,
+// or a newer run's strategy).
+var errCancelRequested = errors.New("cancelled")
+
+func (m *Manager) draining() bool {
+	m.mu.Lock()
+	ch := m.drainCh
+	m.mu.Unlock()
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// activeRun is a run this process executes.
+type activeRun struct {
+	id, thread string
+	epoch      int64
+	cancel     context.CancelCauseFunc
+	deadline   atomic.Int64  // local time (ns) until which the lease surely holds
+	done       chan struct{} // closed when the attempt is over
+}
+
+func (m *Manager) cancelAll(cause error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, ar := range m.active {
+		ar.cancel(cause)
+	}
+}
+
+// cancelLocal stops run if this process executes it.
+func (m *Manager) cancelLocal(run string) {
+	m.mu.Lock()
+	ar := m.active[run]
+	m.mu.Unlock()
+	if ar != nil {
+		ar.cancel(errCancelRequested)
+	}
+}
+
+type runWorker struct {
+	river.WorkerDefaults[runJob]
+	m *Manager
+}
+
+// Work executes the run the job carries.
+func (w *runWorker) Work(ctx context.Context, job *river.Job[runJob]) error {
+	return w.m.work(ctx, job.Args.Run, job.ID)
+}
+
+// claimed is a run a worker took.
+type claimed struct {
+	id, thread, graph string
+	epoch             int64
+	attempt           int
+	cancel            CancelAction
+	req               storedRequest
+	wrote             bool
+	start             string
+	seq               int64
+}
+
+func (m *Manager) work(ctx context.Context, run string, job int64) error {
+	c, err := m.claim(ctx, run, job)
+	if err != nil || c == nil {
+		return err
+	}
+	m.log.Debug("runs: run taken", "run", c.id, "thread", c.thread, "attempt", c.attempt, "worker", m.cfg.id)
+	return m.execute(ctx, c)
+}
+
+// claim takes run's lease for the worker, unless the job is stale: the run
+// ended, another job carries it now, or another worker holds it.
+func (m *Manager) claim(ctx context.Context, run string, job int64) (*claimed, error) {
+	var c *claimed
+	err := m.tx(ctx, func(tx *sql.Tx) error {
+		var (
+			status, cancel, body string
+			jobID, until, now    int64
+			wrote                bool
+		)
+		k := &claimed{id: run}
+		err := tx.QueryRowContext(ctx, m.sql(`SELECT thread_id, graph, status, cancel, request, wrote, start_checkpoint, job_id, lease_until, {now}
+			FROM {runs} WHERE run_id = $1{lock}`), run).
+			Scan(&k.thread, &k.graph, &status, &cancel, &body, &wrote, &k.start, &jobID, &until, &now)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // deleted with its thread
+		}
+		if err != nil {
+			return fmt.Errorf("runs: claim run %s: %w", run, err)
+		}
+		if Status(status).Final() || jobID != job || status == string(StatusRunning) && until > now {
+			return nil
+		}
+		if err := json.Unmarshal([]byte(body), &k.req); err != nil {
+			return fmt.Errorf("runs: claim run %s: stored request: %w", run, err)
+		}
+		k.cancel, k.wrote = CancelAction(cancel), wrote
+		err = tx.QueryRowContext(ctx, m.sql(`UPDATE {runs} SET status = 'running', epoch = epoch + 1, lease_owner = $2,
+			lease_until = {now} + $3, attempts = attempts + 1, updated_at = {now} WHERE run_id = $1 RETURNING epoch, attempts`),
+			run, m.cfg.id, m.cfg.lease.Microseconds()).Scan(&k.epoch, &k.attempt)
+		if err != nil {
+			return fmt.Errorf("runs: claim run %s: %w", run, err)
+		}
+		if _, err := tx.ExecContext(ctx, m.sql(`UPDATE {threads} SET status = 'busy', updated_at = {now} WHERE thread_id = $1`), k.thread); err != nil {
+			return fmt.Errorf("runs: claim run %s: %w", run, err)
+		}
+		if err := tx.QueryRowContext(ctx, m.sql(`SELECT COALESCE(MAX(seq), 0) FROM {events} WHERE run_id = $1`), run).Scan(&k.seq); err != nil {
+			return fmt.Errorf("runs: claim run %s: %w", run, err)
+		}
+		c = k
+		return nil
+	})
+	return c, err
+}
+
+// fenceOf is the fence of c's writes.
+func (m *Manager) fenceOf(c *claimed) *fence {
+	if m.b.Dialect == DialectPostgres {
+		return &fence{query: `SELECT ` + m.t.name("run_fence") + `($1, $2, $3)`, args: []any{c.id, c.epoch, m.cfg.lease.Microseconds()}}
+	}
+	return &fence{query: m.sql(`UPDATE {runs} SET lease_until = {now} + $3, wrote = true WHERE run_id = $1 AND epoch = $2 AND status = 'running'`),
+		args: []any{c.id, c.epoch, m.cfg.lease.Microseconds()}}
+}
+
+// execute runs a claimed run to its end, or hands it back.
+func (m *Manager) execute(jobCtx context.Context, c *claimed) error {
+	runCtx, cancel := context.WithCancelCause(jobCtx)
+	defer cancel(nil)
+	fctx := context.WithValue(runCtx, fenceKey{}, m.fenceOf(c))
+	// Writes after the run (rollback, hand-back) must not fail because the
+	// run was cancelled, and keep the fence.
+	after := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.WithoutCancel(fctx), 30*time.Second)
+	}
+	ar := &activeRun{id: c.id, thread: c.thread, epoch: c.epoch, cancel: cancel, done: make(chan struct{})}
+	ar.deadline.Store(time.Now().Add(m.cfg.lease * 9 / 10).UnixNano())
+	m.mu.Lock()
+	prev := m.active[c.id]
+	m.active[c.id] = ar
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		if m.active[c.id] == ar {
+			delete(m.active, c.id)
+		}
+		m.mu.Unlock()
+		close(ar.done)
+	}()
+	if prev != nil {
+		// This process still runs an earlier attempt, which lost the lease
+		// to this one (its worker was presumed dead, yet lives): it is
+		// fenced already; stop it, and let it end before this one starts.
+		prev.cancel(ErrLeaseLost)
+		<-prev.done
+	}
+
+	r, ok := m.graph(c.graph)
+	if !ok {
+		ctx, done := after()
+		defer done()
+		return m.finalize(ctx, c, outcome{status: StatusError,
+			err: fmt.Errorf("graph %q is not registered on worker %s", c.graph, m.cfg.id)})
+	}
+	if !c.wrote {
+		start, err := r.head(fctx, c.thread)
+		if err == nil {
+			_, err = m.b.DB.ExecContext(fctx, m.sql(`UPDATE {runs} SET start_checkpoint = $3 WHERE run_id = $1 AND epoch = $2`), c.id, c.epoch, start)
+		}
+		if err != nil {
+			return fmt.Errorf("runs: run %s: reading its thread: %w", c.id, err)
+		}
+		c.start = start
+	}
+
+	hbDone := make(chan struct{})
+	hbStopped := make(chan struct{})
+	go func() {
+		defer close(hbStopped)
+		m.heartbeat(ar, hbDone)
+	}()
+	rec := m.newRecorder(c.id, c.epoch, c.attempt, c.seq)
+	var out outcome
+	if c.cancel == "" {
+		out = r.exec(fctx, &execution{
+			thread: c.thread, req: &c.req, continuing: c.wrote,
+			gate: m.gate(ar),
+			emit: func(ev graph.Event) { rec.add(encodeEvent(&ev)) },
+		})
+	} else {
+		cancel(errCancelRequested)
+	}
+	close(hbDone)
+	<-hbStopped
+	rec.close()
+	c.seq = rec.seq
+
+	ctx, done := after()
+	defer done()
+	cause := context.Cause(runCtx)
+	switch {
+	case errors.Is(cause, ErrLeaseLost) || rec.fenced:
+		m.log.Warn("runs: run's lease lost: the worker stopped it and stored nothing more", "run", c.id, "worker", m.cfg.id)
+		return nil
+	case errors.Is(out.err, errDrain) || errors.Is(cause, errDrain) || errors.Is(out.err, errLeaseExpiring) ||
+		cause != nil && !errors.Is(cause, errCancelRequested) && out.status != StatusSuccess:
+		// Shutting down (or the job's own context ended): hand it back.
+		return m.release(ctx, c, 0)
+	case out.status == StatusError && errors.Is(out.err, graph.ErrThreadBusy) && c.attempt < maxBusyAttempts:
+		// Something outside the runs layer wrote to the thread (or still
+		// runs on it in this process) after the run read it: the run
+		// stored nothing; it tries again, on the thread as it is then.
+		return m.release(ctx, c, time.Duration(c.attempt)*100*time.Millisecond)
+	}
+	return m.finalize(ctx, c, out)
+}
+
+// errLeaseExpiring stops a run whose worker could not renew its lease in
+// time: it hands the run back rather than risk running a superstep
+// another worker may also run.
+var errLeaseExpiring = errors.New("the run's lease is about to expire")
+
+// gate is asked by the engine before each superstep of ar's run.
+func (m *Manager) gate(ar *activeRun) func(context.Context) error {
+	return func(context.Context) error {
+		if m.draining() {
+			return errDrain
+		}
+		if time.Now().UnixNano() > ar.deadline.Load() {
+			return errLeaseExpiring
+		}
+		return nil
+	}
+}
+
+// heartbeat renews ar's lease every third of the lease until done closes,
+// and stops the run when the lease is lost or a cancellation was asked
+// for.
+func (m *Manager) heartbeat(ar *activeRun, done <-chan struct{}) {
+	t := time.NewTicker(m.cfg.lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		start := time.Now()
+		var cancel string
+		ctx, stop := context.WithTimeout(context.Background(), m.cfg.lease/3)
+		err := m.b.DB.QueryRowContext(ctx, m.sql(`UPDATE {runs} SET lease_until = {now} + $3
+			WHERE run_id = $1 AND epoch = $2 AND status = 'running' RETURNING cancel`),
+			ar.id, ar.epoch, m.cfg.lease.Microseconds()).Scan(&cancel)
+		stop()
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			ar.cancel(ErrLeaseLost)
+			return
+		case err != nil:
+			m.log.Warn("runs: renewing a lease failed", "run", ar.id, "error", err)
+			continue
+		}
+		ar.deadline.Store(start.Add(m.cfg.lease * 9 / 10).UnixNano())
+		if cancel != "" {
+			ar.cancel(errCancelRequested)
+		}
+	}
+}
+
+// maxBusyAttempts bounds the attempts of a run that keeps finding its
+// thread moved on by writers outside the runs layer.
+const maxBusyAttempts = 20
+
+// release hands c back to the queue, to start again after delay: another
+// worker continues it.
+func (m *Manager) release(ctx context.Context, c *claimed, delay time.Duration) error {
+	err := m.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, m.sql(`UPDATE {runs} SET status = 'pending', lease_owner = '', lease_until = 0, updated_at = {now}
+			WHERE run_id = $1 AND epoch = $2 AND status = 'running'`), c.id, c.epoch)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrLeaseLost
+		}
+		return m.enqueue(ctx, tx, c.id, time.Now().Add(delay).UnixMicro())
+	})
+	if errors.Is(err, ErrLeaseLost) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("runs: hand back run %s: %w", c.id, err)
+	}
+	m.log.Info("runs: run handed back", "run", c.id, "worker", m.cfg.id)
+	return nil
+}
+
+// finalize records how c ended, starts the next run of its thread, and
+// records the run's last event, in one transaction.
+func (m *Manager) finalize(ctx context.Context, c *claimed, out outcome) error {
+	var cancel string
+	err := m.b.DB.QueryRowContext(ctx, m.sql(`SELECT cancel FROM {runs} WHERE run_id = $1 AND epoch = $2 AND status = 'running'`), c.id, c.epoch).Scan(&cancel)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil // the lease was lost
+	}
+	if err != nil {
+		return fmt.Errorf("runs: finish run %s: %w", c.id, err)
+	}
+	msg := ""
+	if out.err != nil {
+		msg = out.err.Error()
+	}
+	switch {
+	case CancelAction(cancel) == CancelRollback:
+		r, ok := m.graph(c.graph)
+		if !ok {
+			return fmt.Errorf("runs: roll back run %s: graph %q is not registered", c.id, c.graph)
+		}
+		if err := r.rollback(ctx, c.thread, c.start); err != nil {
+			if errors.Is(err, ErrLeaseLost) {
+				return nil
+			}
+			return fmt.Errorf("runs: roll back run %s: %w", c.id, err)
+		}
+		out, msg = outcome{status: StatusCancelled}, "cancelled; the thread was rolled back to where the run began"
+	case cancel != "" && out.status != StatusSuccess:
+		out, msg = outcome{status: StatusCancelled}, "cancelled"
+	}
+	err = m.tx(ctx, func(tx *sql.Tx) error {
+		ints := ""
+		if len(out.interrupts) > 0 {
+			b, err := json.Marshal(out.interrupts)
+			if err != nil {
+				return err
+			}
+			ints = string(b)
+		}
+		res, err := tx.ExecContext(ctx, m.sql(`UPDATE {runs} SET status = $3, error = $4, interrupts = $5, cancel = '',
+			ended_at = {now}, updated_at = {now}, lease_owner = '', lease_until = 0
+			WHERE run_id = $1 AND epoch = $2 AND status = 'running'`), c.id, c.epoch, string(out.status), msg, ints)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrLeaseLost
+		}
+		end := Event{Seq: c.seq + 1, Run: c.id, Attempt: c.attempt, Kind: KindRunEnd, Time: time.Now(),
+			Status: out.status, Error: msg, Interrupts: out.interrupts}
+		data, _ := json.Marshal(&end)
+		if err := insertEvents(ctx, tx, m, c.id, []int64{end.Seq}, [][]byte{data}); err != nil {
+			return err
+		}
+		if err := m.advance(ctx, tx, c.thread, out.status); err != nil {
+			return err
+		}
+		return m.notifyTx(ctx, tx, "e", c.id)
+	})
+	if errors.Is(err, ErrLeaseLost) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("runs: finish run %s: %w", c.id, err)
+	}
+	m.hub.signal(c.id)
+	return nil
+}
+
+// advance hands thread to its next pending run, or leaves it idle with the
+// status its last run gives it.
+func (m *Manager) advance(ctx context.Context, tx *sql.Tx, thread string, last Status) error {
+	var (
+		next    string
+		startAt int64
+	)
+	err := tx.QueryRowContext(ctx, m.sql(`SELECT run_id, start_at FROM {runs} WHERE thread_id = $1 AND status = 'pending'
+		ORDER BY seq LIMIT 1`), thread).Scan(&next, &startAt)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		status := ThreadIdle
+		switch last {
+		case StatusError:
+			status = ThreadError
+		case StatusInterrupted:
+			status = ThreadInterrupted
+		}
+		_, err = tx.ExecContext(ctx, m.sql(`UPDATE {threads} SET active_run = '', status = $2, updated_at = {now} WHERE thread_id = $1`), thread, string(status))
+		return err
+	case err != nil:
+		return err
+	}
+	if err := m.enqueue(ctx, tx, next, startAt); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, m.sql(`UPDATE {threads} SET active_run = $2, status = 'busy', updated_at = {now} WHERE thread_id = $1`), thread, next)
+	return err
+}
+
+// reapLoop takes over the runs of dead workers: runs whose lease expired.
+func (m *Manager) reapLoop(ctx context.Context) {
+	for {
+		d := m.cfg.lease/4 + rand.N(m.cfg.lease/4)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(d):
+		}
+		if err := m.reap(ctx); err != nil && ctx.Err() == nil {
+			m.log.Warn("runs: taking over expired runs failed", "error", err)
+		}
+	}
+}
+
+// reap re-queues the runs whose leases expired, fencing their old holders
+// (a new epoch) and cancelling their River jobs.
+func (m *Manager) reap(ctx context.Context) error {
+	var taken []string
+	err := m.tx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, m.sql(`SELECT run_id, job_id FROM {runs} WHERE status = 'running' AND lease_until < {now}
+			ORDER BY lease_until LIMIT 20{skiplocked}`))
+		if err != nil {
+			return err
+		}
+		type expired struct {
+			run string
+			job int64
+		}
+		var list []expired
+		for rows.Next() {
+			var e expired
+			if err := rows.Scan(&e.run, &e.job); err != nil {
+				rows.Close()
+				return err
+			}
+			list = append(list, e)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, e := range list {
+			res, err := tx.ExecContext(ctx, m.sql(`UPDATE {runs} SET status = 'pending', epoch = epoch + 1, lease_owner = '', lease_until = 0,
+				updated_at = {now} WHERE run_id = $1 AND status = 'running' AND lease_until < {now}`), e.run)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				continue
+			}
+			if err := m.enqueue(ctx, tx, e.run, 0); err != nil {
+				return err
+			}
+			if _, err := m.river.JobCancelTx(ctx, tx, e.job); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+				return fmt.Errorf("cancel the job of run %s: %w", e.run, err)
+			}
+			taken = append(taken, e.run)
+		}
+		return nil
+	})
+	for _, run := range taken {
+		m.log.Info("runs: took over a run whose worker stopped renewing its lease", "run", run, "worker", m.cfg.id)
+	}
+	return err
+}
+
+// sweepLoop deletes the events of runs that ended longer ago than the
+// retention.
+func (m *Manager) sweepLoop(ctx context.Context) {
+	every := min(max(m.cfg.retention/10, time.Second), 5*time.Minute)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+		_, err := m.b.DB.ExecContext(ctx, m.sql(`DELETE FROM {events} WHERE run_id IN (
+			SELECT run_id FROM {runs} WHERE ended_at > 0 AND ended_at < {now} - $1 LIMIT 500)`), m.cfg.retention.Microseconds())
+		if err != nil && ctx.Err() == nil {
+			m.log.Warn("runs: sweeping old events failed", "error", err)
+		}
+	}
+}
+
+// listen follows the backend's notifications until ctx ends.
+func (m *Manager) listen(ctx context.Context) {
+	for ctx.Err() == nil {
+		err := m.b.Listen(ctx, m.t.channel(), func(payload string) {
+			if len(payload) < 3 || payload[1] != ':' {
+				return
+			}
+			id := payload[2:]
+			m.hub.signal(id)
+			if payload[0] == 'c' {
+				m.cancelLocal(id)
+			}
+		})
+		if err != nil && ctx.Err() == nil {
+			m.log.Warn("runs: listening for notifications failed; retrying", "error", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
