@@ -223,7 +223,8 @@ func InputFrom(ctx context.Context) *RunInput {
 // ServeHTTP runs the agent for the RunAgentInput in the request's body and
 // streams the run's events. A request the handler refuses before the run
 // starts is answered with an HTTP error and a plain-text reason: 405 for a
-// method other than POST, 415 for a body that is not JSON, 413 for one too
+// method other than POST, 415 for a body that is not declared
+// application/json (Content-Type missing or another type), 413 for one too
 // large, 400 for malformed input, 409 for input that does not fit the
 // thread (it waits for answers the request does not give). The run ends
 // when the client goes away, or when the stream to it cannot be written.
@@ -233,11 +234,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "agui: runs are started with POST", http.StatusMethodNotAllowed)
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			http.Error(w, fmt.Sprintf("agui: the body must be application/json, not %q", ct), http.StatusUnsupportedMediaType)
-			return
-		}
+	if err := checkContentType(r); err != nil {
+		http.Error(w, err.Error(), http.StatusUnsupportedMediaType)
+		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.maxBody))
 	if err != nil {
@@ -279,6 +278,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer stop()
 	t := newTranslator(h, in, out, held)
 	t.run(seq)
+}
+
+// checkContentType refuses a body that does not say it is JSON: a request
+// without Content-Type, or with another type. A browser sends a form or
+// plain text to another origin without asking it first (no CORS
+// preflight), but not JSON; requiring the JSON type keeps a page of
+// another site from starting runs with the user's cookies.
+func checkContentType(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return errors.New("agui: the request has no Content-Type: the body must be application/json")
+	}
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+		return fmt.Errorf("agui: the body must be application/json, not %q", ct)
+	}
+	return nil
 }
 
 // refuse answers a request the handler will not run.

@@ -374,11 +374,37 @@ func TestBadRequestsRefused(t *testing.T) {
 	assert.Equal(t, http.StatusMethodNotAllowed, rec.Code)
 	assert.Equal(t, "POST", rec.Header().Get("Allow"))
 
-	req = httptest.NewRequest(http.MethodPost, "/agent", strings.NewReader(`{}`))
-	req.Header.Set("Content-Type", "text/plain")
-	rec = httptest.NewRecorder()
+}
+
+// A body must be declared JSON: a request without Content-Type, or with
+// another type (what a page of another site can send without the
+// browser asking the server first), is refused with 415 and runs nothing.
+func TestBodyNotDeclaredJSONIsRefused(t *testing.T) {
+	ran := false
+	m := scripted.New(scripted.Func(func(*model.Request) (*model.Response, error) {
+		ran = true
+		return &model.Response{Message: model.Assistant("ok")}, nil
+	}))
+	h := handler(t, m, nil)
+	body := `{"threadId":"t","runId":"r","messages":[{"id":"u1","role":"user","content":"hi"}]}`
+	for _, ct := range []string{"", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/jsonx"} {
+		req := httptest.NewRequest(http.MethodPost, "/agent", strings.NewReader(body))
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		assert.Equal(t, http.StatusUnsupportedMediaType, rec.Code, "Content-Type %q", ct)
+		assert.Contains(t, rec.Body.String(), "application/json", "Content-Type %q", ct)
+	}
+	assert.False(t, ran, "no run started")
+
+	req := httptest.NewRequest(http.MethodPost, "/agent", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
-	assert.Equal(t, http.StatusUnsupportedMediaType, rec.Code)
+	assert.Equal(t, http.StatusOK, rec.Code)
+	assert.True(t, ran)
 }
 
 // Members and roles the handler does not know are left out, as the
