@@ -39,9 +39,16 @@
 // Without a checkpointer each request's messages are the whole
 // conversation (reasoning included, through the signatures of reasoning
 // messages), and the agent's questions are answered through their calls;
-// other pauses need a checkpointer. With one, each AG-UI thread is a checkpointer thread
-// (ThreadPrefix + threadId) that outlives the process: the handler adds
-// the messages the thread lacks, and resumes a thread that waits.
+// other pauses need a checkpointer. With one, each AG-UI thread is a
+// checkpointer thread (ThreadKey) that outlives the process: the handler
+// adds the messages the thread lacks, and resumes a thread that waits.
+//
+// The handler does not authenticate. Authentication goes in front of it
+// (a middleware), and WithOwner tells the handler whose request it
+// serves: each thread is then its owner's, under a key that holds the
+// owner's name, so that a thread ID sent by someone else names a thread
+// of theirs and nothing of the first is read or continued, in this
+// process or another.
 //
 // The client side runs agents served over AG-UI: Client.Run streams a
 // run's events, and Client.Tool makes a remote agent a tool that a

@@ -21,8 +21,10 @@ import (
 	"github.com/trellis-go/trellis/tool"
 )
 
-// ThreadPrefix prefixes the checkpointer thread of an AG-UI thread: the
-// conversation of threadId "t1" is thread "agui:t1".
+// ThreadPrefix prefixes the checkpointer thread of an AG-UI thread served
+// by a handler without owners: the conversation of threadId "t1" is
+// thread "agui:t1". With WithOwner, threads are the owner's
+// (OwnedThreadPrefix, ThreadKey).
 const ThreadPrefix = "agui:"
 
 // DefaultMaxRequestBytes is the largest request body a handler reads
@@ -47,6 +49,7 @@ type config struct {
 	problems  []string
 	setState  any // func(context.Context, json.RawMessage, *S) error
 	viewState any // func(S) any
+	owner     func(*http.Request) (string, error)
 }
 
 // WithRunOptions adds options to every run: a logger, a step limit, a
@@ -157,8 +160,8 @@ type runner interface {
 //
 // Each request runs one turn. Without a checkpointer the request's
 // messages are the whole conversation: the graph runs on them afresh. With
-// one, each AG-UI thread is a thread of the checkpointer (ThreadPrefix +
-// threadId): the messages the thread does not have yet (by ID) are added
+// one, each AG-UI thread is a thread of the checkpointer (ThreadKey: the
+// thread ID, under its owner's name with WithOwner): the messages the thread does not have yet (by ID) are added
 // to it, and a thread that waits is resumed: with the tool messages that
 // answer the calls of the application's tools, and with the resume entries
 // that answer its interrupts.
@@ -226,7 +229,9 @@ func InputFrom(ctx context.Context) *RunInput {
 // method other than POST, 415 for a body that is not declared
 // application/json (Content-Type missing or another type), 413 for one too
 // large, 400 for malformed input, 409 for input that does not fit the
-// thread (it waits for answers the request does not give). The run ends
+// thread (it waits for answers the request does not give), and 401 for
+// one WithOwner's function does not authorize (checked before the body is
+// read). The run ends
 // when the client goes away, or when the stream to it cannot be written.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
@@ -236,6 +241,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := checkContentType(r); err != nil {
 		http.Error(w, err.Error(), http.StatusUnsupportedMediaType)
+		return
+	}
+	r, ok := h.authorize(w, r)
+	if !ok {
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.maxBody))
@@ -458,7 +467,7 @@ func (r *graphRunner[S, PS]) prepare(ctx context.Context, in *RunInput, modes gr
 		}
 		return r.g.Stream(ctx, s, opts...), slices.Clip(*held), nil
 	}
-	thread := ThreadPrefix + in.ThreadID
+	thread := ThreadKey(OwnerFrom(ctx), in.ThreadID)
 	snap, err := r.g.GetState(ctx, thread)
 	switch {
 	case err == nil && len(snap.Interrupts) > 0:
