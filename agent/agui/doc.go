@@ -14,7 +14,7 @@
 //     reasoning messages, and their tool calls with the arguments as they
 //     stream;
 //   - TOOL_CALL_RESULT for each call the agent runs, with the result's
-//     status, title and Details in its metadata;
+//     status, title and (when it succeeded) Details in its metadata;
 //   - CUSTOM events for the progress of running calls (ToolProgressEvent)
 //     and for what nodes emit themselves (graph.EmitCustom);
 //   - STATE_SNAPSHOT of what the application shows of the state, with
@@ -57,6 +57,8 @@
 // Requests the handler cannot run are refused before the stream starts,
 // with an HTTP status and a message naming the problem (see
 // Handler.ServeHTTP); a run that fails after it started ends with
-// RUN_ERROR. A client that goes away, or a stream that can no longer be
+// RUN_ERROR. What a client is told of errors — a run's, a subagent's, a
+// tool call's — is the kind of failure only, never a stack trace or a
+// path, unless WithErrorText words errors otherwise. A client that goes away, or a stream that can no longer be
 // written, cancels its run.
 package agui

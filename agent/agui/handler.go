@@ -83,9 +83,18 @@ func WithKeepAlive(d time.Duration) Option {
 	}
 }
 
-// WithErrorText sets how a failed run's error is told to the client in
-// RUN_ERROR (by default its Error text, which may name internals: tools,
-// models, files).
+// WithErrorText sets how errors are told to the client: a failed run's in
+// RUN_ERROR's message, a failed subagent's in SUBAGENT_ERROR's, a failed
+// tool call's (tool.Result.Err) in the "error" member of its
+// TOOL_CALL_RESULT metadata, and that of a request the handler could not
+// start (500). By default the client is told only the kind of failure, in
+// a sentence that matches RUN_ERROR's code, and nothing of the error's
+// text, which may hold a stack trace, file paths, or the names of
+// internals; a failed call's metadata then has its status and error code
+// only. fn must not return such things either: for development,
+// func(err error) string { return err.Error() } tells all. Whatever fn
+// says, a failed call's Details (where a panic's stack is kept) are not
+// sent.
 func WithErrorText(fn func(err error) string) Option {
 	return func(c *config) { c.errorText = fn }
 }
@@ -199,9 +208,6 @@ func NewHandler[S any, PS nodes.ChatState[S]](g *graph.Graph[S], opts ...Option)
 	if len(cfg.problems) > 0 {
 		return nil, fmt.Errorf("agui: NewHandler: %s", strings.Join(cfg.problems, "; "))
 	}
-	if cfg.errorText == nil {
-		cfg.errorText = func(err error) string { return err.Error() }
-	}
 	if cfg.interrupt == nil {
 		cfg.interrupt = describeInterrupt
 	}
@@ -258,7 +264,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	in, err := DecodeInput(body)
 	if err != nil {
-		refuse(w, err)
+		h.refuse(w, err)
 		return
 	}
 	// The run stops when the client goes away, and when the stream to it
@@ -268,13 +274,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx = context.WithValue(ctx, inputKey{}, in)
 	ctx, err = withClientTools(ctx, in)
 	if err != nil {
-		refuse(w, err)
+		h.refuse(w, err)
 		return
 	}
 	modes := graph.ModeEvents | graph.ModeMessages | graph.ModeValues | graph.ModeCustom
 	seq, held, err := h.runner.prepare(ctx, in, modes)
 	if err != nil {
-		refuse(w, err)
+		h.refuse(w, err)
 		return
 	}
 
@@ -305,13 +311,15 @@ func checkContentType(r *http.Request) error {
 	return nil
 }
 
-// refuse answers a request the handler will not run.
-func refuse(w http.ResponseWriter, err error) {
+// refuse answers a request the handler will not run: an *InputError with
+// its status and message, another error (the checkpointer failed) with
+// 500 and the handler's wording of it (errorText).
+func (h *Handler) refuse(w http.ResponseWriter, err error) {
 	if ie, ok := errors.AsType[*InputError](err); ok {
 		http.Error(w, ie.Error(), ie.Status)
 		return
 	}
-	http.Error(w, "agui: "+err.Error(), http.StatusInternalServerError)
+	http.Error(w, "agui: the run could not start: "+h.errorText(err), http.StatusInternalServerError)
 }
 
 // withClientTools returns ctx with the application's tools, as

@@ -316,21 +316,24 @@ func TestInterruptAndResume(t *testing.T) {
 	assert.Equal(t, "u3", msgs[7].ID)
 }
 
-// A failing run ends with RUN_ERROR carrying the error's text and a code,
-// after RUN_STARTED; nothing follows it.
+// A failing run ends with RUN_ERROR carrying a code and a message, after
+// RUN_STARTED; nothing follows it. By default the message tells the kind
+// of failure and nothing of the error's text (which may name files);
+// WithErrorText words it.
 func TestRunErrorReported(t *testing.T) {
-	m := scripted.New(scripted.Fail(errors.New("provider exploded")))
+	m := scripted.New(scripted.Fail(errors.New("provider exploded reading /etc/x")))
 	h := handler(t, m, nil)
 	evs := run(t, h, input("t1", "r1", userMsg("u1", "hi")))
 	last := evs[len(evs)-1]
 	require.Equal(t, "RUN_ERROR", last.typ())
-	assert.Contains(t, last.str("message"), "provider exploded")
+	assert.Equal(t, "The agent failed.", last.str("message"))
 	assert.Equal(t, "agent_error", last.str("code"))
 
-	hidden := handler(t, scripted.New(scripted.Fail(errors.New("secret path /etc/x"))), nil,
-		agui.WithErrorText(func(error) string { return "the agent failed" }))
-	evs = run(t, hidden, input("t1", "r1", userMsg("u1", "hi")))
-	assert.Equal(t, "the agent failed", evs[len(evs)-1].str("message"))
+	told := handler(t, scripted.New(scripted.Fail(errors.New("provider exploded"))), nil,
+		agui.WithErrorText(func(err error) string { return "sorry: " + err.Error() }))
+	evs = run(t, told, input("t1", "r1", userMsg("u1", "hi")))
+	assert.Contains(t, evs[len(evs)-1].str("message"), "sorry: ")
+	assert.Contains(t, evs[len(evs)-1].str("message"), "provider exploded")
 }
 
 // Requests the handler cannot run are refused before any stream, with a

@@ -225,7 +225,7 @@ func TestStatelessInterruptNeedsCheckpointer(t *testing.T) {
 	last := evs[len(evs)-1]
 	require.Equal(t, "RUN_ERROR", last.typ())
 	assert.Equal(t, "needs_checkpointer", last.str("code"))
-	assert.Contains(t, last.str("message"), `node "approve"`)
+	assert.Contains(t, last.str("message"), "checkpointer")
 }
 
 // The progress a running tool reports, and the events nodes emit for the
