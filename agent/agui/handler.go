@@ -117,8 +117,13 @@ func WithInterrupts(describe func(graph.PendingInterrupt) Interrupt) Option {
 
 // WithState sets how the client's state (RunInput.State) is applied to the
 // graph state before a new turn runs; without it the client's state is
-// ignored. apply's error refuses the request (400). Resuming runs do not
-// take the client's state: the paused run's is kept. S must be the
+// ignored. apply's error refuses the request (400). With a checkpointer,
+// the request that answers calls of the application's tools brings the
+// state those tools changed: the run that resumes the thread applies it
+// with the answers (the waiting ToolsNode does, as it adds them), so the
+// run goes on from it. A run that resumes other interrupts (a question)
+// keeps the paused run's state, as does one whose thread waits for the
+// application's tools and for something else at once. S must be the
 // handler's state type.
 func WithState[S any](apply func(ctx context.Context, in json.RawMessage, s *S) error) Option {
 	return func(c *config) { c.setState = apply }
@@ -480,7 +485,11 @@ func (r *graphRunner[S, PS]) prepare(ctx context.Context, in *RunInput, modes gr
 	switch {
 	case err == nil && len(snap.Interrupts) > 0:
 		held := *PS(&snap.State).ChatMessages()
-		resume, drop, err := resumeOptions(snap.Interrupts, held, msgs, in.Resume)
+		carry, err := r.pageState(ctx, in, snap)
+		if err != nil {
+			return nil, nil, err
+		}
+		resume, drop, err := resumeOptions(snap.Interrupts, held, msgs, in.Resume, carry)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -633,7 +642,9 @@ func answerOpenCalls(msgs []model.Message, why string) []model.Message {
 // every entry abandons its interrupt (and no tool call waits), which ends
 // the pause instead. A thread the request does not answer fully is an
 // *InputError (409), as is a request that adds other messages to it.
-func resumeOptions(waiting []graph.PendingInterrupt, held, msgs []model.Message, entries []ResumeEntry) (opts []graph.RunOption, drop bool, err error) {
+// carry, when not nil, gets the answers to the application's calls (and
+// the calls) before they are given to the run (see pageState).
+func resumeOptions(waiting []graph.PendingInterrupt, held, msgs []model.Message, entries []ResumeEntry, carry func(map[string]tool.Result, []model.ToolCall)) (opts []graph.RunOption, drop bool, err error) {
 	byCall := map[string]model.Message{}
 	known := map[string]bool{}
 	for i, m := range held {
@@ -661,6 +672,9 @@ func resumeOptions(waiting []graph.PendingInterrupt, held, msgs []model.Message,
 				}
 				results[c.ID] = tool.Result{Content: m.Content, IsError: m.IsError}
 				answered[c.ID] = true
+			}
+			if carry != nil && len(results) > 0 {
+				carry(results, calls)
 			}
 			opts = append(opts, graph.WithResume(in.ID, results))
 			continue
