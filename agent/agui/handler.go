@@ -175,10 +175,11 @@ type runner interface {
 // Each request runs one turn. Without a checkpointer the request's
 // messages are the whole conversation: the graph runs on them afresh. With
 // one, each AG-UI thread is a thread of the checkpointer (ThreadKey: the
-// thread ID, under its owner's name with WithOwner): the messages the thread does not have yet (by ID) are added
-// to it, and a thread that waits is resumed: with the tool messages that
-// answer the calls of the application's tools, and with the resume entries
-// that answer its interrupts.
+// thread ID, under its owner's name with WithOwner): the messages the
+// thread does not have yet (by ID) are added to it, and a thread that
+// waits is resumed: with the tool messages that answer the calls of the
+// application's tools, and with the resume entries that answer its
+// interrupts.
 //
 // The application's tools (RunInput.Tools) are added to the run as
 // declaration-only tools (tool.AddTools): their calls end the run, which
@@ -238,12 +239,12 @@ func InputFrom(ctx context.Context) *RunInput {
 // streams the run's events. A request the handler refuses before the run
 // starts is answered with an HTTP error and a plain-text reason: 405 for a
 // method other than POST, 415 for a body that is not declared
-// application/json (Content-Type missing or another type), 413 for one too
-// large, 400 for malformed input, 409 for input that does not fit the
-// thread (it waits for answers the request does not give), and 401 for
-// one WithOwner's function does not authorize (checked before the body is
-// read). The run ends
-// when the client goes away, or when the stream to it cannot be written.
+// application/json (Content-Type missing or another type), 401 for a
+// request WithOwner's function does not authorize (before the body is
+// read), 413 for a body too large, 400 for malformed input, 409 for input
+// that does not fit the thread (it waits for answers the request does not
+// give). The run ends when the client goes away, or when the stream to it
+// cannot be written.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
