@@ -59,6 +59,6 @@
 // Handler.ServeHTTP); a run that fails after it started ends with
 // RUN_ERROR. What a client is told of errors — a run's, a subagent's, a
 // tool call's — is the kind of failure only, never a stack trace or a
-// path, unless WithErrorText words errors otherwise. A client that goes away, or a stream that can no longer be
-// written, cancels its run.
+// path, unless WithErrorText words errors otherwise. A client that goes
+// away, or a stream that can no longer be written, cancels its run.
 package agui
