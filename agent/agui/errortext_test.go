@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,6 +15,8 @@ import (
 	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/agent/agui"
 	"github.com/trellis-go/trellis/model/scripted"
+	"github.com/trellis-go/trellis/state"
+	"github.com/trellis-go/trellis/state/memory"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -109,4 +112,24 @@ func TestDefaultErrorTextNamesTheKindOnly(t *testing.T) {
 	assert.Equal(t, "RUN_ERROR", last.typ())
 	assert.Equal(t, "cancelled", last.str("code"))
 	assert.Equal(t, "The run was cancelled.", last.str("message"))
+}
+
+// brokenStore is a checkpointer whose reads fail with an error that names
+// a file.
+type brokenStore struct{ state.Saver }
+
+func (brokenStore) Get(context.Context, string, string, string) (state.Tuple, error) {
+	return state.Tuple{}, errors.New("dial unix /var/run/postgresql/.s.PGSQL.5432: connect: no such file or directory")
+}
+
+// A run that cannot start because the checkpointer fails is refused with
+// 500 and the kind of failure, not the store's error.
+func TestFailedStartHidesTheStoresError(t *testing.T) {
+	h := handler(t, scripted.New(scripted.Reply("never")), []agent.Option{agent.WithCheckpointer(brokenStore{memory.New()})})
+	resp := post(t, h, input("t1", "r1", userMsg("u1", "hi")))
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusInternalServerError, resp.StatusCode)
+	assert.NotContains(t, string(body), "/var/run")
+	assert.Contains(t, string(body), "could not start")
 }
