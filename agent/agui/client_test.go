@@ -128,7 +128,8 @@ func TestRemoteAgentQuestion(t *testing.T) {
 // Failures come back as error results that say what happened: the agent's
 // error, a refused request, a server that is gone.
 func TestRemoteAgentFailures(t *testing.T) {
-	c := serve(t, handler(t, scripted.New(scripted.Fail(errors.New("model down"))), nil))
+	c := serve(t, handler(t, scripted.New(scripted.Fail(errors.New("model down"))), nil,
+		agui.WithErrorText(func(err error) string { return err.Error() })))
 	tl, err := c.Tool("broken", "Fails.")
 	require.NoError(t, err)
 	res := call(t, tl, `{"task":"anything"}`)

@@ -74,24 +74,48 @@ func toModel(in []Message) ([]model.Message, error) {
 
 // reasoningPart converts a reasoning message back into the reasoning part
 // it was made from: its text, and the signature or redacted data in its
-// encrypted value. Reasoning without them is left out: a provider takes
-// back only the reasoning it signed.
+// encrypted value (see decodeEncryptedValue). Reasoning without them is
+// left out: a provider takes back only the reasoning it signed.
 func reasoningPart(m Message) (model.Part, bool) {
-	if m.EncryptedValue == "" {
+	kind, data, ok := decodeEncryptedValue(m.EncryptedValue, m.EncryptedValueType)
+	if !ok {
 		return model.Part{}, false
 	}
-	data, err := base64.StdEncoding.DecodeString(m.EncryptedValue)
-	if err != nil {
-		return model.Part{}, false
-	}
-	text, _ := textContent(m.Content, false)
-	switch m.EncryptedValueType {
-	case ReasoningSignature:
-		return model.ReasoningPart(text, data), true
-	case RedactedReasoning:
+	if kind == RedactedReasoning {
 		return model.RedactedReasoningPart(data), true
 	}
-	return model.Part{}, false
+	text, _ := textContent(m.Content, false)
+	return model.ReasoningPart(text, data), true
+}
+
+// encryptedValue is the encryptedValue of a reasoning message: what its
+// bytes are (ReasoningSignature or RedactedReasoning), a colon, and the
+// bytes in base64. The kind travels inside the value because the value
+// is the only member of a reasoning message that the protocol defines
+// for it: clients that check messages against the protocol's schema (the
+// protocol's JavaScript client does) drop members it does not define.
+func encryptedValue(kind string, data []byte) string {
+	return kind + ":" + base64.StdEncoding.EncodeToString(data)
+}
+
+// decodeEncryptedValue reads an encryptedValue (see encryptedValue). A
+// value without a kind of its own is read as handlers before this form
+// sent it, plain base64 with the kind in legacyType (encryptedValueType).
+// Values of other forms, other kinds (another producer's), or text that
+// is not base64 of some bytes are not Trellis reasoning: ok is false.
+func decodeEncryptedValue(value, legacyType string) (kind string, data []byte, ok bool) {
+	kind, b64, found := strings.Cut(value, ":")
+	if !found {
+		kind, b64 = legacyType, value
+	}
+	if kind != ReasoningSignature && kind != RedactedReasoning || b64 == "" {
+		return "", nil, false
+	}
+	data, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil || len(data) == 0 {
+		return "", nil, false // base64 skips line breaks: "\n" holds nothing
+	}
+	return kind, data, true
 }
 
 // withError adds to a failed call's result the error the client gave
@@ -219,11 +243,11 @@ func reasoningMessages(id string, parts []model.Part) []Message {
 		r := Message{ID: id + ":reasoning:" + strconv.Itoa(k), Role: "reasoning", Content: jsonString(p.Text)}
 		k++
 		if len(p.Data) > 0 {
-			r.EncryptedValue = base64.StdEncoding.EncodeToString(p.Data)
-			r.EncryptedValueType = ReasoningSignature
+			kind := ReasoningSignature
 			if p.Type == model.PartRedactedReasoning {
-				r.EncryptedValueType = RedactedReasoning
+				kind = RedactedReasoning
 			}
+			r.EncryptedValue = encryptedValue(kind, p.Data)
 		}
 		out = append(out, r)
 	}

@@ -14,7 +14,7 @@
 //     reasoning messages, and their tool calls with the arguments as they
 //     stream;
 //   - TOOL_CALL_RESULT for each call the agent runs, with the result's
-//     status, title and Details in its metadata;
+//     status, title and (when it succeeded) Details in its metadata;
 //   - CUSTOM events for the progress of running calls (ToolProgressEvent)
 //     and for what nodes emit themselves (graph.EmitCustom);
 //   - STATE_SNAPSHOT of what the application shows of the state, with
@@ -39,9 +39,16 @@
 // Without a checkpointer each request's messages are the whole
 // conversation (reasoning included, through the signatures of reasoning
 // messages), and the agent's questions are answered through their calls;
-// other pauses need a checkpointer. With one, each AG-UI thread is a checkpointer thread
-// (ThreadPrefix + threadId) that outlives the process: the handler adds
-// the messages the thread lacks, and resumes a thread that waits.
+// other pauses need a checkpointer. With one, each AG-UI thread is a
+// checkpointer thread (ThreadKey) that outlives the process: the handler
+// adds the messages the thread lacks, and resumes a thread that waits.
+//
+// The handler does not authenticate. Authentication goes in front of it
+// (a middleware), and WithOwner tells the handler whose request it
+// serves: each thread is then its owner's, under a key that holds the
+// owner's name, so that a thread ID sent by someone else names a thread
+// of theirs and nothing of the first is read or continued, in this
+// process or another.
 //
 // The client side runs agents served over AG-UI: Client.Run streams a
 // run's events, and Client.Tool makes a remote agent a tool that a
@@ -50,6 +57,8 @@
 // Requests the handler cannot run are refused before the stream starts,
 // with an HTTP status and a message naming the problem (see
 // Handler.ServeHTTP); a run that fails after it started ends with
-// RUN_ERROR. A client that goes away, or a stream that can no longer be
-// written, cancels its run.
+// RUN_ERROR. What a client is told of errors — a run's, a subagent's, a
+// tool call's — is the kind of failure only, never a stack trace or a
+// path, unless WithErrorText words errors otherwise. A client that goes
+// away, or a stream that can no longer be written, cancels its run.
 package agui

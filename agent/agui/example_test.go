@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -112,4 +113,80 @@ func ExampleClient_Tool() {
 	fmt.Println(answer)
 	srv.Client().CloseIdleConnections()
 	// Output: Lyon is sunny today.
+}
+
+// userKey is the context key under which the authentication middleware
+// leaves the request's user.
+type userKey struct{}
+
+// authenticate is the application's authentication in front of the
+// handler: it accepts a request whose bearer token it knows, and puts the
+// token's user in the request's context. tokens stands for the
+// application's own check (a session store, an identity provider, a
+// signed token's verification).
+func authenticate(tokens map[string]string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		user, known := tokens[token]
+		if !ok || !known {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, user)))
+	})
+}
+
+// Authentication goes in front of the handler; WithOwner tells the handler
+// whose request it serves, which scopes each thread to its owner and is
+// in the run's context for tools (OwnerFrom).
+func ExampleWithOwner() {
+	whoami := tool.MustFunc("whoami", "Names the user.", func(ctx context.Context, _ struct{}) (string, error) {
+		return agui.OwnerFrom(ctx), nil
+	})
+	m := scripted.New(scripted.CallTools(scripted.CallWithID("c1", "whoami", `{}`)), scripted.Reply("Hello."))
+	g, err := agent.NewReAct(m, agent.WithTools(whoami))
+	if err != nil {
+		panic(err)
+	}
+	h, err := agui.NewHandler(g, agui.WithOwner(func(r *http.Request) (string, error) {
+		user, ok := r.Context().Value(userKey{}).(string)
+		if !ok {
+			return "", errors.New("no authenticated user")
+		}
+		return user, nil
+	}))
+	if err != nil {
+		panic(err)
+	}
+	srv := httptest.NewServer(authenticate(map[string]string{"s3cret": "ada"}, h))
+	defer srv.Close()
+	defer srv.Client().CloseIdleConnections()
+
+	body := `{"threadId":"t1","runId":"r1","messages":[{"id":"u1","role":"user","content":"Who am I?"}]}`
+	for _, token := range []string{"wrong", "s3cret"} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(resp.Status)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			var ev struct {
+				Type    string `json:"type"`
+				Content string `json:"content"`
+			}
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && json.Unmarshal([]byte(data), &ev) == nil && ev.Type == "TOOL_CALL_RESULT" {
+				fmt.Println("whoami:", ev.Content)
+			}
+		}
+		resp.Body.Close()
+	}
+	// Output:
+	// 401 Unauthorized
+	// 200 OK
+	// whoami: ada
 }

@@ -18,6 +18,7 @@ func FuzzDecodeInput(f *testing.F) {
 	f.Add([]byte(`{"threadId":"t","runId":"r","messages":[{"id":"a","role":"assistant","content":"x","toolCalls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{\"a\":1"}}]},{"id":"u","role":"user","content":"next"}]}`))
 	f.Add([]byte(`{"threadId":"t","runId":"r","messages":[{"id":"u","role":"user","content":[{"type":"image","source":{"type":"data","value":"AAAA","mimeType":"image/png"}},{"type":"document","source":{"type":"data","value":"aGk=","mimeType":"text/plain"}}]},{"id":"t1","role":"tool","toolCallId":"c","content":[{"type":"text","text":"r"}],"error":"e"}],"tools":[{"name":"x","description":"d","parameters":{"type":"object"}}],"resume":[{"interruptId":"i","status":"resolved","payload":{"a":[1]}}]}`))
 	f.Add([]byte(`{"threadId":"t","runId":"r","messages":[{"id":"x","role":"reasoning","content":"hm","encryptedValue":"c2ln","encryptedValueType":"trellis.reasoning.signature"},{"id":"a","role":"assistant","content":"ok"}]}`))
+	f.Add([]byte(`{"threadId":"t","runId":"r","messages":[{"id":"x","role":"reasoning","content":"hm","encryptedValue":"trellis.reasoning.redacted:RU5D"},{"id":"a","role":"assistant","content":"ok"}]}`))
 	f.Add([]byte(`{"threadId":"t","runId":"r","messages":null}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -64,6 +65,37 @@ func FuzzDecodeInput(f *testing.F) {
 }
 
 func jsonValid(b []byte) bool { return json.Valid(b) }
+
+// FuzzEncryptedValue reads arbitrary encrypted values of reasoning
+// messages, which clients send back: nothing panics, what is read is of a
+// Trellis kind, and a value read reads the same once written again; and
+// any bytes written as either kind read back as they were.
+func FuzzEncryptedValue(f *testing.F) {
+	f.Add("trellis.reasoning.signature:c2lnLTE=", "", []byte("sig"))
+	f.Add("c2lnLTE=", "trellis.reasoning.redacted", []byte{0, 1, 2})
+	f.Add("acme:c2ln", "trellis.reasoning.signature", []byte{})
+	f.Add("trellis.reasoning.signature:", "", []byte(":"))
+	f.Fuzz(func(t *testing.T, value, legacy string, data []byte) {
+		if kind, got, ok := decodeEncryptedValue(value, legacy); ok {
+			if kind != ReasoningSignature && kind != RedactedReasoning {
+				t.Fatalf("read kind %q", kind)
+			}
+			again, back, ok := decodeEncryptedValue(encryptedValue(kind, got), "")
+			if !ok || again != kind || !bytes.Equal(back, got) {
+				t.Fatalf("%q read as %q %x, written again reads %v %q %x", value, kind, got, ok, again, back)
+			}
+		}
+		if len(data) == 0 {
+			return // reasoning without bytes has no encrypted value
+		}
+		for _, kind := range []string{ReasoningSignature, RedactedReasoning} {
+			again, back, ok := decodeEncryptedValue(encryptedValue(kind, data), legacy)
+			if !ok || again != kind || !bytes.Equal(back, data) {
+				t.Fatalf("%s %x reads back as %v %q %x", kind, data, ok, again, back)
+			}
+		}
+	})
+}
 
 // FuzzReadEvents feeds arbitrary streams to the client's SSE decoder:
 // nothing panics, and every event it yields has a type and its raw JSON.

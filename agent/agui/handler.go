@@ -21,8 +21,10 @@ import (
 	"github.com/trellis-go/trellis/tool"
 )
 
-// ThreadPrefix prefixes the checkpointer thread of an AG-UI thread: the
-// conversation of threadId "t1" is thread "agui:t1".
+// ThreadPrefix prefixes the checkpointer thread of an AG-UI thread served
+// by a handler without owners: the conversation of threadId "t1" is
+// thread "agui:t1". With WithOwner, threads are the owner's
+// (OwnedThreadPrefix, ThreadKey).
 const ThreadPrefix = "agui:"
 
 // DefaultMaxRequestBytes is the largest request body a handler reads
@@ -47,6 +49,7 @@ type config struct {
 	problems  []string
 	setState  any // func(context.Context, json.RawMessage, *S) error
 	viewState any // func(S) any
+	owner     func(*http.Request) (string, error)
 }
 
 // WithRunOptions adds options to every run: a logger, a step limit, a
@@ -80,9 +83,18 @@ func WithKeepAlive(d time.Duration) Option {
 	}
 }
 
-// WithErrorText sets how a failed run's error is told to the client in
-// RUN_ERROR (by default its Error text, which may name internals: tools,
-// models, files).
+// WithErrorText sets how errors are told to the client: a failed run's in
+// RUN_ERROR's message, a failed subagent's in SUBAGENT_ERROR's, a failed
+// tool call's (tool.Result.Err) in the "error" member of its
+// TOOL_CALL_RESULT metadata, and that of a request the handler could not
+// start (500). By default the client is told only the kind of failure, in
+// a sentence that matches RUN_ERROR's code, and nothing of the error's
+// text, which may hold a stack trace, file paths, or the names of
+// internals; a failed call's metadata then has its status and error code
+// only. fn must not return such things either: for development,
+// func(err error) string { return err.Error() } tells all. Whatever fn
+// says, a failed call's Details (where a panic's stack is kept) are not
+// sent.
 func WithErrorText(fn func(err error) string) Option {
 	return func(c *config) { c.errorText = fn }
 }
@@ -105,8 +117,13 @@ func WithInterrupts(describe func(graph.PendingInterrupt) Interrupt) Option {
 
 // WithState sets how the client's state (RunInput.State) is applied to the
 // graph state before a new turn runs; without it the client's state is
-// ignored. apply's error refuses the request (400). Resuming runs do not
-// take the client's state: the paused run's is kept. S must be the
+// ignored. apply's error refuses the request (400). With a checkpointer,
+// the request that answers calls of the application's tools brings the
+// state those tools changed: the run that resumes the thread applies it
+// with the answers (the waiting ToolsNode does, as it adds them), so the
+// run goes on from it. A run that resumes other interrupts (a question)
+// keeps the paused run's state, as does one whose thread waits for the
+// application's tools and for something else at once. S must be the
 // handler's state type.
 func WithState[S any](apply func(ctx context.Context, in json.RawMessage, s *S) error) Option {
 	return func(c *config) { c.setState = apply }
@@ -157,11 +174,12 @@ type runner interface {
 //
 // Each request runs one turn. Without a checkpointer the request's
 // messages are the whole conversation: the graph runs on them afresh. With
-// one, each AG-UI thread is a thread of the checkpointer (ThreadPrefix +
-// threadId): the messages the thread does not have yet (by ID) are added
-// to it, and a thread that waits is resumed: with the tool messages that
-// answer the calls of the application's tools, and with the resume entries
-// that answer its interrupts.
+// one, each AG-UI thread is a thread of the checkpointer (ThreadKey: the
+// thread ID, under its owner's name with WithOwner): the messages the
+// thread does not have yet (by ID) are added to it, and a thread that
+// waits is resumed: with the tool messages that answer the calls of the
+// application's tools, and with the resume entries that answer its
+// interrupts.
 //
 // The application's tools (RunInput.Tools) are added to the run as
 // declaration-only tools (tool.AddTools): their calls end the run, which
@@ -196,9 +214,6 @@ func NewHandler[S any, PS nodes.ChatState[S]](g *graph.Graph[S], opts ...Option)
 	if len(cfg.problems) > 0 {
 		return nil, fmt.Errorf("agui: NewHandler: %s", strings.Join(cfg.problems, "; "))
 	}
-	if cfg.errorText == nil {
-		cfg.errorText = func(err error) string { return err.Error() }
-	}
 	if cfg.interrupt == nil {
 		cfg.interrupt = describeInterrupt
 	}
@@ -223,21 +238,26 @@ func InputFrom(ctx context.Context) *RunInput {
 // ServeHTTP runs the agent for the RunAgentInput in the request's body and
 // streams the run's events. A request the handler refuses before the run
 // starts is answered with an HTTP error and a plain-text reason: 405 for a
-// method other than POST, 415 for a body that is not JSON, 413 for one too
-// large, 400 for malformed input, 409 for input that does not fit the
-// thread (it waits for answers the request does not give). The run ends
-// when the client goes away, or when the stream to it cannot be written.
+// method other than POST, 415 for a body that is not declared
+// application/json (Content-Type missing or another type), 401 for a
+// request WithOwner's function does not authorize (before the body is
+// read), 413 for a body too large, 400 for malformed input, 409 for input
+// that does not fit the thread (it waits for answers the request does not
+// give). The run ends when the client goes away, or when the stream to it
+// cannot be written.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "agui: runs are started with POST", http.StatusMethodNotAllowed)
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			http.Error(w, fmt.Sprintf("agui: the body must be application/json, not %q", ct), http.StatusUnsupportedMediaType)
-			return
-		}
+	if err := checkContentType(r); err != nil {
+		http.Error(w, err.Error(), http.StatusUnsupportedMediaType)
+		return
+	}
+	r, ok := h.authorize(w, r)
+	if !ok {
+		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.maxBody))
 	if err != nil {
@@ -250,7 +270,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	in, err := DecodeInput(body)
 	if err != nil {
-		refuse(w, err)
+		h.refuse(w, err)
 		return
 	}
 	// The run stops when the client goes away, and when the stream to it
@@ -260,13 +280,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx = context.WithValue(ctx, inputKey{}, in)
 	ctx, err = withClientTools(ctx, in)
 	if err != nil {
-		refuse(w, err)
+		h.refuse(w, err)
 		return
 	}
 	modes := graph.ModeEvents | graph.ModeMessages | graph.ModeValues | graph.ModeCustom
 	seq, held, err := h.runner.prepare(ctx, in, modes)
 	if err != nil {
-		refuse(w, err)
+		h.refuse(w, err)
 		return
 	}
 
@@ -281,13 +301,31 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t.run(seq)
 }
 
-// refuse answers a request the handler will not run.
-func refuse(w http.ResponseWriter, err error) {
+// checkContentType refuses a body that does not say it is JSON: a request
+// without Content-Type, or with another type. A browser sends a form or
+// plain text to another origin without asking it first (no CORS
+// preflight), but not JSON; requiring the JSON type keeps a page of
+// another site from starting runs with the user's cookies.
+func checkContentType(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return errors.New("agui: the request has no Content-Type: the body must be application/json")
+	}
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+		return fmt.Errorf("agui: the body must be application/json, not %q", ct)
+	}
+	return nil
+}
+
+// refuse answers a request the handler will not run: an *InputError with
+// its status and message, another error (the checkpointer failed) with
+// 500 and the handler's wording of it (errorText).
+func (h *Handler) refuse(w http.ResponseWriter, err error) {
 	if ie, ok := errors.AsType[*InputError](err); ok {
 		http.Error(w, ie.Error(), ie.Status)
 		return
 	}
-	http.Error(w, "agui: "+err.Error(), http.StatusInternalServerError)
+	http.Error(w, "agui: the run could not start: "+h.errorText(err), http.StatusInternalServerError)
 }
 
 // withClientTools returns ctx with the application's tools, as
@@ -443,12 +481,16 @@ func (r *graphRunner[S, PS]) prepare(ctx context.Context, in *RunInput, modes gr
 		}
 		return r.g.Stream(ctx, s, opts...), slices.Clip(*held), nil
 	}
-	thread := ThreadPrefix + in.ThreadID
+	thread := ThreadKey(OwnerFrom(ctx), in.ThreadID)
 	snap, err := r.g.GetState(ctx, thread)
 	switch {
 	case err == nil && len(snap.Interrupts) > 0:
 		held := *PS(&snap.State).ChatMessages()
-		resume, drop, err := resumeOptions(snap.Interrupts, held, msgs, in.Resume)
+		carry, err := r.pageState(ctx, in, snap)
+		if err != nil {
+			return nil, nil, err
+		}
+		resume, drop, err := resumeOptions(snap.Interrupts, held, msgs, in.Resume, carry)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -607,7 +649,9 @@ func answerOpenCalls(msgs []model.Message, why string) []model.Message {
 // every entry abandons its interrupt (and no tool call waits), which ends
 // the pause instead. A thread the request does not answer fully is an
 // *InputError (409), as is a request that adds other messages to it.
-func resumeOptions(waiting []graph.PendingInterrupt, held, msgs []model.Message, entries []ResumeEntry) (opts []graph.RunOption, drop bool, err error) {
+// carry, when not nil, gets the answers to the application's calls (and
+// the calls) before they are given to the run (see pageState).
+func resumeOptions(waiting []graph.PendingInterrupt, held, msgs []model.Message, entries []ResumeEntry, carry func(map[string]tool.Result, []model.ToolCall)) (opts []graph.RunOption, drop bool, err error) {
 	byCall := map[string]model.Message{}
 	known := map[string]bool{}
 	for i, m := range held {
@@ -635,6 +679,9 @@ func resumeOptions(waiting []graph.PendingInterrupt, held, msgs []model.Message,
 				}
 				results[c.ID] = tool.Result{Content: m.Content, IsError: m.IsError}
 				answered[c.ID] = true
+			}
+			if carry != nil && len(results) > 0 {
+				carry(results, calls)
 			}
 			opts = append(opts, graph.WithResume(in.ID, results))
 			continue

@@ -316,21 +316,24 @@ func TestInterruptAndResume(t *testing.T) {
 	assert.Equal(t, "u3", msgs[7].ID)
 }
 
-// A failing run ends with RUN_ERROR carrying the error's text and a code,
-// after RUN_STARTED; nothing follows it.
+// A failing run ends with RUN_ERROR carrying a code and a message, after
+// RUN_STARTED; nothing follows it. By default the message tells the kind
+// of failure and nothing of the error's text (which may name files);
+// WithErrorText words it.
 func TestRunErrorReported(t *testing.T) {
-	m := scripted.New(scripted.Fail(errors.New("provider exploded")))
+	m := scripted.New(scripted.Fail(errors.New("provider exploded reading /etc/x")))
 	h := handler(t, m, nil)
 	evs := run(t, h, input("t1", "r1", userMsg("u1", "hi")))
 	last := evs[len(evs)-1]
 	require.Equal(t, "RUN_ERROR", last.typ())
-	assert.Contains(t, last.str("message"), "provider exploded")
+	assert.Equal(t, "The agent failed.", last.str("message"))
 	assert.Equal(t, "agent_error", last.str("code"))
 
-	hidden := handler(t, scripted.New(scripted.Fail(errors.New("secret path /etc/x"))), nil,
-		agui.WithErrorText(func(error) string { return "the agent failed" }))
-	evs = run(t, hidden, input("t1", "r1", userMsg("u1", "hi")))
-	assert.Equal(t, "the agent failed", evs[len(evs)-1].str("message"))
+	told := handler(t, scripted.New(scripted.Fail(errors.New("provider exploded"))), nil,
+		agui.WithErrorText(func(err error) string { return "sorry: " + err.Error() }))
+	evs = run(t, told, input("t1", "r1", userMsg("u1", "hi")))
+	assert.Contains(t, evs[len(evs)-1].str("message"), "sorry: ")
+	assert.Contains(t, evs[len(evs)-1].str("message"), "provider exploded")
 }
 
 // Requests the handler cannot run are refused before any stream, with a
@@ -374,11 +377,37 @@ func TestBadRequestsRefused(t *testing.T) {
 	assert.Equal(t, http.StatusMethodNotAllowed, rec.Code)
 	assert.Equal(t, "POST", rec.Header().Get("Allow"))
 
-	req = httptest.NewRequest(http.MethodPost, "/agent", strings.NewReader(`{}`))
-	req.Header.Set("Content-Type", "text/plain")
-	rec = httptest.NewRecorder()
+}
+
+// A body must be declared JSON: a request without Content-Type, or with
+// another type (what a page of another site can send without the
+// browser asking the server first), is refused with 415 and runs nothing.
+func TestBodyNotDeclaredJSONIsRefused(t *testing.T) {
+	ran := false
+	m := scripted.New(scripted.Func(func(*model.Request) (*model.Response, error) {
+		ran = true
+		return &model.Response{Message: model.Assistant("ok")}, nil
+	}))
+	h := handler(t, m, nil)
+	body := `{"threadId":"t","runId":"r","messages":[{"id":"u1","role":"user","content":"hi"}]}`
+	for _, ct := range []string{"", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/jsonx"} {
+		req := httptest.NewRequest(http.MethodPost, "/agent", strings.NewReader(body))
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		assert.Equal(t, http.StatusUnsupportedMediaType, rec.Code, "Content-Type %q", ct)
+		assert.Contains(t, rec.Body.String(), "application/json", "Content-Type %q", ct)
+	}
+	assert.False(t, ran, "no run started")
+
+	req := httptest.NewRequest(http.MethodPost, "/agent", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
-	assert.Equal(t, http.StatusUnsupportedMediaType, rec.Code)
+	assert.Equal(t, http.StatusOK, rec.Code)
+	assert.True(t, ran)
 }
 
 // Members and roles the handler does not know are left out, as the

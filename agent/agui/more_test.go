@@ -2,6 +2,7 @@ package agui_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -225,7 +226,7 @@ func TestStatelessInterruptNeedsCheckpointer(t *testing.T) {
 	last := evs[len(evs)-1]
 	require.Equal(t, "RUN_ERROR", last.typ())
 	assert.Equal(t, "needs_checkpointer", last.str("code"))
-	assert.Contains(t, last.str("message"), `node "approve"`)
+	assert.Contains(t, last.str("message"), "checkpointer")
 }
 
 // The progress a running tool reports, and the events nodes emit for the
@@ -290,8 +291,9 @@ func TestReasoningRoundTripStateless(t *testing.T) {
 	snap := snapshot(t, evs)
 	require.Len(t, snap, 4)
 	assert.Equal(t, "reasoning", snap[1].Role)
-	assert.Equal(t, agui.ReasoningSignature, snap[1].EncryptedValueType)
-	assert.Equal(t, agui.RedactedReasoning, snap[2].EncryptedValueType)
+	assert.Equal(t, agui.ReasoningSignature+":"+base64.StdEncoding.EncodeToString([]byte("sig-1")), snap[1].EncryptedValue)
+	assert.Equal(t, agui.RedactedReasoning+":"+base64.StdEncoding.EncodeToString([]byte("ENC")), snap[2].EncryptedValue)
+	assert.Empty(t, snap[1].EncryptedValueType, "the kind travels inside encryptedValue")
 	assert.Equal(t, snap[3].ID+":reasoning:0", snap[1].ID, "the IDs its stream had")
 
 	next := input("t1", "r2", append(asInput(snap), map[string]any{"id": "r1", "role": "tool", "toolCallId": "c1", "content": "Friday"})...)

@@ -3,7 +3,6 @@ package agui
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -241,23 +240,10 @@ func (t *translator) run(seq iter.Seq2[graph.Event, error]) {
 	t.send("RUN_FINISHED", finished...)
 }
 
-// fail ends the run with RUN_ERROR.
+// fail ends the run with RUN_ERROR: the kind of failure (errorCode),
+// told as the handler tells errors (errorText).
 func (t *translator) fail(err error) {
-	code := "agent_error"
-	var hop *nodes.HopLimitError
-	switch {
-	case errors.As(err, &hop):
-		code = "hop_limit"
-	case errors.Is(err, context.Canceled):
-		code = "cancelled"
-	case errors.Is(err, context.DeadlineExceeded):
-		code = "timeout"
-	case errors.Is(err, graph.ErrThreadBusy):
-		code = "thread_busy"
-	case errors.Is(err, ErrNeedsCheckpointer):
-		code = "needs_checkpointer"
-	}
-	kv := []any{"message", t.h.cfg.errorText(err), "code", code}
+	kv := []any{"message", t.h.errorText(err), "code", errorCode(err)}
 	if u := t.usageEntries(); len(u) > 0 {
 		kv = append(kv, "usage", u)
 	}
@@ -345,7 +331,7 @@ func (t *translator) event(ev graph.Event) {
 			t.endSubagent(child, e.Result)
 		}
 		if !paused {
-			t.toolResult(sc, e.Call, nodes.ToolMessageID(e.Call.ID), e.Result.Content, resultMetadata(e))
+			t.toolResult(sc, e.Call, nodes.ToolMessageID(e.Call.ID), e.Result.Content, t.h.resultMetadata(e))
 		}
 	case nodes.KindToolUpdate:
 		// Progress of a running call (tool.ReportProgress, a streaming
@@ -441,8 +427,12 @@ func (t *translator) raisedIn(path []string) *scope {
 // failed.
 func (t *translator) endSubagent(sc *scope, res tool.Result) {
 	if res.IsError {
+		cause := res.Err
+		if cause == nil {
+			cause = errors.New(cmp.Or(strings.TrimSpace(res.Text()), "the agent failed"))
+		}
 		t.closeSubagent(sc, func() {
-			t.send("SUBAGENT_ERROR", "subagentRunId", sc.id, "message", cmp.Or(strings.TrimSpace(res.Text()), "the agent failed"))
+			t.send("SUBAGENT_ERROR", "subagentRunId", sc.id, "message", t.h.errorText(cause))
 		}, nil)
 		return
 	}
@@ -653,28 +643,10 @@ func (t *translator) toolResult(sc *scope, call model.ToolCall, msgID string, co
 	t.emit(sc, "TOOL_CALL_RESULT", kv...)
 }
 
-// resultMetadata is what a tool result's event carries besides the
-// content the model saw, for interfaces that render results: the call's
-// status, error code and duration, the tool's title, and the result's
-// Details (structured data no model sees, such as a plan's items), when
-// they encode as JSON.
-func resultMetadata(e executor.Event) map[string]any {
-	meta := map[string]any{"status": string(e.Result.Status)}
-	if e.Result.ErrorCode != "" {
-		meta["errorCode"] = e.Result.ErrorCode
-	}
-	if e.Title != "" {
-		meta["title"] = e.Title
-	}
-	if e.Duration > 0 {
-		meta["durationMs"] = e.Duration.Milliseconds()
-	}
-	if e.Result.Details != nil {
-		if b, err := json.Marshal(e.Result.Details); err == nil && string(b) != "null" {
-			meta["details"] = json.RawMessage(b)
-		}
-	}
-	return meta
+// marshalDetails encodes a result's Details for its event's metadata.
+func marshalDetails(v any) (json.RawMessage, error) {
+	b, err := json.Marshal(v)
+	return json.RawMessage(b), err
 }
 
 // startCall sends the whole triad of a call that has not been streamed.

@@ -162,6 +162,6 @@ func TestSubagentErrorEndsInvocation(t *testing.T) {
 	errs := ofType(evs, "SUBAGENT_ERROR")
 	require.Len(t, errs, 1)
 	assert.Equal(t, "h1", errs[0].str("subagentRunId"))
-	assert.Contains(t, errs[0].str("message"), "script exhausted")
+	assert.Equal(t, "The agent failed.", errs[0].str("message"), "the error's text is not told by default")
 	assert.Equal(t, map[string]any{"type": "success"}, outcome(t, evs))
 }

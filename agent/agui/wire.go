@@ -60,16 +60,22 @@ type Message struct {
 	// Error is, on a tool message, what went wrong with the call.
 	Error string `json:"error,omitempty"`
 	// EncryptedValue is what only the model can read, carried for it: on a
-	// reasoning message, the provider's signature of the reasoning, or the
-	// reasoning itself when the provider redacted it (base64).
+	// reasoning message a handler sends, the provider's signature of the
+	// reasoning, or the reasoning itself when the provider redacted it,
+	// as the kind (ReasoningSignature or RedactedReasoning), a colon, and
+	// the bytes in base64. The kind is inside the value, a member the
+	// protocol defines, so that clients that keep only those (the
+	// protocol's JavaScript client) keep it.
 	EncryptedValue string `json:"encryptedValue,omitempty"`
-	// EncryptedValueType says what EncryptedValue holds
-	// (ReasoningSignature or RedactedReasoning).
+	// EncryptedValueType is read, not sent: handlers of earlier versions
+	// sent the kind of EncryptedValue here, with the value in plain
+	// base64, and messages kept from them still come back so.
 	EncryptedValueType string `json:"encryptedValueType,omitempty"`
 }
 
-// The EncryptedValueType of the reasoning messages a handler sends: a
-// reasoning part's signature, or a redacted reasoning part's data.
+// The kinds of the encrypted values of the reasoning messages a handler
+// sends (Message.EncryptedValue): a reasoning part's signature, or a
+// redacted reasoning part's data.
 const (
 	ReasoningSignature = "trellis.reasoning.signature"
 	RedactedReasoning  = "trellis.reasoning.redacted"
