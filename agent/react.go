@@ -339,6 +339,13 @@ func (e *PausedError) Is(target error) bool { return target == ErrPaused }
 // resumed. Nor is one whose conversation ends with tool calls no tool
 // message answers (its last run failed between them): the error matches
 // ErrUnansweredCalls and names the calls.
+//
+// Turns on one thread take turns: a turn sent while another is in
+// progress on the thread, or that another overtook between reading the
+// thread and starting (in this process or, through the store, another),
+// fails with an error matching graph.ErrThreadBusy and leaves the thread as
+// it was, its message not added; every turn that succeeds is in the
+// thread's history. Retry a refused turn, or queue turns per thread.
 func Continue[S any, PS nodes.ChatState[S]](ctx context.Context, g *graph.Graph[S], thread, text string, opts ...graph.RunOption) (S, error) {
 	var s S
 	switch {
@@ -355,6 +362,8 @@ func Continue[S any, PS nodes.ChatState[S]](ctx context.Context, g *graph.Graph[
 		}
 		s = snap.State
 	case errors.Is(err, state.ErrNotFound):
+		// snap.CheckpointID is "": the turn starts the thread, if no
+		// other does first.
 	default:
 		return s, err
 	}
@@ -364,7 +373,9 @@ func Continue[S any, PS nodes.ChatState[S]](ctx context.Context, g *graph.Graph[
 			thread, ErrUnansweredCalls, strings.Join(open, ", "))
 	}
 	*msgs = append(*msgs, model.User(text))
-	return g.Invoke(ctx, s, append(opts, graph.WithThread(thread))...)
+	// The turn continues the checkpoint it was read at, or fails: a turn
+	// that another one overtook would erase it.
+	return g.Invoke(ctx, s, append(slices.Clip(opts), graph.WithThread(thread), graph.IfLatest(snap.CheckpointID))...)
 }
 
 // ErrUnansweredCalls reports a thread whose conversation ends with tool

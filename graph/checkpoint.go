@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"time"
 
@@ -95,6 +96,9 @@ type checkpointer[S any] struct {
 	// another process that wrote to the thread meanwhile is not hidden.
 	head      string
 	headKnown bool
+	// syncNext makes the next put store at once even with async writes:
+	// set for a run's first write, which nothing is queued before.
+	syncNext bool
 
 	// Async writes.
 	queue chan func() error
@@ -164,6 +168,37 @@ func (c *checkpointer[S]) followLatest(ctx context.Context) (branch string, err 
 	}
 	c.sawHead("")
 	return "", nil
+}
+
+// checkLatest returns nil if the thread's latest checkpoint in c's
+// namespace, as c last read it (read now if c never did), is want (none,
+// when empty); otherwise an error matching ErrThreadBusy and
+// state.ErrNotLatest that names both (IfLatest).
+func (c *checkpointer[S]) checkLatest(ctx context.Context, want string) error {
+	if !c.headKnown {
+		tup, err := c.saver.Get(ctx, c.thread, c.ns, "")
+		switch {
+		case err == nil:
+			c.sawHead(tup.Checkpoint.ID)
+		case errors.Is(err, state.ErrNotFound):
+			c.sawHead("")
+		default:
+			return fmt.Errorf("graph: thread %q: reading the latest checkpoint: %w", c.thread, err)
+		}
+	}
+	if c.head == want {
+		return nil
+	}
+	return fmt.Errorf("graph: thread %q: the run was made from the thread as it was at checkpoint %s, but another "+
+		"writer (a run or an UpdateState) has moved it on since: nothing was run or stored: %w (%w)",
+		c.thread, idOrNone(want), ErrThreadBusy, state.NotLatest(c.head, want))
+}
+
+func idOrNone(id string) string {
+	if id == "" {
+		return "none (a new thread)"
+	}
+	return strconv.Quote(id)
 }
 
 // sawHead records id (empty: none) as the thread's latest checkpoint in
@@ -269,6 +304,10 @@ func (c *checkpointer[S]) put(ctx context.Context, id string, step int, source s
 	}
 	expect, known := c.head, c.headKnown
 	c.head = cp.ID
+	if c.syncNext {
+		c.syncNext = false
+		return c.store(context.WithoutCancel(ctx), cp, expect, known)
+	}
 	return c.do(func() error { return c.store(context.WithoutCancel(ctx), cp, expect, known) })
 }
 

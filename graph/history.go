@@ -161,6 +161,11 @@ func (g *Graph[S]) UpdateState(ctx context.Context, thread, asNode string, updat
 	if c.replays(ctx, cfg.from, tup.Checkpoint.ID) {
 		recs = nil // a fork from an earlier checkpoint starts from its state alone
 	}
+	if cfg.hasIfLatest {
+		if err := c.checkLatest(ctx, cfg.ifLatest); err != nil {
+			return "", err
+		}
+	}
 	if err := g.checkJoins(thread, tup.Checkpoint.ID, snap.Joins); err != nil {
 		return "", err
 	}

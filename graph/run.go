@@ -190,6 +190,31 @@ type runConfig struct {
 	durability *Durability
 	logger     *slog.Logger
 	callID     string
+	// ifLatest is the checkpoint IfLatest names, when hasIfLatest.
+	ifLatest    string
+	hasIfLatest bool
+}
+
+// IfLatest makes a run, or an UpdateState, go ahead only if the thread's
+// latest checkpoint is still id: the one the caller read the thread at to
+// make the run's input (Snapshot.CheckpointID of its GetState), or "" for a
+// thread that had none (GetState failed with state.ErrNotFound).
+//
+// A new turn made from a state read earlier would otherwise replace
+// whatever another turn added to the thread since: it would be lost
+// without an error. With IfLatest the run checks the thread's latest
+// checkpoint before any node runs, and stores its first checkpoint only on
+// the same condition, checked and stored at once (state.ConditionalSaver;
+// every store of this module is one). When another writer got there first,
+// the run fails with an error matching ErrThreadBusy and state.ErrNotLatest,
+// and has run no node and stored nothing: the caller may read the thread
+// again and retry. agent.Continue and the AG-UI handler pass it.
+//
+// With Resume (without FromCheckpoint) it makes the resume values answer
+// the interrupts of checkpoint id only. A graph without a checkpointer
+// ignores it.
+func IfLatest(id string) RunOption {
+	return func(c *runConfig) { c.ifLatest, c.hasIfLatest = id, true }
 }
 
 // WithCallID gives the events of a nested run (Graph.Nested) the ID of the
@@ -555,6 +580,11 @@ func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *em
 			if err != nil {
 				return st, err
 			}
+			if cfg.hasIfLatest {
+				if err := r.cp.checkLatest(r.ctx.Context, cfg.ifLatest); err != nil {
+					return st, err
+				}
+			}
 			m.p.branch = branch // a new turn continues the latest checkpoint's branch
 		}
 		st, err = r.begin(*input)
@@ -600,6 +630,10 @@ func (r *run[S]) begin(st S) (S, error) {
 	}
 	r.advance()
 	if r.cp != nil {
+		// A top-level run's input is its first write: stored at once, even
+		// with async writes, so that a run the store refuses (another run
+		// moved the thread on) runs none of its nodes.
+		r.cp.syncNext = !r.nested
 		if err := r.checkpoint(-1, "input", &st, nil); err != nil {
 			return st, err
 		}
@@ -630,6 +664,11 @@ func (r *run[S]) restore(cfg *runConfig, nested bool) (S, error) {
 		return zero, err
 	}
 	replay := r.cp.replays(r.ctx.Context, cfg.from, tup.Checkpoint.ID)
+	if cfg.hasIfLatest && !nested {
+		if err := r.cp.checkLatest(r.ctx.Context, cfg.ifLatest); err != nil {
+			return zero, err
+		}
+	}
 	pending := pendingInterrupts(snap, recs)
 	if !nested {
 		if err := r.acceptResume(cfg, pending); err != nil {
@@ -655,6 +694,7 @@ func (r *run[S]) restore(cfg *runConfig, nested bool) (S, error) {
 			t.ID = checkpointTaskID(id, i)
 			fork.Tasks[i] = t
 		}
+		r.cp.syncNext = !nested // the run's first write, as begin's input
 		if err := r.cp.put(r.ctx.Context, id, tup.Checkpoint.Step, "fork", &fork); err != nil {
 			return zero, err
 		}

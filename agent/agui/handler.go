@@ -453,6 +453,9 @@ func (r *graphRunner[S, PS]) prepare(ctx context.Context, in *RunInput, modes gr
 			return nil, nil, err
 		}
 		if !drop {
+			// The resume values answer what the thread waited for when
+			// read, or the resume fails (graph.IfLatest).
+			resume = append(resume, graph.IfLatest(snap.CheckpointID))
 			return r.g.ResumeStream(ctx, thread, append(opts, resume...)...), held, nil
 		}
 		// Every interrupt was abandoned: the paused step is dropped (the
@@ -485,7 +488,10 @@ func (r *graphRunner[S, PS]) prepare(ctx context.Context, in *RunInput, modes gr
 	if err := r.applyState(ctx, in, &s); err != nil {
 		return nil, nil, err
 	}
-	return r.g.Stream(ctx, s, append(opts, graph.WithThread(thread))...), slices.Clip(*held), nil
+	// The turn continues the checkpoint it was made from, or fails with
+	// graph.ErrThreadBusy having stored nothing: a turn another overtook
+	// would erase it.
+	return r.g.Stream(ctx, s, append(opts, graph.WithThread(thread), graph.IfLatest(snap.CheckpointID))...), slices.Clip(*held), nil
 }
 
 func (r *graphRunner[S, PS]) applyState(ctx context.Context, in *RunInput, s *S) error {
