@@ -283,14 +283,15 @@ func newID() string {
 // put stores the snapshot as checkpoint id, following the last one.
 func (c *checkpointer[S]) put(ctx context.Context, id string, step int, source string, snap *snapshot[S]) error {
 	snap.Format = snapshotFormat
-	payload, err := c.ser.Marshal(snap)
+	cp := state.Checkpoint{
+		ThreadID: c.thread, Namespace: c.ns, ID: id, ParentID: c.last,
+		Step: step, Source: source, CreatedAt: time.Now().UTC(),
+	}
+	payload, err := marshalAt(c.ser, snap, state.CheckpointBinding(&cp))
 	if err != nil {
 		return fmt.Errorf("graph: thread %q: encoding the state after superstep %d: %w", c.thread, step, err)
 	}
-	cp := state.Checkpoint{
-		ThreadID: c.thread, Namespace: c.ns, ID: id, ParentID: c.last,
-		Step: step, Source: source, CreatedAt: time.Now().UTC(), Payload: payload,
-	}
+	cp.Payload = payload
 	if snap.Branch != "" {
 		// Also readable without decoding the payload (see followLatest).
 		cp.Metadata = map[string]string{metaBranch: snap.Branch}
@@ -313,7 +314,7 @@ func (c *checkpointer[S]) put(ctx context.Context, id string, step int, source s
 
 // write stores one task's record against the checkpoint cpID.
 func (c *checkpointer[S]) write(ctx context.Context, cpID, taskID string, rec *taskRecord[S]) error {
-	payload, err := c.ser.Marshal(rec)
+	payload, err := marshalAt(c.ser, rec, state.Binding{ThreadID: c.thread, Namespace: c.ns, CheckpointID: cpID, Write: true, TaskID: taskID})
 	if err != nil {
 		return fmt.Errorf("graph: thread %q: encoding the output of node %q: %w", c.thread, rec.Node, err)
 	}
@@ -374,7 +375,7 @@ var ErrCorruptCheckpoint = errors.New("corrupt checkpoint")
 
 func decodeTuple[S any](ser state.Serializer, tup *state.Tuple) (*snapshot[S], map[string]*taskRecord[S], error) {
 	snap := new(snapshot[S])
-	if err := ser.Unmarshal(tup.Checkpoint.Payload, snap); err != nil {
+	if err := unmarshalAt(ser, tup.Checkpoint.Payload, state.CheckpointBinding(&tup.Checkpoint), snap); err != nil {
 		return nil, nil, fmt.Errorf("checkpoint %q: %w: %w", tup.Checkpoint.ID, ErrCorruptCheckpoint, err)
 	}
 	if snap.Format != snapshotFormat {
@@ -383,10 +384,28 @@ func decodeTuple[S any](ser state.Serializer, tup *state.Tuple) (*snapshot[S], m
 	recs := make(map[string]*taskRecord[S], len(tup.Writes))
 	for _, w := range tup.Writes {
 		rec := new(taskRecord[S])
-		if err := ser.Unmarshal(w.Payload, rec); err != nil {
+		if err := unmarshalAt(ser, w.Payload, state.WriteBinding(&tup.Checkpoint, w.TaskID), rec); err != nil {
 			return nil, nil, fmt.Errorf("checkpoint %q: pending write of task %q: %w: %w", tup.Checkpoint.ID, w.TaskID, ErrCorruptCheckpoint, err)
 		}
 		recs[w.TaskID] = rec
 	}
 	return snap, recs, nil
+}
+
+// marshalAt encodes v for the place at, bound to it when ser can bind
+// (state.BoundSerializer).
+func marshalAt(ser state.Serializer, v any, at state.Binding) ([]byte, error) {
+	if bs, ok := ser.(state.BoundSerializer); ok {
+		return bs.MarshalBound(v, at)
+	}
+	return ser.Marshal(v)
+}
+
+// unmarshalAt decodes data read from the place at, checking that it was
+// bound to it when ser can bind (state.BoundSerializer).
+func unmarshalAt(ser state.Serializer, data []byte, at state.Binding, v any) error {
+	if bs, ok := ser.(state.BoundSerializer); ok {
+		return bs.UnmarshalBound(data, at, v)
+	}
+	return ser.Unmarshal(data, v)
 }
