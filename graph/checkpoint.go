@@ -25,7 +25,9 @@ const (
 	DurabilitySync Durability = iota
 	// DurabilityAsync writes in the background, in order, while the run goes
 	// on; the run waits for the writes before it returns. A crash may lose
-	// the last few supersteps.
+	// the last few supersteps. A run's first checkpoint (its input, or the
+	// copy a replay starts from) is written before any node runs, so that
+	// a run the store refuses (ErrThreadBusy) runs nothing.
 	DurabilityAsync
 	// DurabilityExit writes once, when the run ends, is interrupted or fails.
 	// A crash loses the whole run.
