@@ -191,8 +191,8 @@ func (c *checkpointer[S]) checkLatest(ctx context.Context, want string) error {
 	if c.head == want {
 		return nil
 	}
-	return fmt.Errorf("graph: thread %q: the run was made from the thread as it was at checkpoint %s, but another "+
-		"writer (a run or an UpdateState) has moved it on since: nothing was run or stored: %w (%w)",
+	return fmt.Errorf("graph: thread %q: the run or update was made from the thread as it was at checkpoint %s, but another "+
+		"writer (a run or an UpdateState) has moved it on since; nothing was run or stored: %w (%w)",
 		c.thread, idOrNone(want), ErrThreadBusy, state.NotLatest(c.head, want))
 }
 
@@ -285,15 +285,14 @@ func newID() string {
 // put stores the snapshot as checkpoint id, following the last one.
 func (c *checkpointer[S]) put(ctx context.Context, id string, step int, source string, snap *snapshot[S]) error {
 	snap.Format = snapshotFormat
-	cp := state.Checkpoint{
-		ThreadID: c.thread, Namespace: c.ns, ID: id, ParentID: c.last,
-		Step: step, Source: source, CreatedAt: time.Now().UTC(),
-	}
-	payload, err := marshalAt(c.ser, snap, state.CheckpointBinding(&cp))
+	payload, err := marshalAt(c.ser, snap, state.Binding{ThreadID: c.thread, Namespace: c.ns, CheckpointID: id})
 	if err != nil {
 		return fmt.Errorf("graph: thread %q: encoding the state after superstep %d: %w", c.thread, step, err)
 	}
-	cp.Payload = payload
+	cp := state.Checkpoint{
+		ThreadID: c.thread, Namespace: c.ns, ID: id, ParentID: c.last,
+		Step: step, Source: source, CreatedAt: time.Now().UTC(), Payload: payload,
+	}
 	if snap.Branch != "" {
 		// Also readable without decoding the payload (see followLatest).
 		cp.Metadata = map[string]string{metaBranch: snap.Branch}
