@@ -25,7 +25,9 @@ const (
 	DurabilitySync Durability = iota
 	// DurabilityAsync writes in the background, in order, while the run goes
 	// on; the run waits for the writes before it returns. A crash may lose
-	// the last few supersteps.
+	// the last few supersteps. A run's first checkpoint (its input, or the
+	// copy a replay starts from) is written before any node runs, so that
+	// a run the store refuses (ErrThreadBusy) runs nothing.
 	DurabilityAsync
 	// DurabilityExit writes once, when the run ends, is interrupted or fails.
 	// A crash loses the whole run.
@@ -189,8 +191,8 @@ func (c *checkpointer[S]) checkLatest(ctx context.Context, want string) error {
 	if c.head == want {
 		return nil
 	}
-	return fmt.Errorf("graph: thread %q: the run was made from the thread as it was at checkpoint %s, but another "+
-		"writer (a run or an UpdateState) has moved it on since: nothing was run or stored: %w (%w)",
+	return fmt.Errorf("graph: thread %q: the run or update was made from the thread as it was at checkpoint %s, but another "+
+		"writer (a run or an UpdateState) has moved it on since; nothing was run or stored: %w (%w)",
 		c.thread, idOrNone(want), ErrThreadBusy, state.NotLatest(c.head, want))
 }
 
@@ -283,7 +285,7 @@ func newID() string {
 // put stores the snapshot as checkpoint id, following the last one.
 func (c *checkpointer[S]) put(ctx context.Context, id string, step int, source string, snap *snapshot[S]) error {
 	snap.Format = snapshotFormat
-	payload, err := c.ser.Marshal(snap)
+	payload, err := marshalAt(c.ser, snap, state.Binding{ThreadID: c.thread, Namespace: c.ns, CheckpointID: id})
 	if err != nil {
 		return fmt.Errorf("graph: thread %q: encoding the state after superstep %d: %w", c.thread, step, err)
 	}
@@ -313,7 +315,7 @@ func (c *checkpointer[S]) put(ctx context.Context, id string, step int, source s
 
 // write stores one task's record against the checkpoint cpID.
 func (c *checkpointer[S]) write(ctx context.Context, cpID, taskID string, rec *taskRecord[S]) error {
-	payload, err := c.ser.Marshal(rec)
+	payload, err := marshalAt(c.ser, rec, state.Binding{ThreadID: c.thread, Namespace: c.ns, CheckpointID: cpID, Write: true, TaskID: taskID})
 	if err != nil {
 		return fmt.Errorf("graph: thread %q: encoding the output of node %q: %w", c.thread, rec.Node, err)
 	}
@@ -374,7 +376,7 @@ var ErrCorruptCheckpoint = errors.New("corrupt checkpoint")
 
 func decodeTuple[S any](ser state.Serializer, tup *state.Tuple) (*snapshot[S], map[string]*taskRecord[S], error) {
 	snap := new(snapshot[S])
-	if err := ser.Unmarshal(tup.Checkpoint.Payload, snap); err != nil {
+	if err := unmarshalAt(ser, tup.Checkpoint.Payload, state.CheckpointBinding(&tup.Checkpoint), snap); err != nil {
 		return nil, nil, fmt.Errorf("checkpoint %q: %w: %w", tup.Checkpoint.ID, ErrCorruptCheckpoint, err)
 	}
 	if snap.Format != snapshotFormat {
@@ -383,10 +385,28 @@ func decodeTuple[S any](ser state.Serializer, tup *state.Tuple) (*snapshot[S], m
 	recs := make(map[string]*taskRecord[S], len(tup.Writes))
 	for _, w := range tup.Writes {
 		rec := new(taskRecord[S])
-		if err := ser.Unmarshal(w.Payload, rec); err != nil {
+		if err := unmarshalAt(ser, w.Payload, state.WriteBinding(&tup.Checkpoint, w.TaskID), rec); err != nil {
 			return nil, nil, fmt.Errorf("checkpoint %q: pending write of task %q: %w: %w", tup.Checkpoint.ID, w.TaskID, ErrCorruptCheckpoint, err)
 		}
 		recs[w.TaskID] = rec
 	}
 	return snap, recs, nil
+}
+
+// marshalAt encodes v for the place at, bound to it when ser can bind
+// (state.BoundSerializer).
+func marshalAt(ser state.Serializer, v any, at state.Binding) ([]byte, error) {
+	if bs, ok := ser.(state.BoundSerializer); ok {
+		return bs.MarshalBound(v, at)
+	}
+	return ser.Marshal(v)
+}
+
+// unmarshalAt decodes data read from the place at, checking that it was
+// bound to it when ser can bind (state.BoundSerializer).
+func unmarshalAt(ser state.Serializer, data []byte, at state.Binding, v any) error {
+	if bs, ok := ser.(state.BoundSerializer); ok {
+		return bs.UnmarshalBound(data, at, v)
+	}
+	return ser.Unmarshal(data, v)
 }

@@ -89,7 +89,10 @@ func WithCheckpointer(saver state.Saver) CompileOption {
 }
 
 // WithSerializer sets how checkpoints are encoded (state.JSON() unless set;
-// wrap it with state.Encrypted to encrypt them).
+// wrap it with state.Encrypted to encrypt them). A state.BoundSerializer,
+// as Encrypted's are, gets each payload's place: the engine binds a
+// checkpoint's payload to its thread, namespace and ID, and a pending
+// write's to its checkpoint and task.
 func WithSerializer(ser state.Serializer) CompileOption {
 	return func(o *compileOptions) { o.ser = ser }
 }

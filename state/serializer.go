@@ -27,8 +27,14 @@ var (
 	// version of this one, or is not serialized data at all.
 	ErrFormat = errors.New("unrecognized serialization format")
 	// ErrDecrypt reports encrypted data that cannot be opened: the key is
-	// wrong, or the data was truncated or altered.
+	// wrong or missing, the data was truncated or altered, or it was read
+	// from another place than the one it was sealed for (ErrMisplaced).
 	ErrDecrypt = errors.New("cannot decrypt data")
+	// ErrMisplaced reports encrypted data read from another place than the
+	// one it was sealed for (BoundSerializer): copied from another thread,
+	// namespace, checkpoint or task, or an older payload put in place of a
+	// newer one. Such an error matches ErrDecrypt too.
+	ErrMisplaced = errors.New("encrypted data was sealed for another place")
 )
 
 // FormatError describes data whose format header is not the one a
@@ -60,7 +66,8 @@ func (e *FormatError) Is(target error) bool { return target == ErrFormat }
 // meaning for an old one.
 const (
 	jsonHeaderV1      = "tj1:"
-	encryptedHeaderV1 = "te1:"
+	encryptedHeaderV1 = "te1:" // bound to no place; read with ReadUnboundV1
+	encryptedHeaderV2 = "te2:"
 )
 
 // formatName returns a human-readable name for a header's format letter.

@@ -64,5 +64,39 @@ func ExampleEncrypted() {
 	// Output:
 	// [hello world]
 	// true
-	// state: encrypted serializer: authentication failed (wrong key, or the data was altered): cannot decrypt data
+	// state: encrypted serializer: authentication failed under key "" (the unnamed key) (a wrong key of that ID, or the data was altered): cannot decrypt data
+}
+
+func ExampleEncryptedKeys() {
+	oldKey := state.Key{ID: "2025-01", Secret: []byte("0123456789abcdef")} // load yours from a secret store
+	newKey := state.Key{ID: "2025-07", Secret: []byte("fedcba9876543210fedcba9876543210")}
+	at := state.Binding{ThreadID: "user-42", CheckpointID: "cp-1"}
+
+	before, err := state.EncryptedKeys([]state.Key{oldKey}, state.JSON())
+	if err != nil {
+		panic(err)
+	}
+	data, err := before.MarshalBound("sealed under the old key", at)
+	if err != nil {
+		panic(err)
+	}
+
+	// The new key seals from now on; the old one still opens what it sealed.
+	rotated, err := state.EncryptedKeys([]state.Key{newKey, oldKey}, state.JSON())
+	if err != nil {
+		panic(err)
+	}
+	var back string
+	if err := rotated.UnmarshalBound(data, at, &back); err != nil {
+		panic(err)
+	}
+	fmt.Println(back)
+
+	// The payload opens only where it was sealed.
+	elsewhere := state.Binding{ThreadID: "user-43", CheckpointID: "cp-1"}
+	err = rotated.UnmarshalBound(data, elsewhere, &back)
+	fmt.Println(errors.Is(err, state.ErrMisplaced))
+	// Output:
+	// sealed under the old key
+	// true
 }

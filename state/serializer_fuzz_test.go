@@ -65,3 +65,40 @@ func FuzzEncryptedUnmarshal(f *testing.F) {
 		require.Equal(t, sealedValue, v, "forged data was accepted")
 	})
 }
+
+// FuzzEncryptedUnmarshalBound feeds arbitrary bytes, read as the payload of
+// an arbitrary place, to a serializer holding two keys: it must never
+// panic, and must accept nothing but what was sealed, under one of its
+// keys, for that very place.
+func FuzzEncryptedUnmarshalBound(f *testing.F) {
+	s, err := state.EncryptedKeys([]state.Key{
+		{ID: "new", Secret: bytes.Repeat([]byte{0x42}, 32)},
+		{ID: "old", Secret: bytes.Repeat([]byte{0x24}, 16)},
+	}, state.JSON())
+	require.NoError(f, err)
+	home := state.Binding{ThreadID: "t", Namespace: "", CheckpointID: "c1"}
+	sealedValue := map[string]any{"messages": []any{"hi"}}
+	valid, err := s.MarshalBound(sealedValue, home)
+	require.NoError(f, err)
+
+	f.Add(valid, "t", "", "c1", "")
+	f.Add(valid, "u", "", "c1", "")
+	f.Add(valid, "t", "", "c2", "")
+	f.Add(valid, "t", "", "c1", "c1/0")
+	f.Add(valid[:len(valid)-1], "t", "", "c1", "")
+	f.Add([]byte("te2:\x03old"), "t", "", "c1", "")
+	f.Add([]byte("te2:\xff"), "t", "", "c1", "")
+	f.Add([]byte("te2:"), "t", "", "c1", "")
+	f.Fuzz(func(t *testing.T, data []byte, thread, ns, cp, task string) {
+		at := state.Binding{ThreadID: thread, Namespace: ns, CheckpointID: cp, Write: task != "", TaskID: task}
+		var v any
+		err := s.UnmarshalBound(data, at, &v)
+		if err != nil {
+			require.Nil(t, v, "nothing may be decoded from rejected data")
+			return
+		}
+		require.Equal(t, home, at, "data sealed for one place was accepted in another")
+		require.Len(t, data, len(valid), "forged data was accepted")
+		require.Equal(t, sealedValue, v, "forged data was accepted")
+	})
+}

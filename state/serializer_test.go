@@ -175,13 +175,14 @@ func TestEncryptedHidesPlaintextAndUsesFreshNonces(t *testing.T) {
 	b, err := s.Marshal(secret)
 	require.NoError(t, err)
 
-	assert.True(t, bytes.HasPrefix(a, []byte("te1:")))
+	assert.True(t, bytes.HasPrefix(a, []byte("te2:")))
 	assert.NotContains(t, string(a), "launch code")
 	assert.NotEqual(t, a, b, "two encryptions of one value must differ (random nonce)")
-	// header + 12-byte nonce + inner output + 16-byte tag
+	// header + key ID length (the key's ID is "") + 8-byte place digest +
+	// 12-byte nonce + inner output + 16-byte tag
 	inner, err := state.JSON().Marshal(secret)
 	require.NoError(t, err)
-	assert.Len(t, a, 4+12+len(inner)+16)
+	assert.Len(t, a, 4+1+8+12+len(inner)+16)
 }
 
 func TestEncryptedKeyIsCopied(t *testing.T) {
@@ -210,7 +211,7 @@ func TestEncryptedWrongKey(t *testing.T) {
 	err = s2.Unmarshal(data, &out)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, state.ErrDecrypt)
-	assert.Contains(t, err.Error(), "wrong key, or the data was altered")
+	assert.Contains(t, err.Error(), "wrong key of that ID, or the data was altered")
 	assert.Equal(t, snapshot{}, out)
 }
 
@@ -250,12 +251,14 @@ func TestEncryptedTruncatedAndForeignData(t *testing.T) {
 		message string
 	}{
 		{"empty", nil, state.ErrFormat, "empty data"},
-		{"header only", []byte("te1:"), state.ErrDecrypt, "data is truncated (0 bytes after the header, need at least 28)"},
+		{"header only", []byte("te2:"), state.ErrDecrypt, "data is truncated (0 bytes after the header"},
+		{"key ID and place only", data[:4+1+8], state.ErrDecrypt, "data is truncated (0 bytes after the key ID and place, need at least 28)"},
 		{"shorter than nonce and tag", data[:20], state.ErrDecrypt, "data is truncated"},
 		{"last byte cut", data[:len(data)-1], state.ErrDecrypt, "authentication failed"},
 		{"extra byte", append(bytes.Clone(data), 0), state.ErrDecrypt, "authentication failed"},
 		{"plain JSON data", jsonData, state.ErrFormat, `found header "tj1:" (JSON, version 1)`},
-		{"future version", append([]byte("te2:"), data[4:]...), state.ErrFormat, `header "te2:" (AES-GCM encrypted, version 2)`},
+		{"future version", append([]byte("te3:"), data[4:]...), state.ErrFormat, `header "te3:" (AES-GCM encrypted, version 3)`},
+		{"version 1", append([]byte("te1:"), data[4+1+8:]...), state.ErrFormat, "read only with state.ReadUnboundV1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,7 +9,9 @@
 //	if err != nil { ... }
 //	defer s.Close()
 //
-// New uses a *pgxpool.Pool the caller already has. Either way the store
+// Open's pool holds up to DefaultMaxConns connections unless the connection
+// string sets pool_max_conns. New uses a *pgxpool.Pool the caller already
+// has, as it is. Either way the store
 // creates its tables on first use, under an advisory lock so that replicas
 // starting together do not race, and records the schema version in a table
 // of its own. WithSchema and WithTablePrefix choose where the tables live:
