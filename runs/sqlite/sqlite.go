@@ -39,21 +39,26 @@ func WithRuns(opts ...runs.Option) Option {
 // of its graphs there; Close releases it. Several processes may open one
 // file: each may start, work and stream runs. The database is opened in
 // write-ahead-log mode, with write transactions that lock at their start.
+// ":memory:" keeps everything in the process's memory, for tests and for
+// a single process that needs no durability.
 func Open(ctx context.Context, path string, opts ...Option) (*runs.Manager, error) {
 	cfg := config{busyTimeout: 10 * time.Second}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if path == "" || path == ":memory:" || strings.Contains(path, "mode=memory") {
-		return nil, errors.New("runs/sqlite: open: the runs layer needs a database file that its connections share, not an in-memory database")
+	if path == "" {
+		return nil, errors.New("runs/sqlite: open: empty path")
 	}
+	inMemory := path == ":memory:" || strings.Contains(path, "mode=memory")
 	if !strings.HasPrefix(path, "file:") && strings.Contains(path, "?") {
 		return nil, errors.New(`runs/sqlite: open: a plain path must not contain "?"; use a "file:" URI`)
 	}
 	params := url.Values{}
 	params.Set("_txlock", "immediate")
 	params.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", cfg.busyTimeout.Milliseconds()))
-	params.Add("_pragma", "journal_mode(WAL)")
+	if !inMemory {
+		params.Add("_pragma", "journal_mode(WAL)")
+	}
 	params.Add("_pragma", "synchronous(NORMAL)")
 	params.Add("_pragma", "foreign_keys(1)")
 	sep := "?"
@@ -64,11 +69,16 @@ func Open(ctx context.Context, path string, opts ...Option) (*runs.Manager, erro
 	if err != nil {
 		return nil, fmt.Errorf("runs/sqlite: open %q: %w", path, err)
 	}
-	// SQLite runs one writer at a time; River's driver asks for a single
-	// connection so that its concurrent work queues in the pool instead of
-	// failing with SQLITE_BUSY.
+	// One connection, shared by the runs layer, River and the
+	// checkpoints: SQLite runs one writer at a time, and River's driver
+	// asks for a single connection so that concurrent work queues in the
+	// pool instead of failing with SQLITE_BUSY. It also keeps an in-memory
+	// database alive (each connection would have its own).
 	db.SetMaxOpenConns(1)
-	saver, err := statesqlite.Open(path, statesqlite.WithBusyTimeout(cfg.busyTimeout), statesqlite.WithWriteGuard(runs.FenceStatement))
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	saver, err := statesqlite.New(db, statesqlite.WithWriteGuard(runs.FenceStatement))
 	if err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("runs/sqlite: %w", err)

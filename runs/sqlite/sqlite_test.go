@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/runs"
 	"github.com/trellis-go/trellis/runs/runstest"
 	"github.com/trellis-go/trellis/runs/sqlite"
@@ -46,4 +47,38 @@ func TestConformance(t *testing.T) {
 			},
 		}
 	})
+}
+
+func TestInMemoryDatabaseRunsInOneProcess(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m, err := sqlite.Open(ctx, ":memory:")
+	require.NoError(t, err)
+	defer func() { require.NoError(t, m.Close()) }()
+	g, err := graph.New[struct {
+		N int `json:"n"`
+	}](graph.WithName("inc")).
+		AddNode("inc", func(_ context.Context, s struct {
+			N int `json:"n"`
+		}) (struct {
+			N int `json:"n"`
+		}, error) {
+			s.N++
+			return s, nil
+		}).AddEdge(graph.START, "inc").Compile(graph.WithCheckpointer(m.Saver()))
+	require.NoError(t, err)
+	require.NoError(t, m.Register(runs.Graph(g)))
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- m.Work(wctx) }()
+	r, err := m.Start(ctx, runs.Request{Graph: "inc", Input: []byte(`{"n":41}`)})
+	require.NoError(t, err)
+	end, err := m.Wait(ctx, r.ID)
+	require.NoError(t, err)
+	require.Equal(t, runs.StatusSuccess, end.Status, end.Error)
+	snap, err := g.GetState(ctx, r.Thread)
+	require.NoError(t, err)
+	require.Equal(t, 42, snap.State.N)
+	stop()
+	require.NoError(t, <-done)
 }
