@@ -13,7 +13,10 @@
 //
 // HTTP requests carry Config.Headers, and a HeaderFunc (WithHeaderFunc) may
 // add headers from each request's context, such as a token for the user on
-// whose behalf a tool is called.
+// whose behalf a tool is called. Both go to the origin of Config.URL alone:
+// the toolset follows redirects within that origin and refuses those that
+// leave it (ErrURLRefused), unless WithCrossOriginRedirects allows them, and
+// then sends no credentials there.
 //
 // Init connects, performs the handshake and lists the tools, and fails fast
 // with a *ConnectError (ErrConnect) that says what failed: a command that

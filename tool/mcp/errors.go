@@ -3,8 +3,23 @@ package mcp
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/trellis-go/trellis/internal/textcut"
 )
+
+// maxQuoted bounds how much of a name or ID an error message quotes: a
+// server's or tool's name may come from a server or a model, and an error
+// must not repeat a huge one.
+const maxQuoted = 64
+
+// quote returns s quoted as %q would, cut to its first maxQuoted bytes
+// (between characters) with "…" at the cut.
+func quote(s string) string { return quoteN(s, maxQuoted) }
+
+// quoteN is quote with a bound of n bytes.
+func quoteN(s string, n int) string { return strconv.Quote(textcut.Clip(s, n, "…")) }
 
 // Sentinel errors. The typed errors below match them with errors.Is.
 var (
@@ -25,6 +40,13 @@ var (
 	// ErrHeaderRefused: the header function (WithHeaderFunc) returned an
 	// error, so the request was not sent.
 	ErrHeaderRefused = errors.New("mcp: header function refused the request")
+	// ErrURLRefused: the toolset did not send an HTTP request to where the
+	// server sent it: a redirect, or the message endpoint an SSE server
+	// named, that leads to another origin than the Config's URL (unless
+	// WithCrossOriginRedirects allows it), one that a URL check
+	// (WithURLCheck) refuses, or one redirect too many. The error names the
+	// URLs, without their queries.
+	ErrURLRefused = errors.New("mcp: request URL refused")
 	// ErrToolFailed: the server ran the tool and the tool reported an error
 	// (isError). See ToolError.
 	ErrToolFailed = errors.New("mcp: tool reported an error")
@@ -41,8 +63,10 @@ const (
 	// the client cannot read; the session is not lost and the request is
 	// not sent again.
 	CodeProtocol = "mcp_protocol_error"
-	// CodeRefused: the header function refused the request, which was not
-	// sent; Result.Err matches ErrHeaderRefused.
+	// CodeRefused: the toolset refused to send the request: the header
+	// function refused it (Result.Err matches ErrHeaderRefused), or the
+	// server redirected it where the toolset does not follow
+	// (ErrURLRefused). It is not sent again.
 	CodeRefused = "mcp_refused"
 )
 

@@ -163,10 +163,10 @@ func (t *remoteTool) Server() string { return t.ts.name }
 // A request that got no answer gives an error result with code
 // CodeUnavailable whose Err is a *CallError; a request the server refused,
 // or answered with a result this client cannot read, one with code
-// CodeProtocol; a request the header function refused one with code
-// CodeRefused. Error results name the server and the tool. The end of ctx
-// is returned as an error, which Invoke turns into a timeout or cancelled
-// result.
+// CodeProtocol; a request the header function refused, or that the server
+// redirected where the toolset does not follow, one with code CodeRefused.
+// Error results name the server and the tool. The end of ctx is returned as
+// an error, which Invoke turns into a timeout or cancelled result.
 func (t *remoteTool) Call(ctx context.Context, _ string, args json.RawMessage) (tool.Result, error) {
 	name := t.def.Name
 	args = bytes.TrimSpace(args)
@@ -192,7 +192,7 @@ func (t *remoteTool) Call(ctx context.Context, _ string, args json.RawMessage) (
 		if ctx.Err() != nil {
 			return tool.Result{}, err
 		}
-		if errors.Is(err, ErrHeaderRefused) {
+		if errors.Is(err, ErrHeaderRefused) || errors.Is(err, ErrURLRefused) {
 			return tool.ErrorResult(CodeRefused, err), nil
 		}
 		if _, ok := errors.AsType[*CallError](err); ok || errors.Is(err, ErrClosed) || errors.Is(err, ErrConnect) {

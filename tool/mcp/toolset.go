@@ -113,8 +113,11 @@ func New(cfg Config, opts ...Option) (*Toolset, error) {
 	ts.client = sdk.NewClient(&sdk.Implementation{Name: o.clientName, Version: o.clientVersion}, &sdk.ClientOptions{
 		ToolListChangedHandler: ts.toolsChanged,
 	})
-	if t := cfg.transport(); t == TransportStreamableHTTP || t == TransportSSE {
-		ts.http, ts.owned = newHTTPClient(cfg, &o)
+	if t := cfg.transport(); (t == TransportStreamableHTTP || t == TransportSSE) && o.transportFunc == nil {
+		var err error
+		if ts.http, ts.owned, err = newHTTPClient(cfg, &o); err != nil {
+			return nil, fmt.Errorf("%w: server %s: %w", ErrInvalidConfig, quote(ts.name), err)
+		}
 	}
 	return ts, nil
 }
@@ -463,7 +466,7 @@ func (ts *Toolset) do(ctx context.Context, method string, fn func(context.Contex
 				if errors.Is(err, ErrClosed) {
 					return ts.closedErr(method)
 				}
-				if ctx.Err() != nil || opened == 0 {
+				if ctx.Err() != nil || opened == 0 || errors.Is(err, ErrURLRefused) {
 					return err
 				}
 				last = err
@@ -536,7 +539,7 @@ var errRejected = &jsonrpc.Error{Code: -32005}
 // (a JSON-RPC error such as an unknown tool) is not, unless it says that the
 // server does not know the session.
 func lost(err error, s *session) bool {
-	if errors.Is(err, ErrHeaderRefused) {
+	if errors.Is(err, ErrHeaderRefused) || errors.Is(err, ErrURLRefused) {
 		return false
 	}
 	if errors.Is(err, ErrConnect) || errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing) {

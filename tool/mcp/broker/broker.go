@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -108,8 +109,10 @@ func WithServers(cfgs ...mcp.Config) Option {
 // URL matched exactly, or one ending with "*" that matches any path starting
 // with what precedes the star, on the same scheme and host (for example
 // "https://mcp.example.com/tools/*"). URLs with user information, dot
-// segments or fragments never match. Without entries, only named servers
-// can be used.
+// segments or fragments never match. Every request to an ad-hoc server
+// must match an entry, each redirect's included (see mcp.WithURLCheck): a
+// redirect elsewhere gets an error result with code CodeNotAllowed and is
+// not followed. Without entries, only named servers can be used.
 func WithAllowedURLs(entries ...string) Option {
 	return func(c *config) { c.allow = append(c.allow, entries...) }
 }
@@ -285,7 +288,13 @@ func (b *Broker) resolve(server string) (*mcp.Toolset, *tool.Result) {
 		r := tool.Errorf("broker: already connected to %d ad-hoc servers, the most allowed; use one of them or a named server", len(b.adHoc))
 		return nil, &r
 	}
-	ts, err := mcp.New(mcp.Config{Name: key, URL: key}, b.optionsFor(Target{Name: key, URL: key, AdHoc: true})...)
+	// Every request to the server, each redirect's included, must match
+	// the allow-list too: the check comes last, so no option removes it.
+	opts := append(b.optionsFor(Target{Name: key, URL: key, AdHoc: true}), mcp.WithURLCheck(func(u *url.URL) error {
+		_, err := b.allow.check(u.String())
+		return err
+	}))
+	ts, err := mcp.New(mcp.Config{Name: key, URL: key}, opts...)
 	if err != nil {
 		r := tool.ErrorResult(CodeNotAllowed, err)
 		return nil, &r
@@ -294,12 +303,14 @@ func (b *Broker) resolve(server string) (*mcp.Toolset, *tool.Result) {
 	return ts, nil
 }
 
-// optionsFor returns the options of the toolset for t.
+// optionsFor returns the options of the toolset for t, in a slice of its
+// own.
 func (b *Broker) optionsFor(t Target) []mcp.Option {
+	opts := slices.Clone(b.tsOpts)
 	if b.targetFn == nil {
-		return b.tsOpts
+		return opts
 	}
-	return append(slices.Clip(b.tsOpts), b.targetFn(t)...)
+	return append(opts, b.targetFn(t)...)
 }
 
 // unknownServer is the error for a name that is no named server.
@@ -346,10 +357,17 @@ func (b *Broker) serverTools(ctx context.Context, server string, handle bool) (*
 			// the ad-hoc servers.
 			b.forgetAdHoc(ts)
 		}
+		code := mcp.CodeUnavailable
+		switch {
+		case errors.Is(err, ErrNotAllowed):
+			code = CodeNotAllowed // a redirect off the allow-list
+		case errors.Is(err, mcp.ErrURLRefused), errors.Is(err, mcp.ErrHeaderRefused):
+			code = mcp.CodeRefused
+		}
 		if h := b.handleError(ctx, ts, err, handle); h != nil {
 			err = h
 		}
-		r := tool.ErrorResult(mcp.CodeUnavailable, err)
+		r := tool.ErrorResult(code, err)
 		return ts, nil, &r
 	}
 	return ts, tools, nil
