@@ -67,8 +67,9 @@ func (p pattern) match(u *url.URL) bool {
 
 // checkURL parses an ad-hoc URL and refuses the forms that could make an
 // allow-list entry match a URL it was not meant for: user information
-// (http://allowed@evil/), dot segments (/mcp/../admin), fragments, and
-// anything that is not an absolute http or https URL.
+// (http://allowed@evil/), dot segments (/mcp/../admin, with "\" read as
+// "/" too: /mcp/..\admin), empty segments, fragments, and anything that is
+// not an absolute http or https URL.
 func checkURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -85,11 +86,14 @@ func checkURL(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("%w: %q has a fragment", ErrNotAllowed, raw)
 	}
 	if u.Path != "" {
-		clean := path.Clean(u.Path)
-		if strings.HasSuffix(u.Path, "/") && clean != "/" {
+		// Some servers read "\" (or "%5C") as "/": a dot segment between
+		// backslashes climbs for them too.
+		p := strings.ReplaceAll(u.Path, `\`, "/")
+		clean := path.Clean(p)
+		if strings.HasSuffix(p, "/") && clean != "/" {
 			clean += "/"
 		}
-		if clean != u.Path {
+		if clean != p {
 			return nil, fmt.Errorf("%w: %q has a path that is not in canonical form", ErrNotAllowed, raw)
 		}
 	}

@@ -109,10 +109,11 @@ func WithServers(cfgs ...mcp.Config) Option {
 // URL matched exactly, or one ending with "*" that matches any path starting
 // with what precedes the star, on the same scheme and host (for example
 // "https://mcp.example.com/tools/*"). URLs with user information, dot
-// segments or fragments never match. Every request to an ad-hoc server
-// must match an entry, each redirect's included (see mcp.WithURLCheck): a
-// redirect elsewhere gets an error result with code CodeNotAllowed and is
-// not followed. Without entries, only named servers can be used.
+// segments (a backslash counts as a slash) or fragments never match. Every
+// request to an ad-hoc server must match an entry, each redirect's
+// included (see mcp.WithURLCheck): a redirect elsewhere gets an error
+// result with code CodeNotAllowed and is not followed. Without entries,
+// only named servers can be used.
 func WithAllowedURLs(entries ...string) Option {
 	return func(c *config) { c.allow = append(c.allow, entries...) }
 }
