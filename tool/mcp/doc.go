@@ -61,7 +61,12 @@
 // Tools keep their schemas; metadata becomes annotations; calls run through a
 // tool.Invoker, so arguments are coerced and validated and failures become
 // results with isError set. Server.Refresh publishes a changed tool list to
-// connected clients.
+// connected clients. The HTTP handlers refuse requests from web pages of
+// origins not allowed with WithAllowedOrigins (the Origin header), which
+// keeps pages the user opens, DNS rebinding included, from calling a local
+// server; they authenticate no one, so authentication goes in front of them
+// as http.Handler middleware (docs/mcp.md shows the go-sdk's
+// auth.RequireBearerToken).
 //
 // # Large tool surfaces
 //
