@@ -305,7 +305,7 @@ func (w *Toolset) openRead(p string) (*os.File, error) {
 // writeInPlace writes data over the file p, through a symbolic link if p
 // is one, creating it: truncating, then writing. It does not block on a
 // named pipe (opening one for writing fails instead) and writes only to a
-// regular file.
+// regular file with a single hard link.
 func (w *Toolset) writeInPlace(p string, data []byte) error {
 	f, err := w.root.OpenFile(native(p), os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
 	if err != nil {
@@ -314,6 +314,11 @@ func (w *Toolset) writeInPlace(p string, data []byte) error {
 	info, err := f.Stat()
 	if err == nil && !info.Mode().IsRegular() {
 		err = fmt.Errorf("not a regular file")
+	}
+	if err == nil && links(info) > 1 {
+		// The file opened, whatever link led to it: one with other names
+		// is not written (see write).
+		err = &hardLinkedError{links: links(info)}
 	}
 	if err == nil {
 		err = f.Truncate(0)

@@ -61,6 +61,24 @@ func (e *outsideError) Error() string {
 
 func (e *outsideError) Is(target error) bool { return target == ErrOutside }
 
+// ErrHardLinked is matched (errors.Is) by the error of a write to a file
+// that has more than one hard link: its other names may be outside the
+// workspace (a hard link does not say where it points, and os.Root cannot
+// tell), and a write in place would change the file under all of them.
+// Such a file is not written.
+var ErrHardLinked = errors.New("workspace: file has other hard links")
+
+// hardLinkedError is the error of a write to a file with links hard links.
+type hardLinkedError struct {
+	links uint64
+}
+
+func (e *hardLinkedError) Error() string {
+	return fmt.Sprintf("it has %d hard links, and its other names may lie outside the workspace", e.links)
+}
+
+func (e *hardLinkedError) Is(target error) bool { return target == ErrHardLinked }
+
 // Option configures a Toolset.
 type Option func(*config)
 
@@ -243,6 +261,9 @@ func pathError(p string, err error) error {
 		return fmt.Errorf("%q cannot be accessed: permission denied", p)
 	case errors.Is(err, os.ErrClosed):
 		return fmt.Errorf("%q cannot be accessed: the workspace is closed", p)
+	case errors.Is(err, ErrHardLinked):
+		return fmt.Errorf("%q is not written: %w; a write would change the file under every name. "+
+			"Write a new file instead, or have the other names removed", p, err)
 	case strings.Contains(err.Error(), "path escapes from parent"):
 		// os.Root's refusal of a path that leaves the root; its error has
 		// no exported value to compare with.
