@@ -130,10 +130,37 @@ var special = []struct {
 }
 
 // Ranges of IPv6 addresses that carry an IPv4 address, which decides.
+// (IPv4-mapped addresses, ::ffff:0:0/96, are unmapped first; the
+// IPv4-compatible ::/96, the local-use NAT64 64:ff9b:1::/48 and Teredo
+// 2001::/32 are refused whole, in special.)
 var (
-	nat64     = netip.MustParsePrefix("64:ff9b::/96")
-	sixToFour = netip.MustParsePrefix("2002::/16")
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")    // RFC 6052, the well-known prefix
+	sixToFour  = netip.MustParsePrefix("2002::/16")       // RFC 3056
+	translated = netip.MustParsePrefix("::ffff:0:0:0/96") // RFC 2765 (SIIT), IPv4-translated
 )
+
+// embeddedIPv4 returns the IPv4 addresses an IPv6 address a carries by the
+// standard ways of carrying one — NAT64's well-known prefix, 6to4, an
+// IPv4-translated address, an ISATAP interface identifier (RFC 5214:
+// 0000:5efe or 0200:5efe before the IPv4 address, under any prefix) — and
+// whether one of them is where the packets go (all but ISATAP's, whose
+// prefix routes them).
+func embeddedIPv4(a netip.Addr) (v4s []netip.Addr, decides bool) {
+	if !a.Is6() {
+		return nil, false
+	}
+	b := a.As16()
+	switch {
+	case nat64.Contains(a), translated.Contains(a):
+		return []netip.Addr{netip.AddrFrom4([4]byte(b[12:16]))}, true
+	case sixToFour.Contains(a):
+		v4s, decides = []netip.Addr{netip.AddrFrom4([4]byte(b[2:6]))}, true
+	}
+	if (b[8] == 0 || b[8] == 2) && b[9] == 0 && b[10] == 0x5e && b[11] == 0xfe {
+		v4s = append(v4s, netip.AddrFrom4([4]byte(b[12:16])))
+	}
+	return v4s, decides
+}
 
 // addressProblem says what kind of address a is when the tool does not
 // connect to it (loopback, private, link-local, ...), "" when it does.
@@ -158,21 +185,14 @@ func addressProblem(a netip.Addr) string {
 			return s.why
 		}
 	}
-	if a.Is6() {
-		b := a.As16()
-		var v4 netip.Addr
-		switch {
-		case nat64.Contains(a):
-			v4 = netip.AddrFrom4([4]byte(b[12:16]))
-		case sixToFour.Contains(a):
-			v4 = netip.AddrFrom4([4]byte(b[2:6]))
+	v4s, decides := embeddedIPv4(a)
+	for _, v4 := range v4s {
+		if why := addressProblem(v4); why != "" {
+			return "an address that embeds " + v4.String() + ", " + why
 		}
-		if v4.IsValid() {
-			if why := addressProblem(v4); why != "" {
-				return "an address that embeds " + v4.String() + ", " + why
-			}
-			return ""
-		}
+	}
+	if decides {
+		return ""
 	}
 	if !a.IsGlobalUnicast() {
 		return "not a global unicast address"
