@@ -10,13 +10,23 @@ import (
 )
 
 // maxQuoted bounds how much of a name or ID an error message quotes: a
-// server's or tool's name may come from a server or a model, and an error
-// must not repeat a huge one.
+// server's or tool's name may come from a server or a model (an ad-hoc
+// server of the broker is named by its URL), and an error must not repeat
+// a huge one.
 const maxQuoted = 64
 
 // quote returns s quoted as %q would, cut to its first maxQuoted bytes
 // (between characters) with "…" at the cut.
 func quote(s string) string { return quoteN(s, maxQuoted) }
+
+// showMethod returns a request's description ("list tools", "call <tool>")
+// for an error, the tool's name cut as quote cuts it.
+func showMethod(m string) string {
+	if name, ok := strings.CutPrefix(m, "call "); ok {
+		return "call " + textcut.Clip(name, maxQuoted, "…")
+	}
+	return m
+}
 
 // quoteN is quote with a bound of n bytes.
 func quoteN(s string, n int) string { return strconv.Quote(textcut.Clip(s, n, "…")) }
@@ -89,7 +99,7 @@ type ConnectError struct {
 // Error says which server failed, at which step, and why.
 func (e *ConnectError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "mcp: server %q (%s): %s: %v", e.Server, e.Transport, e.Stage, e.Err)
+	fmt.Fprintf(&b, "mcp: server %s (%s): %s: %v", quote(e.Server), e.Transport, e.Stage, e.Err)
 	if s := strings.TrimSpace(e.Stderr); s != "" {
 		fmt.Fprintf(&b, " (server stderr: %s)", s)
 	}
@@ -123,7 +133,7 @@ type CallError struct {
 // Error says which request failed on which server, and why.
 func (e *CallError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "mcp: server %q: %s", e.Server, e.Method)
+	fmt.Fprintf(&b, "mcp: server %s: %s", quote(e.Server), showMethod(e.Method))
 	if e.exhausted {
 		fmt.Fprintf(&b, ": gave up after %d attempt(s)", e.Attempts)
 	}
@@ -157,7 +167,7 @@ type ToolError struct {
 
 // Error names the tool and repeats its message.
 func (e *ToolError) Error() string {
-	return fmt.Sprintf("mcp: server %q: tool %q: %s", e.Server, e.Tool, e.Message)
+	return fmt.Sprintf("mcp: server %s: tool %s: %s", quote(e.Server), quote(e.Tool), e.Message)
 }
 
 // Is reports whether target is ErrToolFailed.

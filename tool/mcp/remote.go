@@ -34,12 +34,12 @@ var anyObject = sync.OnceValue(func() *tool.Schema {
 func newRemoteTool(ts *Toolset, t *sdk.Tool) (*remoteTool, error) {
 	raw, err := marshalSchema(t.InputSchema)
 	if err != nil {
-		return nil, fmt.Errorf("mcp: server %q: tool %q: input schema: %w", ts.name, t.Name, err)
+		return nil, fmt.Errorf("mcp: server %s: tool %s: input schema: %w", quote(ts.name), quote(t.Name), err)
 	}
 	in, usable := objectSchema(raw)
 	out, err := marshalSchema(t.OutputSchema)
 	if err != nil {
-		return nil, fmt.Errorf("mcp: server %q: tool %q: output schema: %w", ts.name, t.Name, err)
+		return nil, fmt.Errorf("mcp: server %s: tool %s: output schema: %w", quote(ts.name), quote(t.Name), err)
 	}
 	description := t.Description
 	if description == "" {
@@ -175,7 +175,7 @@ func (t *remoteTool) Call(ctx context.Context, _ string, args json.RawMessage) (
 	}
 	if !json.Valid(args) {
 		return tool.ErrorResult(tool.CodeInvalidArguments,
-			fmt.Errorf("%w: tool %q: the arguments are not valid JSON", tool.ErrInvalidArguments, name)), nil
+			fmt.Errorf("%w: tool %s: the arguments are not valid JSON", tool.ErrInvalidArguments, quote(name))), nil
 	}
 	if d := t.ts.cfg.CallTimeout; d > 0 {
 		var cancel context.CancelFunc

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -136,7 +137,7 @@ func NewServer(ctx context.Context, set tool.Toolset, opts ...ServerOption) (*Se
 	}
 	tools, err := set.Tools(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("mcp: listing the tools of %q: %w", set.Name(), err)
+		return nil, fmt.Errorf("mcp: listing the tools of %s: %w", quote(set.Name()), err)
 	}
 	prepared, err := prepareTools(tools)
 	if err != nil {
@@ -268,7 +269,7 @@ func (s *Server) Refresh(ctx context.Context) error {
 	defer s.refresh.Unlock()
 	tools, err := s.set.Tools(ctx)
 	if err != nil {
-		return fmt.Errorf("mcp: listing the tools of %q: %w", s.set.Name(), err)
+		return fmt.Errorf("mcp: listing the tools of %s: %w", quote(s.set.Name()), err)
 	}
 	prepared, err := prepareTools(tools)
 	if err != nil {
@@ -308,7 +309,7 @@ func prepareTools(tools []tool.Tool) ([]servedTool, error) {
 			problems = append(problems, fmt.Sprintf("tool %d has no name", i))
 			continue
 		case seen[def.Name]:
-			problems = append(problems, fmt.Sprintf("two tools are named %q", def.Name))
+			problems = append(problems, fmt.Sprintf("two tools are named %s", quote(def.Name)))
 			continue
 		}
 		seen[def.Name] = true
@@ -320,7 +321,7 @@ func prepareTools(tools []tool.Tool) ([]servedTool, error) {
 		mt.Title = tool.TitleOf(t)
 		print, err := json.Marshal(mt)
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("tool %q: %v", def.Name, err))
+			problems = append(problems, fmt.Sprintf("tool %s: %v", quote(def.Name), err))
 			continue
 		}
 		out = append(out, servedTool{t: t, mcp: mt, print: string(print)})
@@ -342,19 +343,19 @@ func MCPTool(def model.ToolDefinition, m tool.Metadata) (*sdk.Tool, error) {
 	in := map[string]any{}
 	if len(def.InputSchema) > 0 {
 		if err := json.Unmarshal(def.InputSchema, &in); err != nil {
-			return nil, fmt.Errorf("%w: tool %q: the input schema is not a JSON object: %v", ErrServe, def.Name, err)
+			return nil, fmt.Errorf("%w: tool %s: the input schema is not a JSON object: %v", ErrServe, quote(def.Name), err)
 		}
 	}
 	switch typ, ok := in["type"]; {
 	case !ok:
 		in["type"] = "object"
 	case typ != "object":
-		return nil, fmt.Errorf("%w: tool %q: the input schema's type is %v, want \"object\"", ErrServe, def.Name, typ)
+		return nil, fmt.Errorf("%w: tool %s: the input schema's type is %s, want \"object\"", ErrServe, quote(def.Name), textcut.Clip(fmt.Sprint(typ), maxQuoted, "…"))
 	}
 	mt := &sdk.Tool{Name: def.Name, Description: def.Description, InputSchema: in}
 	if len(def.OutputSchema) > 0 {
 		if !json.Valid(def.OutputSchema) {
-			return nil, fmt.Errorf("%w: tool %q: the output schema is not valid JSON", ErrServe, def.Name)
+			return nil, fmt.Errorf("%w: tool %s: the output schema is not valid JSON", ErrServe, quote(def.Name))
 		}
 		mt.OutputSchema = def.OutputSchema
 	}

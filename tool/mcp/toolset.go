@@ -189,7 +189,7 @@ func (ts *Toolset) Tools(ctx context.Context) ([]tool.Tool, error) {
 // closedErr is the error of a request made on the closed toolset: it
 // matches ErrClosed and names the server and the request.
 func (ts *Toolset) closedErr(method string) error {
-	return fmt.Errorf("mcp: server %q: %s: %w", ts.name, method, ErrClosed)
+	return fmt.Errorf("mcp: server %s: %s: %w", quote(ts.name), showMethod(method), ErrClosed)
 }
 
 // Close ends the session (for stdio: closes the server's input, waits for it
@@ -222,7 +222,7 @@ func (ts *Toolset) Close() error {
 		ts.owned.CloseIdleConnections()
 	}
 	if err != nil {
-		return fmt.Errorf("mcp: closing server %q: %w", ts.name, err)
+		return fmt.Errorf("mcp: closing server %s: %w", quote(ts.name), err)
 	}
 	return nil
 }
@@ -264,7 +264,7 @@ func (ts *Toolset) connect(ctx context.Context) (*session, error) {
 	case <-ts.done:
 		return nil, ErrClosed
 	case <-ctx.Done():
-		return nil, fmt.Errorf("mcp: connecting to server %q: %w", ts.name, ctx.Err())
+		return nil, fmt.Errorf("mcp: connecting to server %s: %w", quote(ts.name), ctx.Err())
 	}
 	defer func() { <-ts.connecting }()
 
@@ -334,7 +334,7 @@ func (ts *Toolset) connect(ctx context.Context) (*session, error) {
 		}
 		switch {
 		case ctx.Err() != nil:
-			return nil, fmt.Errorf("mcp: connecting to server %q: %w", ts.name, ctx.Err())
+			return nil, fmt.Errorf("mcp: connecting to server %s: %w", quote(ts.name), ctx.Err())
 		case !timerStopped:
 			err = fmt.Errorf("no answer within %v: %w", ts.cfg.connectTimeout(), err)
 		}
@@ -352,7 +352,7 @@ func (ts *Toolset) connect(ctx context.Context) (*session, error) {
 			_ = killGroup(proc.pid())
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("mcp: connecting to server %q: %w", ts.name, ctx.Err())
+			return nil, fmt.Errorf("mcp: connecting to server %s: %w", quote(ts.name), ctx.Err())
 		}
 		return nil, cerr("connect", proc, fmt.Errorf("no answer within %v", ts.cfg.connectTimeout()))
 	}
@@ -458,7 +458,7 @@ func (ts *Toolset) do(ctx context.Context, method string, fn func(context.Contex
 				}
 				reconnects++
 				if err := pause.Sleep(ctx, ts.backoff(reconnects)); err != nil {
-					return fmt.Errorf("mcp: server %q: %s: %w", ts.name, method, err)
+					return fmt.Errorf("mcp: server %s: %s: %w", quote(ts.name), showMethod(method), err)
 				}
 			}
 			var err error
@@ -478,15 +478,15 @@ func (ts *Toolset) do(ctx context.Context, method string, fn func(context.Contex
 			return nil
 		}
 		if cerr := ctx.Err(); cerr != nil {
-			return fmt.Errorf("mcp: server %q: %s: %w", ts.name, method, cerr)
+			return fmt.Errorf("mcp: server %s: %s: %w", quote(ts.name), showMethod(method), cerr)
 		}
 		if !lost(err, s) || ts.answers(ctx, err, s) {
 			// The server answered (a JSON-RPC error, a result this client
 			// cannot read): a new session would get the same answer.
-			return fmt.Errorf("mcp: server %q: %s: %w", ts.name, method, err)
+			return fmt.Errorf("mcp: server %s: %s: %w", quote(ts.name), showMethod(method), err)
 		}
 		if cerr := ctx.Err(); cerr != nil {
-			return fmt.Errorf("mcp: server %q: %s: %w", ts.name, method, cerr)
+			return fmt.Errorf("mcp: server %s: %s: %w", quote(ts.name), showMethod(method), cerr)
 		}
 		last = err
 		ts.drop(s)

@@ -125,7 +125,7 @@ func (g *guard) checkRedirect(static map[string]string, next func(*http.Request,
 }
 
 // maxShownURL bounds how much of a URL an error shows.
-const maxShownURL = 100
+const maxShownURL = 200
 
 // showURL returns u for an error message: without user information, query
 // or fragment, which may carry secrets, and cut to maxShownURL bytes.

@@ -317,7 +317,7 @@ func (b *Broker) optionsFor(t Target) []mcp.Option {
 // unknownServer is the error for a name that is no named server.
 func (b *Broker) unknownServer(name string) error {
 	var msg strings.Builder
-	fmt.Fprintf(&msg, "broker: no server named %q", name)
+	fmt.Fprintf(&msg, "broker: no server named %s", quote(name))
 	if s := tool.Suggest(name, b.order, 3); len(s) > 0 {
 		fmt.Fprintf(&msg, "; did you mean %s?", quoteAll(s))
 	}
@@ -413,8 +413,9 @@ func lookup(tools []tool.Tool, server, name string) (tool.Tool, *tool.Result) {
 			return t, nil
 		}
 	}
-	r := tool.UnknownTool(name, all)
-	r.Content = append([]model.Part{model.TextPart(fmt.Sprintf("Server %q has no tool %q.", server, name))}, r.Content...)
+	// The name comes from the model: the answer quotes its beginning.
+	r := tool.UnknownTool(textcut.Clip(name, maxQuoted, "…"), all)
+	r.Content = append([]model.Part{model.TextPart(fmt.Sprintf("Server %s has no tool %s.", quoteURL(server), quote(name)))}, r.Content...)
 	return nil, &r
 }
 
@@ -476,6 +477,7 @@ type ToolDescription struct {
 
 // UnknownTool is a requested tool the server does not have.
 type UnknownTool struct {
+	// Name is the name asked for, cut to its first 64 bytes.
 	Name        string   `json:"name"`
 	Suggestions []string `json:"suggestions,omitempty"`
 }
@@ -554,7 +556,7 @@ func (b *Broker) buildTools() []tool.Tool {
 			for _, name := range in.Tools {
 				t, ok := byName[name]
 				if !ok {
-					out.Unknown = append(out.Unknown, UnknownTool{Name: name, Suggestions: tool.Suggest(name, all, 3)})
+					out.Unknown = append(out.Unknown, UnknownTool{Name: textcut.Clip(name, maxQuoted, "…"), Suggestions: tool.Suggest(name, all, 3)})
 					continue
 				}
 				def := t.Definition()
