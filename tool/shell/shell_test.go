@@ -395,6 +395,20 @@ func TestBackgroundTask(t *testing.T) {
 	assert.Empty(t, h.s.Tasks())
 }
 
+// A task ID from the model is quoted by a bounded prefix, never in full.
+func TestUnknownTaskQuotesABoundedPrefix(t *testing.T) {
+	h := newHarness(t)
+	huge := strings.Repeat("x", 100_000)
+	for _, name := range []string{shell.TaskOutputName, shell.TaskStopName} {
+		r := h.call(context.Background(), name, map[string]any{"task_id": huge})
+		require.True(t, r.IsError)
+		assert.ErrorIs(t, r.Err, shell.ErrUnknownTask)
+		assert.Contains(t, r.Text(), `There is no task "`+strings.Repeat("x", 64)+`…".`)
+		assert.Less(t, len(r.Text()), 1000)
+		assert.Less(t, len(r.Err.Error()), 1000)
+	}
+}
+
 func TestBackgroundBlockTimesOut(t *testing.T) {
 	h := newHarness(t)
 	id := h.background("sleep 30")

@@ -198,10 +198,15 @@ func (s *Toolset) lookup(id string) (*task, tool.Result, bool) {
 	return nil, s.unknownTask(id), false
 }
 
+// maxQuotedID bounds how much of a task ID from a call a message quotes.
+const maxQuotedID = 64
+
 // unknownTask is the result of a call naming a task not kept; the caller
-// holds the lock.
+// holds the lock. The ID comes from the model: the messages quote its
+// first maxQuotedID bytes.
 func (s *Toolset) unknownTask(id string) tool.Result {
-	return errorResult(tool.CodeToolError, fmt.Errorf("%w: %q", ErrUnknownTask, id), nil, "%s", s.reg.Unknown(id, (*task).label))
+	shown := textcut.Clip(id, maxQuotedID, "…")
+	return errorResult(tool.CodeToolError, fmt.Errorf("%w: %q", ErrUnknownTask, shown), nil, "%s", s.reg.Unknown(shown, (*task).label))
 }
 
 // read returns the result of a read of t's output, the output since the
