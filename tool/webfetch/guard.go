@@ -6,10 +6,12 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/trellis-go/trellis/internal/domains"
+	"github.com/trellis-go/trellis/internal/textcut"
 )
 
 // ErrRefused is what errors.Is finds in the error of a fetch the tool
@@ -21,17 +23,30 @@ var ErrRefused = errors.New("webfetch: refused")
 
 // refusedError is a fetch the tool refused to make, and why.
 type refusedError struct {
-	url string // the URL refused
-	via string // the URL asked for, when url was reached by redirects
-	why string
+	url    string // the URL refused
+	via    string // the URL asked for, when url was reached by redirects
+	why    string
+	quoted bool // url is shown quoted: it is not a valid URL
 }
 
 func (e *refusedError) Error() string {
-	if e.via != "" {
-		return fmt.Sprintf("webfetch: refusing to fetch %s (redirected from %s): %s", e.url, e.via, e.why)
+	u := clipURL(e.url)
+	if e.quoted {
+		u = strconv.Quote(u)
 	}
-	return fmt.Sprintf("webfetch: refusing to fetch %s: %s", e.url, e.why)
+	if e.via != "" {
+		return fmt.Sprintf("webfetch: refusing to fetch %s (redirected from %s): %s", u, clipURL(e.via), e.why)
+	}
+	return fmt.Sprintf("webfetch: refusing to fetch %s: %s", u, e.why)
 }
+
+// maxShown bounds how much of a URL or a host name a message shows: the
+// model, a page's redirects or its links may make them huge.
+const maxShown = 200
+
+// clipURL returns the first maxShown bytes of s, between characters, with
+// "…" when s was cut.
+func clipURL(s string) string { return textcut.Clip(s, maxShown, "…") }
 
 func (e *refusedError) Is(target error) bool { return target == ErrRefused }
 
@@ -49,7 +64,7 @@ func (c *config) checkURL(u *url.URL, raw string) *refusedError {
 	case u.Scheme == "":
 		return refuse("it is not an absolute URL; give the whole address, such as https://example.com/page")
 	case u.Scheme != "http" && u.Scheme != "https":
-		return refuse("only http and https URLs can be fetched, not %s: URLs", u.Scheme)
+		return refuse("only http and https URLs can be fetched, not %s: URLs", clipURL(u.Scheme))
 	case u.Opaque != "" || u.Host == "":
 		return refuse("it names no host")
 	case u.User != nil:
@@ -58,7 +73,7 @@ func (c *config) checkURL(u *url.URL, raw string) *refusedError {
 	host := domains.Host(u.Hostname())
 	for _, d := range c.blocked {
 		if domains.Covers(d, host) {
-			return refuse("%s is within the blocked domain %s", host, d)
+			return refuse("%s is within the blocked domain %s", clipURL(host), d)
 		}
 	}
 	if len(c.allowed) > 0 {
@@ -67,7 +82,7 @@ func (c *config) checkURL(u *url.URL, raw string) *refusedError {
 				return nil
 			}
 		}
-		return refuse("%s is not within the allowed domains (%s)", host, strings.Join(c.allowed, ", "))
+		return refuse("%s is not within the allowed domains (%s)", clipURL(host), strings.Join(c.allowed, ", "))
 	}
 	return nil
 }
@@ -96,7 +111,7 @@ func (c *config) control(_, address string, _ syscall.RawConn) error {
 	}
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return &refusedError{why: fmt.Sprintf("its address %q is not an IP address and port", address)}
+		return &refusedError{why: fmt.Sprintf("its address %q is not an IP address and port", clipURL(address))}
 	}
 	if c.allowAddr != nil && c.allowAddr(ap) {
 		return nil
