@@ -143,12 +143,12 @@ func (c Config) Validate() error {
 	case "":
 		problems = append(problems, "set a command (stdio) or a URL (streamable HTTP or SSE)")
 	default:
-		problems = append(problems, fmt.Sprintf("unknown transport %q (want %q, %q or %q)",
-			t, TransportStdio, TransportStreamableHTTP, TransportSSE))
+		problems = append(problems, fmt.Sprintf("unknown transport %s (want %q, %q or %q)",
+			quote(string(t)), TransportStdio, TransportStreamableHTTP, TransportSSE))
 	}
 	for k := range c.Headers {
 		if k == "" || strings.ContainsAny(k, " :\r\n") {
-			problems = append(problems, fmt.Sprintf("invalid header name %q", k))
+			problems = append(problems, fmt.Sprintf("invalid header name %s", quote(k)))
 		}
 	}
 	if c.ConnectTimeout < 0 || c.CallTimeout < 0 || c.TerminateWait < 0 {
@@ -157,20 +157,20 @@ func (c Config) Validate() error {
 	if len(problems) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: server %q: %s", ErrInvalidConfig, c.ServerName(), strings.Join(problems, "; "))
+	return fmt.Errorf("%w: server %s: %s", ErrInvalidConfig, quote(c.ServerName()), strings.Join(problems, "; "))
 }
 
 // checkHTTPURL checks that raw is an absolute http or https URL.
 func checkHTTPURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("invalid URL %q: %v", raw, err)
+		return fmt.Errorf("invalid URL %s", quoteN(raw, maxShownURL))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("URL %q must use http or https", raw)
+		return fmt.Errorf("URL %s must use http or https", showURL(u))
 	}
 	if u.Host == "" {
-		return fmt.Errorf("URL %q has no host", raw)
+		return fmt.Errorf("URL %s has no host", showURL(u))
 	}
 	return nil
 }

@@ -13,7 +13,10 @@
 //
 // HTTP requests carry Config.Headers, and a HeaderFunc (WithHeaderFunc) may
 // add headers from each request's context, such as a token for the user on
-// whose behalf a tool is called.
+// whose behalf a tool is called. Both go to the origin of Config.URL alone:
+// the toolset follows redirects within that origin and refuses those that
+// leave it (ErrURLRefused), unless WithCrossOriginRedirects allows them, and
+// then sends no credentials there.
 //
 // Init connects, performs the handshake and lists the tools, and fails fast
 // with a *ConnectError (ErrConnect) that says what failed: a command that
@@ -58,7 +61,12 @@
 // Tools keep their schemas; metadata becomes annotations; calls run through a
 // tool.Invoker, so arguments are coerced and validated and failures become
 // results with isError set. Server.Refresh publishes a changed tool list to
-// connected clients.
+// connected clients. The HTTP handlers refuse requests from web pages of
+// origins not allowed with WithAllowedOrigins (the Origin header), which
+// keeps pages the user opens, DNS rebinding included, from calling a local
+// server; they authenticate no one, so authentication goes in front of them
+// as http.Handler middleware (docs/mcp.md shows the go-sdk's
+// auth.RequireBearerToken).
 //
 // # Large tool surfaces
 //

@@ -3,8 +3,33 @@ package mcp
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/trellis-go/trellis/internal/textcut"
 )
+
+// maxQuoted bounds how much of a name or ID an error message quotes: a
+// server's or tool's name may come from a server or a model (an ad-hoc
+// server of the broker is named by its URL), and an error must not repeat
+// a huge one.
+const maxQuoted = 64
+
+// quote returns s quoted as %q would, cut to its first maxQuoted bytes
+// (between characters) with "…" at the cut.
+func quote(s string) string { return quoteN(s, maxQuoted) }
+
+// showMethod returns a request's description ("list tools", "call <tool>")
+// for an error, the tool's name cut as quote cuts it.
+func showMethod(m string) string {
+	if name, ok := strings.CutPrefix(m, "call "); ok {
+		return "call " + textcut.Clip(name, maxQuoted, "…")
+	}
+	return m
+}
+
+// quoteN is quote with a bound of n bytes.
+func quoteN(s string, n int) string { return strconv.Quote(textcut.Clip(s, n, "…")) }
 
 // Sentinel errors. The typed errors below match them with errors.Is.
 var (
@@ -25,6 +50,13 @@ var (
 	// ErrHeaderRefused: the header function (WithHeaderFunc) returned an
 	// error, so the request was not sent.
 	ErrHeaderRefused = errors.New("mcp: header function refused the request")
+	// ErrURLRefused: the toolset did not send an HTTP request to where the
+	// server sent it: a redirect, or the message endpoint an SSE server
+	// named, that leads to another origin than the Config's URL (unless
+	// WithCrossOriginRedirects allows it), one that a URL check
+	// (WithURLCheck) refuses, or one redirect too many. The error names the
+	// URLs, without their queries.
+	ErrURLRefused = errors.New("mcp: request URL refused")
 	// ErrToolFailed: the server ran the tool and the tool reported an error
 	// (isError). See ToolError.
 	ErrToolFailed = errors.New("mcp: tool reported an error")
@@ -41,8 +73,10 @@ const (
 	// the client cannot read; the session is not lost and the request is
 	// not sent again.
 	CodeProtocol = "mcp_protocol_error"
-	// CodeRefused: the header function refused the request, which was not
-	// sent; Result.Err matches ErrHeaderRefused.
+	// CodeRefused: the toolset refused to send the request: the header
+	// function refused it (Result.Err matches ErrHeaderRefused), or the
+	// server redirected it where the toolset does not follow
+	// (ErrURLRefused). It is not sent again.
 	CodeRefused = "mcp_refused"
 )
 
@@ -65,7 +99,7 @@ type ConnectError struct {
 // Error says which server failed, at which step, and why.
 func (e *ConnectError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "mcp: server %q (%s): %s: %v", e.Server, e.Transport, e.Stage, e.Err)
+	fmt.Fprintf(&b, "mcp: server %s (%s): %s: %v", quote(e.Server), e.Transport, e.Stage, e.Err)
 	if s := strings.TrimSpace(e.Stderr); s != "" {
 		fmt.Fprintf(&b, " (server stderr: %s)", s)
 	}
@@ -99,7 +133,7 @@ type CallError struct {
 // Error says which request failed on which server, and why.
 func (e *CallError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "mcp: server %q: %s", e.Server, e.Method)
+	fmt.Fprintf(&b, "mcp: server %s: %s", quote(e.Server), showMethod(e.Method))
 	if e.exhausted {
 		fmt.Fprintf(&b, ": gave up after %d attempt(s)", e.Attempts)
 	}
@@ -133,7 +167,7 @@ type ToolError struct {
 
 // Error names the tool and repeats its message.
 func (e *ToolError) Error() string {
-	return fmt.Sprintf("mcp: server %q: tool %q: %s", e.Server, e.Tool, e.Message)
+	return fmt.Sprintf("mcp: server %s: tool %s: %s", quote(e.Server), quote(e.Tool), e.Message)
 }
 
 // Is reports whether target is ErrToolFailed.

@@ -3,6 +3,7 @@ package mcp
 import (
 	"io"
 	"net/http"
+	"net/url"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,6 +36,8 @@ type options struct {
 	clientName       string
 	clientVersion    string
 	onToolsChanged   func()
+	crossOrigin      bool
+	urlChecks        []func(*url.URL) error
 }
 
 func defaultOptions() options {
@@ -87,10 +90,43 @@ func WithHeaderFunc(fn HeaderFunc) Option {
 }
 
 // WithHTTPClient sets the HTTP client of the streamable HTTP and SSE
-// transports. Its Transport is wrapped to add headers. Without it the
+// transports. The toolset uses a copy of it, whose Transport is wrapped to
+// add headers and whose CheckRedirect applies the toolset's redirect rules
+// (see WithCrossOriginRedirects) before the client's own. Without it the
 // toolset uses a transport of its own, whose idle connections Close closes.
 func WithHTTPClient(c *http.Client) Option {
 	return func(o *options) { o.httpClient = c }
+}
+
+// WithCrossOriginRedirects lets the toolset follow a redirect to another
+// origin (scheme, host and port) than the Config's URL, and post to an SSE
+// message endpoint on another origin. By default the toolset follows
+// redirects within the server's origin only, at most 10 of them, and
+// refuses any other with an error matching ErrURLRefused that names both
+// URLs.
+//
+// Whether followed or not, nothing that authenticates the caller goes to
+// another origin: the Config's Headers and the header function's are added
+// only to requests to the server's own origin, and a redirect away from it
+// drops Authorization, Proxy-Authorization, cookies and every header named
+// in Config.Headers. (The MCP session ID follows: the server that answers
+// there is the one that issued it.)
+func WithCrossOriginRedirects() Option {
+	return func(o *options) { o.crossOrigin = true }
+}
+
+// WithURLCheck adds a check that the URL of every HTTP request the toolset
+// sends must pass, each redirect's included: a non-nil error stops the
+// request, which then fails with an error matching ErrURLRefused and
+// wrapping check's. Checks add up: one option never removes another's.
+// The broker uses it to hold every request to an ad-hoc server to its
+// allow-list.
+func WithURLCheck(check func(u *url.URL) error) Option {
+	return func(o *options) {
+		if check != nil {
+			o.urlChecks = append(o.urlChecks, check)
+		}
+	}
 }
 
 // WithReconnect sets how many new sessions one request (a tool call or a

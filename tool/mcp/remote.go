@@ -34,12 +34,12 @@ var anyObject = sync.OnceValue(func() *tool.Schema {
 func newRemoteTool(ts *Toolset, t *sdk.Tool) (*remoteTool, error) {
 	raw, err := marshalSchema(t.InputSchema)
 	if err != nil {
-		return nil, fmt.Errorf("mcp: server %q: tool %q: input schema: %w", ts.name, t.Name, err)
+		return nil, fmt.Errorf("mcp: server %s: tool %s: input schema: %w", quote(ts.name), quote(t.Name), err)
 	}
 	in, usable := objectSchema(raw)
 	out, err := marshalSchema(t.OutputSchema)
 	if err != nil {
-		return nil, fmt.Errorf("mcp: server %q: tool %q: output schema: %w", ts.name, t.Name, err)
+		return nil, fmt.Errorf("mcp: server %s: tool %s: output schema: %w", quote(ts.name), quote(t.Name), err)
 	}
 	description := t.Description
 	if description == "" {
@@ -163,10 +163,10 @@ func (t *remoteTool) Server() string { return t.ts.name }
 // A request that got no answer gives an error result with code
 // CodeUnavailable whose Err is a *CallError; a request the server refused,
 // or answered with a result this client cannot read, one with code
-// CodeProtocol; a request the header function refused one with code
-// CodeRefused. Error results name the server and the tool. The end of ctx
-// is returned as an error, which Invoke turns into a timeout or cancelled
-// result.
+// CodeProtocol; a request the header function refused, or that the server
+// redirected where the toolset does not follow, one with code CodeRefused.
+// Error results name the server and the tool. The end of ctx is returned as
+// an error, which Invoke turns into a timeout or cancelled result.
 func (t *remoteTool) Call(ctx context.Context, _ string, args json.RawMessage) (tool.Result, error) {
 	name := t.def.Name
 	args = bytes.TrimSpace(args)
@@ -175,7 +175,7 @@ func (t *remoteTool) Call(ctx context.Context, _ string, args json.RawMessage) (
 	}
 	if !json.Valid(args) {
 		return tool.ErrorResult(tool.CodeInvalidArguments,
-			fmt.Errorf("%w: tool %q: the arguments are not valid JSON", tool.ErrInvalidArguments, name)), nil
+			fmt.Errorf("%w: tool %s: the arguments are not valid JSON", tool.ErrInvalidArguments, quote(name))), nil
 	}
 	if d := t.ts.cfg.CallTimeout; d > 0 {
 		var cancel context.CancelFunc
@@ -192,7 +192,7 @@ func (t *remoteTool) Call(ctx context.Context, _ string, args json.RawMessage) (
 		if ctx.Err() != nil {
 			return tool.Result{}, err
 		}
-		if errors.Is(err, ErrHeaderRefused) {
+		if errors.Is(err, ErrHeaderRefused) || errors.Is(err, ErrURLRefused) {
 			return tool.ErrorResult(CodeRefused, err), nil
 		}
 		if _, ok := errors.AsType[*CallError](err); ok || errors.Is(err, ErrClosed) || errors.Is(err, ErrConnect) {

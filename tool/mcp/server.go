@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -15,12 +16,14 @@ import (
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
 
 // ErrServe: a tool cannot be served over MCP (an empty or duplicate name, an
-// input schema that is not an object schema).
+// input schema that is not an object schema), or a server option is
+// invalid (an allowed origin that is not scheme://host[:port]).
 var ErrServe = errors.New("mcp: tool cannot be served")
 
 // Server exposes a Trellis toolset as an MCP server, so that any MCP client
@@ -35,6 +38,7 @@ type Server struct {
 	mcp     *sdk.Server
 	invoker *tool.Invoker
 	policy  tool.Policy
+	origins map[origin]bool // the browser origins allowed over HTTP
 
 	refresh sync.Mutex // one Refresh at a time
 	mu      sync.RWMutex
@@ -51,6 +55,7 @@ type serverConfig struct {
 	invoke        []tool.InvokeOption
 	policy        tool.Policy
 	base          sdk.ServerOptions
+	origins       []string
 }
 
 // WithImplementation sets the name and version the server gives clients in
@@ -95,6 +100,20 @@ func WithServerOptions(o sdk.ServerOptions) ServerOption {
 	return func(c *serverConfig) { c.base = o }
 }
 
+// WithAllowedOrigins lets web pages of the given origins ("https://app.example.com",
+// "http://localhost:5173": scheme, host and port, nothing else) call the
+// server over HTTP. Handler and SSEHandler refuse, with 403 Forbidden, every
+// request whose Origin header names another origin, or "null": a browser
+// sends one with the requests of a page, and without this check any page the
+// user opens could call the server on a local or internal address, directly
+// or by DNS rebinding. Requests without an Origin header, as other programs
+// send them, are served. A page's own origin is not allowed implicitly: a
+// page rebound to the server's address would pass as same-origin.
+// Authentication is a separate matter: see the package's documentation.
+func WithAllowedOrigins(origins ...string) ServerOption {
+	return func(c *serverConfig) { c.origins = append(c.origins, origins...) }
+}
+
 // NewServer returns an MCP server for the tools set resolves to with ctx.
 // A tool that cannot be served is an error wrapping ErrServe and no server
 // is returned. Call Refresh when the set's tools change. Nil options are
@@ -112,9 +131,13 @@ func NewServer(ctx context.Context, set tool.Toolset, opts ...ServerOption) (*Se
 	if c.name == "" {
 		c.name = "trellis"
 	}
+	origins, err := parseOrigins(c.origins)
+	if err != nil {
+		return nil, err
+	}
 	tools, err := set.Tools(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("mcp: listing the tools of %q: %w", set.Name(), err)
+		return nil, fmt.Errorf("mcp: listing the tools of %s: %w", quote(set.Name()), err)
 	}
 	prepared, err := prepareTools(tools)
 	if err != nil {
@@ -136,6 +159,7 @@ func NewServer(ctx context.Context, set tool.Toolset, opts ...ServerOption) (*Se
 		set:     set,
 		invoker: tool.NewInvoker(c.invoke...),
 		policy:  c.policy,
+		origins: origins,
 		tools:   map[string]tool.Tool{},
 		prints:  map[string]string{},
 	}
@@ -153,16 +177,87 @@ func (s *Server) MCP() *sdk.Server { return s.mcp }
 // input and output.
 func (s *Server) Run(ctx context.Context, t sdk.Transport) error { return s.mcp.Run(ctx, t) }
 
-// Handler returns an http.Handler serving the streamable HTTP transport;
-// opts may be nil.
+// Handler returns an http.Handler serving the streamable HTTP transport,
+// behind the server's Origin check (see WithAllowedOrigins); opts may be
+// nil. It authenticates no one: put the application's authentication in
+// front of it.
 func (s *Server) Handler(opts *sdk.StreamableHTTPOptions) http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, opts)
+	return s.CheckOrigin(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, opts))
 }
 
-// SSEHandler returns an http.Handler serving the older HTTP+SSE transport;
-// opts may be nil.
+// SSEHandler returns an http.Handler serving the older HTTP+SSE transport,
+// behind the server's Origin check (see WithAllowedOrigins); opts may be
+// nil. It authenticates no one.
 func (s *Server) SSEHandler(opts *sdk.SSEOptions) http.Handler {
-	return sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s.mcp }, opts)
+	return s.CheckOrigin(sdk.NewSSEHandler(func(*http.Request) *sdk.Server { return s.mcp }, opts))
+}
+
+// CheckOrigin returns next behind the server's Origin check, for a handler
+// built from MCP() rather than by Handler or SSEHandler: a request whose
+// Origin header names an origin WithAllowedOrigins did not allow, or
+// "null", or that a browser marks as cross-site without an Origin
+// (Sec-Fetch-Site), gets 403 Forbidden; one without an Origin header goes
+// to next.
+func (s *Server) CheckOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.originAllowed(r) {
+			http.Error(w, "Forbidden: this MCP server does not accept requests from web pages of this origin", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// originAllowed reports whether r comes from no web page, or from a page of
+// an allowed origin. (net/http's CrossOriginProtection lets through a
+// request whose Origin matches its Host, which is what a page rebound to
+// the server's address sends, and every GET: hence a check of its own.)
+func (s *Server) originAllowed(r *http.Request) bool {
+	values := r.Header.Values("Origin")
+	switch len(values) {
+	case 0:
+		// A browser sends Origin with every request that is not a
+		// same-origin GET or HEAD; Sec-Fetch-Site, where it comes, says
+		// where the page is.
+		site := r.Header.Get("Sec-Fetch-Site")
+		return site == "" || site == "none" || site == "same-origin"
+	case 1:
+	default:
+		return false
+	}
+	o, ok := parseOrigin(values[0])
+	return ok && s.origins[o]
+}
+
+// parseOrigins reads the entries of WithAllowedOrigins.
+func parseOrigins(entries []string) (map[origin]bool, error) {
+	out := map[origin]bool{}
+	var bad []string
+	for _, e := range entries {
+		o, ok := parseOrigin(strings.TrimSpace(e))
+		if !ok {
+			bad = append(bad, quote(e))
+			continue
+		}
+		out[o] = true
+	}
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("%w: WithAllowedOrigins: %s: want an origin, scheme://host[:port], such as \"https://app.example.com\"",
+			ErrServe, strings.Join(bad, ", "))
+	}
+	return out, nil
+}
+
+// parseOrigin reads an origin, as a browser's Origin header gives it:
+// an http or https scheme and a host, with a port or not, and no path,
+// query, fragment or user information ("null" is no origin).
+func parseOrigin(raw string) (origin, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" ||
+		u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || strings.Contains(raw, "#") {
+		return origin{}, false
+	}
+	return originOf(u), true
 }
 
 // Refresh resolves the toolset again with ctx and brings the server's tools
@@ -174,7 +269,7 @@ func (s *Server) Refresh(ctx context.Context) error {
 	defer s.refresh.Unlock()
 	tools, err := s.set.Tools(ctx)
 	if err != nil {
-		return fmt.Errorf("mcp: listing the tools of %q: %w", s.set.Name(), err)
+		return fmt.Errorf("mcp: listing the tools of %s: %w", quote(s.set.Name()), err)
 	}
 	prepared, err := prepareTools(tools)
 	if err != nil {
@@ -214,7 +309,7 @@ func prepareTools(tools []tool.Tool) ([]servedTool, error) {
 			problems = append(problems, fmt.Sprintf("tool %d has no name", i))
 			continue
 		case seen[def.Name]:
-			problems = append(problems, fmt.Sprintf("two tools are named %q", def.Name))
+			problems = append(problems, fmt.Sprintf("two tools are named %s", quote(def.Name)))
 			continue
 		}
 		seen[def.Name] = true
@@ -226,7 +321,7 @@ func prepareTools(tools []tool.Tool) ([]servedTool, error) {
 		mt.Title = tool.TitleOf(t)
 		print, err := json.Marshal(mt)
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("tool %q: %v", def.Name, err))
+			problems = append(problems, fmt.Sprintf("tool %s: %v", quote(def.Name), err))
 			continue
 		}
 		out = append(out, servedTool{t: t, mcp: mt, print: string(print)})
@@ -248,19 +343,19 @@ func MCPTool(def model.ToolDefinition, m tool.Metadata) (*sdk.Tool, error) {
 	in := map[string]any{}
 	if len(def.InputSchema) > 0 {
 		if err := json.Unmarshal(def.InputSchema, &in); err != nil {
-			return nil, fmt.Errorf("%w: tool %q: the input schema is not a JSON object: %v", ErrServe, def.Name, err)
+			return nil, fmt.Errorf("%w: tool %s: the input schema is not a JSON object: %v", ErrServe, quote(def.Name), err)
 		}
 	}
 	switch typ, ok := in["type"]; {
 	case !ok:
 		in["type"] = "object"
 	case typ != "object":
-		return nil, fmt.Errorf("%w: tool %q: the input schema's type is %v, want \"object\"", ErrServe, def.Name, typ)
+		return nil, fmt.Errorf("%w: tool %s: the input schema's type is %s, want \"object\"", ErrServe, quote(def.Name), textcut.Clip(fmt.Sprint(typ), maxQuoted, "…"))
 	}
 	mt := &sdk.Tool{Name: def.Name, Description: def.Description, InputSchema: in}
 	if len(def.OutputSchema) > 0 {
 		if !json.Valid(def.OutputSchema) {
-			return nil, fmt.Errorf("%w: tool %q: the output schema is not valid JSON", ErrServe, def.Name)
+			return nil, fmt.Errorf("%w: tool %s: the output schema is not valid JSON", ErrServe, quote(def.Name))
 		}
 		mt.OutputSchema = def.OutputSchema
 	}

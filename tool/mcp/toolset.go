@@ -113,8 +113,11 @@ func New(cfg Config, opts ...Option) (*Toolset, error) {
 	ts.client = sdk.NewClient(&sdk.Implementation{Name: o.clientName, Version: o.clientVersion}, &sdk.ClientOptions{
 		ToolListChangedHandler: ts.toolsChanged,
 	})
-	if t := cfg.transport(); t == TransportStreamableHTTP || t == TransportSSE {
-		ts.http, ts.owned = newHTTPClient(cfg, &o)
+	if t := cfg.transport(); (t == TransportStreamableHTTP || t == TransportSSE) && o.transportFunc == nil {
+		var err error
+		if ts.http, ts.owned, err = newHTTPClient(cfg, &o); err != nil {
+			return nil, fmt.Errorf("%w: server %s: %w", ErrInvalidConfig, quote(ts.name), err)
+		}
 	}
 	return ts, nil
 }
@@ -186,7 +189,7 @@ func (ts *Toolset) Tools(ctx context.Context) ([]tool.Tool, error) {
 // closedErr is the error of a request made on the closed toolset: it
 // matches ErrClosed and names the server and the request.
 func (ts *Toolset) closedErr(method string) error {
-	return fmt.Errorf("mcp: server %q: %s: %w", ts.name, method, ErrClosed)
+	return fmt.Errorf("mcp: server %s: %s: %w", quote(ts.name), showMethod(method), ErrClosed)
 }
 
 // Close ends the session (for stdio: closes the server's input, waits for it
@@ -219,7 +222,7 @@ func (ts *Toolset) Close() error {
 		ts.owned.CloseIdleConnections()
 	}
 	if err != nil {
-		return fmt.Errorf("mcp: closing server %q: %w", ts.name, err)
+		return fmt.Errorf("mcp: closing server %s: %w", quote(ts.name), err)
 	}
 	return nil
 }
@@ -261,7 +264,7 @@ func (ts *Toolset) connect(ctx context.Context) (*session, error) {
 	case <-ts.done:
 		return nil, ErrClosed
 	case <-ctx.Done():
-		return nil, fmt.Errorf("mcp: connecting to server %q: %w", ts.name, ctx.Err())
+		return nil, fmt.Errorf("mcp: connecting to server %s: %w", quote(ts.name), ctx.Err())
 	}
 	defer func() { <-ts.connecting }()
 
@@ -331,7 +334,7 @@ func (ts *Toolset) connect(ctx context.Context) (*session, error) {
 		}
 		switch {
 		case ctx.Err() != nil:
-			return nil, fmt.Errorf("mcp: connecting to server %q: %w", ts.name, ctx.Err())
+			return nil, fmt.Errorf("mcp: connecting to server %s: %w", quote(ts.name), ctx.Err())
 		case !timerStopped:
 			err = fmt.Errorf("no answer within %v: %w", ts.cfg.connectTimeout(), err)
 		}
@@ -349,7 +352,7 @@ func (ts *Toolset) connect(ctx context.Context) (*session, error) {
 			_ = killGroup(proc.pid())
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("mcp: connecting to server %q: %w", ts.name, ctx.Err())
+			return nil, fmt.Errorf("mcp: connecting to server %s: %w", quote(ts.name), ctx.Err())
 		}
 		return nil, cerr("connect", proc, fmt.Errorf("no answer within %v", ts.cfg.connectTimeout()))
 	}
@@ -455,7 +458,7 @@ func (ts *Toolset) do(ctx context.Context, method string, fn func(context.Contex
 				}
 				reconnects++
 				if err := pause.Sleep(ctx, ts.backoff(reconnects)); err != nil {
-					return fmt.Errorf("mcp: server %q: %s: %w", ts.name, method, err)
+					return fmt.Errorf("mcp: server %s: %s: %w", quote(ts.name), showMethod(method), err)
 				}
 			}
 			var err error
@@ -463,7 +466,7 @@ func (ts *Toolset) do(ctx context.Context, method string, fn func(context.Contex
 				if errors.Is(err, ErrClosed) {
 					return ts.closedErr(method)
 				}
-				if ctx.Err() != nil || opened == 0 {
+				if ctx.Err() != nil || opened == 0 || errors.Is(err, ErrURLRefused) {
 					return err
 				}
 				last = err
@@ -475,15 +478,15 @@ func (ts *Toolset) do(ctx context.Context, method string, fn func(context.Contex
 			return nil
 		}
 		if cerr := ctx.Err(); cerr != nil {
-			return fmt.Errorf("mcp: server %q: %s: %w", ts.name, method, cerr)
+			return fmt.Errorf("mcp: server %s: %s: %w", quote(ts.name), showMethod(method), cerr)
 		}
 		if !lost(err, s) || ts.answers(ctx, err, s) {
 			// The server answered (a JSON-RPC error, a result this client
 			// cannot read): a new session would get the same answer.
-			return fmt.Errorf("mcp: server %q: %s: %w", ts.name, method, err)
+			return fmt.Errorf("mcp: server %s: %s: %w", quote(ts.name), showMethod(method), err)
 		}
 		if cerr := ctx.Err(); cerr != nil {
-			return fmt.Errorf("mcp: server %q: %s: %w", ts.name, method, cerr)
+			return fmt.Errorf("mcp: server %s: %s: %w", quote(ts.name), showMethod(method), cerr)
 		}
 		last = err
 		ts.drop(s)
@@ -536,7 +539,7 @@ var errRejected = &jsonrpc.Error{Code: -32005}
 // (a JSON-RPC error such as an unknown tool) is not, unless it says that the
 // server does not know the session.
 func lost(err error, s *session) bool {
-	if errors.Is(err, ErrHeaderRefused) {
+	if errors.Is(err, ErrHeaderRefused) || errors.Is(err, ErrURLRefused) {
 		return false
 	}
 	if errors.Is(err, ErrConnect) || errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing) {

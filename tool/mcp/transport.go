@@ -7,9 +7,11 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,17 +30,142 @@ type HeaderFunc func(ctx context.Context, h http.Header) error
 // once per session.
 type TransportFunc func(ctx context.Context) (sdk.Transport, error)
 
+// maxRedirects is how many redirects one request follows, as many as an
+// http.Client without a CheckRedirect of its own does.
+const maxRedirects = 10
+
+// origin is the scheme, host and port of a URL: two URLs with equal
+// origins reach the same server, as far as a browser (or a token) is
+// concerned.
+type origin struct{ scheme, host, port string }
+
+// originOf returns the origin of u, the port filled in for http and https.
+func originOf(u *url.URL) origin {
+	o := origin{scheme: strings.ToLower(u.Scheme), host: strings.ToLower(u.Hostname()), port: u.Port()}
+	if o.port == "" {
+		switch o.scheme {
+		case "http":
+			o.port = "80"
+		case "https":
+			o.port = "443"
+		}
+	}
+	return o
+}
+
+// credentialHeaders are the headers of a request that must not follow a
+// redirect to another origin; the Config's static headers are added to
+// them. net/http drops some of them itself, but not for another port of
+// the same host. (The MCP session ID does follow: the server that answers
+// the redirected requests is the one that issued it.)
+var credentialHeaders = []string{"Authorization", "Cookie", "Cookie2", "Proxy-Authorization"}
+
+// guard decides where the toolset's HTTP requests may go: to the origin of
+// the server's URL, and elsewhere only when cross-origin redirects are
+// allowed; every URL must pass the URL checks (WithURLCheck).
+type guard struct {
+	server      *url.URL // the Config's URL
+	origin      origin   // its origin
+	crossOrigin bool     // WithCrossOriginRedirects
+	checks      []func(*url.URL) error
+}
+
+// allow returns nil when a request may be sent to u, which from (nil for a
+// request the toolset made itself) redirected to, or an error matching
+// ErrURLRefused that names the URLs. same reports whether u is on the
+// server's origin.
+func (g *guard) allow(u, from *url.URL) (same bool, err error) {
+	same = originOf(u) == g.origin
+	where := showURL(u)
+	if from != nil {
+		where += " (redirected from " + showURL(from) + ")"
+	}
+	if !same && !g.crossOrigin {
+		how := "a request"
+		if from != nil {
+			how = "a redirect"
+		}
+		return false, fmt.Errorf("%w: %s leads to another origin than the server's (%s): %s is not followed; "+
+			"mcp.WithCrossOriginRedirects allows it, without credentials", ErrURLRefused, where, showURL(g.server), how)
+	}
+	for _, check := range g.checks {
+		if err := check(u); err != nil {
+			return same, fmt.Errorf("%w: %s: %w", ErrURLRefused, where, err)
+		}
+	}
+	return same, nil
+}
+
+// checkRedirect is the client's CheckRedirect: it follows at most
+// maxRedirects redirects, each to a URL the guard allows, and strips the
+// credentials from a request that leaves the server's origin. next is the caller's own CheckRedirect, if any, consulted after.
+func (g *guard) checkRedirect(static map[string]string, next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		from := via[len(via)-1].URL
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("%w: %s (redirected from %s): stopped after %d redirects", ErrURLRefused, showURL(req.URL), showURL(from), maxRedirects)
+		}
+		same, err := g.allow(req.URL, from)
+		if err != nil {
+			return err
+		}
+		if !same {
+			for _, k := range credentialHeaders {
+				req.Header.Del(k)
+			}
+			for k := range static {
+				req.Header.Del(k)
+			}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		return nil
+	}
+}
+
+// maxShownURL bounds how much of a URL an error shows.
+const maxShownURL = 200
+
+// showURL returns u for an error message: without user information, query
+// or fragment, which may carry secrets, and cut to maxShownURL bytes.
+func showURL(u *url.URL) string {
+	if u == nil {
+		return `""`
+	}
+	v := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}
+	s := v.String()
+	if u.RawQuery != "" {
+		s += "?…"
+	}
+	return quoteN(s, maxShownURL)
+}
+
 // headerTransport is the http.RoundTripper that adds the static headers and
-// runs the header function.
+// runs the header function, for requests to the server's origin only; a
+// request to any other origin gets neither, and one the guard does not
+// allow is not sent.
 type headerTransport struct {
 	base   http.RoundTripper
+	guard  *guard
 	static map[string]string
 	fn     HeaderFunc
 }
 
-// RoundTrip sets the headers on a copy of req and sends it.
+// RoundTrip checks where req goes, sets the headers on a copy of it when it
+// goes to the server's origin, and sends it.
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.static) == 0 && t.fn == nil {
+	closeBody := func() {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+	}
+	same, err := t.guard.allow(req.URL, nil)
+	if err != nil {
+		closeBody()
+		return nil, err
+	}
+	if !same || (len(t.static) == 0 && t.fn == nil) {
 		return t.base.RoundTrip(req)
 	}
 	r := req.Clone(req.Context())
@@ -47,18 +174,21 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if t.fn != nil {
 		if err := t.fn(r.Context(), r.Header); err != nil {
-			if req.Body != nil {
-				req.Body.Close()
-			}
+			closeBody()
 			return nil, fmt.Errorf("%w: %w", ErrHeaderRefused, err)
 		}
 	}
 	return t.base.RoundTrip(r)
 }
 
-// httpClient returns the client the toolset's HTTP transports use, and the
-// transport it owns (to close its idle connections), if any.
-func newHTTPClient(cfg Config, o *options) (*http.Client, *http.Transport) {
+// newHTTPClient returns the client the toolset's HTTP transports use, and
+// the transport it owns (to close its idle connections), if any. cfg.URL
+// has been validated.
+func newHTTPClient(cfg Config, o *options) (*http.Client, *http.Transport, error) {
+	server, err := url.Parse(cfg.URL)
+	if err != nil {
+		return nil, nil, err
+	}
 	var owned *http.Transport
 	base := http.RoundTripper(nil)
 	client := &http.Client{}
@@ -70,8 +200,11 @@ func newHTTPClient(cfg Config, o *options) (*http.Client, *http.Transport) {
 		owned = http.DefaultTransport.(*http.Transport).Clone()
 		base = owned
 	}
-	client.Transport = &headerTransport{base: base, static: maps.Clone(cfg.Headers), fn: o.headerFunc}
-	return client, owned
+	g := &guard{server: server, origin: originOf(server), crossOrigin: o.crossOrigin, checks: slices.Clone(o.urlChecks)}
+	static := maps.Clone(cfg.Headers)
+	client.Transport = &headerTransport{base: base, guard: g, static: static, fn: o.headerFunc}
+	client.CheckRedirect = g.checkRedirect(static, client.CheckRedirect)
+	return client, owned, nil
 }
 
 // tail keeps the last bytes written to it: the end of a stdio server's

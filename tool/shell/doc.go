@@ -52,15 +52,18 @@
 // (WithTimeout, or the call's timeout_ms up to WithMaxTimeout), when its
 // call's context ends, when task_stop stops a task and when the toolset is
 // closed, the group is sent SIGTERM, and SIGKILL after WithKillGrace: the
-// processes the command started end with it. Processes a command leaves
-// running when it exits are killed, and the result says so; servers belong
-// in a background task, which runs until its own shell exits.
+// processes the command started within the group end with it. Processes a
+// command leaves running when it exits are killed, and the result says so;
+// servers belong in a background task, which runs until its own shell
+// exits.
 //
 // A process that leaves the group (setsid, a daemon's double fork) is
 // found on Linux by a tag every command puts in its processes' environment
 // (the variable TRELLIS_SHELL_RUN), and is signalled and killed with the
 // group; one that removes the variable from its environment, or one on
-// another system, survives. Such a process cannot hang a call by holding
+// another system, survives, and the result of a timeout or task_stop says
+// what was killed — the process group, and how many processes were found
+// outside it — and no more. Such a process cannot hang a call by holding
 // the output open: after the shell ends, the output is waited for at most
 // the grace period. Outside unix there are no process groups: only the
 // shell itself is killed.

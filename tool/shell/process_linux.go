@@ -5,6 +5,7 @@ package shell
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strconv"
 	"syscall"
 )
@@ -13,25 +14,30 @@ import (
 // carries tag in the variable markerVar: processes a command started that
 // left its process group (setsid, a daemon's double fork) and that a
 // signal to the group does not reach. It sends SIGKILL when hard is set,
-// SIGTERM otherwise, and reports whether it found any. A process that
-// removed the variable from its environment is not found.
-func sweep(tag string, hard bool) bool {
+// SIGTERM otherwise, and returns those of the processes it signalled that
+// were not in the process group group (which the signals to the group
+// reach anyway). A process that removed the variable from its environment
+// is not found.
+func sweep(tag string, group int, hard bool) []int {
 	if tag == "" {
-		return false
+		return nil
 	}
 	sig := syscall.SIGTERM
 	if hard {
 		sig = syscall.SIGKILL
 	}
 	self := os.Getpid()
-	signalled := map[int]bool{}
+	var signalled, outside []int
 	// A process may start others while it is being killed: scan again
 	// until a scan finds no process it has not signalled already.
 	for range 10 {
 		fresh := false
 		for _, pid := range tagged(tag, self) {
-			if !signalled[pid] {
-				signalled[pid], fresh = true, true
+			if !slices.Contains(signalled, pid) {
+				signalled, fresh = append(signalled, pid), true
+				if pg, err := syscall.Getpgid(pid); err == nil && pg != group {
+					outside = append(outside, pid)
+				}
 				_ = syscall.Kill(pid, sig)
 			}
 		}
@@ -39,7 +45,7 @@ func sweep(tag string, hard bool) bool {
 			break
 		}
 	}
-	return len(signalled) > 0
+	return outside
 }
 
 // tagged returns the processes other than self whose environment carries

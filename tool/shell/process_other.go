@@ -7,6 +7,10 @@ import (
 	"os/exec"
 )
 
+// groups reports that there are no process groups here: only the shell is
+// killed.
+const groups = false
+
 // defaultShell reports no default: outside unix, New needs WithShell.
 func defaultShell() (string, []string) { return "", nil }
 

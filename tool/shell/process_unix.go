@@ -9,6 +9,10 @@ import (
 	"syscall"
 )
 
+// groups reports that a command runs in a process group of its own, which
+// is killed with it.
+const groups = true
+
 // defaultShell is the shell commands run with unless WithShell says
 // otherwise.
 func defaultShell() (string, []string) { return "/bin/sh", []string{"-c"} }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -89,6 +90,34 @@ type proc struct {
 	// signalled reports that the command's Cancel signalled its process
 	// group: what happened next is the toolset's doing.
 	signalled atomic.Bool
+
+	mu    sync.Mutex
+	swept map[int]bool // processes found outside the group by their tag
+}
+
+// sweep signals the processes that carry p's tag (see the function sweep),
+// remembers those that left its group, and reports whether it found any.
+func (p *proc) sweep(hard bool) bool {
+	pids := sweep(p.tag, p.cmd.Process.Pid, hard)
+	if len(pids) == 0 {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.swept == nil {
+		p.swept = map[int]bool{}
+	}
+	for _, pid := range pids {
+		p.swept[pid] = true
+	}
+	return true
+}
+
+// sweptCount returns how many processes outside the group p.sweep found.
+func (p *proc) sweptCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.swept)
 }
 
 // outcome is how a command ended.
@@ -98,6 +127,7 @@ type outcome struct {
 	reason    string // when state is StateKilled
 	cause     error  // the context's cause, when the toolset killed it
 	leftovers bool
+	swept     int // processes found outside the group by their tag, and killed
 	duration  time.Duration
 	timeout   time.Duration
 }
@@ -125,7 +155,7 @@ func (s *Toolset) start(ctx context.Context, command string, timeout time.Durati
 			p.signalled.Store(true)
 		}
 		// The processes that left the group get the same signal.
-		sweep(tag, hard)
+		p.sweep(hard)
 		return err
 	}
 	// Once ctx has ended (and Cancel sent SIGTERM), exec gives the command
@@ -146,10 +176,10 @@ func (s *Toolset) start(ctx context.Context, command string, timeout time.Durati
 func (p *proc) wait() outcome {
 	err := p.cmd.Wait()
 	leftovers := killGroup(p.cmd.Process.Pid)
-	if sweep(p.tag, true) {
+	if p.sweep(true) {
 		leftovers = true
 	}
-	o := outcome{state: StateKilled, code: -1, duration: time.Since(p.started), timeout: p.timeout}
+	o := outcome{state: StateKilled, code: -1, duration: time.Since(p.started), timeout: p.timeout, swept: p.sweptCount()}
 	ps := p.cmd.ProcessState
 	switch {
 	case p.signalled.Load():
@@ -194,9 +224,27 @@ func (o outcome) summary() string {
 	case StateExited:
 		return fmt.Sprintf("Exit code: %d", o.code)
 	case StateTimedOut:
-		return fmt.Sprintf("Timed out after %s: the command and every process it started were killed.", o.timeout)
+		return fmt.Sprintf("Timed out after %s: %s.", o.timeout, o.killed())
 	}
 	return "The command was killed " + o.reason + "."
+}
+
+// killed says what was killed when the toolset ended a command: its
+// process group (the shell alone where there are none), and the processes
+// found outside it by their tag. It claims nothing about a process that
+// left the group and was not found.
+func (o outcome) killed() string {
+	what := "the command's process group was killed"
+	if !groups {
+		what = "the shell was killed (processes it started may still run)"
+	}
+	switch o.swept {
+	case 0:
+		return what
+	case 1:
+		return what + ", and 1 process that had left the group was found by its tag and killed"
+	}
+	return fmt.Sprintf("%s, and %d processes that had left the group were found by their tag and killed", what, o.swept)
 }
 
 const leftoversNote = "Processes the command left running were killed when it ended; start servers and other long-running commands with run_in_background."
@@ -205,7 +253,7 @@ func (s *Toolset) bashTool() (tool.Tool, error) {
 	desc := fmt.Sprintf("Runs a shell command with %s and returns its output (standard output and error together, in the order written) and its exit code. "+
 		"Every command starts in %s: a cd, a variable or an alias does not carry over to the next call, so chain commands with && or give paths. "+
 		"Standard input is empty, so give flags such as --yes to commands that would ask a question. "+
-		"A command is killed, with every process it started, after %s unless timeout_ms sets another limit (at most %s). "+
+		"A command is killed, with the processes it started in its process group, after %s unless timeout_ms sets another limit (at most %s). "+
 		"Output beyond %d bytes is cut in the middle, keeping its beginning and end: filter long output with grep, head or tail. "+
 		"For servers, watchers and anything that may outlast the timeout set run_in_background: the call returns a task ID at once; "+
 		"read the output with %s and end the task with %s. Processes a foreground command leaves running are killed when it ends. "+

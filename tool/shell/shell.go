@@ -294,8 +294,9 @@ var _ tool.Toolset = (*Toolset)(nil)
 // (see WithShell).
 //
 // Each command runs in a process group of its own (on unix), so a timeout,
-// the call's cancellation, task_stop and Close end every process the
-// command started, not just the shell. Standard input is empty, so a
+// the call's cancellation, task_stop and Close end the processes the
+// command started in the group, not just the shell (and, on Linux, those
+// found outside it by their tag; see the package documentation). Standard input is empty, so a
 // command that waits for input reads end-of-file instead of hanging.
 func New(dir string, opts ...Option) (*Toolset, error) {
 	c := config{
@@ -380,7 +381,8 @@ func (s *Toolset) Tools(context.Context) ([]tool.Tool, error) {
 }
 
 // Close kills every command still running, foreground and background, with
-// every process it started, and waits for them to end (at most about the
+// its process group (and the processes found outside it by their tag), and
+// waits for them to end (at most about the
 // kill grace period). Calls of the tools made after Close are error
 // results. Close always returns nil; calling it again does nothing more.
 func (s *Toolset) Close() error {

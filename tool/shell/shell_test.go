@@ -395,6 +395,20 @@ func TestBackgroundTask(t *testing.T) {
 	assert.Empty(t, h.s.Tasks())
 }
 
+// A task ID from the model is quoted by a bounded prefix, never in full.
+func TestUnknownTaskQuotesABoundedPrefix(t *testing.T) {
+	h := newHarness(t)
+	huge := strings.Repeat("x", 100_000)
+	for _, name := range []string{shell.TaskOutputName, shell.TaskStopName} {
+		r := h.call(context.Background(), name, map[string]any{"task_id": huge})
+		require.True(t, r.IsError)
+		assert.ErrorIs(t, r.Err, shell.ErrUnknownTask)
+		assert.Contains(t, r.Text(), `There is no task "`+strings.Repeat("x", 64)+`…".`)
+		assert.Less(t, len(r.Text()), 1000)
+		assert.Less(t, len(r.Err.Error()), 1000)
+	}
+}
+
 func TestBackgroundBlockTimesOut(t *testing.T) {
 	h := newHarness(t)
 	id := h.background("sleep 30")
@@ -436,7 +450,7 @@ func TestTaskStop(t *testing.T) {
 	r := h.call(context.Background(), shell.TaskStopName, map[string]any{"task_id": id})
 	require.False(t, r.IsError, r.Text())
 	assert.Less(t, time.Since(start), 2*time.Second)
-	assert.Contains(t, r.Text(), "Stopped task-1 and every process it started.")
+	assert.Contains(t, r.Text(), "Stopped task-1: the command's process group was killed.")
 	assert.Contains(t, r.Text(), "killed by task_stop")
 	rep := r.Details.(shell.Report)
 	assert.Equal(t, shell.StateKilled, rep.State)
@@ -858,6 +872,55 @@ func TestEscapedProcessesAreKilled(t *testing.T) {
 		r := h.bash(`echo "$TRELLIS_SHELL_RUN"`)
 		require.False(t, r.IsError, r.Text())
 		assert.Regexp(t, `^outer-1 \w+-\d+\n`, r.Text())
+	})
+}
+
+// escapeUntagged is escape, for a process that also drops the tag from its
+// environment: nothing finds it.
+func escapeUntagged(file string) string {
+	return fmt.Sprintf(`(env -u TRELLIS_SHELL_RUN setsid sh -c 'echo $$ > %[1]s.tmp && mv %[1]s.tmp %[1]s; exec sleep 30' >/dev/null 2>&1 &); while [ ! -s %[1]s ]; do sleep 0.01; done`, file)
+}
+
+// The message of a timeout says what was killed, and no more: a process
+// that left the group and dropped its tag survives, and the message must
+// not say that every process died.
+func TestTimeoutMessageSaysWhatWasKilled(t *testing.T) {
+	t.Run("group", func(t *testing.T) {
+		h := newHarness(t, shell.WithTimeout(200*time.Millisecond))
+		r := h.bash("sleep 30")
+		require.Equal(t, shell.CodeCommandTimeout, r.ErrorCode, r.Text())
+		assert.Contains(t, r.Text(), "Timed out after 200ms: the command's process group was killed.")
+	})
+	t.Run("tagged", func(t *testing.T) {
+		h := newHarness(t, shell.WithKillGrace(100*time.Millisecond))
+		requireLinuxSetsid(t, h)
+		r := h.call(context.Background(), shell.BashName, map[string]any{"command": escape("esc.pid") + "; sleep 30", "timeout_ms": 500})
+		require.Equal(t, shell.CodeCommandTimeout, r.ErrorCode, r.Text())
+		assert.Contains(t, r.Text(), "Timed out after 500ms: the command's process group was killed, "+
+			"and 1 process that had left the group was found by its tag and killed.")
+		requireGone(t, readPid(t, h.s.Dir(), "esc.pid"))
+	})
+	t.Run("untagged survivor", func(t *testing.T) {
+		h := newHarness(t, shell.WithKillGrace(100*time.Millisecond))
+		requireLinuxSetsid(t, h)
+		r := h.call(context.Background(), shell.BashName, map[string]any{"command": escapeUntagged("esc.pid") + "; sleep 30", "timeout_ms": 500})
+		require.Equal(t, shell.CodeCommandTimeout, r.ErrorCode, r.Text())
+		pid := readPid(t, h.s.Dir(), "esc.pid")
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL); requireGone(t, pid) })
+		assert.True(t, alive(pid), "the process that dropped its tag survives")
+		assert.Contains(t, r.Text(), "Timed out after 500ms: the command's process group was killed.")
+		assert.NotContains(t, r.Text(), "every process")
+		assert.NotContains(t, r.Text(), "found by")
+	})
+	t.Run("task", func(t *testing.T) {
+		h := newHarness(t)
+		id := h.background("sleep 30")
+		r := h.call(context.Background(), shell.BashName, map[string]any{"command": "sleep 30", "timeout_ms": 100, "run_in_background": true})
+		require.False(t, r.IsError, r.Text())
+		r = h.call(context.Background(), shell.TaskOutputName, map[string]any{"task_id": "task-2", "block": true, "timeout_ms": 5000})
+		assert.Contains(t, r.Text(), "timed out after 100ms: the command's process group was killed")
+		assert.NotContains(t, r.Text(), "every process")
+		h.call(context.Background(), shell.TaskStopName, map[string]any{"task_id": id})
 	})
 }
 

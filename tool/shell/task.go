@@ -77,7 +77,7 @@ func (t *task) status() string {
 	case StateExited:
 		return fmt.Sprintf("exited with code %d after %s", o.code, d)
 	case StateTimedOut:
-		return fmt.Sprintf("timed out after %s and was killed, with every process it started", o.timeout)
+		return fmt.Sprintf("timed out after %s: %s", o.timeout, o.killed())
 	}
 	return fmt.Sprintf("killed %s after %s", o.reason, d)
 }
@@ -198,10 +198,15 @@ func (s *Toolset) lookup(id string) (*task, tool.Result, bool) {
 	return nil, s.unknownTask(id), false
 }
 
+// maxQuotedID bounds how much of a task ID from a call a message quotes.
+const maxQuotedID = 64
+
 // unknownTask is the result of a call naming a task not kept; the caller
-// holds the lock.
+// holds the lock. The ID comes from the model: the messages quote its
+// first maxQuotedID bytes.
 func (s *Toolset) unknownTask(id string) tool.Result {
-	return errorResult(tool.CodeToolError, fmt.Errorf("%w: %q", ErrUnknownTask, id), nil, "%s", s.reg.Unknown(id, (*task).label))
+	shown := textcut.Clip(id, maxQuotedID, "…")
+	return errorResult(tool.CodeToolError, fmt.Errorf("%w: %q", ErrUnknownTask, shown), nil, "%s", s.reg.Unknown(shown, (*task).label))
 }
 
 // read returns the result of a read of t's output, the output since the
@@ -300,7 +305,7 @@ func (s *Toolset) taskOutput(ctx context.Context, in TaskOutputArgs) (tool.Resul
 }
 
 func (s *Toolset) taskStopTool() (tool.Tool, error) {
-	desc := "Stops a background task that bash started with run_in_background: the task's command and every process it started are killed. " +
+	desc := "Stops a background task that bash started with run_in_background: the task's command is killed, with the processes it started in its process group. " +
 		"Returns how the task ended and the output it wrote since the previous read; the task is then forgotten. " +
 		"A task that had already finished is reported as it ended."
 	return tool.NewFunc(TaskStopName, desc, s.taskStop,
@@ -322,9 +327,10 @@ func (s *Toolset) taskStop(ctx context.Context, in TaskStopArgs) (tool.Result, e
 		return tool.Result{}, ctx.Err()
 	}
 	s.mu.Lock()
-	stopped := t.outcome.state == StateKilled && errors.Is(t.outcome.cause, errStopped)
+	o := t.outcome
 	s.mu.Unlock()
-	lead := fmt.Sprintf("Stopped %s and every process it started.", t.id)
+	stopped := o.state == StateKilled && errors.Is(o.cause, errStopped)
+	lead := fmt.Sprintf("Stopped %s: %s.", t.id, o.killed())
 	if !stopped {
 		lead = fmt.Sprintf("%s had already finished.", t.id)
 	}

@@ -15,7 +15,10 @@
 // The tool fetches only http and https URLs and, unless
 // WithAllowPrivateAddresses says otherwise, connects to no loopback,
 // private, link-local (cloud metadata), multicast or otherwise special
-// address: the check is on the address dialled, so neither a host name that
+// address, nor to an IPv6 address that carries such an IPv4 address by a
+// standard form (mapped, translated, compatible, NAT64's well-known
+// prefix, 6to4, ISATAP; a NAT64 network-specific prefix cannot be told):
+// the check is on the address dialled, so neither a host name that
 // resolves to such an address nor a redirect to one gets through.
 // WithAllowedDomains and WithBlockedDomains limit the hosts, for the first
 // URL and for each of at most 5 redirects. A status outside 2xx fails the

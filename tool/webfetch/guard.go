@@ -6,10 +6,12 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/trellis-go/trellis/internal/domains"
+	"github.com/trellis-go/trellis/internal/textcut"
 )
 
 // ErrRefused is what errors.Is finds in the error of a fetch the tool
@@ -21,17 +23,30 @@ var ErrRefused = errors.New("webfetch: refused")
 
 // refusedError is a fetch the tool refused to make, and why.
 type refusedError struct {
-	url string // the URL refused
-	via string // the URL asked for, when url was reached by redirects
-	why string
+	url    string // the URL refused
+	via    string // the URL asked for, when url was reached by redirects
+	why    string
+	quoted bool // url is shown quoted: it is not a valid URL
 }
 
 func (e *refusedError) Error() string {
-	if e.via != "" {
-		return fmt.Sprintf("webfetch: refusing to fetch %s (redirected from %s): %s", e.url, e.via, e.why)
+	u := clipURL(e.url)
+	if e.quoted {
+		u = strconv.Quote(u)
 	}
-	return fmt.Sprintf("webfetch: refusing to fetch %s: %s", e.url, e.why)
+	if e.via != "" {
+		return fmt.Sprintf("webfetch: refusing to fetch %s (redirected from %s): %s", u, clipURL(e.via), e.why)
+	}
+	return fmt.Sprintf("webfetch: refusing to fetch %s: %s", u, e.why)
 }
+
+// maxShown bounds how much of a URL or a host name a message shows: the
+// model, a page's redirects or its links may make them huge.
+const maxShown = 200
+
+// clipURL returns the first maxShown bytes of s, between characters, with
+// "…" when s was cut.
+func clipURL(s string) string { return textcut.Clip(s, maxShown, "…") }
 
 func (e *refusedError) Is(target error) bool { return target == ErrRefused }
 
@@ -49,7 +64,7 @@ func (c *config) checkURL(u *url.URL, raw string) *refusedError {
 	case u.Scheme == "":
 		return refuse("it is not an absolute URL; give the whole address, such as https://example.com/page")
 	case u.Scheme != "http" && u.Scheme != "https":
-		return refuse("only http and https URLs can be fetched, not %s: URLs", u.Scheme)
+		return refuse("only http and https URLs can be fetched, not %s: URLs", clipURL(u.Scheme))
 	case u.Opaque != "" || u.Host == "":
 		return refuse("it names no host")
 	case u.User != nil:
@@ -58,7 +73,7 @@ func (c *config) checkURL(u *url.URL, raw string) *refusedError {
 	host := domains.Host(u.Hostname())
 	for _, d := range c.blocked {
 		if domains.Covers(d, host) {
-			return refuse("%s is within the blocked domain %s", host, d)
+			return refuse("%s is within the blocked domain %s", clipURL(host), d)
 		}
 	}
 	if len(c.allowed) > 0 {
@@ -67,7 +82,7 @@ func (c *config) checkURL(u *url.URL, raw string) *refusedError {
 				return nil
 			}
 		}
-		return refuse("%s is not within the allowed domains (%s)", host, strings.Join(c.allowed, ", "))
+		return refuse("%s is not within the allowed domains (%s)", clipURL(host), strings.Join(c.allowed, ", "))
 	}
 	return nil
 }
@@ -96,7 +111,7 @@ func (c *config) control(_, address string, _ syscall.RawConn) error {
 	}
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return &refusedError{why: fmt.Sprintf("its address %q is not an IP address and port", address)}
+		return &refusedError{why: fmt.Sprintf("its address %q is not an IP address and port", clipURL(address))}
 	}
 	if c.allowAddr != nil && c.allowAddr(ap) {
 		return nil
@@ -130,10 +145,37 @@ var special = []struct {
 }
 
 // Ranges of IPv6 addresses that carry an IPv4 address, which decides.
+// (IPv4-mapped addresses, ::ffff:0:0/96, are unmapped first; the
+// IPv4-compatible ::/96, the local-use NAT64 64:ff9b:1::/48 and Teredo
+// 2001::/32 are refused whole, in special.)
 var (
-	nat64     = netip.MustParsePrefix("64:ff9b::/96")
-	sixToFour = netip.MustParsePrefix("2002::/16")
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")    // RFC 6052, the well-known prefix
+	sixToFour  = netip.MustParsePrefix("2002::/16")       // RFC 3056
+	translated = netip.MustParsePrefix("::ffff:0:0:0/96") // RFC 2765 (SIIT), IPv4-translated
 )
+
+// embeddedIPv4 returns the IPv4 addresses an IPv6 address a carries by the
+// standard ways of carrying one — NAT64's well-known prefix, 6to4, an
+// IPv4-translated address, an ISATAP interface identifier (RFC 5214:
+// 0000:5efe or 0200:5efe before the IPv4 address, under any prefix) — and
+// whether one of them is where the packets go (all but ISATAP's, whose
+// prefix routes them).
+func embeddedIPv4(a netip.Addr) (v4s []netip.Addr, decides bool) {
+	if !a.Is6() {
+		return nil, false
+	}
+	b := a.As16()
+	switch {
+	case nat64.Contains(a), translated.Contains(a):
+		return []netip.Addr{netip.AddrFrom4([4]byte(b[12:16]))}, true
+	case sixToFour.Contains(a):
+		v4s, decides = []netip.Addr{netip.AddrFrom4([4]byte(b[2:6]))}, true
+	}
+	if (b[8] == 0 || b[8] == 2) && b[9] == 0 && b[10] == 0x5e && b[11] == 0xfe {
+		v4s = append(v4s, netip.AddrFrom4([4]byte(b[12:16])))
+	}
+	return v4s, decides
+}
 
 // addressProblem says what kind of address a is when the tool does not
 // connect to it (loopback, private, link-local, ...), "" when it does.
@@ -158,21 +200,14 @@ func addressProblem(a netip.Addr) string {
 			return s.why
 		}
 	}
-	if a.Is6() {
-		b := a.As16()
-		var v4 netip.Addr
-		switch {
-		case nat64.Contains(a):
-			v4 = netip.AddrFrom4([4]byte(b[12:16]))
-		case sixToFour.Contains(a):
-			v4 = netip.AddrFrom4([4]byte(b[2:6]))
+	v4s, decides := embeddedIPv4(a)
+	for _, v4 := range v4s {
+		if why := addressProblem(v4); why != "" {
+			return "an address that embeds " + v4.String() + ", " + why
 		}
-		if v4.IsValid() {
-			if why := addressProblem(v4); why != "" {
-				return "an address that embeds " + v4.String() + ", " + why
-			}
-			return ""
-		}
+	}
+	if decides {
+		return ""
 	}
 	if !a.IsGlobalUnicast() {
 		return "not a global unicast address"

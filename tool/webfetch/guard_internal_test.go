@@ -61,6 +61,31 @@ func TestAddressProblem(t *testing.T) {
 		{"2001:0:4136:e378::1", "a Teredo address"},
 		{"fec0::1", "a site-local address"},
 		{"100::1", "a discard-only address"},
+
+		// Every IPv6 spelling of a loopback, private or link-local IPv4
+		// address is refused.
+		{"::ffff:7f00:1", "a loopback address"},                                                 // IPv4-mapped
+		{"::ffff:10.1.2.3", "a private address"},                                                // IPv4-mapped
+		{"::ffff:169.254.169.254", "a link-local address (such as a cloud metadata service's)"}, // IPv4-mapped
+		{"::ffff:0:7f00:1", "an address that embeds 127.0.0.1, a loopback address"},             // IPv4-translated
+		{"::ffff:0:127.0.0.1", "an address that embeds 127.0.0.1, a loopback address"},          // IPv4-translated
+		{"::ffff:0:a9fe:a9fe", "an address that embeds 169.254.169.254, a link-local address (such as a cloud metadata service's)"},
+		{"::ffff:0:c0a8:101", "an address that embeds 192.168.1.1, a private address"},
+		{"::ffff:0:808:808", ""},                      // IPv4-translated 8.8.8.8
+		{"::127.0.0.1", "an IPv4-compatible address"}, // IPv4-compatible
+		{"::10.0.0.1", "an IPv4-compatible address"},
+		{"::8.8.8.8", "an IPv4-compatible address"},                                    // deprecated: refused whole
+		{"64:ff9b::127.0.0.1", "an address that embeds 127.0.0.1, a loopback address"}, // NAT64
+		{"64:ff9b::10.0.0.1", "an address that embeds 10.0.0.1, a private address"},
+		{"64:ff9b::0.0.0.0", "an address that embeds 0.0.0.0, an unspecified address"},
+		{"64:ff9b:1::a00:1", "a local-use NAT64 address"},
+		{"2002:7f00:1::", "an address that embeds 127.0.0.1, a loopback address"}, // 6to4
+		{"2002:a9fe:a9fe:1:2:3:4:5", "an address that embeds 169.254.169.254, a link-local address (such as a cloud metadata service's)"},
+		{"2002:c0a8:101::1", "an address that embeds 192.168.1.1, a private address"},
+		{"2001:0:4136:e378:8000:63bf:80ff:fffe", "a Teredo address"},                      // Teredo of 127.0.0.1
+		{"2600::5efe:a00:1", "an address that embeds 10.0.0.1, a private address"},        // ISATAP
+		{"2600::200:5efe:7f00:1", "an address that embeds 127.0.0.1, a loopback address"}, // ISATAP, universal bit
+		{"2600::5efe:808:808", ""},                                                        // ISATAP of 8.8.8.8
 	}
 	for _, tt := range tests {
 		t.Run(tt.addr, func(t *testing.T) {
@@ -164,4 +189,58 @@ func TestCutting(t *testing.T) {
 	assert.Equal(t, []byte("ab\xe2\x82\xac"), trimPartialRune([]byte("ab\xe2\x82\xac")))
 	assert.Equal(t, []byte("ab\xff"), trimPartialRune([]byte("ab\xff")), "an invalid byte is not a cut character")
 	assert.Empty(t, trimPartialRune(nil))
+}
+
+// FuzzAddressProblem checks that no IPv6 spelling of an IPv4 address the
+// tool refuses gets through: mapped, translated, compatible, NAT64, 6to4
+// and ISATAP forms, with any other bits where the form leaves them free.
+func FuzzAddressProblem(f *testing.F) {
+	for _, seed := range []struct {
+		v4   [4]byte
+		rest [16]byte
+	}{
+		{[4]byte{127, 0, 0, 1}, [16]byte{}},
+		{[4]byte{10, 1, 2, 3}, [16]byte{0x26, 0x00, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}},
+		{[4]byte{169, 254, 169, 254}, [16]byte{0xff, 0xff}},
+		{[4]byte{8, 8, 8, 8}, [16]byte{0x20, 0x01, 0x0d, 0xb8}},
+		{[4]byte{192, 168, 0, 1}, [16]byte{0xfe, 0x80}},
+	} {
+		f.Add(seed.v4[:], seed.rest[:])
+	}
+	f.Fuzz(func(t *testing.T, v4b, rest []byte) {
+		if len(v4b) != 4 || len(rest) != 16 {
+			return
+		}
+		v4 := netip.AddrFrom4([4]byte(v4b))
+		var free [16]byte
+		copy(free[:], rest)
+		// Any address at all: no panic, and a refusal says why.
+		_ = addressProblem(netip.AddrFrom16(free))
+		if addressProblem(v4) == "" {
+			return
+		}
+		forms := map[string][16]byte{}
+		put := func(name string, prefix []byte, v4At int, tail []byte) {
+			var b [16]byte
+			copy(b[:], prefix)
+			copy(b[v4At:], v4b)
+			if tail != nil {
+				copy(b[v4At+4:], tail)
+			}
+			forms[name] = b
+		}
+		put("mapped", []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff}, 12, nil)
+		put("translated", []byte{0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0}, 12, nil)
+		put("compatible", nil, 12, nil)
+		put("nat64", []byte{0, 0x64, 0xff, 0x9b}, 12, nil)
+		put("6to4", []byte{0x20, 0x02}, 2, free[6:])
+		isatap := append(append([]byte(nil), free[:8]...), 0, 0, 0x5e, 0xfe)
+		put("isatap", isatap, 12, nil)
+		isatapU := append(append([]byte(nil), free[:8]...), 2, 0, 0x5e, 0xfe)
+		put("isatap-u", isatapU, 12, nil)
+		for name, b := range forms {
+			a := netip.AddrFrom16(b)
+			assert.NotEmpty(t, addressProblem(a), "%s form %s of %s gets through", name, a, v4)
+		}
+	})
 }

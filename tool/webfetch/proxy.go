@@ -129,7 +129,7 @@ func (c *config) checkTarget(ctx context.Context, u *url.URL) error {
 	}
 	p, err := strconv.ParseUint(port, 10, 16)
 	if err != nil {
-		return &refusedError{why: fmt.Sprintf("its port %q is not a port number", port)}
+		return &refusedError{why: fmt.Sprintf("its port %q is not a port number", clipURL(port))}
 	}
 	check := func(a netip.Addr) *refusedError {
 		if c.allowAddr != nil && c.allowAddr(netip.AddrPortFrom(a, uint16(p))) {
@@ -140,7 +140,7 @@ func (c *config) checkTarget(ctx context.Context, u *url.URL) error {
 			if shown == host {
 				return &refusedError{why: fmt.Sprintf("its address %s is %s, and the tool does not fetch from private or local networks, through a proxy or not", shown, why)}
 			}
-			return &refusedError{why: fmt.Sprintf("its host %s has the address %s, which is %s, and the tool does not fetch from private or local networks, through a proxy or not", host, shown, why)}
+			return &refusedError{why: fmt.Sprintf("its host %s has the address %s, which is %s, and the tool does not fetch from private or local networks, through a proxy or not", clipURL(host), shown, why)}
 		}
 		return nil
 	}
@@ -151,23 +151,23 @@ func (c *config) checkTarget(ctx context.Context, u *url.URL) error {
 		return nil
 	}
 	if looksLikeAddress(host) {
-		return &refusedError{why: fmt.Sprintf("its host %s would be read as an IP address by some software, the proxy perhaps, and cannot be checked", host)}
+		return &refusedError{why: fmt.Sprintf("its host %s would be read as an IP address by some software, the proxy perhaps, and cannot be checked", clipURL(host))}
 	}
 	name := host
 	for i := 0; i < len(name); i++ {
 		if name[i] >= 0x80 {
 			if name, err = idna.Lookup.ToASCII(host); err != nil {
-				return &refusedError{why: fmt.Sprintf("its host %q is not a valid host name", host)}
+				return &refusedError{why: fmt.Sprintf("its host %q is not a valid host name", clipURL(host))}
 			}
 			break
 		}
 	}
 	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", name)
 	if err != nil {
-		return fmt.Errorf("resolving %s to check its addresses before sending the request through the proxy: %w", host, err)
+		return fmt.Errorf("resolving %s to check its addresses before sending the request through the proxy: %w", clipURL(host), err)
 	}
 	if len(addrs) == 0 {
-		return &refusedError{why: fmt.Sprintf("its host %s resolves to no address", host)}
+		return &refusedError{why: fmt.Sprintf("its host %s resolves to no address", clipURL(host))}
 	}
 	for _, a := range addrs {
 		if re := check(a); re != nil {

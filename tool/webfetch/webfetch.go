@@ -16,6 +16,7 @@ import (
 
 	"github.com/trellis-go/trellis/internal/domains"
 	"github.com/trellis-go/trellis/internal/httpstatus"
+	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -82,7 +83,7 @@ type StatusError struct {
 
 // Error returns the error's message.
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("webfetch: %s answered %d %s", e.URL, e.Status, http.StatusText(e.Status))
+	return fmt.Sprintf("webfetch: %s answered %d %s", clipURL(e.URL), e.Status, http.StatusText(e.Status))
 }
 
 // Transient reports whether the fetch may succeed if made again.
@@ -322,7 +323,7 @@ func (c *config) fetch(ctx context.Context, in Args) (Page, []string, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return Page{}, nil, &refusedError{url: fmt.Sprintf("%q", raw), why: "it is not a valid URL"}
+		return Page{}, nil, &refusedError{url: raw, quoted: true, why: "it is not a valid URL"}
 	}
 	if re := c.checkURL(u, raw); re != nil {
 		return Page{}, nil, re
@@ -331,7 +332,7 @@ func (c *config) fetch(ctx context.Context, in Args) (Page, []string, error) {
 	asked := u.String()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, asked, nil)
 	if err != nil {
-		return Page{}, nil, fmt.Errorf("webfetch: %s: %w", asked, err)
+		return Page{}, nil, fmt.Errorf("webfetch: %s: %w", clipURL(asked), err)
 	}
 	req.Header.Set("User-Agent", c.userAgent)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/plain;q=0.9,text/markdown;q=0.9,application/json;q=0.8,text/*;q=0.7,*/*;q=0.1")
@@ -348,7 +349,7 @@ func (c *config) fetch(ctx context.Context, in Args) (Page, []string, error) {
 
 	if ce := strings.TrimSpace(res.Header.Get("Content-Encoding")); ce != "" && !strings.EqualFold(ce, "identity") {
 		// The transport decodes gzip itself and then drops the header.
-		return Page{}, nil, fmt.Errorf("webfetch: %s is encoded with %q, which the tool cannot decode", final, ce)
+		return Page{}, nil, fmt.Errorf("webfetch: %s is encoded with %q, which the tool cannot decode", clipURL(final), clipURL(ce))
 	}
 	header := res.Header.Get("Content-Type")
 	mediaType, _, mtErr := mime.ParseMediaType(header)
@@ -443,11 +444,15 @@ func (c *config) failure(ctx context.Context, u string, err error) error {
 		u += " through the proxy " + pe.proxy
 		cause = pe.err
 	}
-	msg := fmt.Sprintf("webfetch: fetching %s: %v", u, cause)
+	// The cause may name the host again (a failed lookup does): both are
+	// cut.
+	u = clipURL(u)
+	why := textcut.Clip(fmt.Sprint(cause), 2*maxShown, "…")
+	msg := fmt.Sprintf("webfetch: fetching %s: %s", u, why)
 	if ctx.Err() == nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
-			msg = fmt.Sprintf("webfetch: fetching %s: no answer within %s (%v)", u, c.timeout, cause)
+			msg = fmt.Sprintf("webfetch: fetching %s: no answer within %s (%s)", u, c.timeout, why)
 		}
 	}
 	return &fetchError{msg: msg, err: err}
@@ -472,7 +477,7 @@ func unreadable(u, mt string) error {
 	if mt == "" {
 		mt = "of an unknown type"
 	}
-	return fmt.Errorf("webfetch: %s is %s, which the tool cannot read: it reads HTML pages and text (plain text, Markdown, JSON, CSV, XML)", u, mt)
+	return fmt.Errorf("webfetch: %s is %s, which the tool cannot read: it reads HTML pages and text (plain text, Markdown, JSON, CSV, XML)", clipURL(u), clipURL(mt))
 }
 
 // charsetParam is the charset parameter of a Content-Type, "" without one.

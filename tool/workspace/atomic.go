@@ -42,10 +42,14 @@ var writeData = func(f *os.File, data []byte) error {
 //
 // Where a rename would change more than the content, the file is written
 // in place as before: p is a symbolic link (the rename would replace the
-// link, not write through it), has other hard links (they would keep the
-// old content) or has an owner the new file cannot be given, or no file
-// can be created next to it (a directory the process may not write,
-// holding a file it may).
+// link, not write through it) or has an owner the new file cannot be
+// given, or no file can be created next to it (a directory the process
+// may not write, holding a file it may).
+//
+// A file with more than one hard link is not written at all, whether
+// through p itself or through a symbolic link to it: its other names may
+// lie outside the workspace, and a write in place would reach them
+// (ErrHardLinked).
 func (w *Toolset) write(p string, data []byte) error {
 	name := native(p)
 	info, err := w.root.Lstat(name)
@@ -56,8 +60,8 @@ func (w *Toolset) write(p string, data []byte) error {
 	case err == nil && !info.Mode().IsRegular():
 		return errors.New("not a regular file")
 	case err == nil:
-		if links(info) > 1 {
-			return w.writeInPlace(p, data)
+		if n := links(info); n > 1 {
+			return &hardLinkedError{links: n}
 		}
 		if err := w.checkWritable(name); err != nil {
 			return err

@@ -123,16 +123,18 @@ func TestWriteKeepsModeAndLinks(t *testing.T) {
 		t.Errorf("target.txt holds %q, want the new content", got)
 	}
 
-	// A file with another hard link is written in place: both names see
-	// the new content.
+	// A file with another hard link is not written, under either name
+	// or through a symbolic link: both names keep the old content.
 	if err := os.Link(filepath.Join(dir, "target.txt"), filepath.Join(dir, "other-name.txt")); err != nil {
 		t.Fatal(err)
 	}
-	if err := ws.write("target.txt", []byte("newer\n")); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"target.txt", "other-name.txt", "link.txt"} {
+		if err := ws.write(name, []byte("newer\n")); !errors.Is(err, ErrHardLinked) {
+			t.Errorf("writing %s: %v, want ErrHardLinked", name, err)
+		}
 	}
-	if got, _ := os.ReadFile(filepath.Join(dir, "other-name.txt")); string(got) != "newer\n" {
-		t.Errorf("the other hard link holds %q, want the new content", got)
+	if got, _ := os.ReadFile(filepath.Join(dir, "other-name.txt")); string(got) != "new\n" {
+		t.Errorf("the other hard link holds %q, want the old content", got)
 	}
 
 	// Nothing temporary is left behind.

@@ -46,7 +46,10 @@
 // refused with an error result that names the path (its error matches
 // ErrOutside), and the walks of list_files and grep enter no linked
 // directory (a linked file inside the workspace is listed and searched
-// under the link's path).
+// under the link's path). A hard link is a name of the file itself, which
+// no path check can tell from any other: a hard link placed in the
+// directory to a file outside it is read like a file of the workspace, but
+// never written (see below).
 // The tools' failures the model can correct — a missing file, an edit
 // whose text occurs twice, a malformed pattern, a cell id no cell has, a
 // file that is not a notebook — are error results that say what was
@@ -61,9 +64,11 @@
 // version keeps the file's permission bits and, where the process may
 // give them (as root may), its owner and group; a new file gets the mode
 // the umask leaves of 0644; a file the process may not write is refused.
-// Symbolic links, files with other hard links and files whose owner the
-// process cannot give a new file are written in place, and so are files
-// in a directory the process may not write. Toolsets on the same
+// Symbolic links and files whose owner the process cannot give a new file
+// are written in place, and so are files in a directory the process may
+// not write. A file with more than one hard link is not written
+// (ErrHardLinked): its other names may lie outside the workspace, which a
+// hard link, unlike a symbolic one, does not show. Toolsets on the same
 // directory do not coordinate: of two writes of one file, the last wins.
 // WithMaxFileSize bounds the files the tools read, search and edit, and
 // WithMaxResults the paths and lines list_files and grep return.

@@ -102,13 +102,13 @@ func (w *Toolset) readText(p, by string) ([]byte, error) {
 		return nil, pathError(p, err)
 	}
 	if info.IsDir() {
-		return nil, fmt.Errorf("%q is a directory, not a file; list_files shows what it holds", p)
+		return nil, fmt.Errorf("%q is a directory, not a file; list_files shows what it holds", clip(p))
 	}
 	if !info.Mode().IsRegular() {
-		return nil, fmt.Errorf("%q is not a regular file", p)
+		return nil, fmt.Errorf("%q is not a regular file", clip(p))
 	}
 	tooLarge := func(size int64) error {
-		return fmt.Errorf("%q is %s, larger than the %s %s works on", p, bytesize.Format(size), bytesize.Format(w.cfg.maxFileSize), by)
+		return fmt.Errorf("%q is %s, larger than the %s %s works on", clip(p), bytesize.Format(size), bytesize.Format(w.cfg.maxFileSize), by)
 	}
 	if info.Size() > w.cfg.maxFileSize {
 		return nil, tooLarge(info.Size())
@@ -123,7 +123,7 @@ func (w *Toolset) readText(p, by string) ([]byte, error) {
 		return nil, tooLarge(int64(len(data)))
 	}
 	if isBinary(data) {
-		return nil, fmt.Errorf("%q looks like a binary file (it has a NUL byte); %s works on text files only", p, by)
+		return nil, fmt.Errorf("%q looks like a binary file (it has a NUL byte); %s works on text files only", clip(p), by)
 	}
 	return data, nil
 }
@@ -150,7 +150,7 @@ func numbered(p string, data []byte, offset, limit int) (string, error) {
 	text := strings.TrimSuffix(string(data), "\n")
 	total := strings.Count(text, "\n") + 1
 	if offset > total {
-		return "", fmt.Errorf("offset %d is past the end of %q, which has %d lines", offset, p, total)
+		return "", fmt.Errorf("offset %d is past the end of %q, which has %d lines", offset, clip(p), total)
 	}
 	last := offset - 1 + min(limit, total-offset+1)
 	var b strings.Builder
@@ -183,7 +183,7 @@ func (w *Toolset) writeFileTool() (tool.Tool, error) {
 				return "", err
 			}
 			if p == "." {
-				return "", fmt.Errorf("path %q names the workspace itself, not a file", in.Path)
+				return "", fmt.Errorf("path %q names the workspace itself, not a file", clip(in.Path))
 			}
 			w.writing.Lock()
 			defer w.writing.Unlock()
@@ -195,9 +195,9 @@ func (w *Toolset) writeFileTool() (tool.Tool, error) {
 			case err != nil:
 				return "", pathError(p, err)
 			case info.IsDir():
-				return "", fmt.Errorf("%q is a directory; it cannot be written as a file", p)
+				return "", fmt.Errorf("%q is a directory; it cannot be written as a file", clip(p))
 			case !info.Mode().IsRegular():
-				return "", fmt.Errorf("%q is not a regular file; it cannot be written", p)
+				return "", fmt.Errorf("%q is not a regular file; it cannot be written", clip(p))
 			}
 			if dir := path.Dir(p); dir != "." {
 				if err := w.root.MkdirAll(native(dir), 0o755); err != nil {
@@ -222,10 +222,10 @@ func (w *Toolset) editFileTool() (tool.Tool, error) {
 				return "", err
 			}
 			if in.OldString == "" {
-				return "", fmt.Errorf("old_string is empty; give the text to replace in %q (write_file creates files)", p)
+				return "", fmt.Errorf("old_string is empty; give the text to replace in %q (write_file creates files)", clip(p))
 			}
 			if in.OldString == in.NewString {
-				return "", fmt.Errorf("old_string and new_string are the same; %q was not changed", p)
+				return "", fmt.Errorf("old_string and new_string are the same; %q was not changed", clip(p))
 			}
 			w.writing.Lock()
 			defer w.writing.Unlock()
@@ -247,11 +247,11 @@ func (w *Toolset) editFileTool() (tool.Tool, error) {
 			}
 			switch {
 			case first < 0 && isNotebook(p):
-				return "", fmt.Errorf("old_string occurs 0 times in %q; read_file shows a notebook's cells, not the JSON the file holds: change a cell with %s", p, NotebookEditName)
+				return "", fmt.Errorf("old_string occurs 0 times in %q; read_file shows a notebook's cells, not the JSON the file holds: change a cell with %s", clip(p), NotebookEditName)
 			case first < 0:
-				return "", fmt.Errorf("old_string occurs 0 times in %q; read the file again and copy the text exactly, with its indentation and line breaks", p)
+				return "", fmt.Errorf("old_string occurs 0 times in %q; read the file again and copy the text exactly, with its indentation and line breaks", clip(p))
 			case !in.ReplaceAll && strings.Contains(content[first+1:], old):
-				return "", fmt.Errorf("old_string occurs %d times in %q; include more of the surrounding lines to pick one, or set replace_all to replace them all", max(2, strings.Count(content, old)), p)
+				return "", fmt.Errorf("old_string occurs %d times in %q; include more of the surrounding lines to pick one, or set replace_all to replace them all", max(2, strings.Count(content, old)), clip(p))
 			}
 			line := strings.Count(content[:first], "\n") + 1
 			count := 1
@@ -305,7 +305,7 @@ func (w *Toolset) openRead(p string) (*os.File, error) {
 // writeInPlace writes data over the file p, through a symbolic link if p
 // is one, creating it: truncating, then writing. It does not block on a
 // named pipe (opening one for writing fails instead) and writes only to a
-// regular file.
+// regular file with a single hard link.
 func (w *Toolset) writeInPlace(p string, data []byte) error {
 	f, err := w.root.OpenFile(native(p), os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
 	if err != nil {
@@ -314,6 +314,11 @@ func (w *Toolset) writeInPlace(p string, data []byte) error {
 	info, err := f.Stat()
 	if err == nil && !info.Mode().IsRegular() {
 		err = fmt.Errorf("not a regular file")
+	}
+	if err == nil && links(info) > 1 {
+		// The file opened, whatever link led to it: one with other names
+		// is not written (see write).
+		err = &hardLinkedError{links: links(info)}
 	}
 	if err == nil {
 		err = f.Truncate(0)

@@ -21,7 +21,7 @@ var anyFile = glob{segs: []string{"**"}}
 // name the pattern.
 func compileGlob(pattern string) (glob, error) {
 	if strings.HasPrefix(pattern, "/") {
-		return glob{}, fmt.Errorf("pattern %q is absolute; write it relative to the workspace, such as \"**/*.go\"", pattern)
+		return glob{}, fmt.Errorf("pattern %q is absolute; write it relative to the workspace, such as \"**/*.go\"", clip(pattern))
 	}
 	expanded := pattern
 	if strings.HasSuffix(pattern, "/") {
@@ -33,7 +33,7 @@ func compileGlob(pattern string) (glob, error) {
 		case "", ".":
 			continue
 		case "..":
-			return glob{}, fmt.Errorf("pattern %q has a \"..\" segment; patterns cannot reach outside the workspace", pattern)
+			return glob{}, fmt.Errorf("pattern %q has a \"..\" segment; patterns cannot reach outside the workspace", clip(pattern))
 		case "**":
 			// "**/**" is "**".
 			if len(segs) > 0 && segs[len(segs)-1] == "**" {
@@ -41,13 +41,13 @@ func compileGlob(pattern string) (glob, error) {
 			}
 		default:
 			if _, err := path.Match(seg, ""); err != nil {
-				return glob{}, fmt.Errorf("pattern %q is not a valid glob: the segment %q is malformed (use *, ?, [a-z] and \\ to escape)", pattern, seg)
+				return glob{}, fmt.Errorf("pattern %q is not a valid glob: the segment %q is malformed (use *, ?, [a-z] and \\ to escape)", clip(pattern), clip(seg))
 			}
 		}
 		segs = append(segs, seg)
 	}
 	if len(segs) == 0 {
-		return glob{}, fmt.Errorf("pattern %q names no files; try \"**/*\" for every file", pattern)
+		return glob{}, fmt.Errorf("pattern %q names no files; try \"**/*\" for every file", clip(pattern))
 	}
 	return glob{segs: segs}, nil
 }

@@ -63,7 +63,7 @@ func (w *Toolset) notebookEditTool() (tool.Tool, error) {
 				return "", err
 			}
 			if !isNotebook(p) {
-				return "", fmt.Errorf("%q is not a Jupyter notebook (its name does not end in .ipynb); notebook_edit edits notebooks, edit_file other files", p)
+				return "", fmt.Errorf("%q is not a Jupyter notebook (its name does not end in .ipynb); notebook_edit edits notebooks, edit_file other files", clip(p))
 			}
 			mode := in.EditMode
 			if mode == "" {
@@ -90,7 +90,7 @@ func (w *Toolset) notebookEditTool() (tool.Tool, error) {
 			// result is still a notebook guards the file against a fault here
 			// all the same.
 			if _, err := parseNotebook(p, out); err != nil {
-				return "", fmt.Errorf("the edit would not leave a valid notebook (%v); %q was not changed", err, p)
+				return "", fmt.Errorf("the edit would not leave a valid notebook (%v); %q was not changed", err, clip(p))
 			}
 			if err := w.write(p, out); err != nil {
 				return "", pathError(p, err)
@@ -107,12 +107,12 @@ func checkNotebookEdit(mode string, in NotebookEditArgs) error {
 	switch mode {
 	case modeReplace, modeInsert, modeDelete:
 	default:
-		return fmt.Errorf("edit_mode %q is not one of replace, insert and delete", in.EditMode)
+		return fmt.Errorf("edit_mode %q is not one of replace, insert and delete", clipID(in.EditMode))
 	}
 	switch in.CellType {
 	case "", cellCode, cellMarkdown, cellRaw:
 	default:
-		return fmt.Errorf("cell_type %q is not one of code, markdown and raw", in.CellType)
+		return fmt.Errorf("cell_type %q is not one of code, markdown and raw", clipID(in.CellType))
 	}
 	byID, byNumber := in.CellID != "", in.CellNumber != nil
 	switch {
@@ -162,7 +162,7 @@ var utf8BOM = []byte("\ufeff")
 // p and say what is wrong.
 func parseNotebook(p string, data []byte) (*notebook, error) {
 	invalid := func(format string, args ...any) error {
-		return fmt.Errorf("%q is not a valid notebook: %s", p, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%q is not a valid notebook: %s", clip(p), fmt.Sprintf(format, args...))
 	}
 	// A byte order mark, which some editors write before UTF-8 text, is
 	// not JSON: the JSON starts after it, and an edit keeps it.
@@ -210,7 +210,7 @@ func parseNotebook(p string, data []byte) (*notebook, error) {
 		return nil, invalid(`its "nbformat" is %s, not an integer`, format)
 	}
 	if nb.major != 4 {
-		return nil, fmt.Errorf("%q is an nbformat %d notebook; only nbformat 4 is supported (Jupyter converts a notebook to it when it saves it)", p, nb.major)
+		return nil, fmt.Errorf("%q is an nbformat %d notebook; only nbformat 4 is supported (Jupyter converts a notebook to it when it saves it)", clip(p), nb.major)
 	}
 	if minor := field("nbformat_minor"); minor != nil {
 		if err := json.Unmarshal(minor, &nb.minor); err != nil {
@@ -263,7 +263,7 @@ func invalidJSON(p string, data, fin []byte, body int) error {
 	err := json.Unmarshal(fin[body:], &v)
 	var se *json.SyntaxError
 	if !errors.As(err, &se) {
-		return fmt.Errorf("%q is not a valid notebook: invalid JSON: %v", p, err)
+		return fmt.Errorf("%q is not a valid notebook: invalid JSON: %v", clip(p), err)
 	}
 	// Offset counts the bytes read, the offending one included.
 	off := min(body+int(se.Offset), len(data))
@@ -273,7 +273,7 @@ func invalidJSON(p string, data, fin []byte, body int) error {
 			msg = strings.Replace(msg, "invalid character '0'", "unexpected "+w, 1)
 		}
 	}
-	return fmt.Errorf("%q is not a valid notebook: invalid JSON at line %d (byte %d): %s", p, 1+bytes.Count(data[:off], []byte("\n")), off, msg)
+	return fmt.Errorf("%q is not a valid notebook: invalid JSON at line %d (byte %d): %s", clip(p), 1+bytes.Count(data[:off], []byte("\n")), off, msg)
 }
 
 // parseCell reads the cell at item; its errors complete "cell N".
@@ -286,7 +286,7 @@ func parseCell(data []byte, item span) (nbCell, error) {
 		return nbCell{}, err
 	}
 	if name, ok := duplicate(obj); ok {
-		return nbCell{}, fmt.Errorf("has the field %q twice", name)
+		return nbCell{}, fmt.Errorf("has the field %q twice", clipID(name))
 	}
 	c := nbCell{object: obj}
 	value := func(name string) []byte {
@@ -411,7 +411,7 @@ func (nb *notebook) finiteValue(c nbCell, name string) []byte {
 func (nb *notebook) describe(n int) string {
 	c := nb.cells[n]
 	if c.hasID {
-		return fmt.Sprintf("cell %d (id %q)", n, c.id)
+		return fmt.Sprintf("cell %d (id %q)", n, clipID(c.id))
 	}
 	return fmt.Sprintf("cell %d", n)
 }
@@ -469,9 +469,9 @@ func (nb *notebook) pick(p, id string, number *int) (int, error) {
 		n := *number
 		switch {
 		case len(nb.cells) == 0:
-			return 0, fmt.Errorf("cell_number %d does not exist: %q has no cells (insert one without cell_id and cell_number)", n, p)
+			return 0, fmt.Errorf("cell_number %d does not exist: %q has no cells (insert one without cell_id and cell_number)", n, clip(p))
 		case n >= len(nb.cells):
-			return 0, fmt.Errorf("cell_number %d does not exist: %q has %s, numbered 0 to %d", n, p, plural(len(nb.cells), "cell"), len(nb.cells)-1)
+			return 0, fmt.Errorf("cell_number %d does not exist: %q has %s, numbered 0 to %d", n, clip(p), plural(len(nb.cells), "cell"), len(nb.cells)-1)
 		}
 		return n, nil
 	}
@@ -487,7 +487,7 @@ func (nb *notebook) pick(p, id string, number *int) (int, error) {
 	case 0:
 		return 0, nb.noSuchID(p, id)
 	}
-	return 0, fmt.Errorf("cell_id %q is the id of %s of %q; pick one of them with cell_number", id, joinCells(found), p)
+	return 0, fmt.Errorf("cell_id %q is the id of %s of %q; pick one of them with cell_number", clipID(id), joinCells(found), clip(p))
 }
 
 // joinCells writes cell numbers for a message: "cells 2, 5 and 7".
@@ -509,7 +509,7 @@ const maxIDsListed = 20
 // says which ids there are, the likely ones first.
 func (nb *notebook) noSuchID(p, id string) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "cell_id %q matches no cell of %q", id, p)
+	fmt.Fprintf(&b, "cell_id %q matches no cell of %q", clipID(id), clip(p))
 	if _, err := strconv.Atoi(id); err == nil {
 		b.WriteString(" (to pick a cell by its position, give cell_number instead)")
 	}
@@ -518,7 +518,7 @@ func (nb *notebook) noSuchID(p, id string) error {
 		if !c.hasID {
 			continue
 		}
-		entry := fmt.Sprintf("%q (cell %d)", c.id, i)
+		entry := fmt.Sprintf("%q (cell %d)", clipID(c.id), i)
 		ids = append(ids, entry)
 		lc, lid := strings.ToLower(c.id), strings.ToLower(id)
 		if c.id != "" && (strings.HasPrefix(lc, lid) || strings.HasPrefix(lid, lc)) {
@@ -638,7 +638,7 @@ func (nb *notebook) replace(p string, i int, source *string, typ string) ([]byte
 		} else if typ != "" {
 			what = "source and type"
 		}
-		return nil, "", fmt.Errorf("%s of %q already has this %s; it was not changed", nb.describe(i), p, what)
+		return nil, "", fmt.Errorf("%s of %q already has this %s; it was not changed", nb.describe(i), clip(p), what)
 	}
 	lay := layoutOf(d, c.span, c.items(), nb.memberLayout)
 	m0 := c.members[0]

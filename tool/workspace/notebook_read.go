@@ -44,7 +44,7 @@ func renderNotebook(p string, nb *notebook, offset, limit int) (string, error) {
 	lines := nb.render(p)
 	total := len(lines)
 	if offset > total {
-		return "", fmt.Errorf("offset %d is past the end of the rendering of the notebook %q, which has %d lines", offset, p, total)
+		return "", fmt.Errorf("offset %d is past the end of the rendering of the notebook %q, which has %d lines", offset, clip(p), total)
 	}
 	last := offset - 1 + min(limit, total-offset+1)
 	var b strings.Builder

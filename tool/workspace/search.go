@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strings"
 
@@ -96,7 +97,7 @@ func (w *Toolset) grepTool() (tool.Tool, error) {
 			}
 			re, err := regexp.Compile(expr)
 			if err != nil {
-				return "", fmt.Errorf("pattern %q is not a valid Go regular expression: %v", in.Pattern, err)
+				return "", fmt.Errorf("pattern %q is not a valid Go regular expression: %s", clip(in.Pattern), regexpProblem(err))
 			}
 			var prefix []byte
 			if lit, _ := re.LiteralPrefix(); lit != "" {
@@ -280,4 +281,14 @@ func (w *Toolset) walk(ctx context.Context, g glob, fn func(p string) error) err
 		}
 		return fn(p)
 	})
+}
+
+// regexpProblem says what is wrong with a regular expression that did not
+// compile, quoting at most maxQuoted bytes of the part at fault (regexp's
+// own error quotes it whole).
+func regexpProblem(err error) string {
+	if se, ok := errors.AsType[*syntax.Error](err); ok {
+		return fmt.Sprintf("error parsing regexp: %s: `%s`", se.Code, clip(se.Expr))
+	}
+	return err.Error()
 }

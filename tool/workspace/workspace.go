@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -56,10 +57,43 @@ type outsideError struct {
 }
 
 func (e *outsideError) Error() string {
-	return fmt.Sprintf("path %q is outside the workspace: %s", e.path, e.why)
+	return fmt.Sprintf("path %q is outside the workspace: %s", clip(e.path), e.why)
 }
 
+// Bounds of what a message quotes of a path or pattern (maxQuoted) and of
+// an ID or name (maxQuotedID) that come from a call or a file: a message
+// must not repeat a huge one.
+const (
+	maxQuoted   = 200
+	maxQuotedID = 64
+)
+
+// clip returns the first maxQuoted bytes of s, between characters, with
+// "…" when s was cut, for a message to quote.
+func clip(s string) string { return textcut.Clip(s, maxQuoted, "…") }
+
+// clipID is clip for an ID or a name, cut to maxQuotedID bytes.
+func clipID(s string) string { return textcut.Clip(s, maxQuotedID, "…") }
+
 func (e *outsideError) Is(target error) bool { return target == ErrOutside }
+
+// ErrHardLinked is matched (errors.Is) by the error of a write to a file
+// that has more than one hard link: its other names may be outside the
+// workspace (a hard link does not say where it points, and os.Root cannot
+// tell), and a write in place would change the file under all of them.
+// Such a file is not written.
+var ErrHardLinked = errors.New("workspace: file has other hard links")
+
+// hardLinkedError is the error of a write to a file with links hard links.
+type hardLinkedError struct {
+	links uint64
+}
+
+func (e *hardLinkedError) Error() string {
+	return fmt.Sprintf("it has %d hard links, and its other names may lie outside the workspace", e.links)
+}
+
+func (e *hardLinkedError) Is(target error) bool { return target == ErrHardLinked }
 
 // Option configures a Toolset.
 type Option func(*config)
@@ -211,7 +245,7 @@ func clean(p string) (string, error) {
 	case p == "":
 		return "", errors.New("the path is empty; give a path relative to the workspace, such as \"src/main.go\"")
 	case strings.ContainsRune(p, 0):
-		return "", fmt.Errorf("path %q has a NUL byte", p)
+		return "", fmt.Errorf("path %q has a NUL byte", clip(p))
 	case strings.HasPrefix(p, "/") || filepath.IsAbs(p) || filepath.VolumeName(p) != "":
 		return "", &outsideError{path: p, why: "it is absolute; give a path relative to the workspace, such as \"src/main.go\""}
 	}
@@ -238,15 +272,18 @@ func pathError(p string, err error) error {
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%q does not exist; list_files shows the files there are", p)
+		return fmt.Errorf("%q does not exist; list_files shows the files there are", clip(p))
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("%q cannot be accessed: permission denied", p)
+		return fmt.Errorf("%q cannot be accessed: permission denied", clip(p))
 	case errors.Is(err, os.ErrClosed):
-		return fmt.Errorf("%q cannot be accessed: the workspace is closed", p)
+		return fmt.Errorf("%q cannot be accessed: the workspace is closed", clip(p))
+	case errors.Is(err, ErrHardLinked):
+		return fmt.Errorf("%q is not written: %w; a write would change the file under every name. "+
+			"Write a new file instead, or have the other names removed", clip(p), err)
 	case strings.Contains(err.Error(), "path escapes from parent"):
 		// os.Root's refusal of a path that leaves the root; its error has
 		// no exported value to compare with.
 		return &outsideError{path: p, why: "a symbolic link on the way leads out of it"}
 	}
-	return fmt.Errorf("%q cannot be accessed: %v", p, cause)
+	return fmt.Errorf("%q cannot be accessed: %v", clip(p), cause)
 }

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
+
+	"github.com/trellis-go/trellis/internal/textcut"
 )
 
 // ErrNotAllowed: an ad-hoc URL is not on the broker's allow-list.
@@ -28,20 +31,20 @@ func parsePattern(s string) (pattern, error) {
 	raw := strings.TrimSpace(s)
 	body, prefix := strings.CutSuffix(raw, "*")
 	if strings.Contains(body, "*") {
-		return pattern{}, fmt.Errorf("allow-list entry %q: only a final * is supported", s)
+		return pattern{}, fmt.Errorf("allow-list entry %s: only a final * is supported", quoteURL(s))
 	}
 	u, err := url.Parse(body)
 	if err != nil {
-		return pattern{}, fmt.Errorf("allow-list entry %q: %v", s, err)
+		return pattern{}, fmt.Errorf("allow-list entry %s: %v", quoteURL(s), parseError(err))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return pattern{}, fmt.Errorf("allow-list entry %q: the scheme must be http or https", s)
+		return pattern{}, fmt.Errorf("allow-list entry %s: the scheme must be http or https", quoteURL(s))
 	}
 	if u.Host == "" || u.User != nil || u.Fragment != "" {
-		return pattern{}, fmt.Errorf("allow-list entry %q: want scheme://host[:port]/path, without user or fragment", s)
+		return pattern{}, fmt.Errorf("allow-list entry %s: want scheme://host[:port]/path, without user or fragment", quoteURL(s))
 	}
 	if prefix && u.RawQuery != "" {
-		return pattern{}, fmt.Errorf("allow-list entry %q: a prefix entry takes no query", s)
+		return pattern{}, fmt.Errorf("allow-list entry %s: a prefix entry takes no query", quoteURL(s))
 	}
 	p := u.Path
 	if p == "" {
@@ -67,34 +70,62 @@ func (p pattern) match(u *url.URL) bool {
 
 // checkURL parses an ad-hoc URL and refuses the forms that could make an
 // allow-list entry match a URL it was not meant for: user information
-// (http://allowed@evil/), dot segments (/mcp/../admin), fragments, and
-// anything that is not an absolute http or https URL.
+// (http://allowed@evil/), dot segments (/mcp/../admin, with "\" read as
+// "/" too: /mcp/..\admin), empty segments, fragments, and anything that is
+// not an absolute http or https URL.
 func checkURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %q is not a URL: %v", ErrNotAllowed, raw, err)
+		return nil, fmt.Errorf("%w: %s is not a URL: %v", ErrNotAllowed, quoteURL(raw), parseError(err))
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, fmt.Errorf("%w: %q: only http and https URLs can be used", ErrNotAllowed, raw)
+		return nil, fmt.Errorf("%w: %s: only http and https URLs can be used", ErrNotAllowed, quoteURL(raw))
 	case u.Host == "" || u.Opaque != "":
-		return nil, fmt.Errorf("%w: %q has no host", ErrNotAllowed, raw)
+		return nil, fmt.Errorf("%w: %s has no host", ErrNotAllowed, quoteURL(raw))
 	case u.User != nil:
-		return nil, fmt.Errorf("%w: %q carries user information", ErrNotAllowed, raw)
+		return nil, fmt.Errorf("%w: %s carries user information", ErrNotAllowed, quoteURL(raw))
 	case u.Fragment != "" || strings.Contains(raw, "#"):
-		return nil, fmt.Errorf("%w: %q has a fragment", ErrNotAllowed, raw)
+		return nil, fmt.Errorf("%w: %s has a fragment", ErrNotAllowed, quoteURL(raw))
 	}
 	if u.Path != "" {
-		clean := path.Clean(u.Path)
-		if strings.HasSuffix(u.Path, "/") && clean != "/" {
+		// Some servers read "\" (or "%5C") as "/": a dot segment between
+		// backslashes climbs for them too.
+		p := strings.ReplaceAll(u.Path, `\`, "/")
+		clean := path.Clean(p)
+		if strings.HasSuffix(p, "/") && clean != "/" {
 			clean += "/"
 		}
-		if clean != u.Path {
-			return nil, fmt.Errorf("%w: %q has a path that is not in canonical form", ErrNotAllowed, raw)
+		if clean != p {
+			return nil, fmt.Errorf("%w: %s has a path that is not in canonical form", ErrNotAllowed, quoteURL(raw))
 		}
 	}
 	return u, nil
 }
+
+// parseError returns the reason of url.Parse's error without the URL,
+// which it quotes in full.
+func parseError(err error) error {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		return ue.Err
+	}
+	return err
+}
+
+// maxQuoted bounds how much of a name an error quotes, and maxQuotedURL
+// how much of a URL: both may come from the model, and an error must not
+// repeat a huge one.
+const (
+	maxQuoted    = 64
+	maxQuotedURL = 200
+)
+
+// quote returns s quoted as %q would, cut to its first maxQuoted bytes
+// (between characters) with "…" at the cut.
+func quote(s string) string { return strconv.Quote(textcut.Clip(s, maxQuoted, "…")) }
+
+// quoteURL is quote for a URL, cut to maxQuotedURL bytes.
+func quoteURL(s string) string { return strconv.Quote(textcut.Clip(s, maxQuotedURL, "…")) }
 
 // allowList is the broker's list of ad-hoc URLs it may connect to.
 type allowList []pattern
@@ -103,7 +134,7 @@ type allowList []pattern
 // ErrNotAllowed that says why not.
 func (l allowList) check(raw string) (*url.URL, error) {
 	if len(l) == 0 {
-		return nil, fmt.Errorf("%w: %q: this broker connects to its named servers only", ErrNotAllowed, raw)
+		return nil, fmt.Errorf("%w: %s: this broker connects to its named servers only", ErrNotAllowed, quoteURL(raw))
 	}
 	u, err := checkURL(raw)
 	if err != nil {
@@ -114,7 +145,7 @@ func (l allowList) check(raw string) (*url.URL, error) {
 			return u, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: %q matches no entry of the allow-list", ErrNotAllowed, raw)
+	return nil, fmt.Errorf("%w: %s matches no entry of the allow-list", ErrNotAllowed, quoteURL(raw))
 }
 
 // entries returns the allow-list as written.

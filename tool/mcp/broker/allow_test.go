@@ -34,6 +34,14 @@ func TestAllowList(t *testing.T) {
 		{"https://mcp.example.com/tools/../admin", "canonical"},
 		{"https://mcp.example.com/tools/%2e%2e/admin", "canonical"},
 		{"https://mcp.example.com/tools//x", "canonical"},
+		{`https://mcp.example.com/tools/..\admin`, "canonical"},
+		{`https://mcp.example.com/tools\..\admin`, "canonical"},
+		{`https://mcp.example.com/tools/x\..\..\admin`, "canonical"},
+		{"https://mcp.example.com/tools/%5c..%5cadmin", "canonical"},
+		{"https://mcp.example.com/tools/%5C..%5Cadmin", "canonical"},
+		{`https://mcp.example.com/tools/.\x`, "canonical"},
+		{`https://mcp.example.com/tools\\x`, "canonical"},
+		{`https://mcp.example.com/tools/x\y`, ""},
 		{"https://mcp.example.com/tools/x#frag", "fragment"},
 		{"ws://mcp.example.com/tools/x", "only http and https"},
 		{"https:/tools/x", "has no host"},
@@ -60,6 +68,7 @@ func FuzzAllowList(f *testing.F) {
 		"https://mcp.example.com/tools/../x", "https://mcp.example.com:443/tools/x",
 		"https://mcp.example.com/tools/%2e%2e/x", "https://mcp.example.com\\@evil/tools/",
 		"HTTPS://MCP.EXAMPLE.COM/tools/x", "https://mcp.example.com/tools/x?a=b#c", "",
+		`https://mcp.example.com/tools/..\x`, "https://mcp.example.com/tools/%5c..%5cx",
 	} {
 		f.Add(s)
 	}
@@ -75,7 +84,9 @@ func FuzzAllowList(f *testing.F) {
 		assert.Equal(t, "mcp.example.com", strings.ToLower(again.Host))
 		assert.Nil(t, again.User)
 		assert.True(t, strings.HasPrefix(again.Path, "/tools/"))
-		assert.NotContains(t, "/"+again.Path+"/", "/../")
+		slashed := "/" + strings.ReplaceAll(again.Path, `\`, "/") + "/"
+		assert.NotContains(t, slashed, "/../")
+		assert.NotContains(t, slashed, "/./")
 		assert.Equal(t, u.String(), again.String())
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -108,8 +109,11 @@ func WithServers(cfgs ...mcp.Config) Option {
 // URL matched exactly, or one ending with "*" that matches any path starting
 // with what precedes the star, on the same scheme and host (for example
 // "https://mcp.example.com/tools/*"). URLs with user information, dot
-// segments or fragments never match. Without entries, only named servers
-// can be used.
+// segments (a backslash counts as a slash) or fragments never match. Every
+// request to an ad-hoc server must match an entry, each redirect's
+// included (see mcp.WithURLCheck): a redirect elsewhere gets an error
+// result with code CodeNotAllowed and is not followed. Without entries,
+// only named servers can be used.
 func WithAllowedURLs(entries ...string) Option {
 	return func(c *config) { c.allow = append(c.allow, entries...) }
 }
@@ -285,7 +289,13 @@ func (b *Broker) resolve(server string) (*mcp.Toolset, *tool.Result) {
 		r := tool.Errorf("broker: already connected to %d ad-hoc servers, the most allowed; use one of them or a named server", len(b.adHoc))
 		return nil, &r
 	}
-	ts, err := mcp.New(mcp.Config{Name: key, URL: key}, b.optionsFor(Target{Name: key, URL: key, AdHoc: true})...)
+	// Every request to the server, each redirect's included, must match
+	// the allow-list too: the check comes last, so no option removes it.
+	opts := append(b.optionsFor(Target{Name: key, URL: key, AdHoc: true}), mcp.WithURLCheck(func(u *url.URL) error {
+		_, err := b.allow.check(u.String())
+		return err
+	}))
+	ts, err := mcp.New(mcp.Config{Name: key, URL: key}, opts...)
 	if err != nil {
 		r := tool.ErrorResult(CodeNotAllowed, err)
 		return nil, &r
@@ -294,18 +304,20 @@ func (b *Broker) resolve(server string) (*mcp.Toolset, *tool.Result) {
 	return ts, nil
 }
 
-// optionsFor returns the options of the toolset for t.
+// optionsFor returns the options of the toolset for t, in a slice of its
+// own.
 func (b *Broker) optionsFor(t Target) []mcp.Option {
+	opts := slices.Clone(b.tsOpts)
 	if b.targetFn == nil {
-		return b.tsOpts
+		return opts
 	}
-	return append(slices.Clip(b.tsOpts), b.targetFn(t)...)
+	return append(opts, b.targetFn(t)...)
 }
 
 // unknownServer is the error for a name that is no named server.
 func (b *Broker) unknownServer(name string) error {
 	var msg strings.Builder
-	fmt.Fprintf(&msg, "broker: no server named %q", name)
+	fmt.Fprintf(&msg, "broker: no server named %s", quote(name))
 	if s := tool.Suggest(name, b.order, 3); len(s) > 0 {
 		fmt.Fprintf(&msg, "; did you mean %s?", quoteAll(s))
 	}
@@ -346,10 +358,17 @@ func (b *Broker) serverTools(ctx context.Context, server string, handle bool) (*
 			// the ad-hoc servers.
 			b.forgetAdHoc(ts)
 		}
+		code := mcp.CodeUnavailable
+		switch {
+		case errors.Is(err, ErrNotAllowed):
+			code = CodeNotAllowed // a redirect off the allow-list
+		case errors.Is(err, mcp.ErrURLRefused), errors.Is(err, mcp.ErrHeaderRefused):
+			code = mcp.CodeRefused
+		}
 		if h := b.handleError(ctx, ts, err, handle); h != nil {
 			err = h
 		}
-		r := tool.ErrorResult(mcp.CodeUnavailable, err)
+		r := tool.ErrorResult(code, err)
 		return ts, nil, &r
 	}
 	return ts, tools, nil
@@ -394,8 +413,9 @@ func lookup(tools []tool.Tool, server, name string) (tool.Tool, *tool.Result) {
 			return t, nil
 		}
 	}
-	r := tool.UnknownTool(name, all)
-	r.Content = append([]model.Part{model.TextPart(fmt.Sprintf("Server %q has no tool %q.", server, name))}, r.Content...)
+	// The name comes from the model: the answer quotes its beginning.
+	r := tool.UnknownTool(textcut.Clip(name, maxQuoted, "…"), all)
+	r.Content = append([]model.Part{model.TextPart(fmt.Sprintf("Server %s has no tool %s.", quoteURL(server), quote(name)))}, r.Content...)
 	return nil, &r
 }
 
@@ -457,6 +477,7 @@ type ToolDescription struct {
 
 // UnknownTool is a requested tool the server does not have.
 type UnknownTool struct {
+	// Name is the name asked for, cut to its first 64 bytes.
 	Name        string   `json:"name"`
 	Suggestions []string `json:"suggestions,omitempty"`
 }
@@ -535,7 +556,7 @@ func (b *Broker) buildTools() []tool.Tool {
 			for _, name := range in.Tools {
 				t, ok := byName[name]
 				if !ok {
-					out.Unknown = append(out.Unknown, UnknownTool{Name: name, Suggestions: tool.Suggest(name, all, 3)})
+					out.Unknown = append(out.Unknown, UnknownTool{Name: textcut.Clip(name, maxQuoted, "…"), Suggestions: tool.Suggest(name, all, 3)})
 					continue
 				}
 				def := t.Definition()

@@ -11,6 +11,6 @@
 // Servers are named in the broker's configuration (mcp.Config values, over
 // any transport), or given as ad-hoc streamable HTTP URLs that match the
 // broker's allow-list (WithAllowedURLs); any other URL gets an error result
-// that says why it was refused. WithPolicy applies a permission policy to
+// that says why it was refused, and so does a redirect to one. WithPolicy applies a permission policy to
 // the remote tool a call targets, with that tool's metadata.
 package broker
