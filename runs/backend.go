@@ -51,8 +51,9 @@ type fenceKey struct{}
 // fence is what a worker's writes are conditional on: that it still holds
 // the lease of run at epoch.
 type fence struct {
-	query string
-	args  []any
+	query   string
+	args    []any
+	attempt *activeRun // the attempt whose writes these are
 }
 
 // FenceStatement returns the statement a Backend's saver runs first in the

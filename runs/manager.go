@@ -31,6 +31,7 @@ import (
 // A Manager is safe for concurrent use.
 type Manager struct {
 	b      Backend
+	saver  *observedSaver
 	t      tables
 	cfg    config
 	log    *slog.Logger
@@ -86,7 +87,7 @@ func New(ctx context.Context, b Backend, opts ...Option) (*Manager, error) {
 	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return nil, fmt.Errorf("runs: river migrations: %w", err)
 	}
-	m := &Manager{b: b, t: t, cfg: cfg, log: cfg.logger, active: map[string]*activeRun{}}
+	m := &Manager{b: b, saver: &observedSaver{b.Saver}, t: t, cfg: cfg, log: cfg.logger, active: map[string]*activeRun{}}
 	if m.log == nil {
 		m.log = discard()
 	}
@@ -132,7 +133,7 @@ func (m *Manager) Register(graphs ...Runnable) error {
 			errs = append(errs, errors.New("runs: a graph without a name (graph.WithName) cannot be registered"))
 			continue
 		}
-		if s := r.saver(); s != m.b.Saver {
+		if s := r.saver(); s != state.Saver(m.saver) {
 			errs = append(errs, fmt.Errorf("runs: graph %q is not compiled with the Manager's checkpointer: compile it with graph.WithCheckpointer(m.Saver())", r.name))
 			continue
 		}
@@ -147,7 +148,7 @@ func (m *Manager) Register(graphs ...Runnable) error {
 // (graph.WithCheckpointer): the backend's store, whose writes a worker
 // makes conditional on holding the run's lease. Outside a worker it is
 // an ordinary checkpointer.
-func (m *Manager) Saver() state.ConditionalSaver { return m.b.Saver }
+func (m *Manager) Saver() state.ConditionalSaver { return m.saver }
 
 // Close releases the Manager's database connections when it opened them.
 // Runs it was executing must have been handed back first (Work returned).

@@ -117,6 +117,9 @@ type activeRun struct {
 	cancel     context.CancelCauseFunc
 	deadline   atomic.Int64  // local time (ns) until which the lease surely holds
 	done       chan struct{} // closed when the attempt is over
+	// storeFailed: the checkpointer failed during the attempt (not a
+	// refusal: the store itself), so a failure of the run is the store's.
+	storeFailed atomic.Bool
 }
 
 func (m *Manager) cancelAll(cause error) {
@@ -226,13 +229,15 @@ func (m *Manager) fenceOf(c *claimed) *fence {
 func (m *Manager) execute(jobCtx context.Context, c *claimed) error {
 	runCtx, cancel := context.WithCancelCause(jobCtx)
 	defer cancel(nil)
-	fctx := context.WithValue(runCtx, fenceKey{}, m.fenceOf(c))
+	ar := &activeRun{id: c.id, thread: c.thread, epoch: c.epoch, cancel: cancel, done: make(chan struct{})}
+	f := m.fenceOf(c)
+	f.attempt = ar
+	fctx := context.WithValue(runCtx, fenceKey{}, f)
 	// Writes after the run (rollback, hand-back) must not fail because the
 	// run was cancelled, and keep the fence.
 	after := func() (context.Context, context.CancelFunc) {
 		return context.WithTimeout(context.WithoutCancel(fctx), 30*time.Second)
 	}
-	ar := &activeRun{id: c.id, thread: c.thread, epoch: c.epoch, cancel: cancel, done: make(chan struct{})}
 	ar.deadline.Store(time.Now().Add(m.cfg.lease * 9 / 10).UnixNano())
 	m.mu.Lock()
 	prev := m.active[c.id]
@@ -267,7 +272,10 @@ func (m *Manager) execute(jobCtx context.Context, c *claimed) error {
 			_, err = m.b.DB.ExecContext(fctx, m.sql(`UPDATE {runs} SET start_checkpoint = $3 WHERE run_id = $1 AND epoch = $2`), c.id, c.epoch, start)
 		}
 		if err != nil {
-			return fmt.Errorf("runs: run %s: reading its thread: %w", c.id, err)
+			m.log.Warn("runs: reading a run's thread failed; it will be tried again", "run", c.id, "error", err)
+			ctx, done := after()
+			defer done()
+			return m.release(ctx, c, time.Second)
 		}
 		c.start = start
 	}
@@ -305,6 +313,11 @@ func (m *Manager) execute(jobCtx context.Context, c *claimed) error {
 		cause != nil && !errors.Is(cause, errCancelRequested) && out.status != StatusSuccess:
 		// Shutting down (or the job's own context ended): hand it back.
 		return m.release(ctx, c, 0)
+	case out.status == StatusError && ar.storeFailed.Load() && c.attempt < maxBusyAttempts:
+		// The store failed under the run (a lost connection, say): the
+		// graph did nothing wrong; try again from its last checkpoint.
+		m.log.Warn("runs: the checkpointer failed during a run; it will be tried again", "run", c.id, "attempt", c.attempt, "error", out.err)
+		return m.release(ctx, c, time.Duration(c.attempt)*time.Second)
 	case out.status == StatusError && errors.Is(out.err, graph.ErrThreadBusy) && c.attempt < maxBusyAttempts:
 		// Something outside the runs layer wrote to the thread (or still
 		// runs on it in this process) after the run read it: the run
@@ -557,6 +570,74 @@ func (m *Manager) reap(ctx context.Context) error {
 	})
 	for _, run := range taken {
 		m.log.Info("runs: took over a run whose worker stopped renewing its lease", "run", run, "worker", m.cfg.id)
+	}
+	if err != nil {
+		return err
+	}
+	return m.reapFetched(ctx)
+}
+
+// reapFetched re-queues the pending runs whose River job a worker fetched
+// and never began: the worker died between River's fetch and its claim on
+// the run (the job stays running in River, which rescues no job of ours).
+func (m *Manager) reapFetched(ctx context.Context) error {
+	var requeued []string
+	err := m.tx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, m.sql(`SELECT run_id, job_id FROM {runs} WHERE status = 'pending' AND job_id <> 0
+			AND updated_at < {now} - $1 ORDER BY updated_at LIMIT 20{skiplocked}`), m.cfg.lease.Microseconds())
+		if err != nil {
+			return err
+		}
+		type pending struct {
+			run string
+			job int64
+		}
+		var list []pending
+		for rows.Next() {
+			var p pending
+			if err := rows.Scan(&p.run, &p.job); err != nil {
+				rows.Close()
+				return err
+			}
+			list = append(list, p)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, p := range list {
+			job, err := m.river.JobGetTx(ctx, tx, p.job)
+			if errors.Is(err, rivertype.ErrNotFound) {
+				job = nil
+			} else if err != nil {
+				return err
+			}
+			stuck := job == nil || job.State == rivertype.JobStateRunning && job.AttemptedAt != nil && time.Since(*job.AttemptedAt) > m.cfg.lease ||
+				job.State == rivertype.JobStateCompleted || job.State == rivertype.JobStateCancelled || job.State == rivertype.JobStateDiscarded
+			if !stuck {
+				continue
+			}
+			res, err := tx.ExecContext(ctx, m.sql(`UPDATE {runs} SET updated_at = {now} WHERE run_id = $1 AND status = 'pending' AND job_id = $2`), p.run, p.job)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				continue
+			}
+			if err := m.enqueue(ctx, tx, p.run, 0); err != nil {
+				return err
+			}
+			if job != nil && job.State == rivertype.JobStateRunning {
+				if _, err := m.river.JobCancelTx(ctx, tx, p.job); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+					return fmt.Errorf("cancel the job of run %s: %w", p.run, err)
+				}
+			}
+			requeued = append(requeued, p.run)
+		}
+		return nil
+	})
+	for _, run := range requeued {
+		m.log.Info("runs: re-queued a run whose job was fetched by a worker that never began it", "run", run, "worker", m.cfg.id)
 	}
 	return err
 }

@@ -17,7 +17,32 @@ import (
 	"github.com/trellis-go/trellis/runs/runstest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	runstest.WorkerMain(openAddr)
+	goleak.VerifyTestMain(m)
+}
+
+// openAddr opens a Manager on "<schema>@<url>".
+func openAddr(ctx context.Context, addr string, opts ...runs.Option) (*runs.Manager, error) {
+	schema, url, _ := strings.Cut(addr, "@")
+	return postgres.Open(ctx, url, postgres.WithSchema(schema), postgres.WithRuns(opts...))
+}
+
+// Worker processes share one database: runs survive a SIGTERM, a SIGKILL
+// and a worker frozen past its leases (see runstest.Processes).
+func TestRunsOutliveWorkerProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes and needs PostgreSQL (-short)")
+	}
+	pool := pgtest.Pool(t)
+	schema := pgtest.Schema(t, pool, "trellis_runs_procs_")
+	runstest.Processes(t, runstest.ProcessConfig{
+		Addr:   schema + "@" + withParam(pgtest.URL(), "pool_max_conns=8"),
+		Open:   openAddr,
+		Runs:   500,
+		Freeze: true,
+	})
+}
 
 func TestConformance(t *testing.T) {
 	if testing.Short() {
@@ -42,4 +67,12 @@ func TestConformance(t *testing.T) {
 			},
 		}
 	})
+}
+
+// withParam adds a parameter to a connection URL.
+func withParam(url, param string) string {
+	if strings.Contains(url, "?") {
+		return url + "&" + param
+	}
+	return url + "?" + param
 }

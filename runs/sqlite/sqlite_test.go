@@ -17,7 +17,51 @@ import (
 	"github.com/trellis-go/trellis/runs/sqlite"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	runstest.WorkerMain(func(ctx context.Context, path string, opts ...runs.Option) (*runs.Manager, error) {
+		return sqlite.Open(ctx, path, sqlite.WithRuns(opts...))
+	})
+	goleak.VerifyTestMain(m)
+}
+
+// Worker processes share one SQLite file: runs survive a SIGTERM, a
+// SIGKILL and a frozen worker (see runstest.Processes).
+func TestRunsOutliveWorkerProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes and runs for tens of seconds (-short)")
+	}
+	path := filepath.Join(t.TempDir(), "runs.db")
+	runstest.Processes(t, runstest.ProcessConfig{
+		Addr: path,
+		Dump: func(t *testing.T) {
+			db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)")
+			if err != nil {
+				return
+			}
+			defer db.Close()
+			rows, err := db.Query(`SELECT r.run_id, r.status, r.epoch, r.lease_owner, r.lease_until, r.job_id, r.cancel, r.wrote, j.state, j.attempt, j.attempted_by, j.errors
+				FROM trellis_runs r LEFT JOIN river_job j ON j.id = r.job_id WHERE r.status NOT IN ('success','interrupted')`)
+			if err != nil {
+				t.Logf("dump: %v", err)
+				return
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var a [12]any
+				ptrs := make([]any, 12)
+				for i := range a {
+					ptrs[i] = &a[i]
+				}
+				_ = rows.Scan(ptrs...)
+				t.Logf("dump: %v", a)
+			}
+		},
+		Open: func(ctx context.Context, path string, opts ...runs.Option) (*runs.Manager, error) {
+			return sqlite.Open(ctx, path, sqlite.WithRuns(opts...))
+		},
+		Runs: 300,
+	})
+}
 
 var dollar = regexp.MustCompile(`\$([0-9]+)`)
 
