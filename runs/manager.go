@@ -423,7 +423,7 @@ func (m *Manager) notifyTx(ctx context.Context, tx *sql.Tx, kind, id string) err
 	return err
 }
 
-const runColumns = `run_id, thread_id, graph, status, strategy, request, metadata, error, interrupts, attempts,
+const runColumns = `run_id, thread_id, graph, status, strategy, request, metadata, error, interrupts, attempts, lease_owner,
 	created_at, start_at, updated_at, ended_at`
 
 func scanRun(row interface{ Scan(...any) error }) (Run, error) {
@@ -432,7 +432,7 @@ func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 		status, strategy, body, meta, ints string
 		created, startAt, updated, endedAt int64
 	)
-	if err := row.Scan(&r.ID, &r.Thread, &r.Graph, &status, &strategy, &body, &meta, &r.Error, &ints, &r.Attempts,
+	if err := row.Scan(&r.ID, &r.Thread, &r.Graph, &status, &strategy, &body, &meta, &r.Error, &ints, &r.Attempts, &r.Worker,
 		&created, &startAt, &updated, &endedAt); err != nil {
 		return Run{}, err
 	}

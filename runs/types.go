@@ -192,6 +192,9 @@ type Run struct {
 	// Attempts counts the workers that took the run: more than one after
 	// a worker stopped or died while holding it.
 	Attempts int `json:"attempts"`
+	// Worker names the worker that holds the run, or that ended it (see
+	// WithWorkerID); empty while it waits.
+	Worker string `json:"worker,omitempty"`
 	// CreatedAt is when the run was accepted; StartAt is the earliest it
 	// may start (later than CreatedAt for a delayed run); UpdatedAt is when
 	// its record last changed; EndedAt is when it ended (zero until then).

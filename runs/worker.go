@@ -448,7 +448,7 @@ func (m *Manager) finalize(ctx context.Context, c *claimed, out outcome) error {
 			ints = string(b)
 		}
 		res, err := tx.ExecContext(ctx, m.sql(`UPDATE {runs} SET status = $3, error = $4, interrupts = $5, cancel = '',
-			ended_at = {now}, updated_at = {now}, lease_owner = '', lease_until = 0
+			ended_at = {now}, updated_at = {now}, lease_until = 0
 			WHERE run_id = $1 AND epoch = $2 AND status = 'running'`), c.id, c.epoch, string(out.status), msg, ints)
 		if err != nil {
 			return err
