@@ -269,8 +269,9 @@ type authMark struct {
 // arguments as received, which the pipeline then changes, is done again
 // on the changed ones, and a middleware that hands another tool or other
 // arguments on with the same frame gets them checked. Check and mark the
-// call Prepare returns. InvokeFrame marks the frame itself once the checker allowed a call, so
-// that a retry of the same call is not checked again.
+// call Prepare returns. InvokeFrame marks the frame itself once the
+// checker allowed a call, so that a retry of the same call is not checked
+// again.
 func (f *Frame) MarkAuthorized(t Tool, call model.ToolCall) {
 	f.cc.rareState().auth.Store(&authMark{tool: t, name: call.Name, args: bytes.Clone(call.Arguments)})
 }
