@@ -15,6 +15,9 @@ import (
 // observer and the failure policy.
 type core struct {
 	handler Handler
+	// iv is the Invoker behind the terminal handler; it prepares the
+	// calls' arguments before anything but the tool sees them.
+	iv *tool.Invoker
 	// term is the terminal handler when the chain is nothing else (no
 	// middleware): calls of known tools then go straight to the tool
 	// package, which recovers their panics itself.
@@ -34,6 +37,7 @@ func newCore(c *config) core {
 	term := &terminal{iv: iv}
 	k := core{
 		handler:   Chain(term, c.middleware...),
+		iv:        iv,
 		observer:  c.observer,
 		listening: c.listening,
 		failFast:  c.failFast,
@@ -247,17 +251,38 @@ func (c *core) handleChain(ctx context.Context, req *Request) (res tool.Result) 
 	return res
 }
 
-// runBefore runs the BeforeCall hooks. It returns the result that blocks
-// the call, if any, and the error that stops the batch, if any. Only the
-// arguments of req may change.
+// runBefore makes the call's arguments those its tool will run with (see
+// prepare) and runs the BeforeCall hooks. It returns the result that
+// blocks the call, if any, and the error that stops the batch, if any.
+// Only the arguments of req may change.
 func (c *core) runBefore(ctx context.Context, req *Request) (blocked *tool.Result, stop error) {
+	c.prepare(req)
 	if len(c.before) == 0 {
 		return nil, nil // the usual case, inlined at the call site
 	}
 	return c.runBeforeHooks(ctx, req)
 }
 
-// runBeforeHooks is runBefore with hooks to run.
+// prepare sets req's arguments to those its tool will run with
+// (tool.Invoker.Prepare: repaired when the executor repairs, rewritten by
+// the tool's PrepareArguments hook, coerced toward its schema), so that the
+// hooks, the events and the middleware see what the tool runs with.
+// Arguments the pipeline refuses are left as they came: the call will be
+// answered with the invalid-arguments result, and its tool will not run.
+// Well-formed arguments are left as they are, in one pass over their text.
+func (c *core) prepare(req *Request) {
+	req.iv = c.iv
+	if req.Tool == nil {
+		return
+	}
+	if call, _, ok := c.iv.Prepare(req.frame, req.Tool, req.Call); ok {
+		req.Call.Arguments = call.Arguments
+	}
+}
+
+// runBeforeHooks is runBefore with hooks to run. Arguments a hook
+// rewrites are prepared again before the next hook, or the chain, sees
+// them.
 func (c *core) runBeforeHooks(ctx context.Context, req *Request) (blocked *tool.Result, stop error) {
 	orig := *req
 	defer func() {
@@ -269,12 +294,22 @@ func (c *core) runBeforeHooks(ctx context.Context, req *Request) (blocked *tool.
 		}
 	}()
 	for _, h := range c.before {
+		args := req.Call.Arguments
 		r, err := callBefore(ctx, h, req)
 		if err != nil || r != nil {
 			return r, err
 		}
+		if !sameSlice(req.Call.Arguments, args) {
+			c.prepare(req)
+		}
 	}
 	return nil, nil
+}
+
+// sameSlice reports whether a and b are one slice: the same bytes in the
+// same memory.
+func sameSlice(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 func callBefore(ctx context.Context, h func(context.Context, *Request) (*tool.Result, error), req *Request) (res *tool.Result, err error) {

@@ -27,7 +27,10 @@
 // of every chain (Terminal) runs the tool through the tool package's
 // pipeline (tool.Invoker): argument repair, preparation, coercion and
 // validation, the call, and the conversion of errors and panics into
-// results. Concerns of a whole batch are written as a Decorator of an
+// results. The executor runs a call's arguments through the first four
+// steps (tool.Invoker.Prepare) before its hooks, events and middleware see
+// them, so that what they see — a permission policy above all — is what
+// the tool runs with (see Request.Prepared). Concerns of a whole batch are written as a Decorator of an
 // Executor instead; ExecutorFunc adapts a function.
 //
 // The middleware package holds the standard middleware: cache, timeout,

@@ -17,8 +17,12 @@ import (
 // never changes; results are paired with calls by position, and the
 // executor reports every result under the ID of the call it answers.
 type Request struct {
-	// Call is the model's call, with its final arguments (after the
-	// BeforeCall hooks).
+	// Call is the model's call, with its final arguments: after the
+	// BeforeCall hooks, and as the tool will run with them — repaired when
+	// the executor repairs, rewritten by the tool's PrepareArguments hook,
+	// coerced toward its schema (see Prepared). Arguments the tool's
+	// pipeline refuses stay as the model sent them; such a call does not
+	// run its tool.
 	Call model.ToolCall
 	// Tool is the tool the call names, or nil when the batch's tools have
 	// no tool of that name. The terminal handler answers a nil Tool with
@@ -37,6 +41,54 @@ type Request struct {
 	// frame stores the call's context (see tool.Frame); the frames of a
 	// batch's calls come in one allocation.
 	frame *tool.Frame
+	// iv is the Invoker behind the executor's terminal handler, which
+	// Prepared prepares the arguments with; nil for a request made
+	// outside an executor.
+	iv *tool.Invoker
+}
+
+// defaultInvoker prepares the arguments of requests made outside an
+// executor: without JSON repair, as Terminal(nil) runs them.
+var defaultInvoker = tool.NewInvoker()
+
+// Prepared returns the request with the arguments its tool will run with:
+// those the model sent, run through the tool package's argument pipeline
+// (JSON repair when the executor repairs, the tool's PrepareArguments
+// hook, coercion toward its schema) and validated — see
+// tool.Invoker.Prepare. The executor prepares every call so before its
+// BeforeCall hooks and its middleware see it; a middleware that decides on
+// the arguments (a permission check) and may sit behind a middleware or
+// hook that rewrites them calls Prepared, decides on what it returns and
+// hands that on, so that what it judged is what the tool runs with.
+//
+// When the arguments are final already, req itself is returned; otherwise
+// a copy with the final arguments. When the pipeline refuses them, ok is
+// false and res is the result the call is answered with (ErrorCode
+// tool.CodeInvalidArguments): the tool must not run. A request without a
+// tool (an unknown name) is returned as it is.
+func (r *Request) Prepared() (prepared *Request, res tool.Result, ok bool) {
+	if r.Tool == nil {
+		return r, tool.Result{}, true
+	}
+	iv := r.iv
+	if iv == nil {
+		iv = defaultInvoker
+	}
+	f := r.frame
+	if f == nil {
+		// The mark of prepared arguments needs a frame to live in.
+		f = new(tool.Frame)
+	}
+	call, res, ok := iv.Prepare(f, r.Tool, r.Call)
+	if !ok {
+		return r, res, false
+	}
+	if f == r.frame && sameSlice(call.Arguments, r.Call.Arguments) {
+		return r, tool.Result{}, true
+	}
+	c := *r
+	c.Call.Arguments, c.frame = call.Arguments, f
+	return &c, tool.Result{}, true
 }
 
 // ToolName returns the name the call uses.

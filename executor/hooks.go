@@ -18,9 +18,14 @@ import (
 // AfterCall it replaces the call's result with one; the stack is in the
 // result's Details.
 type Hooks struct {
-	// BeforeCall runs before a call's tool runs. It may:
-	//   - rewrite the call's arguments by setting req.Call.Arguments (other
-	//     changes to req are ignored: the call keeps its ID, name and tool);
+	// BeforeCall runs before a call's tool runs. It sees the arguments the
+	// tool will run with (repaired, prepared and coerced: see
+	// Request.Prepared). It may:
+	//   - rewrite the call's arguments by setting req.Call.Arguments to a
+	//     new slice (other changes to req are ignored: the call keeps its
+	//     ID, name and tool); the new arguments go through the tool's
+	//     argument pipeline before the next hook and the middleware see
+	//     them;
 	//   - block the call by returning a non-nil result, which answers the
 	//     call instead of the tool (later BeforeCall hooks and all AfterCall
 	//     hooks are skipped for it);

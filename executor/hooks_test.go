@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -41,6 +42,71 @@ func TestBeforeCallRewritesArguments(t *testing.T) {
 			require.Len(t, starts, 2)
 			assert.Equal(t, "c1", starts[0].Call.ID)
 			assert.JSONEq(t, `{"rewritten":true}`, string(starts[0].Call.Arguments), "events carry the final arguments")
+		})
+	}
+}
+
+// BeforeCall hooks, the middleware and the events see the arguments the
+// tool runs with — repaired, prepared, coerced — and arguments a hook
+// rewrites are prepared again before the next hook sees them.
+func TestBeforeCallSeesTheArgumentsTheToolRunsWith(t *testing.T) {
+	type in struct {
+		Path  string `json:"path"`
+		Depth int    `json:"depth,omitempty"`
+	}
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			var (
+				mu   sync.Mutex
+				seen []string
+				got  []in
+			)
+			tl := tool.MustFunc("ls", "", func(_ context.Context, a in) (string, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				got = append(got, a)
+				return "ok", nil
+			}, tool.WithMetadata(safe), tool.WithPrepareArguments(func(m map[string]any) map[string]any {
+				if p, ok := m["dir"]; ok {
+					m["path"] = p
+					delete(m, "dir")
+				}
+				return m
+			}))
+			first := executor.Hooks{BeforeCall: func(_ context.Context, req *executor.Request) (*tool.Result, error) {
+				seen = append(seen, string(req.Call.Arguments))
+				if req.Call.ID == "c2" {
+					req.Call.Arguments = json.RawMessage(`{dir: '/rewritten', depth: '2',}`)
+				}
+				return nil, nil
+			}}
+			second := executor.Hooks{BeforeCall: func(_ context.Context, req *executor.Request) (*tool.Result, error) {
+				seen = append(seen, string(req.Call.Arguments))
+				return nil, nil
+			}}
+			var chain []string
+			mw := executor.Intercept(func(ctx context.Context, req *executor.Request, next executor.Handler) tool.Result {
+				mu.Lock()
+				chain = append(chain, string(req.Call.Arguments))
+				mu.Unlock()
+				return next.Handle(ctx, req)
+			})
+			rec := &recorder{}
+			res, err := k.make(executor.WithJSONRepair(true), executor.WithHooks(first), executor.WithHooks(second),
+				executor.WithMiddleware(mw), executor.WithObserver(rec.observe)).Execute(context.Background(), executor.Batch{
+				Calls: []model.ToolCall{call("c1", "ls", "```json\n{'dir': '/srv', 'depth': '3'}\n```"), call("c2", "ls", `{"path":"/tmp"}`)},
+				Tools: executor.Tools(tl),
+			})
+			require.NoError(t, err)
+			require.False(t, res[0].IsError || res[1].IsError, res[0].Text(), res[1].Text())
+			const c1, c2 = `{"depth":3,"path":"/srv"}`, `{"depth":2,"path":"/rewritten"}`
+			assert.Equal(t, []string{c1, c1, `{"path":"/tmp"}`, c2}, seen)
+			assert.ElementsMatch(t, []string{c1, c2}, chain)
+			starts := rec.of(executor.ToolStart)
+			require.Len(t, starts, 2)
+			assert.Equal(t, c1, string(starts[0].Call.Arguments))
+			assert.Equal(t, c2, string(starts[1].Call.Arguments))
+			assert.ElementsMatch(t, []in{{Path: "/srv", Depth: 3}, {Path: "/rewritten", Depth: 2}}, got)
 		})
 	}
 }

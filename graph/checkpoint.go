@@ -29,8 +29,10 @@ const (
 	// copy a replay starts from) is written before any node runs, so that
 	// a run the store refuses (ErrThreadBusy) runs nothing.
 	DurabilityAsync
-	// DurabilityExit writes once, when the run ends, is interrupted or fails.
-	// A crash loses the whole run.
+	// DurabilityExit writes once, when the run ends, is interrupted or fails:
+	// the run's last checkpoint, whose parent is the checkpoint the run
+	// started from (the others are never stored). A crash loses the whole
+	// run.
 	DurabilityExit
 )
 
@@ -282,15 +284,25 @@ func newID() string {
 	return id.String()
 }
 
-// put stores the snapshot as checkpoint id, following the last one.
+// put stores the snapshot as checkpoint id, following the last one
+// stored.
 func (c *checkpointer[S]) put(ctx context.Context, id string, step int, source string, snap *snapshot[S]) error {
 	snap.Format = snapshotFormat
 	payload, err := marshalAt(c.ser, snap, state.Binding{ThreadID: c.thread, Namespace: c.ns, CheckpointID: id})
 	if err != nil {
 		return fmt.Errorf("graph: thread %q: encoding the state after superstep %d: %w", c.thread, step, err)
 	}
+	parent := c.last
+	if c.held != nil {
+		// Exit mode stores only the run's last checkpoint: the ones before
+		// it, held in memory and replaced, are never stored, so each names
+		// as its parent the one the first held named — the checkpoint the
+		// run started from, which is stored — and History reads as one
+		// chain.
+		parent = c.held.ParentID
+	}
 	cp := state.Checkpoint{
-		ThreadID: c.thread, Namespace: c.ns, ID: id, ParentID: c.last,
+		ThreadID: c.thread, Namespace: c.ns, ID: id, ParentID: parent,
 		Step: step, Source: source, CreatedAt: time.Now().UTC(), Payload: payload,
 	}
 	if snap.Branch != "" {

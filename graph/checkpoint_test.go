@@ -247,6 +247,52 @@ func TestNodeWithTwoInterruptsGetsBothAnswers(t *testing.T) {
 	assert.Equal(t, "Ada is 36", out.Answer)
 }
 
+// A resume value for a thread with nothing to answer — the answer was
+// consumed already, or the run waits at a static interrupt — is refused
+// with an error that matches ErrNothingPending and says what to do instead
+// of answering by ID; nothing runs or is written.
+func TestResumeValueWithNothingPendingIsRefused(t *testing.T) {
+	saver := memory.New()
+	var c counts
+	g := mustCompile(t, graph.New[doc](logReducer()).
+		AddNode("approve", approval(&c)).AddEdge(graph.START, "approve"),
+		graph.WithCheckpointer(saver))
+	ctx := context.Background()
+	_, err := g.Invoke(ctx, doc{Answer: "it"}, graph.WithThread("t"))
+	require.ErrorIs(t, err, graph.ErrInterrupted)
+	_, err = g.Resume(ctx, "t", graph.WithResumeValue("yes"))
+	require.NoError(t, err)
+	before, err := g.History(ctx, "t", 0)
+	require.NoError(t, err)
+
+	_, err = g.Resume(ctx, "t", graph.WithResumeValue("yes again"))
+	require.ErrorIs(t, err, graph.ErrNothingPending)
+	assert.Contains(t, err.Error(), `thread "t"`)
+	assert.Contains(t, err.Error(), "answered already")
+	assert.NotContains(t, err.Error(), "by ID")
+
+	_, err = g.Resume(ctx, "t", graph.WithResume("some-id", "yes again"))
+	require.ErrorIs(t, err, graph.ErrNothingPending)
+	require.ErrorIs(t, err, graph.ErrUnknownInterrupt)
+
+	after, err := g.History(ctx, "t", 0)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "nothing was written")
+	assert.Equal(t, 2, c.get()["approve"], "nothing ran")
+
+	// Paused before a node: nothing takes a value; Resume continues.
+	s := mustCompile(t, graph.New[doc]().AddNode("a", appendLog("a")).AddEdge(graph.START, "a"),
+		graph.WithCheckpointer(memory.New()), graph.InterruptBefore("a"))
+	_, err = s.Invoke(ctx, doc{}, graph.WithThread("s"))
+	require.ErrorIs(t, err, graph.ErrInterrupted)
+	_, err = s.Resume(ctx, "s", graph.WithResumeValue("x"))
+	require.ErrorIs(t, err, graph.ErrNothingPending)
+	assert.Contains(t, err.Error(), "static interrupt")
+	out, err := s.Resume(ctx, "s")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a"}, out.Log)
+}
+
 func TestResumeBadInputIsRefusedAndChangesNothing(t *testing.T) {
 	saver := memory.New()
 	var c counts

@@ -279,7 +279,10 @@ func WithResume(interruptID string, value any) RunOption {
 }
 
 // WithResumeValue answers the single pending interrupt of a thread. Resume
-// fails if more than one is pending; use WithResume then.
+// fails if more than one is pending (use WithResume then), and, with an
+// error that matches ErrNothingPending, if none that takes a value is: the
+// interrupt was answered already, the run ended, or it is paused at a
+// static interrupt, which Resume continues without a value.
 func WithResumeValue(value any) RunOption {
 	return func(c *runConfig) { c.resumeOne, c.hasOne = value, true }
 }
@@ -638,6 +641,12 @@ var (
 	ErrThreadBusy = errors.New("a run on this thread is in progress")
 	// ErrUnknownInterrupt reports a resume value for an interrupt that is not pending.
 	ErrUnknownInterrupt = errors.New("no such pending interrupt")
+	// ErrNothingPending reports a resume value for a thread on which no
+	// interrupt that takes a value is pending: the interrupt was answered
+	// already, the run ended, or the run is paused at a static interrupt
+	// (which is resumed without a value). A value for an interrupt ID on a
+	// thread with nothing pending matches ErrUnknownInterrupt too.
+	ErrNothingPending = errors.New("no interrupt is pending")
 )
 
 // begin triggers the entry nodes and, when checkpointing, records the input.
@@ -791,12 +800,21 @@ func (r *run[S]) acceptResume(cfg *runConfig, pending []PendingInterrupt) error 
 	}
 	for id := range cfg.resume {
 		if !ids[id] {
+			if len(ids) == 0 {
+				return fmt.Errorf("graph: thread %q: resume value for interrupt %q: %w (%w: it was answered already, or the run ended; run the graph with new input instead of resuming)", r.cp.thread, id, ErrUnknownInterrupt, ErrNothingPending)
+			}
 			return fmt.Errorf("graph: thread %q: resume value for interrupt %q: %w (pending: %v)", r.cp.thread, id, ErrUnknownInterrupt, keysOf(ids))
 		}
 	}
 	values := cfg.resume
 	if cfg.hasOne {
-		if len(dynamic) != 1 {
+		switch {
+		case len(dynamic) == 1:
+		case len(ids) == 0:
+			return fmt.Errorf("graph: thread %q: WithResumeValue: %w: the interrupt was answered already, or the run ended; run the graph with new input instead of resuming", r.cp.thread, ErrNothingPending)
+		case len(dynamic) == 0:
+			return fmt.Errorf("graph: thread %q: WithResumeValue: %w that takes a value: the run is paused at a static interrupt (%v), which Resume continues without a value", r.cp.thread, ErrNothingPending, keysOf(ids))
+		default:
 			return fmt.Errorf("graph: thread %q: WithResumeValue needs exactly one pending interrupt, %d are pending (%v): answer them by ID with WithResume", r.cp.thread, len(dynamic), dynamic)
 		}
 		values = map[string]any{dynamic[0]: cfg.resumeOne}

@@ -14,9 +14,15 @@ import (
 // ErrorCode tool.CodePermissionDenied, or tool.CodeApprovalRequired for an
 // ask). A check that fails refuses the call.
 //
-// The check sees the call's final arguments (after the executor's
-// BeforeCall hooks and the middleware outside this one). Calls of unknown
-// tools pass through: there is nothing to run.
+// The check sees the arguments the tool will run with: after the
+// executor's BeforeCall hooks and the middleware outside this one, and
+// after the tool's argument pipeline — JSON repair when the executor
+// repairs, the tool's PrepareArguments hook, coercion toward its schema
+// (executor.Request.Prepared) — and the rest of the chain is handed
+// exactly those arguments. A call whose arguments the pipeline refuses is
+// answered with the invalid-arguments result without being checked: its
+// tool would not run. Calls of unknown tools pass through: there is
+// nothing to run.
 //
 // Without this middleware the tool's own checker is still consulted, by
 // the tool package right before the tool runs; a call this middleware
@@ -29,6 +35,10 @@ func Permission(policy tool.Policy) executor.Middleware {
 		return executor.HandlerFunc(func(ctx context.Context, req *executor.Request) tool.Result {
 			if req.Tool == nil {
 				return next.Handle(ctx, req)
+			}
+			req, res, ok := req.Prepared()
+			if !ok {
+				return res
 			}
 			if r, ok := tool.Authorize(ctx, req.Tool, req.Call, policy); !ok {
 				return r

@@ -43,6 +43,9 @@ type rareState struct {
 	scope atomic.Value
 	// auth is what the call was allowed as (see Frame.MarkAuthorized).
 	auth atomic.Pointer[authMark]
+	// prepared is what Invoker.Prepare made of the call's arguments, for a
+	// tool with a PrepareArguments hook (see preparedMark).
+	prepared atomic.Pointer[preparedMark]
 }
 
 // rareState returns c's rare state, made on first use.
@@ -58,6 +61,15 @@ func (c *callContext) rareState() *rareState {
 func (c *callContext) authMark() *authMark {
 	if r := c.rare.Load(); r != nil {
 		return r.auth.Load()
+	}
+	return nil
+}
+
+// preparedMark returns what Invoker.Prepare made of the call's
+// arguments, nil when nothing.
+func (c *callContext) preparedMark() *preparedMark {
+	if r := c.rare.Load(); r != nil {
+		return r.prepared.Load()
 	}
 	return nil
 }

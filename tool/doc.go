@@ -106,7 +106,10 @@
 //
 // CheckPermission and Authorize evaluate a tool's own checker and then a
 // run-level Policy; deny and ask become structured results the model can
-// read. Toolsets (Static, Combine, WithPrefix, Filter, Include, Exclude)
+// read. They judge the arguments they are given, which must be those the
+// tool runs with: Invoker.Prepare returns them (repaired, prepared,
+// coerced, validated), and Invoke checks the tool's own checker on them
+// and runs the tool with exactly those. Toolsets (Static, Combine, WithPrefix, Filter, Include, Exclude)
 // are resolved per run by Resolve, which separates what the model sees
 // (VisibleIf) from what the framework executes (ExecutableIf) and rejects
 // duplicate names; a call of an unknown name gets a result suggesting the

@@ -1,11 +1,15 @@
 package tool
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trellis-go/trellis/model"
 )
 
 type fuzzNested struct {
@@ -107,5 +111,45 @@ func FuzzCompileSchema(f *testing.F) {
 		}
 		v, _ = s.Coerce(v)
 		_ = s.Validate(v)
+	})
+}
+
+// FuzzPreparedArgumentsAreFinal checks what permission checks rely on:
+// the arguments Prepare returns are final — preparing them again gives
+// the same bytes, and the tool decodes from them the value it decodes from
+// the arguments as received — so a check of them judges what the tool runs
+// with.
+func FuzzPreparedArgumentsAreFinal(f *testing.F) {
+	for _, s := range argumentSeeds {
+		f.Add([]byte(s), false)
+	}
+	f.Add([]byte(`{'query': 'x', extra: {name: 'n'},}`), true)
+	f.Add([]byte("```json\n{\"query\":\"x\",\"limit\":\"3\",\"extra\":{\"name\":\"n\"}}\n```"), true)
+	f.Add([]byte(`{"query":"x","extra":{"name":"n"`), true)
+	var got fuzzArgs
+	tl := MustFunc("fuzz", "", func(_ context.Context, in fuzzArgs) (string, error) {
+		got = in
+		return "", nil
+	})
+	f.Fuzz(func(t *testing.T, in []byte, repair bool) {
+		iv := NewInvoker(WithJSONRepair(repair))
+		call := model.ToolCall{ID: "1", Name: "fuzz", Arguments: in}
+		prepared, _, ok := iv.Prepare(nil, tl, call)
+		if !ok {
+			return
+		}
+		again, _, ok := NewInvoker().Prepare(nil, tl, prepared)
+		if !ok || !bytes.Equal(again.Arguments, prepared.Arguments) {
+			t.Fatalf("prepared %q (from %q) is not final: %q, %v", prepared.Arguments, in, again.Arguments, ok)
+		}
+		got = fuzzArgs{}
+		r1 := iv.Invoke(context.Background(), tl, call)
+		want := got
+		got = fuzzArgs{}
+		r2 := NewInvoker().Invoke(context.Background(), tl, prepared)
+		if r1.IsError != r2.IsError || !reflect.DeepEqual(want, got) {
+			t.Fatalf("the tool ran differently on %q and on its prepared form %q: %v %+v / %v %+v",
+				in, prepared.Arguments, r1.IsError, want, r2.IsError, got)
+		}
 	})
 }

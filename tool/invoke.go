@@ -160,18 +160,22 @@ func Invoke(ctx context.Context, t Tool, call model.ToolCall, opts ...InvokeOpti
 //
 //  1. puts the call's ID in the context (CallID) and, when a progress sink
 //     is set, installs the call's progress reporter until it returns;
-//  2. consults the tool's own permission checker (WithPermission, or a
-//     tool that implements PermissionChecker), unless the call passed it
-//     already (Frame.MarkAuthorized): a call it does not allow is answered
-//     with the structured denied result Authorize gives, and does not run;
-//  3. runs the arguments through JSON repair (opt-in), the tool's
+//  2. runs the arguments through JSON repair (opt-in), the tool's
 //     PrepareArguments hook, coercion toward the input schema and
 //     validation against it: a failure at any step is an error result
 //     (ErrorCode CodeInvalidArguments) that lists every bad field by JSON
 //     path and the arguments received, and the tool's body does not run.
 //     Arguments that need no repair and no coercion and that the schema
 //     accepts are usually checked (and, for a typed tool, decoded) in one
-//     pass over their text; the outcome is the pipeline's;
+//     pass over their text; the outcome is the pipeline's. Arguments that
+//     Prepare made final for t with this frame skip the repair and
+//     PrepareArguments steps;
+//  3. consults the tool's own permission checker (WithPermission, or a
+//     tool that implements PermissionChecker), unless the call passed it
+//     already (Frame.MarkAuthorized): the checker sees the arguments of
+//     step 2, the very arguments the tool then runs with; a call it does
+//     not allow is answered with the structured denied result Authorize
+//     gives, and does not run;
 //  4. calls the tool (a Streamer's pieces become progress updates and are
 //     merged into the result);
 //  5. turns an error into an error result: status timeout when the deadline
@@ -260,10 +264,14 @@ type authMark struct {
 // passed t's permission check already (Authorize, as the executor's
 // permission middleware runs it), so that InvokeFrame does not consult
 // t's checker a second time for that call. The mark holds for t and the
-// call's exact name and arguments only: a middleware that hands another
-// tool or other arguments on with the same frame gets them checked.
-// InvokeFrame marks the frame itself once the checker allowed a call, so
-// that a retry of the same call is not checked again.
+// call's exact name and arguments only, and InvokeFrame honours it only
+// for the arguments the tool runs with (see Prepare): a check of the
+// arguments as received, which the pipeline then changes, is done again
+// on the changed ones, and a middleware that hands another tool or other
+// arguments on with the same frame gets them checked. Check and mark the
+// call Prepare returns. InvokeFrame marks the frame itself once the
+// checker allowed a call, so that a retry of the same call is not checked
+// again.
 func (f *Frame) MarkAuthorized(t Tool, call model.ToolCall) {
 	f.cc.rareState().auth.Store(&authMark{tool: t, name: call.Name, args: bytes.Clone(call.Arguments)})
 }
@@ -283,6 +291,78 @@ func identical[T any](a, b T) (eq bool) {
 		}
 	}()
 	return any(a) == any(b)
+}
+
+// preparedMark is what Invoker.Prepare made of a frame's call: the tool
+// and the final arguments. Only a tool with a PrepareArguments hook needs
+// one: the rest of the pipeline gives final arguments back unchanged.
+type preparedMark struct {
+	tool Tool
+	args []byte // a copy, owned by the mark
+}
+
+// preparedFor reports whether the mark m says args are final for t.
+func (m *preparedMark) preparedFor(t Tool, args []byte) bool {
+	return m != nil && bytes.Equal(m.args, args) && identical(m.tool, t)
+}
+
+// Prepare returns call with the arguments t runs with when iv invokes the
+// call: the arguments as received, run through the argument pipeline —
+// JSON repair when iv repairs, t's PrepareArguments hook, coercion toward
+// t's input schema — validated, and written as JSON again when a step
+// changed them. Arguments that need none of it come back as they are (the
+// same slice).
+//
+// Code that decides on a call before it runs — a permission policy, a hook,
+// a cache key — reads the arguments Prepare returns, and hands the call on
+// with them: then what it judged is exactly what the tool runs with. f is
+// the frame the call will be invoked with (see InvokeFrame); Prepare records
+// in it that these arguments are final for t, so that the tool's
+// PrepareArguments hook, which need not give the same result twice, is not
+// run on them again. Without a frame (f nil) nothing is recorded, and a
+// hook runs again when the prepared call is invoked.
+//
+// When the arguments cannot be repaired, parsed or validated, ok is false
+// and res is the result Invoke answers the call with (ErrorCode
+// CodeInvalidArguments, Err an *ArgumentError): the tool must not run. A
+// panic in the hook is recovered into an error result likewise. A nil t,
+// and a declaration-only tool, give the call back as it is.
+func (iv *Invoker) Prepare(f *Frame, t Tool, call model.ToolCall) (prepared model.ToolCall, res Result, ok bool) {
+	if t == nil {
+		return call, Result{}, true
+	}
+	p := ownProfile(t)
+	if p == nil {
+		p = new(profile)
+		iv.profileOf(t, p)
+	}
+	if p.declOnly {
+		return call, Result{}, true
+	}
+	name := call.Name
+	if name == "" {
+		name = t.Definition().Name
+	}
+	if p.prepare != nil && f != nil && f.cc.preparedMark().preparedFor(t, call.Arguments) {
+		return call, Result{}, true
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			prepared, res, ok = call, panicResult(name, v), false
+			res.normalize()
+		}
+	}()
+	args, aerr := runArguments(name, call.Arguments, p.schema, p.prepare, iv.cfg.repair, false)
+	if aerr != nil {
+		r := argumentResult(aerr)
+		r.normalize()
+		return call, r, false
+	}
+	call.Arguments = args.raw
+	if p.prepare != nil && f != nil {
+		f.cc.rareState().prepared.Store(&preparedMark{tool: t, args: bytes.Clone(args.raw)})
+	}
+	return call, Result{}, true
 }
 
 // InvokeFrame is Invoke with the call's context stored in f (see Frame);
@@ -337,14 +417,19 @@ func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, cal
 	given := f // the caller's frame, which records the call's permission
 	if f == nil || !f.used.CompareAndSwap(false, true) {
 		// A frame that served already (the call is retried) passes on
-		// what it knows of the call's permission.
-		var mark *authMark
+		// what it knows of the call's permission and arguments.
+		var (
+			auth *authMark
+			prep *preparedMark
+		)
 		if f != nil {
-			mark = f.cc.authMark()
+			auth, prep = f.cc.authMark(), f.cc.preparedMark()
 		}
 		f = new(Frame)
-		if mark != nil {
-			f.cc.rareState().auth.Store(mark)
+		if auth != nil || prep != nil {
+			r := f.cc.rareState()
+			r.auth.Store(auth)
+			r.prepared.Store(prep)
 		}
 	}
 	cc := &f.cc
@@ -378,17 +463,35 @@ func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, cal
 		}
 		in.registered = cfg.pending
 	}
-	if p.checker != nil && !f.cc.authMark().authorizedFor(t, call) {
-		if r, ok := authorize(cc, t, p.checker, p.meta, *call, nil); !ok {
-			*res = r
-		} else {
-			if given != nil {
+	// Arguments Prepare made for this tool are not prepared again: the
+	// PrepareArguments hook need not give the same result twice.
+	prepared := p.prepare != nil && f.cc.preparedMark().preparedFor(t, call.Arguments)
+	if p.checker != nil {
+		// The checker judges the arguments the tool runs with: they are
+		// made final first, once, and the tool runs with exactly those. A
+		// mark of an earlier check holds only for those final arguments.
+		ok := true
+		if !prepared && !p.declOnly {
+			args, aerr := runArguments(name, call.Arguments, p.schema, p.prepare, cfg.repair, false)
+			if aerr != nil {
+				*res, ok = argumentResult(aerr), false
+			} else {
+				call.Arguments, prepared = args.raw, true
+			}
+		}
+		if ok && !f.cc.authMark().authorizedFor(t, call) {
+			var r Result
+			if r, ok = authorize(cc, t, p.checker, p.meta, *call, nil); !ok {
+				*res = r
+			} else if given != nil {
 				given.MarkAuthorized(t, *call) // a retry of the call is not checked again
 			}
-			run(cc, t, p, name, call, cfg, res)
+		}
+		if ok {
+			run(cc, t, p, name, call, cfg, prepared, res)
 		}
 	} else {
-		run(cc, t, p, name, call, cfg, res)
+		run(cc, t, p, name, call, cfg, prepared, res)
 	}
 	in.registered = nil
 	res.normalize()
@@ -407,8 +510,9 @@ func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, cal
 }
 
 // run runs the call in ctx, the call's context, and stores its result in
-// res.
-func run(ctx context.Context, t Tool, p *profile, name string, call *model.ToolCall, cfg *invokeConfig, res *Result) {
+// res. prepared says the call's arguments are final already (see
+// Invoker.Prepare): they are not repaired or prepared again.
+func run(ctx context.Context, t Tool, p *profile, name string, call *model.ToolCall, cfg *invokeConfig, prepared bool, res *Result) {
 	if p.declOnly {
 		*res = ErrorResult(CodeDeclarationOnly, fmt.Errorf("%w: tool %q", ErrDeclarationOnly, name))
 		return
@@ -424,7 +528,7 @@ func run(ctx context.Context, t Tool, p *profile, name string, call *model.ToolC
 	// The fast path, when the tool has one for the schema in force and no
 	// hook rewrites the arguments. Arguments it accepts are valid JSON, so
 	// repair would leave them as they are.
-	if p.prepare == nil {
+	if p.prepare == nil || prepared {
 		switch {
 		case p.fs != nil:
 			if seq, ok := p.fs.streamFast(ctx, call.ID, call.Arguments); ok {
@@ -441,13 +545,18 @@ func run(ctx context.Context, t Tool, p *profile, name string, call *model.ToolC
 			}
 		}
 	}
-	runSlow(ctx, t, p, name, call, cfg, res)
+	runSlow(ctx, t, p, name, call, cfg, prepared, res)
 }
 
 // runSlow runs the call through the full argument pipeline and stores its
-// result in res.
-func runSlow(ctx context.Context, t Tool, p *profile, name string, call *model.ToolCall, cfg *invokeConfig, res *Result) {
-	args, aerr := runArguments(name, call.Arguments, p.schema, p.prepare, cfg.repair, p.ps != nil || p.pc != nil)
+// result in res; prepared arguments skip its repair and PrepareArguments
+// steps, which made them.
+func runSlow(ctx context.Context, t Tool, p *profile, name string, call *model.ToolCall, cfg *invokeConfig, prepared bool, res *Result) {
+	prepare, repair := p.prepare, cfg.repair
+	if prepared {
+		prepare, repair = nil, false
+	}
+	args, aerr := runArguments(name, call.Arguments, p.schema, prepare, repair, p.ps != nil || p.pc != nil)
 	if aerr != nil {
 		*res = argumentResult(aerr)
 		return

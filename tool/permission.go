@@ -51,7 +51,9 @@ func (d Decision) Allowed() bool { return d.Verdict == VerdictAllow || d.Verdict
 type PermissionRequest struct {
 	// Tool is the tool about to run.
 	Tool Tool
-	// Call is the call, with its final arguments.
+	// Call is the call, with its final arguments: those the tool runs
+	// with, after JSON repair, PrepareArguments and coercion (see
+	// Invoker.Prepare). The framework's checks pass them so.
 	Call model.ToolCall
 	// Metadata is the tool's metadata.
 	Metadata Metadata
@@ -92,6 +94,12 @@ func (f PolicyFunc) Decide(ctx context.Context, req PermissionRequest) (Decision
 // from either is returned with a deny decision whose reason says which
 // check failed but not why: the error, which may describe the
 // application's internals, is for the caller, not the model.
+//
+// The checks judge call's arguments as given. Give them the call that
+// Invoker.Prepare returns, and run the tool with that same call: arguments
+// as the model sent them may still be repaired, prepared or coerced on the
+// way to the tool, and a check of those would judge other arguments than
+// the tool runs with.
 func CheckPermission(ctx context.Context, t Tool, call model.ToolCall, policy Policy) (Decision, error) {
 	var c PermissionChecker
 	if p := ownProfile(t); p != nil {
@@ -129,7 +137,9 @@ func check(ctx context.Context, t Tool, c PermissionChecker, meta Metadata, call
 // Authorize runs CheckPermission and reports whether the call may run.
 // When it may not, the returned result is what the model receives instead:
 // a structured denied result (ErrorCode CodePermissionDenied, or
-// CodeApprovalRequired for ask). A failing check refuses the call.
+// CodeApprovalRequired for ask). A failing check refuses the call. Like
+// CheckPermission, it judges call's arguments as given: pass the call
+// Invoker.Prepare returns.
 func Authorize(ctx context.Context, t Tool, call model.ToolCall, policy Policy) (Result, bool) {
 	d, err := CheckPermission(ctx, t, call, policy)
 	return authorized(call, d, err)
