@@ -353,7 +353,7 @@ func (m *Manager) start(ctx context.Context, tx *sql.Tx, r *runner, req *Request
 		return Run{}, fmt.Errorf("runs: start: %w", err)
 	}
 	if active == "" {
-		if err := m.enqueue(ctx, tx, id, startAt); err != nil {
+		if err := m.enqueue(ctx, tx, runJob{Run: id, Thread: thread, Graph: r.name}, startAt); err != nil {
 			return Run{}, err
 		}
 		if _, err := tx.ExecContext(ctx, m.sql(`UPDATE {threads} SET active_run = $2, status = 'busy', graph = $3, updated_at = {now} WHERE thread_id = $1`),
@@ -367,19 +367,24 @@ func (m *Manager) start(ctx context.Context, tx *sql.Tx, r *runner, req *Request
 // runJob is the River job that carries a run to a worker.
 type runJob struct {
 	Run string `json:"run"`
+	// Thread and Graph let the worker read the thread before it claims
+	// the run (empty in jobs queued without them: it reads it after).
+	Thread string `json:"thread,omitempty"`
+	Graph  string `json:"graph,omitempty"`
 }
 
 // Kind names the job's kind to River.
 func (runJob) Kind() string { return "trellis_run" }
 
-// enqueue gives run a River job in tx, to start no sooner than startAt
+// enqueue gives a run a River job in tx, to start no sooner than startAt
 // (microseconds), and records the job as the run's.
-func (m *Manager) enqueue(ctx context.Context, tx *sql.Tx, run string, startAt int64) error {
+func (m *Manager) enqueue(ctx context.Context, tx *sql.Tx, job runJob, startAt int64) error {
+	run := job.Run
 	opts := &river.InsertOpts{Queue: m.cfg.queue, MaxAttempts: 100}
 	if at := fromMicros(startAt); time.Until(at) > 0 {
 		opts.ScheduledAt = at
 	}
-	res, err := m.river.InsertTx(ctx, tx, runJob{Run: run}, opts)
+	res, err := m.river.InsertTx(ctx, tx, job, opts)
 	if err != nil {
 		return fmt.Errorf("runs: queue run %s: %w", run, err)
 	}

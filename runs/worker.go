@@ -147,7 +147,7 @@ type runWorker struct {
 
 // Work executes the run the job carries.
 func (w *runWorker) Work(ctx context.Context, job *river.Job[runJob]) error {
-	return w.m.work(ctx, job.Args.Run, job.ID)
+	return w.m.work(ctx, job.Args, job.ID)
 }
 
 // claimed is a run a worker took.
@@ -159,11 +159,22 @@ type claimed struct {
 	req               storedRequest
 	wrote             bool
 	start             string
+	startKnown        bool // start is recorded (or the run wrote before)
 	seq               int64
 }
 
-func (m *Manager) work(ctx context.Context, run string, job int64) error {
-	c, err := m.claim(ctx, run, job)
+func (m *Manager) work(ctx context.Context, args runJob, job int64) error {
+	// The thread's latest checkpoint before the run writes to it, where a
+	// rollback takes the thread back to: read before the claim, so that
+	// the claim records it. Nobody else writes to the thread meanwhile:
+	// this is its active run.
+	head, known := "", false
+	if r, ok := m.graph(args.Graph); ok && args.Thread != "" {
+		if h, err := r.head(ctx, args.Thread); err == nil {
+			head, known = h, true
+		}
+	}
+	c, err := m.claim(ctx, args.Run, job, head, known)
 	if err != nil || c == nil {
 		return err
 	}
@@ -173,7 +184,7 @@ func (m *Manager) work(ctx context.Context, run string, job int64) error {
 
 // claim takes run's lease for the worker, unless the job is stale: the run
 // ended, another job carries it now, or another worker holds it.
-func (m *Manager) claim(ctx context.Context, run string, job int64) (*claimed, error) {
+func (m *Manager) claim(ctx context.Context, run string, job int64, head string, headKnown bool) (*claimed, error) {
 	var c *claimed
 	err := m.tx(ctx, func(tx *sql.Tx) error {
 		var (
@@ -198,9 +209,13 @@ func (m *Manager) claim(ctx context.Context, run string, job int64) (*claimed, e
 			return fmt.Errorf("runs: claim run %s: stored request: %w", run, err)
 		}
 		k.cancel, k.wrote = CancelAction(cancel), wrote
+		record := headKnown && !wrote
 		err = tx.QueryRowContext(ctx, m.sql(`UPDATE {runs} SET status = 'running', epoch = epoch + 1, lease_owner = $2,
-			lease_until = {now} + $3, attempts = attempts + 1, updated_at = {now} WHERE run_id = $1 RETURNING epoch, attempts`),
-			run, m.cfg.id, m.cfg.lease.Microseconds()).Scan(&k.epoch, &k.attempt)
+			lease_until = {now} + $3, attempts = attempts + 1, updated_at = {now},
+			start_checkpoint = CASE WHEN $4 THEN $5 ELSE start_checkpoint END
+			WHERE run_id = $1 RETURNING epoch, attempts, start_checkpoint`),
+			run, m.cfg.id, m.cfg.lease.Microseconds(), record, head).Scan(&k.epoch, &k.attempt, &k.start)
+		k.startKnown = record || wrote
 		if err != nil {
 			return fmt.Errorf("runs: claim run %s: %w", run, err)
 		}
@@ -266,7 +281,7 @@ func (m *Manager) execute(jobCtx context.Context, c *claimed) error {
 		return m.finalize(ctx, c, outcome{status: StatusError,
 			err: fmt.Errorf("graph %q is not registered on worker %s", c.graph, m.cfg.id)})
 	}
-	if !c.wrote {
+	if !c.startKnown {
 		start, err := r.head(fctx, c.thread)
 		if err == nil {
 			_, err = m.b.DB.ExecContext(fctx, m.sql(`UPDATE {runs} SET start_checkpoint = $3 WHERE run_id = $1 AND epoch = $2`), c.id, c.epoch, start)
@@ -395,7 +410,7 @@ func (m *Manager) release(ctx context.Context, c *claimed, delay time.Duration) 
 		if n, _ := res.RowsAffected(); n == 0 {
 			return ErrLeaseLost
 		}
-		return m.enqueue(ctx, tx, c.id, time.Now().Add(delay).UnixMicro())
+		return m.enqueue(ctx, tx, runJob{Run: c.id, Thread: c.thread, Graph: c.graph}, time.Now().Add(delay).UnixMicro())
 	})
 	if errors.Is(err, ErrLeaseLost) {
 		return nil
@@ -481,11 +496,11 @@ func (m *Manager) finalize(ctx context.Context, c *claimed, out outcome) error {
 // status its last run gives it.
 func (m *Manager) advance(ctx context.Context, tx *sql.Tx, thread string, last Status) error {
 	var (
-		next    string
-		startAt int64
+		next, graphName string
+		startAt         int64
 	)
-	err := tx.QueryRowContext(ctx, m.sql(`SELECT run_id, start_at FROM {runs} WHERE thread_id = $1 AND status = 'pending'
-		ORDER BY seq LIMIT 1`), thread).Scan(&next, &startAt)
+	err := tx.QueryRowContext(ctx, m.sql(`SELECT run_id, graph, start_at FROM {runs} WHERE thread_id = $1 AND status = 'pending'
+		ORDER BY seq LIMIT 1`), thread).Scan(&next, &graphName, &startAt)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		status := ThreadIdle
@@ -500,7 +515,7 @@ func (m *Manager) advance(ctx context.Context, tx *sql.Tx, thread string, last S
 	case err != nil:
 		return err
 	}
-	if err := m.enqueue(ctx, tx, next, startAt); err != nil {
+	if err := m.enqueue(ctx, tx, runJob{Run: next, Thread: thread, Graph: graphName}, startAt); err != nil {
 		return err
 	}
 	_, err = tx.ExecContext(ctx, m.sql(`UPDATE {threads} SET active_run = $2, status = 'busy', updated_at = {now} WHERE thread_id = $1`), thread, next)
@@ -558,7 +573,7 @@ func (m *Manager) reap(ctx context.Context) error {
 			if n, _ := res.RowsAffected(); n == 0 {
 				continue
 			}
-			if err := m.enqueue(ctx, tx, e.run, 0); err != nil {
+			if err := m.enqueue(ctx, tx, runJob{Run: e.run}, 0); err != nil {
 				return err
 			}
 			if _, err := m.river.JobCancelTx(ctx, tx, e.job); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
@@ -624,7 +639,7 @@ func (m *Manager) reapFetched(ctx context.Context) error {
 			if n, _ := res.RowsAffected(); n == 0 {
 				continue
 			}
-			if err := m.enqueue(ctx, tx, p.run, 0); err != nil {
+			if err := m.enqueue(ctx, tx, runJob{Run: p.run}, 0); err != nil {
 				return err
 			}
 			if job != nil && job.State == rivertype.JobStateRunning {
