@@ -20,8 +20,9 @@ type Durability int
 
 const (
 	// DurabilitySync writes each checkpoint before the next superstep starts,
-	// and each task's output as soon as the task finishes. A crash loses at
-	// most the tasks that were running. This is the default.
+	// and, in supersteps of several tasks, each task's output as soon as the
+	// task finishes. A crash loses at most the tasks that were running. This
+	// is the default.
 	DurabilitySync Durability = iota
 	// DurabilityAsync writes in the background, in order, while the run goes
 	// on; the run waits for the writes before it returns. A crash may lose
