@@ -3,8 +3,13 @@ package runstest
 import (
 	"context"
 	"fmt"
+	"iter"
 	"sync"
 	"testing"
+
+	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool"
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/runs"
@@ -135,9 +140,44 @@ func graphs(t testing.TB, m *runs.Manager, gs *gates) {
 		}).
 		AddNode("b", appendNode(gs, "b")).
 		AddEdge(graph.START, "a").AddEdge("a", "hold").AddEdge("hold", "b"))
-	if err := m.Register(echo, ask, held); err != nil {
+	reporter, err := agent.NewReAct(reportModel{}, agent.WithName("reporter"),
+		agent.WithTools(tool.MustFunc("report", "Starts a long report.", func(context.Context, struct{}) (tool.Result, error) {
+			return tool.PendingResult("report started"), nil
+		}, tool.WithLongRunning())),
+		agent.WithCheckpointer(m.Saver()))
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	if err := m.Register(echo, ask, held, runs.Graph(reporter)); err != nil {
 		t.Fatalf("register: %v", err)
 	}
+}
+
+// reportModel plays the "reporter" agent: asked anything, it calls the
+// report tool (call ID "call-report"); otherwise it says what the report
+// tool answered last.
+type reportModel struct{}
+
+func (reportModel) Generate(_ context.Context, req *model.Request) (*model.Response, error) {
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role == model.RoleUser {
+		return &model.Response{Message: model.Assistant("", model.ToolCall{ID: "call-report", Name: "report", Arguments: []byte("{}")})}, nil
+	}
+	text := ""
+	for _, m := range req.Messages {
+		if m.Role == model.RoleTool {
+			text = m.Text()
+		}
+	}
+	return &model.Response{Message: model.Assistant("report: " + text)}, nil
+}
+
+func (r reportModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	resp, err := r.Generate(ctx, req)
+	if err != nil {
+		return func(yield func(model.Chunk, error) bool) { yield(model.Chunk{}, err) }
+	}
+	return model.ResponseChunks(resp)
 }
 
 // stateOf reads a thread's state through a graph compiled on m's

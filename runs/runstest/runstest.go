@@ -13,8 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/runs"
+	"github.com/trellis-go/trellis/tool"
 )
 
 // DB is one fresh database for one test.
@@ -50,6 +52,7 @@ func Run(t *testing.T, newDB func(t *testing.T) DB) {
 		{"SchedulesStartRuns", testCron},
 		{"ShutdownHandsRunsBackAtABoundary", testDrain},
 		{"ExpiredLeaseIsTakenOverAndTheOldHolderCommitsNothing", testTakeOver},
+		{"LateToolResultsAreAcceptedByAnyManager", testCompleteCall},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -639,6 +642,39 @@ func testTakeOver(t *testing.T, db DB) {
 		kinds = append(kinds, ev.Kind)
 	}
 	assert.Equal(t, 1, count(kinds, runs.KindRunEnd))
+}
+
+func testCompleteCall(t *testing.T, db DB) {
+	gs := newGates()
+	m := worker(t, db, gs)
+	other := client(t, db, gs) // the process the webhook reaches
+	ctx := t.Context()
+	in := []byte(`{"messages":[{"role":"user","content":[{"type":"text","text":"the quarterly report, please"}]}]}`)
+	r, err := m.Start(ctx, runs.Request{Graph: "reporter", Input: in})
+	require.NoError(t, err)
+	first := wait(t, m, r.ID)
+	require.Equal(t, runs.StatusSuccess, first.Status, first.Error)
+
+	done, err := other.CompleteCall(ctx, "reporter", r.Thread, "call-report", "report", tool.Text("revenue up 4%"))
+	require.NoError(t, err)
+	end := wait(t, m, done.ID)
+	require.Equal(t, runs.StatusSuccess, end.Status, end.Error)
+	g, err := agent.NewReAct(reportModel{}, agent.WithCheckpointer(m.Saver()))
+	require.NoError(t, err)
+	snap, err := g.GetState(ctx, r.Thread)
+	require.NoError(t, err)
+	var texts []string
+	for _, msg := range snap.State.Messages {
+		texts = append(texts, string(msg.Role)+":"+msg.Text())
+	}
+	assert.Equal(t, []string{"user:the quarterly report, please", "assistant:", "tool:revenue up 4%",
+		"assistant:report: report started", "assistant:report: revenue up 4%"}, texts,
+		"the final result took the pending one's place, and the agent reacted to it")
+
+	_, err = other.CompleteCall(ctx, "reporter", "no-such-thread", "call-report", "report", tool.Text("x"))
+	assert.ErrorIs(t, err, runs.ErrNotFound)
+	_, err = other.CompleteCall(ctx, "reporter", r.Thread, "call-report", "report", tool.PendingResult("again"))
+	assert.ErrorIs(t, err, runs.ErrInvalid)
 }
 
 func count[T comparable](xs []T, x T) int {
