@@ -92,8 +92,8 @@
 // them.
 //
 // Where conversations live depends on the agent. With a checkpointer
-// (agent.WithCheckpointer), each context is a thread of it, named
-// ThreadPrefix + contextId: conversations outlive the server, and paused
+// (agent.WithCheckpointer), each context is a thread of it (Server.ThreadID;
+// ThreadPrefix + contextId without WithOwner): conversations outlive the server, and paused
 // runs are resumed with the next message of their context. Canceling a
 // task that waits for input drops its question from the thread (the calls
 // left without a result are answered as canceled), so the next message of
@@ -102,6 +102,13 @@
 // and a run that pauses fails its task, since it cannot be resumed.
 //
 // The server authenticates nobody: wrap it in the HTTP middleware of your
-// choice, and describe the scheme in the card (WithCard). Anyone who knows
-// a contextId can continue its conversation; the server's are random.
+// choice, describe the scheme in the card (WithCard), and name each
+// request's owner with WithOwner (middleware sets it with
+// ContextWithOwner; RequestOwner reads it). Tasks and conversations then
+// belong to their owner: lists, reads, cancels, subscriptions and
+// follow-up messages see only the caller's tasks, and another owner's task
+// is "task not found" (-32001), as one that does not exist. Without
+// WithOwner every request has the same owner: anyone who reaches the
+// server can read and cancel every task, and continue any conversation
+// whose contextId they know (the server's are random).
 package a2a
