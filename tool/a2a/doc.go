@@ -16,6 +16,11 @@
 // saying why, when it cannot: no card (ErrCardNotFound), not JSON or no
 // name (ErrInvalidCard), no JSON-RPC interface (ErrNoJSONRPC), only
 // protocol versions this package does not speak (ErrUnsupportedVersion).
+// Of the card's JSON-RPC interfaces the client takes the first in 1.x,
+// else the first in 0.3; a card's top-level url (a 0.3 field) is spoken to
+// in 0.3 whatever its protocolVersion says, and an agent that answers a
+// 1.0 method with -32601 (method not found) is spoken to in 0.3 from then
+// on, that request included.
 // The tool's name and description come from the card (WithName and
 // WithDescription override them); its arguments are a task and an optional
 // context_id (Args).
