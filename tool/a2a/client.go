@@ -19,6 +19,7 @@ import (
 
 	"github.com/trellis-go/trellis/internal/httpstatus"
 	"github.com/trellis-go/trellis/internal/pause"
+	"github.com/trellis-go/trellis/internal/streamlimit"
 	"github.com/trellis-go/trellis/model"
 )
 
@@ -118,7 +119,7 @@ func (c *Client) endpoint(ctx context.Context) (endpoint, error) {
 
 func (c *Client) fetchCard(ctx context.Context) (*Card, endpoint, error) {
 	where := c.cardURL.String()
-	resp, err := c.do(ctx, func() (*http.Request, error) {
+	resp, err := c.do(ctx, c.http.Do, func() (*http.Request, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, where, nil)
 		if err == nil {
 			req.Header.Set("Accept", "application/json")
@@ -417,9 +418,12 @@ func (c *Client) stream(ctx context.Context, ep endpoint, m string, params any, 
 			return
 		}
 		if err != nil {
-			if ctx.Err() == nil {
+			switch {
+			case errors.Is(err, streamlimit.ErrEventTooLarge), errors.Is(err, streamlimit.ErrTooLarge):
+				yield(Event{}, fmt.Errorf("a2a: %s: reading the stream: %w: %w", m, ErrResponseTooLarge, err))
+			case ctx.Err() == nil:
 				yield(Event{}, fmt.Errorf("a2a: %s: reading the stream: %w", m, err))
-			} else {
+			default:
 				yield(Event{}, ctx.Err())
 			}
 			return
@@ -443,7 +447,14 @@ func (c *Client) post(ctx context.Context, ep endpoint, id int64, m string, para
 	if err != nil {
 		return nil, fmt.Errorf("a2a: %s: encoding the request: %w", m, err)
 	}
-	resp, err := c.do(ctx, func() (*http.Request, error) {
+	send := c.http.Do
+	if stream {
+		// A stream may go on for as long as its task: it is bounded by
+		// the agent's silence and its size, not by a deadline.
+		limits := streamlimit.Limits{Idle: c.cfg.streamIdle, MaxEvent: int64(c.cfg.maxBytes), MaxTotal: int64(c.cfg.maxStream)}
+		send = func(req *http.Request) (*http.Response, error) { return streamlimit.Do(req, limits, c.http.Do) }
+	}
+	resp, err := c.do(ctx, send, func() (*http.Request, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.url, bytes.NewReader(body))
 		if err != nil {
 			return nil, err
@@ -463,10 +474,10 @@ func (c *Client) post(ctx context.Context, ep endpoint, id int64, m string, para
 	return resp, nil
 }
 
-// do sends the request newReq makes, with the client's headers, again
-// after a transient status within the retry budget. It returns the last
-// answer whatever its status; the caller closes its body.
-func (c *Client) do(ctx context.Context, newReq func() (*http.Request, error)) (*http.Response, error) {
+// do sends the request newReq makes with send, with the client's headers,
+// again after a transient status within the retry budget. It returns the
+// last answer whatever its status; the caller closes its body.
+func (c *Client) do(ctx context.Context, send func(*http.Request) (*http.Response, error), newReq func() (*http.Request, error)) (*http.Response, error) {
 	wait := c.cfg.retryWait
 	for attempt := 0; ; attempt++ {
 		req, err := newReq()
@@ -481,7 +492,7 @@ func (c *Client) do(ctx context.Context, newReq func() (*http.Request, error)) (
 				return nil, fmt.Errorf("%w: %w", ErrHeaderRefused, err)
 			}
 		}
-		resp, err := c.http.Do(req)
+		resp, err := send(req)
 		if err != nil {
 			return nil, err
 		}

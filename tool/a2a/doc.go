@@ -44,7 +44,13 @@
 // per-user tokens) and go through WithHTTPClient's client. A request
 // answered with 408, 429 or a 5xx status is sent again, after the wait the
 // agent asks for with Retry-After (WithRetries). Answers are read up to
-// WithMaxResponseBytes. Errors are classified in the result's ErrorCode:
+// WithMaxResponseBytes. A stream is bounded by the agent's silence
+// (WithStreamIdleTimeout, 5 minutes unless set, the wait for its headers
+// included; a tool then follows the task by polling) and by its size
+// (WithMaxStreamBytes for the whole stream, WithMaxResponseBytes for one
+// event), with errors that name the limit and match model.ErrStreamIdle,
+// or ErrResponseTooLarge and model.ErrStreamEventTooLarge or
+// model.ErrStreamTooLarge. Errors are classified in the result's ErrorCode:
 // CodeUnavailable (with a *StatusError, transient for 408, 429 and 5xx),
 // CodeProtocol (a JSON-RPC error, an *RPCError naming its code and
 // message, or an answer that cannot be read), CodeRefused.
