@@ -49,13 +49,17 @@ type Error struct {
 
 // Error names the limit and its value.
 func (e *Error) Error() string {
-	switch e.Limit {
-	case ErrIdle:
+	if e.Limit == ErrIdle {
 		return fmt.Sprintf("the server sent nothing for %v (the stream's idle timeout)", e.Idle)
-	case ErrEventTooLarge:
-		return fmt.Sprintf("an event of the stream exceeds %s (%d bytes, the limit on one event)", bytesize.Format(e.Bytes), e.Bytes)
 	}
-	return fmt.Sprintf("the stream exceeds %s (%d bytes, the limit on a whole reply)", bytesize.Format(e.Bytes), e.Bytes)
+	size := bytesize.Format(e.Bytes)
+	if e.Bytes >= 1<<10 {
+		size += fmt.Sprintf(" (%d bytes)", e.Bytes)
+	}
+	if e.Limit == ErrEventTooLarge {
+		return "an event of the stream exceeds " + size + ", the limit on one event"
+	}
+	return "the stream exceeds " + size + ", the limit on a whole reply"
 }
 
 // Unwrap returns the limit's sentinel.

@@ -419,7 +419,9 @@ func (c *Client) stream(ctx context.Context, ep endpoint, m string, params any, 
 		}
 		if err != nil {
 			switch {
-			case errors.Is(err, streamlimit.ErrEventTooLarge), errors.Is(err, streamlimit.ErrTooLarge):
+			case errors.Is(err, ErrResponseTooLarge):
+				yield(Event{}, fmt.Errorf("a2a: %s: reading the stream: %w", m, err))
+			case errors.Is(err, streamlimit.ErrTooLarge):
 				yield(Event{}, fmt.Errorf("a2a: %s: reading the stream: %w: %w", m, ErrResponseTooLarge, err))
 			case ctx.Err() == nil:
 				yield(Event{}, fmt.Errorf("a2a: %s: reading the stream: %w", m, err))
@@ -451,7 +453,8 @@ func (c *Client) post(ctx context.Context, ep endpoint, id int64, m string, para
 	if stream {
 		// A stream may go on for as long as its task: it is bounded by
 		// the agent's silence and its size, not by a deadline.
-		limits := streamlimit.Limits{Idle: c.cfg.streamIdle, MaxEvent: int64(c.cfg.maxBytes), MaxTotal: int64(c.cfg.maxStream)}
+		// (One event is capped by the stream's reader, exactly.)
+		limits := streamlimit.Limits{Idle: c.cfg.streamIdle, MaxTotal: int64(c.cfg.maxStream)}
 		send = func(req *http.Request) (*http.Response, error) { return streamlimit.Do(req, limits, c.http.Do) }
 	}
 	resp, err := c.do(ctx, send, func() (*http.Request, error) {

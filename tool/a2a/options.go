@@ -140,11 +140,10 @@ func WithHeaderFunc(fn HeaderFunc) Option {
 }
 
 // WithMaxResponseBytes caps how many bytes of an answer the client reads:
-// of a JSON body, of one event of a stream (as sent, its "data: " fields
-// included), and of the text a tool assembles from a stream's artifacts
-// (DefaultMaxResponseBytes unless set); n must be at least 1 KiB. A
-// larger answer fails with ErrResponseTooLarge (for an event, also
-// model.ErrStreamEventTooLarge).
+// of a JSON body, of the data of one event of a stream, and of the text a
+// tool assembles from a stream's artifacts (DefaultMaxResponseBytes unless
+// set); n must be at least 1 KiB. A larger answer fails with
+// ErrResponseTooLarge (for an event, also model.ErrStreamEventTooLarge).
 func WithMaxResponseBytes(n int) Option {
 	return func(c *config) {
 		if n < 1<<10 {

@@ -31,8 +31,11 @@ func streamingAgent(t *testing.T, stream func(w http.ResponseWriter, r *http.Req
 			fmt.Fprintf(w, `{"name":"Streamer","capabilities":{"streaming":true},"supportedInterfaces":[{"url":%q,"protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`, hs.URL+"/")
 			return
 		}
+		// Read the whole request: only then does the server watch for the
+		// client leaving, which ends r's context.
+		body, _ := io.ReadAll(r.Body)
 		var req rpcReq
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		if err := json.Unmarshal(body, &req); err != nil {
 			t.Errorf("agent: %v", err)
 			return
 		}
@@ -77,7 +80,7 @@ func within(t *testing.T, d time.Duration, fn func()) {
 
 func TestClientStreamFromASilentAgentFailsAfterTheIdleTimeout(t *testing.T) {
 	hs := streamingAgent(t, silentStream)
-	c, err := a2a.NewClient(hs.URL, a2a.WithStreamIdleTimeout(50*time.Millisecond))
+	c, err := a2a.NewClient(hs.URL, a2a.WithStreamIdleTimeout(300*time.Millisecond))
 	require.NoError(t, err)
 	var (
 		events  int
@@ -95,7 +98,7 @@ func TestClientStreamFromASilentAgentFailsAfterTheIdleTimeout(t *testing.T) {
 	})
 	assert.Equal(t, 1, events, "the event before the silence is read")
 	require.ErrorIs(t, lastErr, model.ErrStreamIdle)
-	assert.Contains(t, lastErr.Error(), "50ms")
+	assert.Contains(t, lastErr.Error(), "300ms")
 }
 
 func TestClientStreamFromAnAgentThatNeverAnswersFailsAfterTheIdleTimeout(t *testing.T) {
@@ -113,7 +116,7 @@ func TestClientStreamFromAnAgentThatNeverAnswersFailsAfterTheIdleTimeout(t *test
 // dropped connection.
 func TestToolFollowsASilentStreamByPolling(t *testing.T) {
 	hs := streamingAgent(t, silentStream)
-	tl, err := a2a.NewTool(context.Background(), hs.URL, a2a.WithStreamIdleTimeout(50*time.Millisecond),
+	tl, err := a2a.NewTool(context.Background(), hs.URL, a2a.WithStreamIdleTimeout(300*time.Millisecond),
 		a2a.WithPollInterval(time.Millisecond, time.Millisecond))
 	require.NoError(t, err)
 	var r tool.Result
