@@ -1,7 +1,6 @@
 package agui
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,8 +12,11 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/trellis-go/trellis/internal/streamlimit"
 )
 
 // Event is an event of a run, as a Client decodes it. Type says which;
@@ -93,6 +95,17 @@ var ErrTruncated = errors.New("agui: the stream ended before the run did")
 // WithMaxEventBytes says otherwise.
 const DefaultMaxEventBytes = 8 << 20
 
+// DefaultIdleTimeout is how long a Client waits for the next bytes of a
+// run's stream, or for its headers, unless WithIdleTimeout says otherwise:
+// 5 minutes. Servers keep their streams alive while a run works (Handler
+// sends a comment when it has been quiet for DefaultKeepAlive), so a
+// stream silent that long has a server that stopped.
+const DefaultIdleTimeout = 5 * time.Minute
+
+// DefaultMaxStreamBytes is how much of one run's stream a Client reads
+// unless WithMaxStreamBytes says otherwise: 256 MiB.
+const DefaultMaxStreamBytes = 256 << 20
+
 // DefaultMaxThreads is how many conversations a Client's tools remember
 // unless WithMaxThreads says otherwise.
 const DefaultMaxThreads = 1000
@@ -104,6 +117,8 @@ type clientConfig struct {
 	hc         *http.Client
 	headers    http.Header
 	maxEvent   int
+	idle       time.Duration
+	maxStream  int
 	maxThreads int
 	problems   []string
 }
@@ -116,14 +131,42 @@ func WithHeader(key, value string) ClientOption {
 	return func(c *clientConfig) { c.headers.Add(key, value) }
 }
 
-// WithMaxEventBytes caps the size of one event (DefaultMaxEventBytes); a
-// larger one fails the run's stream.
+// WithMaxEventBytes caps the size of one event's data
+// (DefaultMaxEventBytes); a larger one fails the run's stream with an
+// error that names the cap and matches model.ErrStreamEventTooLarge.
 func WithMaxEventBytes(n int) ClientOption {
 	return func(c *clientConfig) {
 		if n <= 0 {
 			c.problems = append(c.problems, fmt.Sprintf("WithMaxEventBytes(%d): the cap must be positive", n))
 		}
 		c.maxEvent = n
+	}
+}
+
+// WithIdleTimeout sets how long a run's stream may bring nothing, its
+// headers included, before the client gives up on it (DefaultIdleTimeout;
+// 0 waits for ever, which leaves a silent server holding the run until
+// its context ends). Only the server's silence counts, not the time the
+// caller spends between events. The stream then fails with an error that
+// names the timeout and matches model.ErrStreamIdle.
+func WithIdleTimeout(d time.Duration) ClientOption {
+	return func(c *clientConfig) {
+		if d < 0 {
+			c.problems = append(c.problems, fmt.Sprintf("WithIdleTimeout(%v): the timeout must not be negative", d))
+		}
+		c.idle = d
+	}
+}
+
+// WithMaxStreamBytes caps the size of one run's stream, all its events
+// together (DefaultMaxStreamBytes); a longer one fails with an error that
+// names the cap and matches model.ErrStreamTooLarge.
+func WithMaxStreamBytes(n int) ClientOption {
+	return func(c *clientConfig) {
+		if n <= 0 {
+			c.problems = append(c.problems, fmt.Sprintf("WithMaxStreamBytes(%d): the cap must be positive", n))
+		}
+		c.maxStream = n
 	}
 }
 
@@ -160,7 +203,8 @@ type remoteThread struct {
 // NewClient returns a client of the agent at endpoint, the URL runs are
 // POSTed to.
 func NewClient(endpoint string, opts ...ClientOption) (*Client, error) {
-	cfg := clientConfig{hc: http.DefaultClient, headers: http.Header{}, maxEvent: DefaultMaxEventBytes, maxThreads: DefaultMaxThreads}
+	cfg := clientConfig{hc: http.DefaultClient, headers: http.Header{}, maxEvent: DefaultMaxEventBytes,
+		idle: DefaultIdleTimeout, maxStream: DefaultMaxStreamBytes, maxThreads: DefaultMaxThreads}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
@@ -202,7 +246,11 @@ func (c *Client) Run(ctx context.Context, in *RunInput) iter.Seq2[Event, error] 
 		req.Header = c.cfg.headers.Clone()
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "text/event-stream")
-		resp, err := c.cfg.hc.Do(req)
+		// The stream lasts as long as the run: it is bounded by the
+		// server's silence and its size, not by a deadline (one event is
+		// capped by readEvents, exactly).
+		limits := streamlimit.Limits{Idle: c.cfg.idle, MaxTotal: int64(c.cfg.maxStream)}
+		resp, err := streamlimit.Do(req, limits, c.cfg.hc.Do)
 		if err != nil {
 			// Without the URL, which may hold credentials in its query.
 			if ue, ok := errors.AsType[*url.Error](err); ok {
@@ -303,78 +351,36 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 // error.
 func readEvents(r io.Reader, max int) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 0, min(64<<10, max+16)), max+16)
-		sc.Split(scanLines)
-		var data bytes.Buffer
-		dispatch := func() bool {
-			if data.Len() == 0 {
-				return true
+		events := streamlimit.NewEvents(r, max)
+		for {
+			raw, cut, err := events.Next()
+			switch {
+			case errors.Is(err, io.EOF), cut:
+				// Data left without its blank line is an event the
+				// stream cut: dropped.
+				return
+			case errors.Is(err, streamlimit.ErrEventTooLarge):
+				yield(Event{}, fmt.Errorf("agui: an event larger than %d bytes: %w", max, err))
+				return
+			case err != nil:
+				yield(Event{}, fmt.Errorf("agui: reading the stream: %w", err))
+				return
+			case len(raw) == 0:
+				continue // data lines without data
 			}
-			raw := bytes.Clone(data.Bytes())
-			data.Reset()
 			var ev Event
 			if err := json.Unmarshal(raw, &ev); err != nil {
 				yield(Event{}, fmt.Errorf("agui: a malformed event: %v", jsonProblem(err)))
-				return false
+				return
 			}
 			if ev.Type == "" {
 				yield(Event{}, errors.New("agui: an event without a type"))
-				return false
+				return
 			}
 			ev.Raw = raw
-			return yield(ev, nil)
-		}
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case line == "":
-				if !dispatch() {
-					return
-				}
-			case strings.HasPrefix(line, ":"):
-			case line == "data" || strings.HasPrefix(line, "data:"):
-				v := strings.TrimPrefix(strings.TrimPrefix(line, "data"), ":")
-				v = strings.TrimPrefix(v, " ")
-				if data.Len() > 0 {
-					data.WriteByte('\n')
-				}
-				data.WriteString(v)
-				if data.Len() > max {
-					yield(Event{}, fmt.Errorf("agui: an event larger than %d bytes", max))
-					return
-				}
+			if !yield(ev, nil) {
+				return
 			}
 		}
-		if err := sc.Err(); err != nil {
-			if errors.Is(err, bufio.ErrTooLong) {
-				err = fmt.Errorf("an event larger than %d bytes", max)
-			}
-			yield(Event{}, fmt.Errorf("agui: reading the stream: %w", err))
-		}
-		// Data left without its blank line is an event the stream cut:
-		// dropped.
 	}
-}
-
-// scanLines splits SSE lines, which end with CRLF, LF or CR.
-func scanLines(data []byte, atEOF bool) (int, []byte, error) {
-	i := bytes.IndexAny(data, "\r\n")
-	switch {
-	case i < 0:
-		if atEOF && len(data) > 0 {
-			return len(data), data, nil
-		}
-		return 0, nil, nil
-	case data[i] == '\n':
-		return i + 1, data[:i], nil
-	case i+1 < len(data):
-		if data[i+1] == '\n' {
-			return i + 2, data[:i], nil
-		}
-		return i + 1, data[:i], nil
-	case atEOF:
-		return i + 1, data[:i], nil
-	}
-	return 0, nil, nil // a CR: is it a CRLF?
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/anthropics/anthropic-sdk-go/packages/ssestream"
 
+	"github.com/trellis-go/trellis/internal/streamlimit"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/internal/wholereply"
 )
@@ -32,6 +33,7 @@ const defaultBaseURL = "https://api.anthropic.com/"
 // for concurrent use.
 type Model struct {
 	name             string
+	limits           streamlimit.Limits // of streamed replies
 	client           sdk.Client
 	retry            model.Retry
 	settings         model.Settings
@@ -59,6 +61,7 @@ type config struct {
 	thinking         sdk.ThinkingConfigParamUnion
 	serverTools      []sdk.ToolUnionParam
 	requestOptions   []option.RequestOption
+	streamLimits     model.StreamLimits
 	errs             []error
 }
 
@@ -179,6 +182,25 @@ func WithAdaptiveThinking() Option {
 	}
 }
 
+// WithStreamLimits bounds streamed replies: how long the server may send
+// nothing (waiting for the headers included), and how large one event and
+// the whole reply may be. Zero fields keep their defaults:
+// model.DefaultStreamIdleTimeout (10 minutes, as a reasoning model may
+// think that long without a word), model.DefaultMaxStreamEventBytes and
+// model.DefaultMaxStreamBytes. A stream past a limit fails with an error
+// that names it and matches model.ErrStreamIdle,
+// model.ErrStreamEventTooLarge or model.ErrStreamTooLarge; it is not
+// retried.
+func WithStreamLimits(l model.StreamLimits) Option {
+	return func(c *config) {
+		if err := l.Check(); err != nil {
+			c.errs = append(c.errs, fmt.Errorf("WithStreamLimits: %w", err))
+			return
+		}
+		c.streamLimits = l
+	}
+}
+
 // WithRequestOptions passes options of the anthropic-sdk-go client through,
 // for needs this package does not cover. They are applied last.
 func WithRequestOptions(opts ...option.RequestOption) Option {
@@ -233,7 +255,9 @@ func New(name string, opts ...Option) (*Model, error) {
 		ro = append(ro, option.WithHeader(h[0], h[1]))
 	}
 	ro = append(ro, c.requestOptions...)
+	sl := c.streamLimits.WithDefaults()
 	return &Model{
+		limits:           streamlimit.Limits{Idle: sl.IdleTimeout, MaxEvent: sl.MaxEventBytes, MaxTotal: sl.MaxBytes},
 		name:             name,
 		client:           sdk.NewClient(ro...),
 		retry:            c.retry,
@@ -327,7 +351,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 		err = m.retry.Do(ctx, func(ctx context.Context) error {
 			st, first, wholeResp = newStreamState(), nil, nil
 			whole := wholereply.Capture{Provider: "anthropic"}
-			s := m.client.Messages.NewStreaming(ctx, params, option.WithMiddleware(whole.Middleware))
+			s := m.client.Messages.NewStreaming(ctx, params, option.WithMiddleware(whole.Middleware), option.WithMiddleware(m.bound))
 			for s.Next() {
 				first = append(first, st.add(s.Current())...)
 				if st.stopped || hasContent(first) {
@@ -397,4 +421,11 @@ func hasContent(chunks []model.Chunk) bool {
 		}
 	}
 	return false
+}
+
+// bound is the middleware of a streaming request, closest to the wire (so
+// the whole-reply capture reads through it too): it puts the model's
+// stream limits on the request and its reply.
+func (m *Model) bound(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	return streamlimit.Do(req, m.limits, next)
 }

@@ -22,7 +22,10 @@
 // Stream reads the API's server-sent events (message_start,
 // content_block_start, _delta and _stop, message_delta, message_stop, ping
 // and error) and numbers tool calls 0, 1, 2... in the order their content
-// blocks start.
+// blocks start. A stream whose server sends nothing for
+// model.DefaultStreamIdleTimeout (10 minutes), or whose event or whole
+// reply passes its cap, fails with an error naming the limit
+// (WithStreamLimits changes them).
 //
 // WithThinking and WithAdaptiveThinking turn on extended thinking. Thinking
 // blocks, whether asked for or a model's default, become reasoning parts

@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 
+	"github.com/trellis-go/trellis/internal/streamlimit"
 	"github.com/trellis-go/trellis/model"
 )
 
@@ -325,6 +326,9 @@ func statusOfType(typ string) (int, bool) {
 func convertError(err error) error {
 	if err == nil {
 		return nil
+	}
+	if _, ok := errors.AsType[*streamlimit.Error](err); ok {
+		return fmt.Errorf("anthropic: %w (anthropic.WithStreamLimits sets the limits)", err)
 	}
 	apiErr, ok := errors.AsType[*sdk.Error](err)
 	if !ok {

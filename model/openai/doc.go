@@ -16,7 +16,10 @@
 // Schema; tool choice; a response format with a JSON schema; and sampling
 // settings. Stream reads server-sent events, asks for usage in the last
 // chunk, and passes tool-call fragments on by index so that model.Collect
-// reassembles parallel calls.
+// reassembles parallel calls. A stream whose server sends nothing for
+// model.DefaultStreamIdleTimeout (10 minutes: a reasoning model may think
+// that long without a word), or whose event or whole reply passes its cap,
+// fails with an error naming the limit (WithStreamLimits changes them).
 //
 // Transient failures (429, 408, 409, 5xx, connection errors) are retried
 // with backoff, honouring Retry-After; other failures return at once as a

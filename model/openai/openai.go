@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
+	"github.com/trellis-go/trellis/internal/streamlimit"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/internal/wholereply"
 )
@@ -23,6 +24,7 @@ import (
 // server that speaks it. It is safe for concurrent use.
 type Model struct {
 	name            string
+	limits          streamlimit.Limits // of streamed replies
 	client          oai.Client
 	retry           model.Retry
 	settings        model.Settings
@@ -47,6 +49,7 @@ type config struct {
 	legacyMaxTokens bool
 	effort          string
 	requestOptions  []option.RequestOption
+	streamLimits    model.StreamLimits
 	errs            []error
 }
 
@@ -143,6 +146,25 @@ func WithReasoningEffort(effort string) Option {
 	}
 }
 
+// WithStreamLimits bounds streamed replies: how long the server may send
+// nothing (waiting for the headers included), and how large one event and
+// the whole reply may be. Zero fields keep their defaults:
+// model.DefaultStreamIdleTimeout (10 minutes, as a reasoning model may
+// think that long without a word), model.DefaultMaxStreamEventBytes and
+// model.DefaultMaxStreamBytes. A stream past a limit fails with an error
+// that names it and matches model.ErrStreamIdle,
+// model.ErrStreamEventTooLarge or model.ErrStreamTooLarge; it is not
+// retried.
+func WithStreamLimits(l model.StreamLimits) Option {
+	return func(c *config) {
+		if err := l.Check(); err != nil {
+			c.errs = append(c.errs, fmt.Errorf("WithStreamLimits: %w", err))
+			return
+		}
+		c.streamLimits = l
+	}
+}
+
 // WithRequestOptions passes options of the openai-go client through, for
 // needs this package does not cover. They are applied last.
 func WithRequestOptions(opts ...option.RequestOption) Option {
@@ -204,7 +226,9 @@ func New(name string, opts ...Option) (*Model, error) {
 		ro = append(ro, option.WithHeader(h[0], h[1]))
 	}
 	ro = append(ro, c.requestOptions...)
+	sl := c.streamLimits.WithDefaults()
 	return &Model{
+		limits:          streamlimit.Limits{Idle: sl.IdleTimeout, MaxEvent: sl.MaxEventBytes, MaxTotal: sl.MaxBytes},
 		name:            name,
 		client:          oai.NewClient(ro...),
 		retry:           c.retry,
@@ -269,7 +293,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 		err = m.retry.Do(ctx, func(ctx context.Context) error {
 			st, wholeResp = streamState{}, nil
 			whole := wholereply.Capture{Provider: "openai"}
-			s := m.client.Chat.Completions.NewStreaming(ctx, params, option.WithMiddleware(whole.Middleware))
+			s := m.client.Chat.Completions.NewStreaming(ctx, params, option.WithMiddleware(whole.Middleware), option.WithMiddleware(m.bound))
 			for s.Next() {
 				if out := st.add(s.Current()); len(out) > 0 {
 					stream, first = s, out
@@ -331,4 +355,11 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 		}
 		yield(st.final(), nil)
 	}
+}
+
+// bound is the middleware of a streaming request, closest to the wire (so
+// the whole-reply capture reads through it too): it puts the model's
+// stream limits on the request and its reply.
+func (m *Model) bound(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	return streamlimit.Do(req, m.limits, next)
 }

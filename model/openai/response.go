@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/respjson"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
+	"github.com/trellis-go/trellis/internal/streamlimit"
 	"github.com/trellis-go/trellis/model"
 )
 
@@ -231,6 +232,9 @@ func (s *streamState) final() model.Chunk {
 func convertError(err error) error {
 	if err == nil {
 		return nil
+	}
+	if _, ok := errors.AsType[*streamlimit.Error](err); ok {
+		return fmt.Errorf("openai: %w (openai.WithStreamLimits sets the limits)", err)
 	}
 	if apiErr, ok := errors.AsType[*oai.Error](err); ok {
 		pe := &model.ProviderError{

@@ -24,7 +24,8 @@ type State[S any] interface {
 }
 
 // ThreadPrefix prefixes the thread of a context when the served agent has
-// a checkpointer: the conversation of context "c1" is thread "a2a:c1".
+// a checkpointer: without WithOwner, the conversation of context "c1" is
+// thread "a2a:c1" (Server.ThreadID gives an owner's thread).
 const ThreadPrefix = "a2a:"
 
 // ErrNoAnswer is the error of a task whose agent ended without a message
@@ -77,7 +78,7 @@ func (a *graphRunner[S, PS]) turn(ctx context.Context, conv *conversation, user 
 		before int
 	)
 	if a.saver {
-		thread := ThreadPrefix + conv.id
+		thread := conv.thread
 		snap, err := a.g.GetState(ctx, thread)
 		switch {
 		case err == nil && len(snap.Interrupts) > 0:
@@ -136,7 +137,7 @@ func (a *graphRunner[S, PS]) dropQuestion(ctx context.Context, conv *conversatio
 	if !a.saver {
 		return nil
 	}
-	thread := ThreadPrefix + conv.id
+	thread := conv.thread
 	snap, err := a.g.GetState(ctx, thread)
 	switch {
 	case errors.Is(err, state.ErrNotFound):

@@ -183,17 +183,26 @@ func protocolGeneration(v string) string {
 // URL against base (the card's own address): the first 1.x JSON-RPC
 // interface, else the first 0.3 one, from supportedInterfaces, then from a
 // 0.3 card's url, preferredTransport and additionalInterfaces.
+//
+// Those three are fields of 0.3 cards, which 1.0 replaced with
+// supportedInterfaces: an endpoint named there is spoken to in 0.3 even
+// when the card's protocolVersion says 1.x, as some 0.3 agents' cards do
+// (their server then answers only the 0.3 methods).
 func (c *Card) endpoint(base *url.URL) (endpoint, error) {
 	type offer struct{ url, binding, version string }
 	var offers []offer
 	for _, in := range c.SupportedInterfaces {
 		offers = append(offers, offer{in.URL, in.ProtocolBinding, in.ProtocolVersion})
 	}
+	legacyVersion := c.ProtocolVersion
+	if protocolGeneration(legacyVersion) == "1" {
+		legacyVersion = LegacyVersion
+	}
 	if c.URL != "" {
-		offers = append(offers, offer{c.URL, c.PreferredTransport, c.ProtocolVersion})
+		offers = append(offers, offer{c.URL, c.PreferredTransport, legacyVersion})
 	}
 	for _, in := range c.AdditionalInterfaces {
-		offers = append(offers, offer{in.URL, in.Transport, c.ProtocolVersion})
+		offers = append(offers, offer{in.URL, in.Transport, legacyVersion})
 	}
 	var jsonrpc, others []string
 	var legacy *offer

@@ -19,6 +19,7 @@ import (
 
 	"github.com/trellis-go/trellis/internal/httpstatus"
 	"github.com/trellis-go/trellis/internal/pause"
+	"github.com/trellis-go/trellis/internal/streamlimit"
 	"github.com/trellis-go/trellis/model"
 )
 
@@ -118,7 +119,7 @@ func (c *Client) endpoint(ctx context.Context) (endpoint, error) {
 
 func (c *Client) fetchCard(ctx context.Context) (*Card, endpoint, error) {
 	where := c.cardURL.String()
-	resp, err := c.do(ctx, func() (*http.Request, error) {
+	resp, err := c.do(ctx, c.http.Do, func() (*http.Request, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, where, nil)
 		if err == nil {
 			req.Header.Set("Accept", "application/json")
@@ -217,16 +218,82 @@ func method(ep endpoint, v1, legacy string) string {
 	return v1
 }
 
+// request is one JSON-RPC request in both protocol generations.
+type request struct {
+	v1, legacy string                // the method's names
+	params     func(ep endpoint) any // the params in ep's generation
+}
+
+// invoke sends r to the agent and returns the method it called and the
+// result. An agent that answers a 1.0 method with -32601 (method not
+// found) speaks only 0.3, whatever its card says: the request is sent
+// again in 0.3, once, and the client speaks 0.3 to the agent from then on.
+func (c *Client) invoke(ctx context.Context, r request) (string, json.RawMessage, error) {
+	ep, err := c.endpoint(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	m := method(ep, r.v1, r.legacy)
+	result, err := c.call(ctx, ep, m, r.params(ep))
+	if old, ok := c.fallBack(ep, err); ok {
+		m = r.legacy
+		result, err = c.call(ctx, old, m, r.params(old))
+	}
+	return m, result, err
+}
+
+// invokeStream is invoke for a request answered with a stream: the
+// request is sent again in 0.3 when the stream fails with -32601 before
+// its first event.
+func (c *Client) invokeStream(ctx context.Context, r request, yield func(Event, error) bool) {
+	ep, err := c.endpoint(ctx)
+	if err != nil {
+		yield(Event{}, err)
+		return
+	}
+	var (
+		old      endpoint
+		fallBack bool
+		started  bool
+	)
+	c.stream(ctx, ep, method(ep, r.v1, r.legacy), r.params(ep), func(ev Event, err error) bool {
+		if !started && err != nil {
+			if old, fallBack = c.fallBack(ep, err); fallBack {
+				return false
+			}
+		}
+		started = true
+		return yield(ev, err)
+	})
+	if fallBack {
+		c.stream(ctx, old, r.legacy, r.params(old), yield)
+	}
+}
+
+// fallBack reports whether err, the answer to a request sent to ep, says
+// that the agent does not know the 1.0 methods (JSON-RPC -32601), and then
+// returns ep in 0.3, which the client keeps for its next requests.
+func (c *Client) fallBack(ep endpoint, err error) (endpoint, bool) {
+	if ep.legacy {
+		return ep, false
+	}
+	if rpcErr, ok := errors.AsType[*RPCError](err); !ok || rpcErr.Code != RPCMethodNotFound {
+		return ep, false
+	}
+	ep.legacy = true
+	c.mu.Lock()
+	if c.ep.url == ep.url {
+		c.ep.legacy = true
+	}
+	c.mu.Unlock()
+	return ep, true
+}
+
 // SendMessage sends a message and returns the agent's answer: an Event
 // holding a Task (whose state may still be working, when the agent answers
 // before it is done) or a Message. A JSON-RPC error is an *RPCError.
 func (c *Client) SendMessage(ctx context.Context, req SendRequest) (Event, error) {
-	ep, err := c.endpoint(ctx)
-	if err != nil {
-		return Event{}, err
-	}
-	m := method(ep, MethodSendMessage, LegacyMethodSend)
-	result, err := c.call(ctx, ep, m, req.params(ep))
+	m, result, err := c.invoke(ctx, request{MethodSendMessage, LegacyMethodSend, req.params})
 	if err != nil {
 		return Event{}, err
 	}
@@ -246,13 +313,7 @@ func (c *Client) SendMessage(ctx context.Context, req SendRequest) (Event, error
 // ends the sequence; breaking out of the loop closes the stream.
 func (c *Client) SendStreamingMessage(ctx context.Context, req SendRequest) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		ep, err := c.endpoint(ctx)
-		if err != nil {
-			yield(Event{}, err)
-			return
-		}
-		m := method(ep, MethodSendStreamingMessage, LegacyMethodStream)
-		c.stream(ctx, ep, m, req.params(ep), yield)
+		c.invokeStream(ctx, request{MethodSendStreamingMessage, LegacyMethodStream, req.params}, yield)
 	}
 }
 
@@ -260,29 +321,19 @@ func (c *Client) SendStreamingMessage(ctx context.Context, req SendRequest) iter
 // as it is, then its updates, until it ends or waits for input.
 func (c *Client) SubscribeToTask(ctx context.Context, id string) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		ep, err := c.endpoint(ctx)
-		if err != nil {
-			yield(Event{}, err)
-			return
-		}
-		m := method(ep, MethodSubscribeToTask, LegacyMethodResubscribe)
-		c.stream(ctx, ep, m, map[string]any{"id": id}, yield)
+		params := func(endpoint) any { return map[string]any{"id": id} }
+		c.invokeStream(ctx, request{MethodSubscribeToTask, LegacyMethodResubscribe, params}, yield)
 	}
 }
 
 // GetTask returns the task with the given ID. historyLength, when not
 // nil, caps the messages of its history.
 func (c *Client) GetTask(ctx context.Context, id string, historyLength *int) (*Task, error) {
-	ep, err := c.endpoint(ctx)
-	if err != nil {
-		return nil, err
-	}
-	m := method(ep, MethodGetTask, LegacyMethodGetTask)
 	params := map[string]any{"id": id}
 	if historyLength != nil {
 		params["historyLength"] = *historyLength
 	}
-	result, err := c.call(ctx, ep, m, params)
+	m, result, err := c.invoke(ctx, request{MethodGetTask, LegacyMethodGetTask, func(endpoint) any { return params }})
 	if err != nil {
 		return nil, err
 	}
@@ -292,12 +343,8 @@ func (c *Client) GetTask(ctx context.Context, id string, historyLength *int) (*T
 // CancelTask asks the agent to cancel the task with the given ID and
 // returns the task as the agent then reports it.
 func (c *Client) CancelTask(ctx context.Context, id string) (*Task, error) {
-	ep, err := c.endpoint(ctx)
-	if err != nil {
-		return nil, err
-	}
-	m := method(ep, MethodCancelTask, LegacyMethodCancelTask)
-	result, err := c.call(ctx, ep, m, map[string]any{"id": id})
+	params := func(endpoint) any { return map[string]any{"id": id} }
+	m, result, err := c.invoke(ctx, request{MethodCancelTask, LegacyMethodCancelTask, params})
 	if err != nil {
 		return nil, err
 	}
@@ -371,9 +418,14 @@ func (c *Client) stream(ctx context.Context, ep endpoint, m string, params any, 
 			return
 		}
 		if err != nil {
-			if ctx.Err() == nil {
+			switch {
+			case errors.Is(err, ErrResponseTooLarge):
 				yield(Event{}, fmt.Errorf("a2a: %s: reading the stream: %w", m, err))
-			} else {
+			case errors.Is(err, streamlimit.ErrTooLarge):
+				yield(Event{}, fmt.Errorf("a2a: %s: reading the stream: %w: %w", m, ErrResponseTooLarge, err))
+			case ctx.Err() == nil:
+				yield(Event{}, fmt.Errorf("a2a: %s: reading the stream: %w", m, err))
+			default:
 				yield(Event{}, ctx.Err())
 			}
 			return
@@ -397,7 +449,15 @@ func (c *Client) post(ctx context.Context, ep endpoint, id int64, m string, para
 	if err != nil {
 		return nil, fmt.Errorf("a2a: %s: encoding the request: %w", m, err)
 	}
-	resp, err := c.do(ctx, func() (*http.Request, error) {
+	send := c.http.Do
+	if stream {
+		// A stream may go on for as long as its task: it is bounded by
+		// the agent's silence and its size, not by a deadline.
+		// (One event is capped by the stream's reader, exactly.)
+		limits := streamlimit.Limits{Idle: c.cfg.streamIdle, MaxTotal: int64(c.cfg.maxStream)}
+		send = func(req *http.Request) (*http.Response, error) { return streamlimit.Do(req, limits, c.http.Do) }
+	}
+	resp, err := c.do(ctx, send, func() (*http.Request, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.url, bytes.NewReader(body))
 		if err != nil {
 			return nil, err
@@ -417,10 +477,10 @@ func (c *Client) post(ctx context.Context, ep endpoint, id int64, m string, para
 	return resp, nil
 }
 
-// do sends the request newReq makes, with the client's headers, again
-// after a transient status within the retry budget. It returns the last
-// answer whatever its status; the caller closes its body.
-func (c *Client) do(ctx context.Context, newReq func() (*http.Request, error)) (*http.Response, error) {
+// do sends the request newReq makes with send, with the client's headers,
+// again after a transient status within the retry budget. It returns the
+// last answer whatever its status; the caller closes its body.
+func (c *Client) do(ctx context.Context, send func(*http.Request) (*http.Response, error), newReq func() (*http.Request, error)) (*http.Response, error) {
 	wait := c.cfg.retryWait
 	for attempt := 0; ; attempt++ {
 		req, err := newReq()
@@ -435,7 +495,7 @@ func (c *Client) do(ctx context.Context, newReq func() (*http.Request, error)) (
 				return nil, fmt.Errorf("%w: %w", ErrHeaderRefused, err)
 			}
 		}
-		resp, err := c.http.Do(req)
+		resp, err := send(req)
 		if err != nil {
 			return nil, err
 		}

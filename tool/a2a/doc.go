@@ -16,6 +16,11 @@
 // saying why, when it cannot: no card (ErrCardNotFound), not JSON or no
 // name (ErrInvalidCard), no JSON-RPC interface (ErrNoJSONRPC), only
 // protocol versions this package does not speak (ErrUnsupportedVersion).
+// Of the card's JSON-RPC interfaces the client takes the first in 1.x,
+// else the first in 0.3; a card's top-level url (a 0.3 field) is spoken to
+// in 0.3 whatever its protocolVersion says, and an agent that answers a
+// 1.0 method with -32601 (method not found) is spoken to in 0.3 from then
+// on, that request included.
 // The tool's name and description come from the card (WithName and
 // WithDescription override them); its arguments are a task and an optional
 // context_id (Args).
@@ -39,7 +44,13 @@
 // per-user tokens) and go through WithHTTPClient's client. A request
 // answered with 408, 429 or a 5xx status is sent again, after the wait the
 // agent asks for with Retry-After (WithRetries). Answers are read up to
-// WithMaxResponseBytes. Errors are classified in the result's ErrorCode:
+// WithMaxResponseBytes. A stream is bounded by the agent's silence
+// (WithStreamIdleTimeout, 5 minutes unless set, the wait for its headers
+// included; a tool then follows the task by polling) and by its size
+// (WithMaxStreamBytes for the whole stream, WithMaxResponseBytes for one
+// event), with errors that name the limit and match model.ErrStreamIdle,
+// or ErrResponseTooLarge and model.ErrStreamEventTooLarge or
+// model.ErrStreamTooLarge. Errors are classified in the result's ErrorCode:
 // CodeUnavailable (with a *StatusError, transient for 408, 429 and 5xx),
 // CodeProtocol (a JSON-RPC error, an *RPCError naming its code and
 // message, or an answer that cannot be read), CodeRefused.
@@ -92,8 +103,8 @@
 // them.
 //
 // Where conversations live depends on the agent. With a checkpointer
-// (agent.WithCheckpointer), each context is a thread of it, named
-// ThreadPrefix + contextId: conversations outlive the server, and paused
+// (agent.WithCheckpointer), each context is a thread of it (Server.ThreadID;
+// ThreadPrefix + contextId without WithOwner): conversations outlive the server, and paused
 // runs are resumed with the next message of their context. Canceling a
 // task that waits for input drops its question from the thread (the calls
 // left without a result are answered as canceled), so the next message of
@@ -102,6 +113,13 @@
 // and a run that pauses fails its task, since it cannot be resumed.
 //
 // The server authenticates nobody: wrap it in the HTTP middleware of your
-// choice, and describe the scheme in the card (WithCard). Anyone who knows
-// a contextId can continue its conversation; the server's are random.
+// choice, describe the scheme in the card (WithCard), and name each
+// request's owner with WithOwner (middleware sets it with
+// ContextWithOwner; RequestOwner reads it). Tasks and conversations then
+// belong to their owner: lists, reads, cancels, subscriptions and
+// follow-up messages see only the caller's tasks, and another owner's task
+// is "task not found" (-32001), as one that does not exist. Without
+// WithOwner every request has the same owner: anyone who reaches the
+// server can read and cancel every task, and continue any conversation
+// whose contextId they know (the server's are random).
 package a2a

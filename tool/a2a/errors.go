@@ -45,6 +45,10 @@ var (
 	// RPCVersionNotSupported.
 	ErrVersionNotSupported = errors.New("a2a: protocol version not supported by the agent")
 
+	// ErrNoOwner: RequestOwner found no owner in the request's context
+	// (see ContextWithOwner).
+	ErrNoOwner = errors.New("a2a: the request names no owner")
+
 	// ErrServerClosed: the server was closed.
 	ErrServerClosed = errors.New("a2a: server closed")
 )

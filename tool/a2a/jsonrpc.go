@@ -1,13 +1,13 @@
 package a2a
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 
+	"github.com/trellis-go/trellis/internal/streamlimit"
 	"github.com/trellis-go/trellis/internal/textcut"
 )
 
@@ -139,98 +139,23 @@ func snippet(body []byte) string {
 
 // sseReader reads the events of a text/event-stream, returning the data of
 // each. It holds at most max bytes of one event.
-type sseReader struct {
-	r   *bufio.Reader
-	max int
-	// skipLF: the last line ended with a CR, so a LF that follows is
-	// the rest of its CRLF, not an empty line.
-	skipLF bool
-}
+type sseReader struct{ events *streamlimit.Events }
 
 func newSSEReader(r io.Reader, max int) *sseReader {
-	return &sseReader{r: bufio.NewReaderSize(r, 16<<10), max: max}
+	return &sseReader{events: streamlimit.NewEvents(r, max)}
 }
 
 // next returns the data of the next event that has some, or io.EOF at the
 // end of the stream. An event cut short by the end of the stream is
 // dispatched, as a stream whose last event lacks its blank line is common.
+// An event past the limit fails with ErrResponseTooLarge (and
+// streamlimit.ErrEventTooLarge).
 func (s *sseReader) next() ([]byte, error) {
-	var data []byte
-	hasData := false
-	for {
-		line, err := s.readLine()
-		if err != nil {
-			if errors.Is(err, io.EOF) && hasData {
-				return data, nil
-			}
-			return nil, err
-		}
-		if len(line) == 0 {
-			if hasData {
-				return data, nil
-			}
-			continue
-		}
-		if line[0] == ':' {
-			continue // a comment, often a keep-alive
-		}
-		field, value, found := bytes.Cut(line, []byte{':'})
-		if found && len(value) > 0 && value[0] == ' ' {
-			value = value[1:]
-		}
-		if string(field) != "data" {
-			continue // event, id, retry: nothing this client needs
-		}
-		if hasData {
-			data = append(data, '\n')
-		}
-		data = append(data, value...)
-		hasData = true
-		if len(data) > s.max {
-			return nil, fmt.Errorf("%w: an event of the stream exceeds %d bytes", ErrResponseTooLarge, s.max)
-		}
+	data, _, err := s.events.Next()
+	if errors.Is(err, streamlimit.ErrEventTooLarge) {
+		return nil, fmt.Errorf("%w: %w", ErrResponseTooLarge, err)
 	}
-}
-
-// readLine reads one line without its end (CRLF, LF or CR, as the format
-// allows all three), of at most max bytes of data after its field name. A blank line comes back empty.
-// A line ended by CR is returned at once, without waiting for the byte
-// after it.
-func (s *sseReader) readLine() ([]byte, error) {
-	if s.skipLF {
-		s.skipLF = false
-		if b, err := s.r.Peek(1); err == nil && b[0] == '\n' {
-			_, _ = s.r.Discard(1)
-		}
-	}
-	line := []byte{}
-	for {
-		if s.r.Buffered() == 0 {
-			if _, err := s.r.Peek(1); err != nil {
-				if errors.Is(err, io.EOF) && len(line) > 0 {
-					return line, nil
-				}
-				return nil, err
-			}
-		}
-		buf, _ := s.r.Peek(s.r.Buffered())
-		i := bytes.IndexAny(buf, "\r\n")
-		n := len(buf)
-		if i >= 0 {
-			n = i
-		}
-		line = append(line, buf[:n]...)
-		if len(line) > s.max+len("data: ") {
-			return nil, fmt.Errorf("%w: a line of the stream exceeds %d bytes", ErrResponseTooLarge, s.max+len("data: "))
-		}
-		if i < 0 {
-			_, _ = s.r.Discard(n)
-			continue
-		}
-		s.skipLF = buf[i] == '\r'
-		_, _ = s.r.Discard(n + 1)
-		return line, nil
-	}
+	return data, err
 }
 
 // writeSSE writes one event whose data is payload.

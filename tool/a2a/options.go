@@ -26,6 +26,16 @@ const (
 	DefaultPollInterval = 500 * time.Millisecond
 	// DefaultMaxPollInterval is the longest wait between two polls.
 	DefaultMaxPollInterval = 5 * time.Second
+	// DefaultStreamIdleTimeout is how long the client waits for the next
+	// bytes of a stream (or for its headers) unless
+	// WithStreamIdleTimeout says otherwise: 5 minutes. Agents keep their
+	// streams alive while they work (this package's server sends a
+	// comment every 15 seconds), so a stream silent that long has a
+	// server that stopped; a tool then follows the task by polling.
+	DefaultStreamIdleTimeout = 5 * time.Minute
+	// DefaultMaxStreamBytes is how much of one stream the client reads
+	// unless WithMaxStreamBytes says otherwise: 256 MiB.
+	DefaultMaxStreamBytes = 256 << 20
 )
 
 // HeaderFunc adds or changes the headers of a request the client is about
@@ -45,6 +55,8 @@ type config struct {
 	headers      http.Header
 	headerFunc   HeaderFunc
 	maxBytes     int
+	streamIdle   time.Duration
+	maxStream    int
 	retries      int
 	retryWait    time.Duration
 	maxRetryWait time.Duration
@@ -66,6 +78,8 @@ func newConfig(opts []Option) config {
 	c := config{
 		headers:      http.Header{},
 		maxBytes:     DefaultMaxResponseBytes,
+		streamIdle:   DefaultStreamIdleTimeout,
+		maxStream:    DefaultMaxStreamBytes,
 		retries:      DefaultRetries,
 		retryWait:    500 * time.Millisecond,
 		maxRetryWait: 30 * time.Second,
@@ -126,16 +140,46 @@ func WithHeaderFunc(fn HeaderFunc) Option {
 }
 
 // WithMaxResponseBytes caps how many bytes of an answer the client reads:
-// of a JSON body, of one event of a stream, and of the text a tool
-// assembles from a stream's artifacts (DefaultMaxResponseBytes unless
+// of a JSON body, of the data of one event of a stream, and of the text a
+// tool assembles from a stream's artifacts (DefaultMaxResponseBytes unless
 // set); n must be at least 1 KiB. A larger answer fails with
-// ErrResponseTooLarge.
+// ErrResponseTooLarge (for an event, also model.ErrStreamEventTooLarge).
 func WithMaxResponseBytes(n int) Option {
 	return func(c *config) {
 		if n < 1<<10 {
 			c.problems = append(c.problems, "WithMaxResponseBytes: n must be at least 1024")
 		}
 		c.maxBytes = n
+	}
+}
+
+// WithStreamIdleTimeout sets how long a stream (SendStreamingMessage,
+// SubscribeToTask) may bring nothing, its headers included, before the
+// client gives up on it (DefaultStreamIdleTimeout unless set; 0 waits for
+// ever, which leaves a silent agent holding the call until its context
+// ends). Only the agent's silence counts, not the time the caller spends
+// between events. The stream then fails with an error that names the
+// timeout and matches model.ErrStreamIdle; a tool follows the task by
+// polling, as after a dropped connection.
+func WithStreamIdleTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.problems = append(c.problems, "WithStreamIdleTimeout: d must not be negative")
+		}
+		c.streamIdle = d
+	}
+}
+
+// WithMaxStreamBytes caps how many bytes of one stream the client reads,
+// all its events together (DefaultMaxStreamBytes unless set); n must be
+// at least 1 KiB. A longer stream fails with ErrResponseTooLarge (and
+// model.ErrStreamTooLarge).
+func WithMaxStreamBytes(n int) Option {
+	return func(c *config) {
+		if n < 1<<10 {
+			c.problems = append(c.problems, "WithMaxStreamBytes: n must be at least 1024")
+		}
+		c.maxStream = n
 	}
 }
 

@@ -3,6 +3,8 @@ package a2a
 import (
 	"container/list"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -47,6 +49,7 @@ type serverConfig struct {
 	maxContexts int
 	runOpts     []graph.RunOption
 	errorText   func(error) string
+	owner       func(*http.Request) (string, error)
 	problems    []string
 }
 
@@ -130,6 +133,59 @@ func WithErrorText(fn func(err error) string) ServerOption {
 	return func(c *serverConfig) { c.errorText = fn }
 }
 
+// WithOwner sets how the server tells whose a request is: fn returns the
+// owner of the request (a user or tenant ID), normally one that
+// authentication middleware put in the request's context (RequestOwner
+// reads what ContextWithOwner put there). Every task and conversation
+// belongs to the owner of the request that started it: GetTask,
+// CancelTask, SubscribeToTask (0.3: tasks/resubscribe), ListTasks and a
+// message that continues a task see only the requesting owner's tasks,
+// and answer "task not found" (-32001) for another's, as for a task that
+// does not exist; a contextId continues only its owner's conversation,
+// and a checkpointed agent keeps each owner's conversations in threads of
+// their own (ThreadID). fn is called for every JSON-RPC request, not for
+// the card. When it fails, the request is refused with HTTP 401 and
+// JSON-RPC error -32600 saying only that the request is not
+// authenticated: the error's text is not sent to the client.
+//
+// Without WithOwner the server is single-tenant: every request has the
+// same owner, so every client that can reach the server can list, read,
+// follow and cancel every task, and continue every conversation whose
+// contextId it knows. Use the default only behind authentication that
+// admits callers who may see each other's work.
+func WithOwner(fn func(r *http.Request) (owner string, err error)) ServerOption {
+	return func(c *serverConfig) {
+		if fn == nil {
+			c.problems = append(c.problems, "WithOwner: the owner function is nil")
+		}
+		c.owner = fn
+	}
+}
+
+// ownerKey is the key of the owner ContextWithOwner sets.
+type ownerKey struct{}
+
+// ContextWithOwner returns a copy of ctx that names the owner of a
+// request, for authentication middleware in front of a Server configured
+// with WithOwner(RequestOwner):
+//
+//	next.ServeHTTP(w, r.WithContext(a2a.ContextWithOwner(r.Context(), userID)))
+func ContextWithOwner(ctx context.Context, owner string) context.Context {
+	return context.WithValue(ctx, ownerKey{}, owner)
+}
+
+// RequestOwner is an owner function for WithOwner: the owner that
+// ContextWithOwner put in the request's context. A request without one
+// (one the authentication middleware let through without naming its
+// owner) fails with ErrNoOwner, and the server refuses it.
+func RequestOwner(r *http.Request) (string, error) {
+	owner, ok := r.Context().Value(ownerKey{}).(string)
+	if !ok {
+		return "", ErrNoOwner
+	}
+	return owner, nil
+}
+
 // Server exposes a Trellis agent over A2A: it is an http.Handler that
 // serves the agent's card (GET .../.well-known/agent-card.json) and its
 // JSON-RPC endpoint (POST to any other path). Create it with NewServer and
@@ -149,7 +205,7 @@ type Server struct {
 	closed    bool
 	tasks     map[string]*taskRec
 	taskOrder []string
-	contexts  map[string]*conversation
+	contexts  map[convKey]*conversation
 	lru       *list.List // of *conversation, most recently used first
 }
 
@@ -160,8 +216,7 @@ type Server struct {
 // Each message a client sends starts a task (or continues one that waits
 // for input), which runs the agent on the conversation of the message's
 // context: the same contextId continues the same conversation. When agent
-// has a checkpointer, each context is a thread of it (ThreadPrefix +
-// contextId), so the conversation outlives the server, and a run that
+// has a checkpointer, each context is a thread of it (ThreadID), so the conversation outlives the server, and a run that
 // pauses to ask the user (nodes.AskUser, graph.Interrupt) leaves its task
 // waiting for input: the next message of the context answers it, unless
 // the task was canceled (CancelTask), which drops the question. Without a
@@ -201,7 +256,7 @@ func NewServer[S any, PS State[S]](name, description string, agent *graph.Graph[
 		cancel:   cancel,
 		done:     make(chan struct{}),
 		tasks:    map[string]*taskRec{},
-		contexts: map[string]*conversation{},
+		contexts: map[convKey]*conversation{},
 		lru:      list.New(),
 	}
 	s.card = s.buildCard(description)
@@ -304,9 +359,26 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// ThreadID returns the checkpointer thread that holds the conversation
+// of a context of owner, for an agent with a checkpointer. Without
+// WithOwner it is ThreadPrefix + contextID (owner is ignored); with it,
+// ThreadPrefix, a digest of the owner and contextID, so that two owners'
+// contexts of the same ID are two conversations.
+func (s *Server) ThreadID(owner, contextID string) string {
+	if s.cfg.owner == nil {
+		return ThreadPrefix + contextID
+	}
+	sum := sha256.Sum256([]byte(owner))
+	return ThreadPrefix + hex.EncodeToString(sum[:16]) + ":" + contextID
+}
+
+// convKey identifies a conversation: an owner's context.
+type convKey struct{ owner, id string }
+
 // conversation is the server's side of a context.
 type conversation struct {
-	id      string
+	key     convKey
+	thread  string          // the checkpointer's thread of the conversation
 	lock    chan struct{}   // held by the task that runs the agent
 	history []model.Message // the conversation, for an agent without a checkpointer
 	refs    int             // tasks that use it; guarded by Server.mu
@@ -319,23 +391,24 @@ type conversation struct {
 	dropQuestion bool
 }
 
-// conversation returns the conversation of a context, made when new, and
-// marks it used by one more task. The caller holds s.mu.
-func (s *Server) conversation(id string) *conversation {
-	c, ok := s.contexts[id]
+// conversation returns the conversation of owner's context id, made when
+// new, and marks it used by one more task. The caller holds s.mu.
+func (s *Server) conversation(owner, id string) *conversation {
+	key := convKey{owner, id}
+	c, ok := s.contexts[key]
 	if ok {
 		s.lru.MoveToFront(c.elem)
 	} else {
-		c = &conversation{id: id, lock: make(chan struct{}, 1)}
+		c = &conversation{key: key, thread: s.ThreadID(owner, id), lock: make(chan struct{}, 1)}
 		c.elem = s.lru.PushFront(c)
-		s.contexts[id] = c
+		s.contexts[key] = c
 	}
 	c.refs++
 	for e := s.lru.Back(); e != nil && s.lru.Len() > s.cfg.maxContexts; {
 		prev := e.Prev()
 		if old := e.Value.(*conversation); old.refs == 0 && !old.dropQuestion {
 			s.lru.Remove(e)
-			delete(s.contexts, old.id)
+			delete(s.contexts, old.key)
 		}
 		e = prev
 	}

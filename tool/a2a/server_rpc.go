@@ -55,13 +55,23 @@ type call struct {
 	id     json.RawMessage
 	method string
 	params json.RawMessage
-	legacy bool // answer in 0.3 shapes
+	legacy bool   // answer in 0.3 shapes
+	owner  string // whose the request is (WithOwner)
 }
 
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	if s.isClosed() {
 		writeRPC(w, http.StatusServiceUnavailable, nil, nil, failf(RPCInternalError, "the server is shutting down"))
 		return
+	}
+	var owner string
+	if s.cfg.owner != nil {
+		var err error
+		if owner, err = s.cfg.owner(r); err != nil {
+			// The error is the application's: it may name internals.
+			writeRPC(w, http.StatusUnauthorized, nil, nil, failf(RPCInvalidRequest, "the request is not authenticated"))
+			return
+		}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(s.cfg.maxBody)))
 	if err != nil {
@@ -77,7 +87,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		writeRPC(w, http.StatusOK, c.id, nil, fail)
 		return
 	}
-	c.w, c.r = w, r
+	c.w, c.r, c.owner = w, r, owner
 	legacy, fail := generation(r.Header.Get(VersionHeader), c.method)
 	if fail != nil {
 		writeRPC(w, http.StatusOK, c.id, nil, fail)

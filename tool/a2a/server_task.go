@@ -19,6 +19,7 @@ import (
 // taskRec is a task the server remembers. Its fields are guarded by
 // Server.mu.
 type taskRec struct {
+	owner         string // whose the task is (WithOwner)
 	id, contextID string
 	status        TaskStatus
 	artifacts     []Artifact
@@ -144,7 +145,7 @@ func (s *Server) send(c *call, stream bool) {
 	if stream {
 		sub = newSubscriber()
 	}
-	t, first, done, f := s.submit(*p.Message, sub)
+	t, first, done, f := s.submit(c.owner, *p.Message, sub)
 	if f != nil {
 		c.fail(f)
 		return
@@ -201,11 +202,11 @@ func checkMessage(m *Message) *rpcFailure {
 	return nil
 }
 
-// submit starts a task for the message, or continues the task it names,
-// which must wait for input. It returns the task, its first event for a
+// submit starts a task of owner for the message, or continues the task it
+// names, which must be owner's and wait for input. It returns the task, its first event for a
 // stream (the task as submitted), and the channel closed when its run
 // ends. sub, when not nil, receives the task's events from the start.
-func (s *Server) submit(m Message, sub *subscriber) (*taskRec, Event, <-chan struct{}, *rpcFailure) {
+func (s *Server) submit(owner string, m Message, sub *subscriber) (*taskRec, Event, <-chan struct{}, *rpcFailure) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -213,7 +214,7 @@ func (s *Server) submit(m Message, sub *subscriber) (*taskRec, Event, <-chan str
 	}
 	var t *taskRec
 	if m.TaskID != "" {
-		t = s.tasks[m.TaskID]
+		t = s.task(owner, m.TaskID)
 		switch {
 		case t == nil:
 			return nil, Event{}, nil, failf(RPCTaskNotFound, "task %q not found", m.TaskID)
@@ -237,8 +238,8 @@ func (s *Server) submit(m Message, sub *subscriber) (*taskRec, Event, <-chan str
 			f.status = http.StatusServiceUnavailable
 			return nil, Event{}, nil, f
 		}
-		t = &taskRec{id: newID(), contextID: ctxID, running: true}
-		s.supersede(ctxID, t.id)
+		t = &taskRec{owner: owner, id: newID(), contextID: ctxID, running: true}
+		s.supersede(owner, ctxID, t.id)
 		s.tasks[t.id] = t
 		s.taskOrder = append(s.taskOrder, t.id)
 	}
@@ -261,25 +262,35 @@ func (s *Server) submit(m Message, sub *subscriber) (*taskRec, Event, <-chan str
 		t.subs[sub] = struct{}{}
 		first = Event{Task: t.snapshot(nil)}
 	}
-	conv := s.conversation(t.contextID)
+	conv := s.conversation(t.owner, t.contextID)
 	s.wg.Add(1)
 	go s.run(ctx, cancel, t, conv, userMessage(m), sub != nil)
 	return t, first, t.done, nil
 }
 
-// supersede ends the tasks of a context that wait for input when a new
-// task starts in it: with a checkpointer, the new task's message answers
-// their question (the context's thread resumes with it); without one, no
-// task waits. The caller holds s.mu.
-func (s *Server) supersede(contextID, by string) {
+// supersede ends the tasks of owner's context that wait for input when a
+// new task starts in it: with a checkpointer, the new task's message
+// answers their question (the context's thread resumes with it); without
+// one, no task waits. The caller holds s.mu.
+func (s *Server) supersede(owner, contextID, by string) {
 	for _, old := range s.tasks {
-		if old.contextID != contextID || old.running || !old.status.State.Interrupted() {
+		if old.owner != owner || old.contextID != contextID || old.running || !old.status.State.Interrupted() {
 			continue
 		}
 		m := s.agentMessage(old, []Part{TextPart("The task was canceled: a later message of its context, in task " + by + ", answered its question.")})
 		old.history = append(old.history, m)
 		s.setStatus(old, StateCanceled, &m, true)
 	}
+}
+
+// task returns owner's task with the given ID, or nil. A task of another
+// owner is not found, exactly as one that does not exist, so that nobody
+// learns of others' tasks. The caller holds s.mu.
+func (s *Server) task(owner, id string) *taskRec {
+	if t := s.tasks[id]; t != nil && t.owner == owner {
+		return t
+	}
+	return nil
 }
 
 // evictTasks forgets the oldest tasks that are not running while there are
@@ -322,7 +333,7 @@ func (s *Server) run(ctx context.Context, cancel context.CancelFunc, t *taskRec,
 	// A task of the context may have paused for input while this one
 	// waited for the conversation: this task's message answers it now.
 	s.mu.Lock()
-	s.supersede(t.contextID, t.id)
+	s.supersede(t.owner, t.contextID, t.id)
 	s.mu.Unlock()
 	s.status(t, StateWorking, nil, true)
 	res := s.agent.turn(ctx, conv, user, deltas, func(ev graph.Event) { s.onEvent(t, ev) })
@@ -562,7 +573,7 @@ func (s *Server) getTask(c *call) {
 		return
 	}
 	s.mu.Lock()
-	t := s.tasks[p.ID]
+	t := s.task(c.owner, p.ID)
 	var snap *Task
 	if t != nil {
 		snap = t.snapshot(p.HistoryLength)
@@ -582,7 +593,7 @@ func (s *Server) cancelTask(c *call) {
 		return
 	}
 	s.mu.Lock()
-	t := s.tasks[p.ID]
+	t := s.task(c.owner, p.ID)
 	switch {
 	case t == nil:
 		s.mu.Unlock()
@@ -614,7 +625,7 @@ func (s *Server) cancelTask(c *call) {
 		// message of the context can be taken as its answer.
 		var conv *conversation
 		if s.agent.checkpointed() {
-			conv = s.conversation(t.contextID)
+			conv = s.conversation(t.owner, t.contextID)
 			conv.dropQuestion = true
 		}
 		s.mu.Unlock()
@@ -644,7 +655,7 @@ func (s *Server) subscribe(c *call) {
 		return
 	}
 	s.mu.Lock()
-	t := s.tasks[p.ID]
+	t := s.task(c.owner, p.ID)
 	switch {
 	case t == nil:
 		s.mu.Unlock()
@@ -708,7 +719,7 @@ func (s *Server) listTasks(c *call) {
 	s.mu.Lock()
 	var found []*taskRec
 	for _, t := range s.tasks {
-		if (p.ContextID == "" || t.contextID == p.ContextID) &&
+		if t.owner == c.owner && (p.ContextID == "" || t.contextID == p.ContextID) &&
 			(p.Status == "" || p.Status == StateUnspecified || t.status.State == p.Status) {
 			found = append(found, t)
 		}

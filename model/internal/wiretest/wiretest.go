@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,5 +168,92 @@ func CheckStreamAgrees(t testing.TB, m model.Model, req *model.Request) {
 	}
 	if want.FinishReason != got.FinishReason || want.Usage != got.Usage {
 		t.Fatalf("finish and usage: Generate %q %+v, Stream %q %+v", want.FinishReason, want.Usage, got.FinishReason, got.Usage)
+	}
+}
+
+// Silent answers with the headers of an event stream and first, then
+// sends nothing more until the test ends (or the client leaves), as a
+// server that hangs mid-stream.
+func Silent(t testing.TB, first string) ReplyFunc {
+	release := make(chan struct{})
+	var once sync.Once
+	return func(w http.ResponseWriter, _ int) {
+		// Registered once the server runs, so after its Close: cleanups
+		// run last first, and Close waits for this handler.
+		once.Do(func() { t.Cleanup(func() { close(release) }) })
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, first)
+		w.(http.Flusher).Flush()
+		<-release
+	}
+}
+
+// Endless answers with an event stream whose last event never ends: head,
+// then "data: " and bytes until the client leaves (at most 1 GiB).
+func Endless(head string) ReplyFunc {
+	return func(w http.ResponseWriter, _ int) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		chunk := make([]byte, 32<<10)
+		for i := range chunk {
+			chunk[i] = 'x'
+		}
+		if _, err := io.WriteString(w, head+"data: "); err != nil {
+			return
+		}
+		for range (1 << 30) / len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// CountingClient returns a copy of c that counts, in n, the bytes of
+// reply bodies read through it: what the client took off the wire.
+func CountingClient(c *http.Client, n *atomic.Int64) *http.Client {
+	cp := *c
+	next := c.Transport
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	cp.Transport = roundTripper(func(req *http.Request) (*http.Response, error) {
+		res, err := next.RoundTrip(req)
+		if err == nil && res.Body != nil {
+			res.Body = &countingBody{ReadCloser: res.Body, n: n}
+		}
+		return res, err
+	})
+	return &cp
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
+}
+
+// Within runs fn and fails t when it has not returned after d.
+func Within(t testing.TB, d time.Duration, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("still waiting after %v", d)
 	}
 }
