@@ -87,13 +87,18 @@ func (a *graphRunner[S, PS]) turn(ctx context.Context, conv *conversation, user 
 				opts = append(opts, graph.WithResume(in.ID, user.Text()))
 			}
 			before = len(*PS(&snap.State).ChatMessages())
-			seq = a.g.ResumeStream(ctx, thread, opts...)
+			// Only if the thread still waits where it was read: another
+			// message may have answered it meanwhile.
+			seq = a.g.ResumeStream(ctx, thread, append(opts, graph.IfLatest(snap.CheckpointID))...)
 		case err == nil || errors.Is(err, state.ErrNotFound):
 			s := snap.State
 			msgs := PS(&s).ChatMessages()
 			*msgs = append(answerOpenCalls(slices.Clone(*msgs)), user)
 			before = len(*msgs)
-			seq = a.g.Stream(ctx, s, append(opts, graph.WithThread(thread))...)
+			// The turn is made from the thread as it was read: if another
+			// turn got there first, this one is refused (ErrThreadBusy)
+			// rather than written over it.
+			seq = a.g.Stream(ctx, s, append(opts, graph.WithThread(thread), graph.IfLatest(snap.CheckpointID))...)
 		default:
 			return turnResult{err: fmt.Errorf("reading the conversation (thread %q): %w", thread, err)}
 		}
