@@ -30,14 +30,15 @@ func TestReactExampleRunsOffline(t *testing.T) {
 
 	// Both calls are one batch: both start before either ends.
 	lines := strings.Split(s, "\n")
-	addStart := indexOf(lines, `tool  ▶ add {"a": 17, "b": "25"}`)
+	// The model sent "25", a string; the call starts with the number the
+	// schema asks for: events show the arguments the tool runs with.
+	addStart := indexOf(lines, `tool  ▶ add {"a":17,"b":25}`)
 	weatherStart := indexOf(lines, `tool  ▶ get_weather {"city": "Lisbon"}`)
 	firstEnd := indexOf(lines, "tool  ✓ ")
 	require.True(t, addStart >= 0 && weatherStart >= 0 && firstEnd >= 0, s)
 	assert.Less(t, addStart, firstEnd)
 	assert.Less(t, weatherStart, firstEnd)
 
-	// "25", a string, was coerced to the number the schema asks for.
 	assert.Contains(t, s, "tool  ✓ add → 42 (success, ")
 	assert.Contains(t, s, "tool  ✓ get_weather → Lisbon: 21°C, clear sky (success, ")
 	assert.Equal(t, 2, strings.Count(s, "model   scripted answered"))
