@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"database/sql"
+	"sync"
 
 	"github.com/riverqueue/river/riverdriver"
 
@@ -38,8 +39,10 @@ type Backend struct {
 	Saver state.ConditionalSaver
 	// Listen, when set, delivers the payloads of notifications sent on
 	// channel until ctx ends (PostgreSQL's LISTEN), so that streams and
-	// cancellations reach other processes at once. Without it they are
-	// polled for.
+	// cancellations reach other processes at once; without it they are
+	// polled for. It delivers an empty payload each time it has begun to
+	// listen (at first, and after a reconnection), since notifications
+	// sent before may have been missed.
 	Listen func(ctx context.Context, channel string, deliver func(payload string)) error
 	// Close releases what the backend opened, when the Manager is closed.
 	Close func() error
@@ -54,6 +57,16 @@ type fence struct {
 	query   string
 	args    []any
 	attempt *activeRun // the attempt whose writes these are
+	mu      sync.Mutex
+	head    *string // the thread's head when the run read it; nil: not known
+}
+
+// setHead records the checkpoint the run read its thread at, before its
+// first write.
+func (f *fence) setHead(id string) {
+	f.mu.Lock()
+	f.head = &id
+	f.mu.Unlock()
 }
 
 // FenceStatement returns the statement a Backend's saver runs first in the
@@ -68,5 +81,11 @@ func FenceStatement(ctx context.Context) (query string, args []any, ok bool) {
 	if !ok {
 		return "", nil, false
 	}
-	return f.query, f.args, true
+	f.mu.Lock()
+	var head any // NULL: not known
+	if f.head != nil {
+		head = *f.head
+	}
+	f.mu.Unlock()
+	return f.query, append(f.args[:len(f.args):len(f.args)], head), true
 }

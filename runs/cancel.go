@@ -49,8 +49,7 @@ func (m *Manager) Cancel(ctx context.Context, id string, action CancelAction) er
 	if err != nil {
 		return fmt.Errorf("runs: cancel run %s: %w", quoteCut(id), err)
 	}
-	m.cancelLocal(id)
-	m.notify(ctx, "c", id)
+	m.cancelLocal(id) // the transaction notified the other processes
 	m.hub.signal(id)
 	return nil
 }

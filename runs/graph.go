@@ -61,6 +61,9 @@ type execution struct {
 	continuing bool
 	// gate is asked before each superstep whether the run may go on.
 	gate func(context.Context) error
+	// head is told the checkpoint the run found its thread at, before it
+	// writes (for a rollback to return to).
+	head func(string)
 	emit func(graph.Event)
 }
 
@@ -82,6 +85,11 @@ func (a *adapter[S]) exec(ctx context.Context, x *execution) outcome {
 	case x.continuing:
 		events = a.g.ResumeStream(ctx, x.thread, opts...)
 	case x.req.Resume != nil:
+		head, err := a.head(ctx, x.thread)
+		if err != nil {
+			return outcome{status: StatusError, err: fmt.Errorf("reading thread %q: %w", x.thread, err)}
+		}
+		x.head(head)
 		r := x.req.Resume
 		if r.HasValue {
 			opts = append(opts, graph.WithResumeValue(r.Value))
@@ -89,7 +97,7 @@ func (a *adapter[S]) exec(ctx context.Context, x *execution) outcome {
 		for id, v := range r.ByID {
 			opts = append(opts, graph.WithResume(id, v))
 		}
-		events = a.g.ResumeStream(ctx, x.thread, opts...)
+		events = a.g.ResumeStream(ctx, x.thread, append(opts, graph.IfLatest(head))...)
 	default:
 		var latest S
 		head := ""
@@ -104,6 +112,7 @@ func (a *adapter[S]) exec(ctx context.Context, x *execution) outcome {
 		if err != nil {
 			return outcome{status: StatusError, err: err}
 		}
+		x.head(head)
 		events = a.g.Stream(ctx, in, append(opts, graph.IfLatest(head))...)
 	}
 	var final *S

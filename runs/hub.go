@@ -47,3 +47,17 @@ func (h *hub) signal(id string) {
 	}
 	h.mu.Unlock()
 }
+
+// signalAll wakes every subscriber.
+func (h *hub) signalAll() {
+	h.mu.Lock()
+	for _, set := range h.subs {
+		for ch := range set {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	}
+	h.mu.Unlock()
+}

@@ -46,6 +46,13 @@ type Manager struct {
 
 	queries sync.Map // query text → expanded text
 	closed  atomic.Bool
+
+	// The backend's notifications, followed from the first Work, Stream
+	// or Wait until Close.
+	listenOnce  sync.Once
+	listening   chan struct{} // closed once the first LISTEN is in place
+	stopListen  context.CancelFunc
+	listenEnded chan struct{}
 }
 
 // New opens a Manager on b, creating or migrating its tables and River's.
@@ -156,6 +163,11 @@ func (m *Manager) Close() error {
 	if m.closed.Swap(true) {
 		return nil
 	}
+	m.listenOnce.Do(func() {}) // none starts from now on
+	if m.stopListen != nil {
+		m.stopListen()
+		<-m.listenEnded
+	}
 	if m.b.Close != nil {
 		return m.b.Close()
 	}
@@ -228,7 +240,6 @@ func (m *Manager) Start(ctx context.Context, req Request) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	m.notify(ctx, "s", out.Thread)
 	return out, nil
 }
 
@@ -410,15 +421,6 @@ func (m *Manager) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	return nil
 }
 
-// notify tells the Manager's peers (through the backend's notifications)
-// and its own streams that something of kind happened to id.
-func (m *Manager) notify(ctx context.Context, kind, id string) {
-	m.hub.signal(id)
-	if m.b.Dialect == DialectPostgres {
-		_, _ = m.b.DB.ExecContext(ctx, `SELECT pg_notify($1, $2)`, m.t.channel(), kind+":"+id)
-	}
-}
-
 // notifyTx queues the notification in tx: it goes out if tx commits.
 func (m *Manager) notifyTx(ctx context.Context, tx *sql.Tx, kind, id string) error {
 	if m.b.Dialect != DialectPostgres {
@@ -508,6 +510,7 @@ func (m *Manager) Runs(ctx context.Context, thread string, q RunQuery) ([]Run, e
 
 // Wait waits for a run to end and returns it, or returns ctx's error.
 func (m *Manager) Wait(ctx context.Context, id string) (Run, error) {
+	m.follow(ctx)
 	wake, stop := m.hub.subscribe(id)
 	defer stop()
 	for {
@@ -524,7 +527,7 @@ func (m *Manager) Wait(ctx context.Context, id string) (Run, error) {
 // sleep waits for a signal on wake, the poll interval, or ctx.
 func (m *Manager) sleep(ctx context.Context, wake <-chan struct{}) error {
 	d := m.cfg.poll
-	if m.b.Listen != nil {
+	if m.b.Listen != nil && m.following() {
 		d = 5 * m.cfg.poll // notifications wake it; polling is a fallback
 	}
 	t := time.NewTimer(d)

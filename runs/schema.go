@@ -101,7 +101,7 @@ CREATE TABLE {runs} (
 	lease_until      BIGINT  NOT NULL DEFAULT 0,
 	attempts         INTEGER NOT NULL DEFAULT 0,
 	wrote            BOOLEAN NOT NULL DEFAULT false,
-	start_checkpoint TEXT    NOT NULL DEFAULT '',
+	start_checkpoint TEXT,
 	created_at       BIGINT  NOT NULL,
 	start_at         BIGINT  NOT NULL,
 	updated_at       BIGINT  NOT NULL,
@@ -126,11 +126,13 @@ CREATE TABLE {crons} (
 );
 CREATE INDEX {ix}crons_by_next ON {crons} (next_at);
 -- The fence of a worker's writes: it renews the lease of the run the
--- worker holds and records that the run wrote to its thread, or, when the
--- worker no longer holds the lease, fails the transaction it is part of.
-CREATE FUNCTION {fence}(p_run TEXT, p_epoch BIGINT, p_lease BIGINT) RETURNS void LANGUAGE plpgsql AS $fence$
+-- worker holds and records that the run wrote to its thread (at its first
+-- write, where the thread stood before, p_head), or, when the worker no
+-- longer holds the lease, fails the transaction it is part of.
+CREATE FUNCTION {fence}(p_run TEXT, p_epoch BIGINT, p_lease BIGINT, p_head TEXT) RETURNS void LANGUAGE plpgsql AS $fence$
 BEGIN
-	UPDATE {runs} SET lease_until = {now} + p_lease, wrote = true
+	UPDATE {runs} SET lease_until = {now} + p_lease,
+		start_checkpoint = CASE WHEN wrote THEN start_checkpoint ELSE p_head END, wrote = true
 		WHERE run_id = p_run AND epoch = p_epoch AND status = 'running';
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'run % lost its lease (epoch %): nothing was stored', p_run, p_epoch USING ERRCODE = 'TRL01';
@@ -169,7 +171,7 @@ CREATE TABLE {runs} (
 	lease_until      INTEGER NOT NULL DEFAULT 0,
 	attempts         INTEGER NOT NULL DEFAULT 0,
 	wrote            BOOLEAN NOT NULL DEFAULT false,
-	start_checkpoint TEXT    NOT NULL DEFAULT '',
+	start_checkpoint TEXT,
 	created_at       INTEGER NOT NULL,
 	start_at         INTEGER NOT NULL,
 	updated_at       INTEGER NOT NULL,

@@ -24,6 +24,7 @@ func (m *Manager) Stream(ctx context.Context, id string, after int64) iter.Seq2[
 			yield(Event{}, err)
 			return
 		}
+		m.follow(ctx)
 		wake, stop := m.hub.subscribe(id)
 		defer stop()
 		for {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/state"
 )
 
 // Work executes runs until ctx ends, then hands back the runs it holds and
@@ -47,9 +49,7 @@ func (m *Manager) Work(ctx context.Context) error {
 	}
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	if m.b.Listen != nil {
-		wg.Go(func() { m.listen(bg) })
-	}
+	m.follow(ctx)
 	wg.Go(func() { m.reapLoop(bg) })
 	wg.Go(func() { m.sweepLoop(bg) })
 	if err := m.river.Start(bg); err != nil {
@@ -158,23 +158,11 @@ type claimed struct {
 	cancel            CancelAction
 	req               storedRequest
 	wrote             bool
-	start             string
-	startKnown        bool // start is recorded (or the run wrote before)
 	seq               int64
 }
 
 func (m *Manager) work(ctx context.Context, args runJob, job int64) error {
-	// The thread's latest checkpoint before the run writes to it, where a
-	// rollback takes the thread back to: read before the claim, so that
-	// the claim records it. Nobody else writes to the thread meanwhile:
-	// this is its active run.
-	head, known := "", false
-	if r, ok := m.graph(args.Graph); ok && args.Thread != "" {
-		if h, err := r.head(ctx, args.Thread); err == nil {
-			head, known = h, true
-		}
-	}
-	c, err := m.claim(ctx, args.Run, job, head, known)
+	c, err := m.claim(ctx, args.Run, job)
 	if err != nil || c == nil {
 		return err
 	}
@@ -184,7 +172,7 @@ func (m *Manager) work(ctx context.Context, args runJob, job int64) error {
 
 // claim takes run's lease for the worker, unless the job is stale: the run
 // ended, another job carries it now, or another worker holds it.
-func (m *Manager) claim(ctx context.Context, run string, job int64, head string, headKnown bool) (*claimed, error) {
+func (m *Manager) claim(ctx context.Context, run string, job int64) (*claimed, error) {
 	var c *claimed
 	err := m.tx(ctx, func(tx *sql.Tx) error {
 		var (
@@ -193,9 +181,9 @@ func (m *Manager) claim(ctx context.Context, run string, job int64, head string,
 			wrote                bool
 		)
 		k := &claimed{id: run}
-		err := tx.QueryRowContext(ctx, m.sql(`SELECT thread_id, graph, status, cancel, request, wrote, start_checkpoint, job_id, lease_until, {now}
+		err := tx.QueryRowContext(ctx, m.sql(`SELECT thread_id, graph, status, cancel, request, wrote, job_id, lease_until, {now}
 			FROM {runs} WHERE run_id = $1{lock}`), run).
-			Scan(&k.thread, &k.graph, &status, &cancel, &body, &wrote, &k.start, &jobID, &until, &now)
+			Scan(&k.thread, &k.graph, &status, &cancel, &body, &wrote, &jobID, &until, &now)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil // deleted with its thread
 		}
@@ -209,13 +197,10 @@ func (m *Manager) claim(ctx context.Context, run string, job int64, head string,
 			return fmt.Errorf("runs: claim run %s: stored request: %w", run, err)
 		}
 		k.cancel, k.wrote = CancelAction(cancel), wrote
-		record := headKnown && !wrote
 		err = tx.QueryRowContext(ctx, m.sql(`UPDATE {runs} SET status = 'running', epoch = epoch + 1, lease_owner = $2,
-			lease_until = {now} + $3, attempts = attempts + 1, updated_at = {now},
-			start_checkpoint = CASE WHEN $4 THEN $5 ELSE start_checkpoint END
-			WHERE run_id = $1 RETURNING epoch, attempts, start_checkpoint`),
-			run, m.cfg.id, m.cfg.lease.Microseconds(), record, head).Scan(&k.epoch, &k.attempt, &k.start)
-		k.startKnown = record || wrote
+			lease_until = {now} + $3, attempts = attempts + 1, updated_at = {now}
+			WHERE run_id = $1 RETURNING epoch, attempts`),
+			run, m.cfg.id, m.cfg.lease.Microseconds()).Scan(&k.epoch, &k.attempt)
 		if err != nil {
 			return fmt.Errorf("runs: claim run %s: %w", run, err)
 		}
@@ -231,12 +216,16 @@ func (m *Manager) claim(ctx context.Context, run string, job int64, head string,
 	return c, err
 }
 
-// fenceOf is the fence of c's writes.
+// fenceOf is the fence of c's writes. Its first write also records where
+// the thread stood before the run (the head the run read it at), which a
+// rollback returns the thread to.
 func (m *Manager) fenceOf(c *claimed) *fence {
 	if m.b.Dialect == DialectPostgres {
-		return &fence{query: `SELECT ` + m.t.name("run_fence") + `($1, $2, $3)`, args: []any{c.id, c.epoch, m.cfg.lease.Microseconds()}}
+		return &fence{query: `SELECT ` + m.t.name("run_fence") + `($1, $2, $3, $4)`, args: []any{c.id, c.epoch, m.cfg.lease.Microseconds()}}
 	}
-	return &fence{query: m.sql(`UPDATE {runs} SET lease_until = {now} + $3, wrote = true WHERE run_id = $1 AND epoch = $2 AND status = 'running'`),
+	return &fence{query: m.sql(`UPDATE {runs} SET lease_until = {now} + $3,
+		start_checkpoint = CASE WHEN wrote THEN start_checkpoint ELSE $4 END, wrote = true
+		WHERE run_id = $1 AND epoch = $2 AND status = 'running'`),
 		args: []any{c.id, c.epoch, m.cfg.lease.Microseconds()}}
 }
 
@@ -281,20 +270,6 @@ func (m *Manager) execute(jobCtx context.Context, c *claimed) error {
 		return m.finalize(ctx, c, outcome{status: StatusError,
 			err: fmt.Errorf("graph %q is not registered on worker %s", c.graph, m.cfg.id)})
 	}
-	if !c.startKnown {
-		start, err := r.head(fctx, c.thread)
-		if err == nil {
-			_, err = m.b.DB.ExecContext(fctx, m.sql(`UPDATE {runs} SET start_checkpoint = $3 WHERE run_id = $1 AND epoch = $2`), c.id, c.epoch, start)
-		}
-		if err != nil {
-			m.log.Warn("runs: reading a run's thread failed; it will be tried again", "run", c.id, "error", err)
-			ctx, done := after()
-			defer done()
-			return m.release(ctx, c, time.Second)
-		}
-		c.start = start
-	}
-
 	hbDone := make(chan struct{})
 	hbStopped := make(chan struct{})
 	go func() {
@@ -306,7 +281,7 @@ func (m *Manager) execute(jobCtx context.Context, c *claimed) error {
 	if c.cancel == "" {
 		out = r.exec(fctx, &execution{
 			thread: c.thread, req: &c.req, continuing: c.wrote,
-			gate: m.gate(ar),
+			gate: m.gate(ar), head: f.setHead,
 			emit: func(ev graph.Event) { rec.add(encodeEvent(&ev)) },
 		})
 	} else {
@@ -331,12 +306,13 @@ func (m *Manager) execute(jobCtx context.Context, c *claimed) error {
 	case out.status == StatusError && ar.storeFailed.Load() && c.attempt < maxBusyAttempts:
 		// The store failed under the run (a lost connection, say): the
 		// graph did nothing wrong; try again from its last checkpoint.
-		m.log.Warn("runs: the checkpointer failed during a run; it will be tried again", "run", c.id, "attempt", c.attempt, "error", out.err)
+		m.log.Warn("runs: the checkpointer failed during a run; it will be tried again", "run", c.id, "thread", c.thread, "attempt", c.attempt, "error", out.err)
 		return m.release(ctx, c, time.Duration(c.attempt)*time.Second)
 	case out.status == StatusError && errors.Is(out.err, graph.ErrThreadBusy) && c.attempt < maxBusyAttempts:
 		// Something outside the runs layer wrote to the thread (or still
 		// runs on it in this process) after the run read it: the run
 		// stored nothing; it tries again, on the thread as it is then.
+		m.log.Info("runs: the run's thread moved on under it; it will be tried again", "run", c.id, "thread", c.thread, "attempt", c.attempt)
 		return m.release(ctx, c, time.Duration(c.attempt)*100*time.Millisecond)
 	}
 	return m.finalize(ctx, c, out)
@@ -425,71 +401,111 @@ func (m *Manager) release(ctx context.Context, c *claimed, delay time.Duration) 
 // finalize records how c ended, starts the next run of its thread, and
 // records the run's last event, in one transaction.
 func (m *Manager) finalize(ctx context.Context, c *claimed, out outcome) error {
-	var cancel string
-	err := m.b.DB.QueryRowContext(ctx, m.sql(`SELECT cancel FROM {runs} WHERE run_id = $1 AND epoch = $2 AND status = 'running'`), c.id, c.epoch).Scan(&cancel)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil // the lease was lost
-	}
-	if err != nil {
-		return fmt.Errorf("runs: finish run %s: %w", c.id, err)
-	}
 	msg := ""
 	if out.err != nil {
 		msg = out.err.Error()
 	}
-	switch {
-	case CancelAction(cancel) == CancelRollback:
-		r, ok := m.graph(c.graph)
-		if !ok {
-			return fmt.Errorf("runs: roll back run %s: graph %q is not registered", c.id, c.graph)
-		}
-		if err := r.rollback(ctx, c.thread, c.start); err != nil {
-			if errors.Is(err, ErrLeaseLost) {
-				return nil
+	rolledBack := false
+	for {
+		err := m.tx(ctx, func(tx *sql.Tx) error {
+			var (
+				cancel string
+				wrote  bool
+			)
+			err := tx.QueryRowContext(ctx, m.sql(`SELECT cancel, wrote FROM {runs} WHERE run_id = $1 AND epoch = $2 AND status = 'running'{lock}`),
+				c.id, c.epoch).Scan(&cancel, &wrote)
+			if errors.Is(err, sql.ErrNoRows) {
+				return ErrLeaseLost
 			}
-			return fmt.Errorf("runs: roll back run %s: %w", c.id, err)
-		}
-		out, msg = outcome{status: StatusCancelled}, "cancelled; the thread was rolled back to where the run began"
-	case cancel != "" && out.status != StatusSuccess:
-		out, msg = outcome{status: StatusCancelled}, "cancelled"
-	}
-	err = m.tx(ctx, func(tx *sql.Tx) error {
-		ints := ""
-		if len(out.interrupts) > 0 {
-			b, err := json.Marshal(out.interrupts)
 			if err != nil {
 				return err
 			}
-			ints = string(b)
+			switch {
+			case rolledBack:
+			case CancelAction(cancel) == CancelRollback && wrote:
+				return errRollBackFirst
+			case CancelAction(cancel) == CancelRollback:
+				out, msg = outcome{status: StatusCancelled}, "cancelled before it wrote anything to its thread"
+			case cancel != "" && out.status != StatusSuccess:
+				out, msg = outcome{status: StatusCancelled}, "cancelled"
+			}
+			return m.end(ctx, tx, c, out, msg)
+		})
+		switch {
+		case errors.Is(err, errRollBackFirst):
+			if err := m.rollback(ctx, c); err != nil {
+				if errors.Is(err, ErrLeaseLost) || errors.Is(err, state.ErrFenced) {
+					return nil
+				}
+				return fmt.Errorf("runs: roll back run %s: %w", c.id, err)
+			}
+			rolledBack = true
+			out, msg = outcome{status: StatusCancelled}, "cancelled; the thread was rolled back to where the run began"
+			continue
+		case errors.Is(err, ErrLeaseLost):
+			return nil
+		case err != nil:
+			return fmt.Errorf("runs: finish run %s: %w", c.id, err)
 		}
-		res, err := tx.ExecContext(ctx, m.sql(`UPDATE {runs} SET status = $3, error = $4, interrupts = $5, cancel = '',
-			ended_at = {now}, updated_at = {now}, lease_until = 0
-			WHERE run_id = $1 AND epoch = $2 AND status = 'running'`), c.id, c.epoch, string(out.status), msg, ints)
+		m.hub.signal(c.id)
+		return nil
+	}
+}
+
+// errRollBackFirst sends finalize to roll the run back before it ends it.
+var errRollBackFirst = errors.New("roll back first")
+
+// rollback returns c's thread to where it stood before c wrote to it.
+func (m *Manager) rollback(ctx context.Context, c *claimed) error {
+	var start sql.NullString
+	err := m.b.DB.QueryRowContext(ctx, m.sql(`SELECT start_checkpoint FROM {runs} WHERE run_id = $1 AND epoch = $2 AND status = 'running'`),
+		c.id, c.epoch).Scan(&start)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrLeaseLost
+	}
+	if err != nil {
+		return err
+	}
+	if !start.Valid {
+		return errors.New("where the thread stood before the run is not recorded")
+	}
+	r, ok := m.graph(c.graph)
+	if !ok {
+		return fmt.Errorf("graph %q is not registered", c.graph)
+	}
+	return r.rollback(ctx, c.thread, start.String)
+}
+
+// end records, in tx, that c ended with out: its status, its last event,
+// and its thread's next run.
+func (m *Manager) end(ctx context.Context, tx *sql.Tx, c *claimed, out outcome, msg string) error {
+	ints := ""
+	if len(out.interrupts) > 0 {
+		b, err := json.Marshal(out.interrupts)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return ErrLeaseLost
-		}
-		end := Event{Seq: c.seq + 1, Run: c.id, Attempt: c.attempt, Kind: KindRunEnd, Time: time.Now(),
-			Status: out.status, Error: msg, Interrupts: out.interrupts}
-		data, _ := json.Marshal(&end)
-		if err := insertEvents(ctx, tx, m, c.id, []int64{end.Seq}, [][]byte{data}); err != nil {
-			return err
-		}
-		if err := m.advance(ctx, tx, c.thread, out.status); err != nil {
-			return err
-		}
-		return m.notifyTx(ctx, tx, "e", c.id)
-	})
-	if errors.Is(err, ErrLeaseLost) {
-		return nil
+		ints = string(b)
 	}
+	res, err := tx.ExecContext(ctx, m.sql(`UPDATE {runs} SET status = $3, error = $4, interrupts = $5, cancel = '',
+		ended_at = {now}, updated_at = {now}, lease_until = 0
+		WHERE run_id = $1 AND epoch = $2 AND status = 'running'`), c.id, c.epoch, string(out.status), msg, ints)
 	if err != nil {
-		return fmt.Errorf("runs: finish run %s: %w", c.id, err)
+		return err
 	}
-	m.hub.signal(c.id)
-	return nil
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrLeaseLost
+	}
+	end := Event{Seq: c.seq + 1, Run: c.id, Attempt: c.attempt, Kind: KindRunEnd, Time: time.Now(),
+		Status: out.status, Error: msg, Interrupts: out.interrupts}
+	data, _ := json.Marshal(&end)
+	if err := insertEvents(ctx, tx, m, c.id, []int64{end.Seq}, [][]byte{data}); err != nil {
+		return err
+	}
+	if err := m.advance(ctx, tx, c.thread, out.status); err != nil {
+		return err
+	}
+	return m.notifyTx(ctx, tx, "e", c.id)
 }
 
 // advance hands thread to its next pending run, or leaves it idle with the
@@ -542,19 +558,19 @@ func (m *Manager) reapLoop(ctx context.Context) {
 func (m *Manager) reap(ctx context.Context) error {
 	var taken []string
 	err := m.tx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, m.sql(`SELECT run_id, job_id FROM {runs} WHERE status = 'running' AND lease_until < {now}
+		rows, err := tx.QueryContext(ctx, m.sql(`SELECT run_id, thread_id, job_id FROM {runs} WHERE status = 'running' AND lease_until < {now}
 			ORDER BY lease_until LIMIT 20{skiplocked}`))
 		if err != nil {
 			return err
 		}
 		type expired struct {
-			run string
-			job int64
+			run, thread string
+			job         int64
 		}
 		var list []expired
 		for rows.Next() {
 			var e expired
-			if err := rows.Scan(&e.run, &e.job); err != nil {
+			if err := rows.Scan(&e.run, &e.thread, &e.job); err != nil {
 				rows.Close()
 				return err
 			}
@@ -579,12 +595,13 @@ func (m *Manager) reap(ctx context.Context) error {
 			if _, err := m.river.JobCancelTx(ctx, tx, e.job); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
 				return fmt.Errorf("cancel the job of run %s: %w", e.run, err)
 			}
-			taken = append(taken, e.run)
+			taken = append(taken, e.run+" "+e.thread)
 		}
 		return nil
 	})
-	for _, run := range taken {
-		m.log.Info("runs: took over a run whose worker stopped renewing its lease", "run", run, "worker", m.cfg.id)
+	for _, t := range taken {
+		run, thread, _ := strings.Cut(t, " ")
+		m.log.Info("runs: took over a run whose worker stopped renewing its lease; it will be tried again", "run", run, "thread", thread, "worker", m.cfg.id)
 	}
 	if err != nil {
 		return err
@@ -675,10 +692,58 @@ func (m *Manager) sweepLoop(ctx context.Context) {
 	}
 }
 
-// listen follows the backend's notifications until ctx ends.
+// follow starts following the backend's notifications, once, and waits
+// (up to a second, or ctx) until they are in place, so that what happens
+// next is not missed. Close stops it.
+func (m *Manager) follow(ctx context.Context) {
+	if m.b.Listen == nil {
+		return
+	}
+	m.listenOnce.Do(func() {
+		lctx, cancel := context.WithCancel(context.Background())
+		m.stopListen, m.listening, m.listenEnded = cancel, make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(m.listenEnded)
+			m.listen(lctx)
+		}()
+	})
+	if m.listening == nil {
+		return // closed
+	}
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-m.listening:
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// following reports whether notifications are in place.
+func (m *Manager) following() bool {
+	if m.listening == nil {
+		return false
+	}
+	select {
+	case <-m.listening:
+		return true
+	default:
+		return false
+	}
+}
+
+// listen follows the backend's notifications until ctx ends. An empty
+// payload says the backend (re)started listening: notifications sent
+// before may have been missed, so every waiter looks again.
 func (m *Manager) listen(ctx context.Context) {
+	var ready sync.Once
 	for ctx.Err() == nil {
 		err := m.b.Listen(ctx, m.t.channel(), func(payload string) {
+			if payload == "" {
+				ready.Do(func() { close(m.listening) })
+				m.hub.signalAll()
+				return
+			}
 			if len(payload) < 3 || payload[1] != ':' {
 				return
 			}

@@ -119,6 +119,7 @@ func listen(ctx context.Context, pool *pgxpool.Pool, channel string, deliver fun
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
 		return fmt.Errorf("runs/postgres: listen: %w", err)
 	}
+	deliver("") // listening: what was sent before may have been missed
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {

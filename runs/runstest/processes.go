@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,8 +48,12 @@ func WorkerMain(open Opener) {
 	lease, _ := time.ParseDuration(os.Getenv(envLease))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
+	// Runs tried again after a failure of the store (a busy database, on
+	// a loaded machine) print "RETRY <thread>": their superstep had not
+	// committed, so running it again is expected.
+	retries := slog.New(slog.NewTextHandler(retryWriter{os.Stdout}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	m, err := open(context.Background(), addr, runs.WithLease(lease), runs.WithDrain(runs.DrainAtBoundary, 20*time.Second),
-		runs.WithConcurrency(25))
+		runs.WithConcurrency(25), runs.WithLogger(retries))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker: open:", err)
 		os.Exit(2)
@@ -157,8 +163,9 @@ func Processes(t *testing.T, cfg ProcessConfig) {
 	require.NoError(t, m.Register(runs.Graph(g)))
 
 	var (
-		logMu sync.Mutex
-		execs []execLine
+		logMu   sync.Mutex
+		execs   []execLine
+		retried = map[string]int{} // threads whose runs were tried again after a store failure
 	)
 	var workers []*workerProc
 	start := func() *workerProc {
@@ -176,6 +183,12 @@ func Processes(t *testing.T, cfg ProcessConfig) {
 				line := sc.Text()
 				if line == "READY" {
 					close(ready)
+					continue
+				}
+				if th, ok := strings.CutPrefix(line, "RETRY "); ok {
+					logMu.Lock()
+					retried[th]++
+					logMu.Unlock()
 					continue
 				}
 				if e, ok := parseExec(line); ok {
@@ -344,8 +357,8 @@ func Processes(t *testing.T, cfg ProcessConfig) {
 		if len(es) > expected {
 			again += len(es) - expected
 		}
-		assert.LessOrEqual(t, len(es), expected+lost,
-			"node %s of thread %s ran %d times; only executions on the killed or the frozen worker may be repeated", k.node, k.thread, len(es))
+		assert.LessOrEqual(t, len(es), expected+lost+retried[k.thread],
+			"node %s of thread %s ran %d times; only executions on the killed or the frozen worker, or of runs tried again after a failure of the store, may be repeated", k.node, k.thread, len(es))
 	}
 	dispatch := dispatchLatencies(seen, ids, threads, m, ctx, begin)
 	t.Logf("%d runs (each paused once and resumed) on 3 worker processes, with a SIGTERM, a SIGKILL and a SIGSTOP: %.1f runs/s (%v from the workers' start; %v to accept the runs before)",
@@ -440,4 +453,20 @@ func recovery(execs []execLine, pid int, at time.Time) time.Duration {
 		}
 	}
 	return time.Duration(worst).Round(time.Millisecond)
+}
+
+// retryWriter prints "RETRY <thread>" for each log record of a run tried
+// again, and drops the rest.
+type retryWriter struct{ w io.Writer }
+
+var threadAttr = regexp.MustCompile(`thread=(\S+)`)
+
+func (r retryWriter) Write(p []byte) (int, error) {
+	line := string(p)
+	if strings.Contains(line, "tried again") {
+		if m := threadAttr.FindStringSubmatch(line); m != nil {
+			fmt.Fprintf(r.w, "RETRY %s\n", m[1])
+		}
+	}
+	return len(p), nil
 }
