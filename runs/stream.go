@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"time"
 )
 
 // Stream yields a run's recorded events after the one numbered after (0
@@ -92,8 +93,9 @@ func (m *Manager) events(ctx context.Context, run string, after int64, limit int
 }
 
 // recorder writes the events of one attempt at a run, in batches: a batch
-// is whatever arrived while the previous one was being written, so a busy
-// run writes few large batches and a quiet one writes each event at once.
+// is what arrives within a millisecond of its first event, or while the
+// previous batch was being written, so a busy run writes few large batches
+// and a quiet one writes a step's events at once.
 // Its writes are fenced like checkpoints: events of a worker that lost the
 // run's lease are dropped.
 type recorder struct {
@@ -108,6 +110,10 @@ type recorder struct {
 }
 
 const recorderBatch = 512
+
+// recorderWindow is how long a recorder waits, after an event, for more to
+// write with it.
+const recorderWindow = time.Millisecond
 
 func (m *Manager) newRecorder(run string, epoch int64, attempt int, seq int64) *recorder {
 	rec := &recorder{m: m, run: run, epoch: epoch, attempt: attempt, seq: seq, ch: make(chan Event, 1024), done: make(chan struct{})}
@@ -131,8 +137,14 @@ func (rec *recorder) close() {
 func (rec *recorder) loop() {
 	defer close(rec.done)
 	batch := make([]Event, 0, 16)
+	window := time.NewTimer(time.Hour)
+	window.Stop()
 	for first := range rec.ch {
 		batch = append(batch[:0], first)
+		// The events of one step come microseconds apart (a node's end,
+		// its update, the state after the step): wait a moment for them,
+		// so that a step's events cost one commit, not one each.
+		window.Reset(recorderWindow)
 	fill:
 		for len(batch) < recorderBatch {
 			select {
@@ -141,10 +153,11 @@ func (rec *recorder) loop() {
 					break fill
 				}
 				batch = append(batch, ev)
-			default:
+			case <-window.C:
 				break fill
 			}
 		}
+		window.Stop()
 		if rec.fenced {
 			continue
 		}
