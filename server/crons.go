@@ -125,4 +125,3 @@ func (s *Server) searchCrons(w http.ResponseWriter, r *http.Request) error {
 	}
 	return writeJSON(w, http.StatusOK, out)
 }
-

@@ -34,23 +34,50 @@ type Chat struct {
 	Turns    int      `json:"turns"`
 }
 
-// gate holds the "hold" graph's middle node until opened.
+// gate holds the "hold" graph's middle node until released; a release
+// lets the nodes waiting go, and the next ones wait for the next release.
 type gate struct {
 	mu      sync.Mutex
 	open    chan struct{}
 	entered chan struct{}
+	waiting int // nodes waiting for the next release
 }
 
-func newGate() *gate { return &gate{open: make(chan struct{}), entered: make(chan struct{}, 16)} }
+func newGate() *gate { return &gate{open: make(chan struct{}), entered: make(chan struct{}, 64)} }
+
+func (g *gate) wait() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case g.entered <- struct{}{}:
+	default:
+	}
+	g.waiting++
+	return g.open
+}
+
+// releaseWaiting releases once a node waits (or the deadline passes), so
+// that a release is not spent before the run it is meant for reached the
+// gate.
+func (g *gate) releaseWaiting(deadline time.Time) {
+	for time.Now().Before(deadline) {
+		g.mu.Lock()
+		n := g.waiting
+		g.mu.Unlock()
+		if n > 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	g.release()
+}
 
 func (g *gate) release() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	select {
-	case <-g.open:
-	default:
-		close(g.open)
-	}
+	close(g.open)
+	g.open = make(chan struct{})
+	g.waiting = 0
 }
 
 func appendNode(name string) graph.NodeFunc[Chat] {
@@ -110,9 +137,8 @@ func newEnv(t *testing.T, opts ...server.Option) *env {
 	held := compile(graph.New[Chat](append(reducers, graph.WithName("hold"))...).
 		AddNode("a", appendNode("a")).
 		AddNode("hold", func(ctx context.Context, s Chat) (Chat, error) {
-			e.gate.entered <- struct{}{}
 			select {
-			case <-e.gate.open:
+			case <-e.gate.wait():
 			case <-ctx.Done():
 				return s, ctx.Err()
 			}
@@ -139,7 +165,14 @@ func newEnv(t *testing.T, opts ...server.Option) *env {
 	go func() { done <- m.Work(wctx) }()
 	e.srv, err = server.New(m, opts...)
 	require.NoError(t, err)
-	e.http = httptest.NewServer(e.srv)
+	mux := http.NewServeMux()
+	mux.Handle("/", e.srv)
+	// The compatibility suite lets the "hold" graph's runs go on.
+	mux.HandleFunc("POST /test/release", func(w http.ResponseWriter, r *http.Request) {
+		e.gate.releaseWaiting(time.Now().Add(10 * time.Second))
+		w.WriteHeader(http.StatusNoContent)
+	})
+	e.http = httptest.NewServer(mux)
 	t.Cleanup(func() {
 		e.gate.release()
 		e.http.Close()
