@@ -339,7 +339,8 @@ func messagesOut(list json.RawMessage) (json.RawMessage, bool) {
 
 // stateIn returns input (a partial state from a client) with its messages
 // in Trellis's form. A single message instead of a list is taken as a list
-// of one, as LangGraph's message reducer takes it.
+// of one, and a string as a user's message, as LangGraph's message reducer
+// takes them.
 func stateIn(raw json.RawMessage) (json.RawMessage, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' || !bytes.Contains(raw, []byte(`"`+messagesField+`"`)) {
@@ -354,6 +355,17 @@ func stateIn(raw json.RawMessage) (json.RawMessage, error) {
 		return raw, nil
 	}
 	list = bytes.TrimSpace(list)
+	if len(list) > 0 && list[0] == '"' {
+		// A string is a user's message, as LangGraph's message reducer
+		// takes it.
+		var text string
+		if err := json.Unmarshal(list, &text); err != nil {
+			return nil, unprocessable("the input's messages are not a list")
+		}
+		b, _ := json.Marshal([]model.Message{model.User(text)})
+		obj[messagesField] = b
+		return json.Marshal(obj)
+	}
 	if len(list) > 0 && list[0] == '{' {
 		list = append(append([]byte{'['}, list...), ']')
 	}
