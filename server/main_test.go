@@ -106,6 +106,9 @@ type env struct {
 
 func newEnv(t *testing.T, opts ...server.Option) *env {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("the server's tests run graphs on a worker and take seconds (-short)")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	m, err := sqlite.Open(ctx, ":memory:", sqlite.WithRuns(runs.WithFetch(time.Millisecond, 10*time.Millisecond)))

@@ -33,6 +33,9 @@ func post(t *testing.T, url, body string, headers ...string) *http.Response {
 // The supervisor answers over the API: a wait returns the conversation,
 // whose last message is the writer's paragraph, as LangChain messages.
 func TestSupervisorAnswersOverTheAPI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the supervisor on a worker (-short)")
+	}
 	svc, err := open(t.Context(), ":memory:", "")
 	require.NoError(t, err)
 	ctx, stop := context.WithCancel(context.Background())
@@ -80,6 +83,9 @@ func TestSupervisorAnswersOverTheAPI(t *testing.T) {
 // The command serves on the address it is given, and with -token refuses
 // requests without the token.
 func TestCommandServesWithAToken(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the command's server (-short)")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
