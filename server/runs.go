@@ -246,6 +246,9 @@ func (s *Server) request(ctx context.Context, thread string, b *runCreate) (runs
 		return runs.Request{}, kwargs{}, err
 	}
 	if !empty(in) {
+		if err := s.checkFields(a.Graph, "input", in); err != nil {
+			return runs.Request{}, kwargs{}, err
+		}
 		req.Input = in
 	}
 	if c := b.Command; c != nil {
@@ -261,6 +264,9 @@ func (s *Server) request(ctx context.Context, thread string, b *runCreate) (runs
 			}
 			up, err := stateIn(c.Update)
 			if err != nil {
+				return runs.Request{}, kwargs{}, err
+			}
+			if err := s.checkFields(a.Graph, "command.update", up); err != nil {
 				return runs.Request{}, kwargs{}, err
 			}
 			req.Input = up
@@ -288,6 +294,30 @@ func (s *Server) request(ctx context.Context, thread string, b *runCreate) (runs
 	meta[serverKey] = k
 	req.Metadata = meta
 	return req, k, nil
+}
+
+// checkFields refuses a partial state (what) that is not a JSON object of
+// fields of graph's state, naming the first property that is not one, so
+// that a run is refused at once rather than failing when it starts.
+func (s *Server) checkFields(graphName, what string, raw json.RawMessage) error {
+	var props map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &props); err != nil {
+		return unprocessable("%s must be a JSON object of state fields", what)
+	}
+	info, err := s.m.GraphInfo(graphName)
+	if err != nil {
+		return err
+	}
+	known := make(map[string]bool, len(info.Fields))
+	for _, n := range info.Fields {
+		known[strings.ToLower(n)] = true
+	}
+	for k := range props {
+		if !known[strings.ToLower(k)] {
+			return unprocessable("%s names %q, which is not a field of the state of graph %q", what, cut(k, 64), graphName)
+		}
+	}
+	return nil
 }
 
 // resume reads command.resume: answers by interrupt ID when it is an

@@ -391,7 +391,8 @@ func langchainEvent(ev runs.Event, run string) map[string]any {
 				Name      string          `json:"name"`
 				Arguments json.RawMessage `json:"arguments"`
 			}
-			Result json.RawMessage
+			Result   json.RawMessage
+			Duration int64 // nanoseconds
 		}
 		_ = json.Unmarshal(ev.Payload, &te)
 		name = te.Call.Name
@@ -402,6 +403,7 @@ func langchainEvent(ev runs.Event, run string) map[string]any {
 		case nodes.KindToolEnd:
 			kind = "on_tool_end"
 			data["output"] = te.Result
+			data["duration_ms"] = float64(te.Duration) / 1e6
 		default:
 			kind = "on_tool_stream"
 			data["chunk"] = ev.Payload
