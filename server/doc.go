@@ -56,5 +56,12 @@
 // their events and crons are scoped to the owner (runs.WithOwner). See the
 // examples for a bearer token and for client certificates.
 //
+// # The dev page
+//
+// WithDevPage serves, at a path of the caller's choosing, a page for
+// development: the graph drawn, threads and runs live, supersteps, tokens
+// and tool calls as a run streams, the state at every checkpoint, forks,
+// and interrupts answered from a form. It is off unless asked for.
+//
 // See docs/server.md.
 package server

@@ -392,6 +392,18 @@ func (s *Server) start(ctx context.Context, thread string, b *runCreate) (runs.R
 			return runs.Run{}, k, err
 		}
 	}
+	if req.Input == nil && req.Resume == nil && thread != "" {
+		// Without input, a run continues the thread where it stopped (the
+		// nodes due at its latest checkpoint), as the reference server's
+		// runs do; a thread with nothing due starts again from its entry.
+		st, err := s.m.ThreadState(ctx, req.Graph, thread, "")
+		if err != nil && !errors.Is(err, runs.ErrNotFound) {
+			return runs.Run{}, k, err
+		}
+		if len(st.Next) > 0 && len(st.Interrupts) == 0 {
+			req.Resume = &runs.Resume{Continue: true}
+		}
+	}
 	run, err := s.m.Start(ctx, req)
 	if errors.Is(err, runs.ErrThreadBusy) {
 		return runs.Run{}, k, unprocessable("thread %q is already running a task: wait for it to finish or choose another multitask_strategy", cut(thread, 64))

@@ -142,8 +142,13 @@ func New(m *runs.Manager, opts ...Option) (*Server, error) {
 		}
 		s.assistants[id] = a
 	}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.routes()
+	if s.devPath != "" {
+		if err := s.devRoutes(); err != nil {
+			return nil, err
+		}
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
 

@@ -83,6 +83,12 @@ func TestStateIsReadAtCheckpointsUpdatedAsANodeAndListedInHistory(t *testing.T) 
 	assert.Equal(t, []any{"hi", "a:hi", "b:a:hi", "edited"}, st["values"].(obj)["notes"])
 	assert.Equal(t, []any{"b"}, st["next"])
 
+	// A run from the checkpoint after a, without input, continues there:
+	// only b runs, on a fork of that checkpoint.
+	var values obj
+	require.Equal(t, 200, e.call(t, "POST", "/threads/t/runs/wait", obj{"assistant_id": "echo", "checkpoint_id": afterA}, &values))
+	assert.Equal(t, []any{"hi", "a:hi", "b:a:hi"}, values["notes"])
+
 	var detail obj
 	assert.Equal(t, http.StatusUnprocessableEntity, e.call(t, "POST", "/threads/t/state", obj{"values": obj{"nope": 1}, "as_node": "a"}, &detail))
 	assert.Contains(t, detail["detail"], `"nope"`)

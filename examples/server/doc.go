@@ -8,6 +8,7 @@
 //	go run ./examples/server                      # on 127.0.0.1:2024, in memory
 //	go run ./examples/server -db runs.db          # runs and threads kept in SQLite
 //	go run ./examples/server -token secret        # requests need "Authorization: Bearer secret"
+//	go run ./examples/server -dev                 # and the dev page at http://127.0.0.1:2024/dev/
 //
 // Then, from another terminal:
 //

@@ -39,7 +39,7 @@ type service struct {
 
 // open opens the runs backend at db (":memory:" for one process without
 // durability), registers the supervisor and builds the API.
-func open(ctx context.Context, db, token string) (*service, error) {
+func open(ctx context.Context, db, token string, dev bool) (*service, error) {
 	m, err := sqlite.Open(ctx, db)
 	if err != nil {
 		return nil, err
@@ -63,6 +63,9 @@ func open(ctx context.Context, db, token string) (*service, error) {
 			return "user", nil
 		}))
 	}
+	if dev {
+		opts = append(opts, server.WithDevPage("/dev/"))
+	}
 	api, err := server.New(m, opts...)
 	if err != nil {
 		_ = m.Close()
@@ -81,10 +84,11 @@ func run(ctx context.Context, logw io.Writer, args []string, ready chan<- string
 	addr := fs.String("addr", "127.0.0.1:2024", "address to listen on")
 	db := fs.String("db", ":memory:", "SQLite database of runs and threads (:memory: keeps them in this process)")
 	token := fs.String("token", "", "bearer token the requests must carry (none when empty)")
+	dev := fs.Bool("dev", false, "serve the dev page at /dev/")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	svc, err := open(ctx, *db, *token)
+	svc, err := open(ctx, *db, *token, *dev)
 	if err != nil {
 		return err
 	}

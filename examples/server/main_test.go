@@ -36,7 +36,7 @@ func TestSupervisorAnswersOverTheAPI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the supervisor on a worker (-short)")
 	}
-	svc, err := open(t.Context(), ":memory:", "")
+	svc, err := open(t.Context(), ":memory:", "", false)
 	require.NoError(t, err)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -89,7 +89,9 @@ func TestCommandServesWithAToken(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, io.Discard, []string{"-addr", "127.0.0.1:0", "-token", "s3cret"}, ready) }()
+	go func() {
+		done <- run(ctx, io.Discard, []string{"-addr", "127.0.0.1:0", "-token", "s3cret", "-dev"}, ready)
+	}()
 	var addr string
 	select {
 	case addr = <-ready:
@@ -107,6 +109,10 @@ func TestCommandServesWithAToken(t *testing.T) {
 	resp.Body.Close()
 	require.Len(t, list, 1)
 	assert.Equal(t, "supervisor", list[0]["assistant_id"])
+	resp, err := http.Get("http://" + addr + "/dev/")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "-dev serves the dev page")
 	cancel()
 	require.NoError(t, <-done)
 }

@@ -120,6 +120,16 @@ func TestThreadStateIsReadUpdatedForkedAndCopiedAsJSON(t *testing.T) {
 	assert.JSONEq(t, `{"items":["x"],"Count":0}`, string(st.Values))
 	assert.Equal(t, []string{"a"}, st.Next)
 
+	// Continuing the thread runs the nodes due at the fork: a, then b.
+	finish(t, m, ctx, runs.Request{Graph: "two", Thread: "t", Resume: &runs.Resume{Continue: true}})
+	st, err = m.ThreadState(ctx, "", "t", "")
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"items":["x","a","b"],"Count":0}`, string(st.Values))
+	_, err = m.ForkThread(ctx, "", "t", hist[2].CheckpointID)
+	require.NoError(t, err)
+	st, err = m.ThreadState(ctx, "", "t", "")
+	require.NoError(t, err)
+
 	cp, err := m.CopyThread(ctx, "t")
 	require.NoError(t, err)
 	copied, err := m.ThreadState(ctx, "", cp.ID, "")
