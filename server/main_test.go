@@ -295,3 +295,5 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+func stringsReader(s string) io.Reader { return strings.NewReader(s) }
