@@ -40,20 +40,41 @@ type gate struct {
 	mu      sync.Mutex
 	open    chan struct{}
 	entered chan struct{}
-	waiting int // nodes waiting for the next release
+	waiting map[string]int // nodes waiting, by thread
 }
 
-func newGate() *gate { return &gate{open: make(chan struct{}), entered: make(chan struct{}, 64)} }
+func newGate() *gate {
+	return &gate{open: make(chan struct{}), entered: make(chan struct{}, 64), waiting: map[string]int{}}
+}
 
-func (g *gate) wait() <-chan struct{} {
+// hold waits, for thread, until a release or ctx's end.
+func (g *gate) hold(ctx context.Context, thread string) error {
 	g.mu.Lock()
-	defer g.mu.Unlock()
+	open := g.open
+	g.waiting[thread]++
+	g.mu.Unlock()
 	select {
 	case g.entered <- struct{}{}:
 	default:
 	}
-	g.waiting++
-	return g.open
+	defer func() {
+		g.mu.Lock()
+		g.waiting[thread]--
+		g.mu.Unlock()
+	}()
+	select {
+	case <-open:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// holding says how many nodes of thread wait at the gate.
+func (g *gate) holding(thread string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.waiting[thread]
 }
 
 // releaseWaiting releases once a node waits (or the deadline passes), so
@@ -62,7 +83,10 @@ func (g *gate) wait() <-chan struct{} {
 func (g *gate) releaseWaiting(deadline time.Time) {
 	for time.Now().Before(deadline) {
 		g.mu.Lock()
-		n := g.waiting
+		n := 0
+		for _, k := range g.waiting {
+			n += k
+		}
 		g.mu.Unlock()
 		if n > 0 {
 			break
@@ -77,7 +101,6 @@ func (g *gate) release() {
 	defer g.mu.Unlock()
 	close(g.open)
 	g.open = make(chan struct{})
-	g.waiting = 0
 }
 
 func appendNode(name string) graph.NodeFunc[Chat] {
@@ -96,7 +119,8 @@ func appendNode(name string) graph.NodeFunc[Chat] {
 //   - "ask": asks for a note (graph.Interrupt) and appends "note:<it>";
 //   - "hold": a → hold → b, hold waiting for the gate;
 //   - "chat": a ReAct agent on a scripted model that answers "echo: <the
-//     user's last message>".
+//     user's last message>";
+//   - "boom": a node that panics.
 type env struct {
 	m    *runs.Manager
 	srv  *server.Server
@@ -140,10 +164,8 @@ func newEnv(t *testing.T, opts ...server.Option) *env {
 	held := compile(graph.New[Chat](append(reducers, graph.WithName("hold"))...).
 		AddNode("a", appendNode("a")).
 		AddNode("hold", func(ctx context.Context, s Chat) (Chat, error) {
-			select {
-			case <-e.gate.wait():
-			case <-ctx.Done():
-				return s, ctx.Err()
+			if err := e.gate.hold(ctx, graph.ThreadID(ctx)); err != nil {
+				return s, err
 			}
 			return appendNode("hold")(ctx, s)
 		}).
@@ -162,7 +184,9 @@ func newEnv(t *testing.T, opts ...server.Option) *env {
 	mdl.Fallback = &echoModel
 	chat, err := agent.NewReAct(mdl, agent.WithName("chat"), agent.WithCheckpointer(m.Saver()))
 	require.NoError(t, err)
-	require.NoError(t, m.Register(echo, ask, held, runs.Graph(chat)))
+	boom := compile(graph.New[Chat](append(reducers, graph.WithName("boom"))...).
+		AddNode("boom", func(_ context.Context, s Chat) (Chat, error) { panic("kaboom") }).AddEdge(graph.START, "boom"))
+	require.NoError(t, m.Register(echo, ask, held, runs.Graph(chat), boom))
 	wctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- m.Work(wctx) }()
@@ -174,6 +198,9 @@ func newEnv(t *testing.T, opts ...server.Option) *env {
 	mux.HandleFunc("POST /test/release", func(w http.ResponseWriter, r *http.Request) {
 		e.gate.releaseWaiting(time.Now().Add(10 * time.Second))
 		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /test/holding/{thread}", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(e.gate.holding(r.PathValue("thread")))
 	})
 	e.http = httptest.NewServer(mux)
 	t.Cleanup(func() {

@@ -330,3 +330,28 @@ func TestBadRequestsGetClearErrors(t *testing.T) {
 		}
 	}
 }
+
+// A run that fails tells the client what failed (the node and its error),
+// never the stack of a panic.
+func TestFailedRunTellsTheErrorWithoutInternals(t *testing.T) {
+	e := newEnv(t)
+	var out struct {
+		Error struct {
+			Error   string `json:"error"`
+			Message string `json:"message"`
+		} `json:"__error__"`
+	}
+	require.Equal(t, 200, e.call(t, "POST", "/runs/wait", obj{"assistant_id": "boom"}, &out))
+	assert.Contains(t, out.Error.Message, "kaboom")
+	assert.Contains(t, out.Error.Message, "boom")
+	evs := e.stream(t, "POST", "/runs/stream", obj{"assistant_id": "boom", "stream_mode": []string{"values", "debug", "events"}})
+	last := evs[len(evs)-1]
+	require.Equal(t, "error", last.Event)
+	assert.Contains(t, string(last.Data), "kaboom")
+	for _, ev := range evs {
+		for _, leak := range []string{"goroutine ", ".go:", "runtime/"} {
+			assert.NotContains(t, string(ev.Data), leak, "event %s", ev.Event)
+		}
+	}
+	assert.NotContains(t, out.Error.Message, ".go:")
+}

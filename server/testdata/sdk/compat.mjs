@@ -54,7 +54,7 @@ async function until(what, cond) {
 await check("assistants: search, count, get", async () => {
   const list = await client.assistants.search({ limit: 100 });
   const ids = list.map((a) => a.assistant_id).sort();
-  assert.deepEqual(ids, ["ask", "chat", "echo", "hold"]);
+  assert.deepEqual(ids, ["ask", "boom", "chat", "echo", "hold"]);
   assert.equal(await client.assistants.count({ graphId: "echo" }), 1);
   const a = await client.assistants.get("echo");
   assert.equal(a.graph_id, "echo");
@@ -222,10 +222,7 @@ await check("reconnect mid-stream with Last-Event-ID", async () => {
 
 async function holding(threadId) {
   const run = await client.runs.create(threadId, "hold", { input: { notes: ["1"] } });
-  await until("the held run to reach its gate", async () => {
-    const st = await client.threads.getState(threadId);
-    return st.next.length === 1 && st.next[0] === "hold";
-  });
+  await until("the held run to reach its gate", async () => (await (await fetch(`${url}/test/holding/${threadId}`)).json()) > 0);
   return run;
 }
 
@@ -309,6 +306,14 @@ await check("crons: create, search, delete", async () => {
   assert.equal(found.length, 1);
   await client.crons.delete(c.cron_id);
   assert.equal((await client.crons.search({ threadId: thread.thread_id })).length, 0);
+});
+
+await check("a failed run: wait raises, stream ends with an error event", async () => {
+  await assert.rejects(client.runs.wait(null, "boom", { input: {} }), /kaboom/);
+  const parts = await collect(client.runs.stream(null, "boom", { input: {} }));
+  const err = parts.at(-1);
+  assert.equal(err.event, "error");
+  assert.match(err.data.message, /kaboom/);
 });
 
 await check("errors: unknown thread, unknown assistant", async () => {
