@@ -26,7 +26,7 @@ type Runnable interface {
 // worker writes with the worker's lease on the run.
 func Graph[S any](g *graph.Graph[S]) Runnable {
 	a := &adapter[S]{g: g, fields: jsonFields(reflect.TypeFor[S]())}
-	a.r = &runner{name: g.Name(), exec: a.exec, rollback: a.rollback, head: a.head, saver: g.Checkpointer}
+	a.r = &runner{name: g.Name(), exec: a.exec, rollback: a.rollback, head: a.head, saver: g.Checkpointer, state: a}
 	return a
 }
 
@@ -50,6 +50,8 @@ type runner struct {
 	head func(ctx context.Context, thread string) (string, error)
 	// saver is the checkpointer the graph was compiled with.
 	saver func() state.Saver
+	// state reads and writes the graph's threads (threadstate.go).
+	state stateAccess
 }
 
 // execution is one attempt at a run.

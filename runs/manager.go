@@ -271,8 +271,8 @@ func (m *Manager) check(req *Request) (*runner, error) {
 		if req.Input != nil && strings.TrimSpace(string(req.Input)) != "null" && strings.TrimSpace(string(req.Input)) != "" {
 			return nil, fmt.Errorf("runs: %w: a run either resumes a thread or gives it input, not both", ErrInvalid)
 		}
-		if !req.Resume.HasValue && len(req.Resume.ByID) == 0 {
-			return nil, fmt.Errorf("runs: %w: the resume answers nothing (set HasValue or ByID)", ErrInvalid)
+		if !req.Resume.HasValue && len(req.Resume.ByID) == 0 && !req.Resume.Continue {
+			return nil, fmt.Errorf("runs: %w: the resume answers nothing (set HasValue, ByID or Continue)", ErrInvalid)
 		}
 		if req.Resume.HasValue && !json.Valid(orNull(req.Resume.Value)) {
 			return nil, fmt.Errorf("runs: %w: the resume value is not JSON", ErrInvalid)

@@ -150,7 +150,10 @@ const (
 )
 
 // Resume answers the interrupts a thread waits for: Value answers the only
-// one, ByID answers each by its ID (graph.PendingInterrupt.ID).
+// one, ByID answers each by its ID (graph.PendingInterrupt.ID). With
+// Continue and no answers, the run continues the thread from its latest
+// checkpoint, running the nodes due there (after a static interrupt, or on
+// a fork), as graph.Graph.Resume does.
 type Resume struct {
 	// Value answers the thread's single pending interrupt when HasValue is
 	// set (a JSON null is a valid answer).
@@ -159,6 +162,8 @@ type Resume struct {
 	HasValue bool `json:"has_value,omitempty"`
 	// ByID answers interrupts by ID.
 	ByID map[string]json.RawMessage `json:"by_id,omitempty"`
+	// Continue, without answers, continues the thread where it stopped.
+	Continue bool `json:"continue,omitempty"`
 }
 
 // DefaultModes are the events a run records when its Request names none:

@@ -1,0 +1,143 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/runs"
+	"github.com/trellis-go/trellis/runs/sqlite"
+	"github.com/trellis-go/trellis/server"
+)
+
+// The LangGraph Server API over HTTP (package server) on an in-memory
+// runs backend, with the issue's workload: a graph of three nodes in a row,
+// one stateless run per request, over a plain HTTP client on 127.0.0.1.
+// BenchmarkServerRun measures sequential runs (one client) and runs with
+// 32 concurrent clients; BenchmarkServerFirstEvent the time from sending a
+// streamed run to its first event and to its first state (median and 99th
+// percentile).
+
+type chainState struct {
+	N int `json:"n"`
+}
+
+func serverUnderTest(b *testing.B) (*httptest.Server, func()) {
+	b.Helper()
+	ctx := context.Background()
+	m, err := sqlite.Open(ctx, ":memory:", sqlite.WithRuns(runs.WithFetch(time.Millisecond, 5*time.Millisecond)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	inc := func(_ context.Context, s chainState) (chainState, error) { s.N++; return s, nil }
+	g, err := graph.New[chainState](graph.WithName("chain3")).AddNode("a", inc).AddNode("b", inc).AddNode("c", inc).
+		AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", "c").Compile(graph.WithCheckpointer(m.Saver()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := m.Register(runs.Graph(g)); err != nil {
+		b.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- m.Work(wctx) }()
+	api, err := server.New(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(api)
+	return srv, func() {
+		srv.Close()
+		_ = api.Close()
+		stop()
+		<-done
+		_ = m.Close()
+	}
+}
+
+func runOnce(b *testing.B, c *http.Client, url string) {
+	resp, err := c.Post(url+"/runs/wait", "application/json", strings.NewReader(`{"assistant_id":"chain3","input":{"n":0}}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf [256]byte
+	n, _ := resp.Body.Read(buf[:])
+	resp.Body.Close()
+	if !strings.Contains(string(buf[:n]), `"n":3`) {
+		b.Fatalf("unexpected answer %q", buf[:n])
+	}
+}
+
+func BenchmarkServerRun(b *testing.B) {
+	b.Run("sequential", func(b *testing.B) {
+		srv, stop := serverUnderTest(b)
+		defer stop()
+		c := srv.Client()
+		b.ResetTimer()
+		for b.Loop() {
+			runOnce(b, c, srv.URL)
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "runs/s")
+	})
+	b.Run("32clients", func(b *testing.B) {
+		srv, stop := serverUnderTest(b)
+		defer stop()
+		c := srv.Client()
+		c.Transport.(*http.Transport).MaxIdleConnsPerHost = 64
+		b.SetParallelism(16) // 32 goroutines on 2 cores
+		b.ResetTimer()
+		start := time.Now()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				runOnce(b, c, srv.URL)
+			}
+		})
+		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
+	})
+}
+
+func BenchmarkServerFirstEvent(b *testing.B) {
+	srv, stop := serverUnderTest(b)
+	defer stop()
+	c := srv.Client()
+	var first, values []time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		resp, err := c.Post(srv.URL+"/runs/stream", "application/json", strings.NewReader(`{"assistant_id":"chain3","input":{"n":0},"stream_mode":"values"}`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			line := sc.Text()
+			if line == "event: metadata" && len(first) < len(values)+1 {
+				first = append(first, time.Since(start))
+			}
+			if line == "event: values" {
+				values = append(values, time.Since(start))
+				break
+			}
+		}
+		for sc.Scan() {
+		}
+		resp.Body.Close()
+	}
+	b.StopTimer()
+	report := func(name string, ds []time.Duration) {
+		if len(ds) == 0 {
+			return
+		}
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, name+"-p50-ms")
+		b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds())/1000, name+"-p99-ms")
+	}
+	report("first", first)
+	report("values", values)
+}

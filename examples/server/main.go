@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/trellis-go/trellis/runs"
+	"github.com/trellis-go/trellis/runs/sqlite"
+	"github.com/trellis-go/trellis/server"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Stderr, os.Args[1:], nil); err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		os.Exit(1)
+	}
+}
+
+// service is the running example: the Manager that keeps and works the
+// runs, and the API over it.
+type service struct {
+	m   *runs.Manager
+	api *server.Server
+}
+
+// open opens the runs backend at db (":memory:" for one process without
+// durability), registers the supervisor and builds the API.
+func open(ctx context.Context, db, token string, dev bool) (*service, error) {
+	m, err := sqlite.Open(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	sup, err := newSupervisor(m.Saver())
+	if err != nil {
+		_ = m.Close()
+		return nil, err
+	}
+	if err := m.Register(runs.Graph(sup)); err != nil {
+		_ = m.Close()
+		return nil, err
+	}
+	var opts []server.Option
+	if token != "" {
+		opts = append(opts, server.WithAuth(func(r *http.Request) (string, error) {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+				return "", errors.New("a valid bearer token is required")
+			}
+			return "user", nil
+		}))
+	}
+	if dev {
+		opts = append(opts, server.WithDevPage("/dev/"))
+	}
+	api, err := server.New(m, opts...)
+	if err != nil {
+		_ = m.Close()
+		return nil, err
+	}
+	return &service{m: m, api: api}, nil
+}
+
+func (s *service) close() error { return errors.Join(s.api.Close(), s.m.Close()) }
+
+// run serves until ctx ends. When ready is not nil it receives the
+// address the server listens on.
+func run(ctx context.Context, logw io.Writer, args []string, ready chan<- string) error {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(logw)
+	addr := fs.String("addr", "127.0.0.1:2024", "address to listen on")
+	db := fs.String("db", ":memory:", "SQLite database of runs and threads (:memory: keeps them in this process)")
+	token := fs.String("token", "", "bearer token the requests must carry (none when empty)")
+	dev := fs.Bool("dev", false, "serve the dev page at /dev/")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	svc, err := open(ctx, *db, *token, *dev)
+	if err != nil {
+		return err
+	}
+	defer svc.close()
+	lis, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(logw, nil))
+	srv := &http.Server{Handler: svc.api, ReadHeaderTimeout: 10 * time.Second}
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	worked := make(chan error, 1)
+	go func() { worked <- svc.m.Work(workCtx) }()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(lis) }()
+	log.Info("serving the supervisor over the LangGraph Server API", "addr", lis.Addr().String())
+	if ready != nil {
+		ready <- lis.Addr().String()
+	}
+	select {
+	case <-ctx.Done():
+	case err = <-served:
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	stopWork()
+	if werr := <-worked; err == nil {
+		err = werr
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
