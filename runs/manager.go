@@ -39,10 +39,11 @@ type Manager struct {
 	graphs sync.Map // name → *runner
 	hub    *hub
 
-	mu      sync.Mutex
-	active  map[string]*activeRun // runs this process executes, by ID
-	working bool
-	drainCh chan struct{} // closed when Work's context ends
+	mu        sync.Mutex
+	active    map[string]*activeRun // runs this process executes, by ID
+	cancelled map[string]time.Time  // cancellations that found no active run here
+	working   bool
+	drainCh   chan struct{} // closed when Work's context ends
 
 	queries sync.Map // query text → expanded text
 	closed  atomic.Bool
@@ -94,7 +95,7 @@ func New(ctx context.Context, b Backend, opts ...Option) (*Manager, error) {
 	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return nil, fmt.Errorf("runs: river migrations: %w", err)
 	}
-	m := &Manager{b: b, saver: &observedSaver{b.Saver}, t: t, cfg: cfg, log: cfg.logger, active: map[string]*activeRun{}}
+	m := &Manager{b: b, saver: &observedSaver{b.Saver}, t: t, cfg: cfg, log: cfg.logger, active: map[string]*activeRun{}, cancelled: map[string]time.Time{}}
 	if m.log == nil {
 		m.log = discard()
 	}

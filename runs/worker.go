@@ -130,10 +130,21 @@ func (m *Manager) cancelAll(cause error) {
 	}
 }
 
-// cancelLocal stops run if this process executes it.
+// cancelLocal stops run if this process executes it. A cancellation that
+// comes while this process is taking the run (claimed, not yet running) is
+// kept for a moment, and the run stops as soon as it starts.
 func (m *Manager) cancelLocal(run string) {
 	m.mu.Lock()
 	ar := m.active[run]
+	if ar == nil {
+		now := time.Now()
+		for id, at := range m.cancelled {
+			if now.Sub(at) > time.Minute {
+				delete(m.cancelled, id)
+			}
+		}
+		m.cancelled[run] = now
+	}
 	m.mu.Unlock()
 	if ar != nil {
 		ar.cancel(errCancelRequested)
@@ -246,7 +257,14 @@ func (m *Manager) execute(jobCtx context.Context, c *claimed) error {
 	m.mu.Lock()
 	prev := m.active[c.id]
 	m.active[c.id] = ar
+	_, cancelled := m.cancelled[c.id]
+	delete(m.cancelled, c.id)
 	m.mu.Unlock()
+	if cancelled {
+		// Asked while the run was being claimed: the claim read no
+		// request, the notification found no run to stop.
+		c.cancel = CancelInterrupt
+	}
 	defer func() {
 		m.mu.Lock()
 		if m.active[c.id] == ar {
@@ -286,6 +304,7 @@ func (m *Manager) execute(jobCtx context.Context, c *claimed) error {
 		})
 	} else {
 		cancel(errCancelRequested)
+		out = outcome{status: StatusCancelled, err: errCancelRequested}
 	}
 	close(hbDone)
 	<-hbStopped
