@@ -43,7 +43,11 @@ type Manager struct {
 	active    map[string]*activeRun // runs this process executes, by ID
 	cancelled map[string]time.Time  // cancellations that found no active run here
 	working   bool
-	drainCh   chan struct{} // closed when Work's context ends
+	drainCh   chan struct{}   // closed when Work's context ends
+	workCtx   context.Context // the context of runs begun here (runHere), while Work runs
+	local     chan struct{}   // a slot per run begun here
+	// localRuns counts the runs begun here, which River does not track.
+	localRuns sync.WaitGroup
 
 	queries sync.Map // query text → expanded text
 	closed  atomic.Bool
@@ -241,6 +245,10 @@ func (m *Manager) Start(ctx context.Context, req Request) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
+	if out.job != nil {
+		m.runHere(*out.job, out.jobID)
+		out.job = nil
+	}
 	return out, nil
 }
 
@@ -365,8 +373,13 @@ func (m *Manager) start(ctx context.Context, tx *sql.Tx, r *runner, req *Request
 		return Run{}, fmt.Errorf("runs: start: %w", err)
 	}
 	if active == "" {
-		if err := m.enqueue(ctx, tx, runJob{Run: id, Thread: thread, Graph: r.name}, startAt); err != nil {
+		job := runJob{Run: id, Thread: thread, Graph: r.name}
+		jobID, err := m.enqueueJob(ctx, tx, job, startAt)
+		if err != nil {
 			return Run{}, err
+		}
+		if startAt <= now {
+			run.job, run.jobID = &job, jobID
 		}
 		if _, err := tx.ExecContext(ctx, m.sql(`UPDATE {threads} SET active_run = $2, status = 'busy', graph = $3, updated_at = {now} WHERE thread_id = $1`),
 			thread, id, r.name); err != nil {
@@ -391,6 +404,12 @@ func (runJob) Kind() string { return "trellis_run" }
 // enqueue gives a run a River job in tx, to start no sooner than startAt
 // (microseconds), and records the job as the run's.
 func (m *Manager) enqueue(ctx context.Context, tx *sql.Tx, job runJob, startAt int64) error {
+	_, err := m.enqueueJob(ctx, tx, job, startAt)
+	return err
+}
+
+// enqueueJob is enqueue, returning the River job's ID.
+func (m *Manager) enqueueJob(ctx context.Context, tx *sql.Tx, job runJob, startAt int64) (int64, error) {
 	run := job.Run
 	opts := &river.InsertOpts{Queue: m.cfg.queue, MaxAttempts: 100}
 	if at := fromMicros(startAt); time.Until(at) > 0 {
@@ -398,12 +417,12 @@ func (m *Manager) enqueue(ctx context.Context, tx *sql.Tx, job runJob, startAt i
 	}
 	res, err := m.river.InsertTx(ctx, tx, job, opts)
 	if err != nil {
-		return fmt.Errorf("runs: queue run %s: %w", run, err)
+		return 0, fmt.Errorf("runs: queue run %s: %w", run, err)
 	}
 	if _, err := tx.ExecContext(ctx, m.sql(`UPDATE {runs} SET job_id = $2 WHERE run_id = $1`), run, res.Job.ID); err != nil {
-		return fmt.Errorf("runs: queue run %s: %w", run, err)
+		return 0, fmt.Errorf("runs: queue run %s: %w", run, err)
 	}
-	return nil
+	return res.Job.ID, nil
 }
 
 // tx runs fn in a transaction, committing when it returns nil.

@@ -207,6 +207,9 @@ type Run struct {
 	StartAt   time.Time `json:"start_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 	EndedAt   time.Time `json:"ended_at,omitzero"`
+
+	job   *runJob // a run Start may begin in this process at once
+	jobID int64
 }
 
 // Thread is a thread as the runs layer records it, beside its checkpoints.

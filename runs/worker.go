@@ -38,6 +38,10 @@ func (m *Manager) Work(ctx context.Context) error {
 	}
 	m.working = true
 	m.drainCh = make(chan struct{})
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	m.workCtx = workCtx
+	m.local = make(chan struct{}, m.cfg.concurrency)
 	m.mu.Unlock()
 	defer func() {
 		m.mu.Lock()
@@ -71,21 +75,62 @@ func (m *Manager) Work(ctx context.Context) error {
 	}
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.cfg.drainTimeout)
 	err := m.river.Stop(stopCtx)
+	if waitFor(stopCtx, &m.localRuns) != nil && err == nil {
+		err = stopCtx.Err()
+	}
 	cancel()
 	if err != nil {
 		// Supersteps that outlived the drain timeout: cancel them, and
 		// wait for their runs to be handed back.
 		m.cancelAll(errDrain)
+		stopWork()
 		hard, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		err = m.river.StopAndCancel(hard)
+		if werr := waitFor(hard, &m.localRuns); err == nil {
+			err = werr
+		}
 		cancel()
 	}
+	m.mu.Lock()
+	m.workCtx = nil
+	m.mu.Unlock()
 	stopBG()
 	wg.Wait()
 	if err != nil {
 		return fmt.Errorf("runs: stop workers: %w", err)
 	}
 	return nil
+}
+
+// runHere begins a run this Manager just accepted, in this process, when
+// it works runs and has room: the run starts without waiting for River to
+// hand its job to a worker. River keeps the job all the same: if another
+// worker fetches it first, one of the two claims the run and the other
+// finds it taken; if this process dies, the run is taken over as any.
+func (m *Manager) runHere(job runJob, jobID int64) {
+	m.mu.Lock()
+	ctx := m.workCtx
+	ok := ctx != nil && m.drainCh != nil && len(m.local) < cap(m.local)
+	if ok {
+		select {
+		case <-m.drainCh:
+			ok = false
+		default:
+			m.local <- struct{}{}
+			m.localRuns.Add(1)
+		}
+	}
+	m.mu.Unlock()
+	if !ok {
+		return
+	}
+	go func() {
+		defer m.localRuns.Done()
+		defer func() { <-m.local }()
+		if err := m.work(ctx, job, jobID); err != nil && ctx.Err() == nil {
+			m.log.Warn("runs: a run begun here failed to start; River will hand it to a worker", "run", job.Run, "error", err)
+		}
+	}()
 }
 
 // errDrain stops a run whose worker is shutting down.
@@ -335,6 +380,18 @@ func (m *Manager) execute(jobCtx context.Context, c *claimed) error {
 		return m.release(ctx, c, time.Duration(c.attempt)*100*time.Millisecond)
 	}
 	return m.finalize(ctx, c, out)
+}
+
+// waitFor waits for wg, or for ctx.
+func waitFor(ctx context.Context, wg *sync.WaitGroup) error {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // errLeaseExpiring stops a run whose worker could not renew its lease in
