@@ -28,7 +28,7 @@ func (m *Manager) Cancel(ctx context.Context, id string, action CancelAction) er
 	var thread string
 	err := m.tx(ctx, func(tx *sql.Tx) error {
 		var status string
-		err := tx.QueryRowContext(ctx, m.sql(`SELECT thread_id, status FROM {runs} WHERE run_id = $1 AND owner = $2`), id, OwnerOf(ctx)).
+		err := m.queryRow(ctx, tx, `SELECT thread_id, status FROM {runs} WHERE run_id = $1 AND owner = $2`, id, OwnerOf(ctx)).
 			Scan(&thread, &status)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("runs: run %s: %w", quoteCut(id), ErrNotFound)
@@ -38,7 +38,7 @@ func (m *Manager) Cancel(ctx context.Context, id string, action CancelAction) er
 		}
 		// Lock the thread first, as Start does, then the run.
 		var active string
-		if err := tx.QueryRowContext(ctx, m.sql(`SELECT active_run FROM {threads} WHERE thread_id = $1{lock}`), thread).Scan(&active); err != nil {
+		if err := m.queryRow(ctx, tx, `SELECT active_run FROM {threads} WHERE thread_id = $1{lock}`, thread).Scan(&active); err != nil {
 			return err
 		}
 		if active != id {
@@ -57,8 +57,8 @@ func (m *Manager) Cancel(ctx context.Context, id string, action CancelAction) er
 // cancelQueued cancels a run that is not its thread's active run: it is
 // waiting for its turn, or it has ended.
 func (m *Manager) cancelQueued(ctx context.Context, tx *sql.Tx, id string) error {
-	res, err := tx.ExecContext(ctx, m.sql(`UPDATE {runs} SET status = 'cancelled', error = 'cancelled before it started',
-		ended_at = {now}, updated_at = {now} WHERE run_id = $1 AND status = 'pending'`), id)
+	res, err := m.exec(ctx, tx, `UPDATE {runs} SET status = 'cancelled', error = 'cancelled before it started',
+		ended_at = {now}, updated_at = {now} WHERE run_id = $1 AND status = 'pending'`, id)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (m *Manager) requestCancel(ctx context.Context, tx *sql.Tx, id string, acti
 		wrote          bool
 		job            int64
 	)
-	err := tx.QueryRowContext(ctx, m.sql(`SELECT status, thread_id, wrote, job_id FROM {runs} WHERE run_id = $1{lock}`), id).
+	err := m.queryRow(ctx, tx, `SELECT status, thread_id, wrote, job_id FROM {runs} WHERE run_id = $1{lock}`, id).
 		Scan(&status, &thread, &wrote, &job)
 	if err != nil {
 		return err
@@ -87,8 +87,8 @@ func (m *Manager) requestCancel(ctx context.Context, tx *sql.Tx, id string, acti
 		return nil
 	}
 	if status == string(StatusPending) && !wrote {
-		if _, err := tx.ExecContext(ctx, m.sql(`UPDATE {runs} SET status = 'cancelled', error = $2, ended_at = {now}, updated_at = {now}
-			WHERE run_id = $1`), id, why); err != nil {
+		if _, err := m.exec(ctx, tx, `UPDATE {runs} SET status = 'cancelled', error = $2, ended_at = {now}, updated_at = {now}
+			WHERE run_id = $1`, id, why); err != nil {
 			return err
 		}
 		if _, err := m.river.JobCancelTx(ctx, tx, job); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
@@ -99,8 +99,8 @@ func (m *Manager) requestCancel(ctx context.Context, tx *sql.Tx, id string, acti
 		}
 		return m.advance(ctx, tx, thread, StatusCancelled)
 	}
-	_, err = tx.ExecContext(ctx, m.sql(`UPDATE {runs} SET cancel = CASE WHEN cancel = 'rollback' THEN cancel ELSE $2 END,
-		updated_at = {now} WHERE run_id = $1`), id, string(action))
+	_, err = m.exec(ctx, tx, `UPDATE {runs} SET cancel = CASE WHEN cancel = 'rollback' THEN cancel ELSE $2 END,
+		updated_at = {now} WHERE run_id = $1`, id, string(action))
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (m *Manager) requestCancel(ctx context.Context, tx *sql.Tx, id string, acti
 // endEvent records the last event of a run that ended without a worker.
 func (m *Manager) endEvent(ctx context.Context, tx *sql.Tx, id string, status Status, why string) error {
 	var seq int64
-	if err := tx.QueryRowContext(ctx, m.sql(`SELECT COALESCE(MAX(seq), 0) FROM {events} WHERE run_id = $1`), id).Scan(&seq); err != nil {
+	if err := m.queryRow(ctx, tx, `SELECT COALESCE(MAX(seq), 0) FROM {events} WHERE run_id = $1`, id).Scan(&seq); err != nil {
 		return err
 	}
 	end := Event{Seq: seq + 1, Run: id, Kind: KindRunEnd, Time: time.Now(), Status: status, Error: why}

@@ -66,8 +66,8 @@ func (m *Manager) Schedule(ctx context.Context, schedule string, req Request) (C
 	}
 	c := Cron{ID: uuid.Must(uuid.NewV7()).String(), Schedule: schedule, Request: req, CreatedAt: time.Now().UTC()}
 	c.Next = sched.Next(c.CreatedAt).UTC()
-	_, err = m.b.DB.ExecContext(ctx, m.sql(`INSERT INTO {crons} (cron_id, owner, schedule, request, next_at, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`), c.ID, OwnerOf(ctx), schedule, string(body), c.Next.UnixMicro(), c.CreatedAt.UnixMicro())
+	_, err = m.exec(ctx, nil, `INSERT INTO {crons} (cron_id, owner, schedule, request, next_at, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, c.ID, OwnerOf(ctx), schedule, string(body), c.Next.UnixMicro(), c.CreatedAt.UnixMicro())
 	if err != nil {
 		return Cron{}, fmt.Errorf("runs: schedule: %w", err)
 	}
@@ -76,8 +76,8 @@ func (m *Manager) Schedule(ctx context.Context, schedule string, req Request) (C
 
 // Crons lists the schedules, soonest first.
 func (m *Manager) Crons(ctx context.Context) ([]Cron, error) {
-	rows, err := m.b.DB.QueryContext(ctx, m.sql(`SELECT cron_id, schedule, request, next_at, created_at FROM {crons}
-		WHERE owner = $1 ORDER BY next_at, cron_id`), OwnerOf(ctx))
+	rows, err := m.query(ctx, nil, `SELECT cron_id, schedule, request, next_at, created_at FROM {crons}
+		WHERE owner = $1 ORDER BY next_at, cron_id`, OwnerOf(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("runs: list schedules: %w", err)
 	}
@@ -105,7 +105,7 @@ func (m *Manager) Crons(ctx context.Context) ([]Cron, error) {
 
 // Unschedule removes a schedule. Runs it started are not affected.
 func (m *Manager) Unschedule(ctx context.Context, id string) error {
-	res, err := m.b.DB.ExecContext(ctx, m.sql(`DELETE FROM {crons} WHERE cron_id = $1 AND owner = $2`), id, OwnerOf(ctx))
+	res, err := m.exec(ctx, nil, `DELETE FROM {crons} WHERE cron_id = $1 AND owner = $2`, id, OwnerOf(ctx))
 	if err != nil {
 		return fmt.Errorf("runs: unschedule %s: %w", quoteCut(id), err)
 	}
@@ -140,8 +140,8 @@ func (w *cronWorker) Work(ctx context.Context, _ *river.Job[cronTick]) error {
 func (m *Manager) fireCrons(ctx context.Context) error {
 	var started []string
 	err := m.tx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, m.sql(`SELECT cron_id, owner, schedule, request, {now} FROM {crons}
-			WHERE next_at <= {now} ORDER BY next_at LIMIT 20{skiplocked}`))
+		rows, err := m.query(ctx, tx, `SELECT cron_id, owner, schedule, request, {now} FROM {crons}
+			WHERE next_at <= {now} ORDER BY next_at LIMIT 20{skiplocked}`)
 		if err != nil {
 			return err
 		}
@@ -168,12 +168,12 @@ func (m *Manager) fireCrons(ctx context.Context) error {
 				next = sched.Next(fromMicros(d.now))
 			}
 			if next.IsZero() { // unparsable now, or never again
-				if _, err := tx.ExecContext(ctx, m.sql(`DELETE FROM {crons} WHERE cron_id = $1`), d.id); err != nil {
+				if _, err := m.exec(ctx, tx, `DELETE FROM {crons} WHERE cron_id = $1`, d.id); err != nil {
 					return err
 				}
 				continue
 			}
-			if _, err := tx.ExecContext(ctx, m.sql(`UPDATE {crons} SET next_at = $2 WHERE cron_id = $1`), d.id, next.UnixMicro()); err != nil {
+			if _, err := m.exec(ctx, tx, `UPDATE {crons} SET next_at = $2 WHERE cron_id = $1`, d.id, next.UnixMicro()); err != nil {
 				return err
 			}
 			var cr cronRequest

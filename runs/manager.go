@@ -49,8 +49,11 @@ type Manager struct {
 	// localRuns counts the runs begun here, which River does not track.
 	localRuns sync.WaitGroup
 
-	queries sync.Map // query text → expanded text
-	closed  atomic.Bool
+	queries    sync.Map       // query text → expanded text
+	stmts      sync.Map       // query text → *sql.Stmt
+	preparing  sync.Map       // query text → true, once its preparation began
+	background sync.WaitGroup // statements being prepared
+	closed     atomic.Bool
 
 	// The backend's notifications, followed from the first Work, Stream
 	// or Wait until Close.
@@ -173,6 +176,7 @@ func (m *Manager) Close() error {
 		m.stopListen()
 		<-m.listenEnded
 	}
+	m.closeStatements()
 	if m.b.Close != nil {
 		return m.b.Close()
 	}
@@ -323,8 +327,8 @@ func (m *Manager) start(ctx context.Context, tx *sql.Tx, r *runner, req *Request
 		return Run{}, fmt.Errorf("runs: %w: metadata: %v", ErrInvalid, err)
 	}
 	// The thread's row is the lock that orders its runs.
-	res, err := tx.ExecContext(ctx, m.sql(`INSERT INTO {threads} (thread_id, owner, graph, status, metadata, created_at, updated_at)
-		VALUES ($1, $2, $3, 'idle', $4, {now}, {now}) ON CONFLICT (thread_id) DO NOTHING`), thread, owner, r.name, string(meta))
+	res, err := m.exec(ctx, tx, `INSERT INTO {threads} (thread_id, owner, graph, status, metadata, created_at, updated_at)
+		VALUES ($1, $2, $3, 'idle', $4, {now}, {now}) ON CONFLICT (thread_id) DO NOTHING`, thread, owner, r.name, string(meta))
 	if err != nil {
 		return Run{}, fmt.Errorf("runs: start: thread %s: %w", quoteCut(thread), err)
 	}
@@ -335,7 +339,7 @@ func (m *Manager) start(ctx context.Context, tx *sql.Tx, r *runner, req *Request
 		thOwner, active string
 		now             int64
 	)
-	err = tx.QueryRowContext(ctx, m.sql(`SELECT owner, active_run, {now} FROM {threads} WHERE thread_id = $1{lock}`), thread).
+	err = m.queryRow(ctx, tx, `SELECT owner, active_run, {now} FROM {threads} WHERE thread_id = $1{lock}`, thread).
 		Scan(&thOwner, &active, &now)
 	if err != nil {
 		return Run{}, fmt.Errorf("runs: start: thread %s: %w", quoteCut(thread), err)
@@ -366,9 +370,9 @@ func (m *Manager) start(ctx context.Context, tx *sql.Tx, r *runner, req *Request
 			}
 		}
 	}
-	if _, err := tx.ExecContext(ctx, m.sql(`INSERT INTO {runs}
+	if _, err := m.exec(ctx, tx, `INSERT INTO {runs}
 		(run_id, thread_id, owner, graph, status, strategy, request, metadata, created_at, start_at, updated_at)
-		VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $8)`),
+		VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $8)`,
 		id, thread, owner, r.name, string(req.Strategy), string(body), string(meta), now, startAt); err != nil {
 		return Run{}, fmt.Errorf("runs: start: %w", err)
 	}
@@ -381,7 +385,7 @@ func (m *Manager) start(ctx context.Context, tx *sql.Tx, r *runner, req *Request
 		if startAt <= now {
 			run.job, run.jobID = &job, jobID
 		}
-		if _, err := tx.ExecContext(ctx, m.sql(`UPDATE {threads} SET active_run = $2, status = 'busy', graph = $3, updated_at = {now} WHERE thread_id = $1`),
+		if _, err := m.exec(ctx, tx, `UPDATE {threads} SET active_run = $2, status = 'busy', graph = $3, updated_at = {now} WHERE thread_id = $1`,
 			thread, id, r.name); err != nil {
 			return Run{}, fmt.Errorf("runs: start: %w", err)
 		}
@@ -419,7 +423,7 @@ func (m *Manager) enqueueJob(ctx context.Context, tx *sql.Tx, job runJob, startA
 	if err != nil {
 		return 0, fmt.Errorf("runs: queue run %s: %w", run, err)
 	}
-	if _, err := tx.ExecContext(ctx, m.sql(`UPDATE {runs} SET job_id = $2 WHERE run_id = $1`), run, res.Job.ID); err != nil {
+	if _, err := m.exec(ctx, tx, `UPDATE {runs} SET job_id = $2 WHERE run_id = $1`, run, res.Job.ID); err != nil {
 		return 0, fmt.Errorf("runs: queue run %s: %w", run, err)
 	}
 	return res.Job.ID, nil
@@ -488,7 +492,7 @@ func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 
 // Get returns a run.
 func (m *Manager) Get(ctx context.Context, id string) (Run, error) {
-	r, err := scanRun(m.b.DB.QueryRowContext(ctx, m.sql(`SELECT `+runColumns+` FROM {runs} WHERE run_id = $1 AND owner = $2`), id, OwnerOf(ctx)))
+	r, err := scanRun(m.queryRow(ctx, nil, `SELECT `+runColumns+` FROM {runs} WHERE run_id = $1 AND owner = $2`, id, OwnerOf(ctx)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Run{}, fmt.Errorf("runs: run %s: %w", quoteCut(id), ErrNotFound)
 	}
@@ -510,8 +514,8 @@ func (m *Manager) Runs(ctx context.Context, thread string, q RunQuery) ([]Run, e
 	if _, err := m.Thread(ctx, thread); err != nil {
 		return nil, err
 	}
-	rows, err := m.b.DB.QueryContext(ctx, m.sql(`SELECT `+runColumns+` FROM {runs}
-		WHERE thread_id = $1 AND owner = $2 AND ($3 = '' OR status = $3) ORDER BY seq DESC LIMIT $4 OFFSET $5`),
+	rows, err := m.query(ctx, nil, `SELECT `+runColumns+` FROM {runs}
+		WHERE thread_id = $1 AND owner = $2 AND ($3 = '' OR status = $3) ORDER BY seq DESC LIMIT $4 OFFSET $5`,
 		thread, OwnerOf(ctx), string(q.Status), limit, q.Offset)
 	if err != nil {
 		return nil, fmt.Errorf("runs: list runs of thread %s: %w", quoteCut(thread), err)

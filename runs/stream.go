@@ -72,7 +72,7 @@ func (m *Manager) Stream(ctx context.Context, id string, after int64) iter.Seq2[
 
 // events reads up to limit events of run after seq.
 func (m *Manager) events(ctx context.Context, run string, after int64, limit int) ([]Event, error) {
-	rows, err := m.b.DB.QueryContext(ctx, m.sql(`SELECT data FROM {events} WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`), run, after, limit)
+	rows, err := m.query(ctx, nil, `SELECT data FROM {events} WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, run, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("runs: events of run %s: %w", quoteCut(run), err)
 	}
@@ -183,14 +183,14 @@ func (rec *recorder) write(batch []Event) error {
 	if m.b.Dialect == DialectPostgres {
 		// One statement: the fence, the rows and the notification.
 		var n int64
-		err := m.b.DB.QueryRowContext(ctx, m.sql(`WITH ok AS (
+		err := m.queryRow(ctx, nil, `WITH ok AS (
 				SELECT 1 FROM {runs} WHERE run_id = $1 AND epoch = $2 AND status = 'running'
 			), ins AS (
 				INSERT INTO {events} (run_id, seq, data)
 				SELECT $1, x.s, x.d FROM unnest($3::bigint[], $4::bytea[]) AS x(s, d) WHERE EXISTS (SELECT 1 FROM ok)
 				ON CONFLICT DO NOTHING RETURNING 1
 			)
-			SELECT (SELECT count(*) FROM ok), (SELECT count(*) FROM (SELECT pg_notify($5, $6) FROM ok) n)`),
+			SELECT (SELECT count(*) FROM ok), (SELECT count(*) FROM (SELECT pg_notify($5, $6) FROM ok) n)`,
 			rec.run, rec.epoch, seqs, datas, m.t.channel(), "e:"+rec.run).Scan(&n, new(int64))
 		if err != nil {
 			return err
@@ -203,7 +203,7 @@ func (rec *recorder) write(batch []Event) error {
 	}
 	err := m.tx(ctx, func(tx *sql.Tx) error {
 		var one int
-		err := tx.QueryRowContext(ctx, m.sql(`SELECT 1 FROM {runs} WHERE run_id = $1 AND epoch = $2 AND status = 'running'`), rec.run, rec.epoch).Scan(&one)
+		err := m.queryRow(ctx, tx, `SELECT 1 FROM {runs} WHERE run_id = $1 AND epoch = $2 AND status = 'running'`, rec.run, rec.epoch).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrLeaseLost
 		}
@@ -221,11 +221,10 @@ func (rec *recorder) write(batch []Event) error {
 // insertEvents inserts events one statement each (SQLite, in a
 // transaction, where a statement costs no round trip).
 func insertEvents(ctx context.Context, tx *sql.Tx, m *Manager, run string, seqs []int64, datas [][]byte) error {
-	stmt, err := tx.PrepareContext(ctx, m.sql(`INSERT INTO {events} (run_id, seq, data) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`))
+	stmt, err := m.prepared(ctx, tx, `INSERT INTO {events} (run_id, seq, data) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`)
 	if err != nil {
 		return err
 	}
-	defer stmt.Close()
 	for i := range seqs {
 		if _, err := stmt.ExecContext(ctx, run, seqs[i], datas[i]); err != nil {
 			return err

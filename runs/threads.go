@@ -39,7 +39,7 @@ func scanThread(row interface{ Scan(...any) error }) (Thread, error) {
 // Thread returns a thread's record (its state is the graph's: see
 // graph.Graph.GetState).
 func (m *Manager) Thread(ctx context.Context, id string) (Thread, error) {
-	t, err := scanThread(m.b.DB.QueryRowContext(ctx, m.sql(`SELECT `+threadColumns+` FROM {threads} WHERE thread_id = $1 AND owner = $2`), id, OwnerOf(ctx)))
+	t, err := scanThread(m.queryRow(ctx, nil, `SELECT `+threadColumns+` FROM {threads} WHERE thread_id = $1 AND owner = $2`, id, OwnerOf(ctx)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Thread{}, fmt.Errorf("runs: thread %s: %w", quoteCut(id), ErrNotFound)
 	}
@@ -63,8 +63,8 @@ func (m *Manager) CreateThread(ctx context.Context, id string, metadata map[stri
 	if err != nil {
 		return Thread{}, fmt.Errorf("runs: %w: metadata: %v", ErrInvalid, err)
 	}
-	res, err := m.b.DB.ExecContext(ctx, m.sql(`INSERT INTO {threads} (thread_id, owner, status, metadata, created_at, updated_at)
-		VALUES ($1, $2, 'idle', $3, {now}, {now}) ON CONFLICT (thread_id) DO NOTHING`), id, OwnerOf(ctx), string(meta))
+	res, err := m.exec(ctx, nil, `INSERT INTO {threads} (thread_id, owner, status, metadata, created_at, updated_at)
+		VALUES ($1, $2, 'idle', $3, {now}, {now}) ON CONFLICT (thread_id) DO NOTHING`, id, OwnerOf(ctx), string(meta))
 	if err != nil {
 		return Thread{}, fmt.Errorf("runs: create thread %s: %w", quoteCut(id), err)
 	}
@@ -79,7 +79,7 @@ func (m *Manager) CreateThread(ctx context.Context, id string, metadata map[stri
 func (m *Manager) UpdateThread(ctx context.Context, id string, metadata map[string]any) (Thread, error) {
 	err := m.tx(ctx, func(tx *sql.Tx) error {
 		var meta string
-		err := tx.QueryRowContext(ctx, m.sql(`SELECT metadata FROM {threads} WHERE thread_id = $1 AND owner = $2{lock}`), id, OwnerOf(ctx)).Scan(&meta)
+		err := m.queryRow(ctx, tx, `SELECT metadata FROM {threads} WHERE thread_id = $1 AND owner = $2{lock}`, id, OwnerOf(ctx)).Scan(&meta)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("runs: thread %s: %w", quoteCut(id), ErrNotFound)
 		}
@@ -101,7 +101,7 @@ func (m *Manager) UpdateThread(ctx context.Context, id string, metadata map[stri
 		if err != nil {
 			return fmt.Errorf("runs: %w: metadata: %v", ErrInvalid, err)
 		}
-		_, err = tx.ExecContext(ctx, m.sql(`UPDATE {threads} SET metadata = $2, updated_at = {now} WHERE thread_id = $1`), id, string(b))
+		_, err = m.exec(ctx, tx, `UPDATE {threads} SET metadata = $2, updated_at = {now} WHERE thread_id = $1`, id, string(b))
 		return err
 	})
 	if err != nil {
@@ -116,7 +116,7 @@ func (m *Manager) UpdateThread(ctx context.Context, id string, metadata map[stri
 func (m *Manager) DeleteThread(ctx context.Context, id string) error {
 	err := m.tx(ctx, func(tx *sql.Tx) error {
 		var active string
-		err := tx.QueryRowContext(ctx, m.sql(`SELECT active_run FROM {threads} WHERE thread_id = $1 AND owner = $2{lock}`), id, OwnerOf(ctx)).Scan(&active)
+		err := m.queryRow(ctx, tx, `SELECT active_run FROM {threads} WHERE thread_id = $1 AND owner = $2{lock}`, id, OwnerOf(ctx)).Scan(&active)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("runs: thread %s: %w", quoteCut(id), ErrNotFound)
 		}
@@ -126,7 +126,7 @@ func (m *Manager) DeleteThread(ctx context.Context, id string) error {
 		if active != "" {
 			return fmt.Errorf("runs: thread %s has run %s in progress: %w", quoteCut(id), active, ErrThreadBusy)
 		}
-		_, err = tx.ExecContext(ctx, m.sql(`DELETE FROM {threads} WHERE thread_id = $1`), id)
+		_, err = m.exec(ctx, tx, `DELETE FROM {threads} WHERE thread_id = $1`, id)
 		return err
 	})
 	if err != nil {
@@ -153,17 +153,17 @@ func (m *Manager) SearchThreads(ctx context.Context, q ThreadQuery) ([]Thread, e
 		return nil, fmt.Errorf("runs: %w: metadata: %v", ErrInvalid, err)
 	}
 	if m.b.Dialect == DialectPostgres {
-		rows, err := m.b.DB.QueryContext(ctx, m.sql(`SELECT `+threadColumns+` FROM {threads}
+		rows, err := m.query(ctx, nil, `SELECT `+threadColumns+` FROM {threads}
 			WHERE owner = $1 AND ($2 = '' OR status = $2) AND metadata @> $3::jsonb
-			ORDER BY updated_at DESC, thread_id LIMIT $4 OFFSET $5`), OwnerOf(ctx), string(q.Status), string(meta), limit, q.Offset)
+			ORDER BY updated_at DESC, thread_id LIMIT $4 OFFSET $5`, OwnerOf(ctx), string(q.Status), string(meta), limit, q.Offset)
 		if err != nil {
 			return nil, fmt.Errorf("runs: search threads: %w", err)
 		}
 		return collectThreads(rows, nil, 0, limit)
 	}
 	// SQLite: metadata is matched here, on rows read in pages.
-	rows, err := m.b.DB.QueryContext(ctx, m.sql(`SELECT `+threadColumns+` FROM {threads}
-		WHERE owner = $1 AND ($2 = '' OR status = $2) ORDER BY updated_at DESC, thread_id`), OwnerOf(ctx), string(q.Status))
+	rows, err := m.query(ctx, nil, `SELECT `+threadColumns+` FROM {threads}
+		WHERE owner = $1 AND ($2 = '' OR status = $2) ORDER BY updated_at DESC, thread_id`, OwnerOf(ctx), string(q.Status))
 	if err != nil {
 		return nil, fmt.Errorf("runs: search threads: %w", err)
 	}

@@ -239,8 +239,8 @@ func (m *Manager) settle(ctx context.Context, a stateAccess, thread, graphName s
 	if len(st.Interrupts) > 0 {
 		status = ThreadInterrupted
 	}
-	_, _ = m.b.DB.ExecContext(ctx, m.sql(`UPDATE {threads} SET status = $2, graph = CASE WHEN $3 = '' THEN graph ELSE $3 END,
-		updated_at = {now} WHERE thread_id = $1 AND active_run = ''`), thread, string(status), graphName)
+	_, _ = m.exec(ctx, nil, `UPDATE {threads} SET status = $2, graph = CASE WHEN $3 = '' THEN graph ELSE $3 END,
+		updated_at = {now} WHERE thread_id = $1 AND active_run = ''`, thread, string(status), graphName)
 }
 
 // CopyThread makes a new thread with a thread's metadata and a copy of its
@@ -266,8 +266,8 @@ func (m *Manager) CopyThread(ctx context.Context, thread string) (Thread, error)
 	if err != nil {
 		return Thread{}, fmt.Errorf("runs: copy thread %s: %w", quoteCut(thread), err)
 	}
-	if _, err := m.b.DB.ExecContext(ctx, m.sql(`INSERT INTO {threads} (thread_id, owner, graph, status, metadata, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, {now}, {now})`), id, OwnerOf(ctx), t.Graph, string(t.Status), string(meta)); err != nil {
+	if _, err := m.exec(ctx, nil, `INSERT INTO {threads} (thread_id, owner, graph, status, metadata, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, {now}, {now})`, id, OwnerOf(ctx), t.Graph, string(t.Status), string(meta)); err != nil {
 		return Thread{}, fmt.Errorf("runs: copy thread %s: %w", quoteCut(thread), err)
 	}
 	for _, cp := range slices.Backward(cps) {
@@ -297,10 +297,10 @@ func (m *Manager) DeleteRun(ctx context.Context, id string) error {
 		return fmt.Errorf("runs: run %s is %s: %w", quoteCut(id), r.Status, ErrThreadBusy)
 	}
 	err = m.tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, m.sql(`DELETE FROM {events} WHERE run_id = $1`), id); err != nil {
+		if _, err := m.exec(ctx, tx, `DELETE FROM {events} WHERE run_id = $1`, id); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, m.sql(`DELETE FROM {runs} WHERE run_id = $1 AND owner = $2`), id, OwnerOf(ctx))
+		_, err := m.exec(ctx, tx, `DELETE FROM {runs} WHERE run_id = $1 AND owner = $2`, id, OwnerOf(ctx))
 		return err
 	})
 	if err != nil {

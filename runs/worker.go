@@ -237,8 +237,8 @@ func (m *Manager) claim(ctx context.Context, run string, job int64) (*claimed, e
 			wrote                bool
 		)
 		k := &claimed{id: run}
-		err := tx.QueryRowContext(ctx, m.sql(`SELECT thread_id, graph, status, cancel, request, wrote, job_id, lease_until, {now}
-			FROM {runs} WHERE run_id = $1{lock}`), run).
+		err := m.queryRow(ctx, tx, `SELECT thread_id, graph, status, cancel, request, wrote, job_id, lease_until, {now}
+			FROM {runs} WHERE run_id = $1{lock}`, run).
 			Scan(&k.thread, &k.graph, &status, &cancel, &body, &wrote, &jobID, &until, &now)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil // deleted with its thread
@@ -253,17 +253,17 @@ func (m *Manager) claim(ctx context.Context, run string, job int64) (*claimed, e
 			return fmt.Errorf("runs: claim run %s: stored request: %w", run, err)
 		}
 		k.cancel, k.wrote = CancelAction(cancel), wrote
-		err = tx.QueryRowContext(ctx, m.sql(`UPDATE {runs} SET status = 'running', epoch = epoch + 1, lease_owner = $2,
+		err = m.queryRow(ctx, tx, `UPDATE {runs} SET status = 'running', epoch = epoch + 1, lease_owner = $2,
 			lease_until = {now} + $3, attempts = attempts + 1, updated_at = {now}
-			WHERE run_id = $1 RETURNING epoch, attempts`),
+			WHERE run_id = $1 RETURNING epoch, attempts`,
 			run, m.cfg.id, m.cfg.lease.Microseconds()).Scan(&k.epoch, &k.attempt)
 		if err != nil {
 			return fmt.Errorf("runs: claim run %s: %w", run, err)
 		}
-		if _, err := tx.ExecContext(ctx, m.sql(`UPDATE {threads} SET status = 'busy', updated_at = {now} WHERE thread_id = $1`), k.thread); err != nil {
+		if _, err := m.exec(ctx, tx, `UPDATE {threads} SET status = 'busy', updated_at = {now} WHERE thread_id = $1`, k.thread); err != nil {
 			return fmt.Errorf("runs: claim run %s: %w", run, err)
 		}
-		if err := tx.QueryRowContext(ctx, m.sql(`SELECT COALESCE(MAX(seq), 0) FROM {events} WHERE run_id = $1`), run).Scan(&k.seq); err != nil {
+		if err := m.queryRow(ctx, tx, `SELECT COALESCE(MAX(seq), 0) FROM {events} WHERE run_id = $1`, run).Scan(&k.seq); err != nil {
 			return fmt.Errorf("runs: claim run %s: %w", run, err)
 		}
 		c = k
@@ -427,8 +427,8 @@ func (m *Manager) heartbeat(ar *activeRun, done <-chan struct{}) {
 		start := time.Now()
 		var cancel string
 		ctx, stop := context.WithTimeout(context.Background(), m.cfg.lease/3)
-		err := m.b.DB.QueryRowContext(ctx, m.sql(`UPDATE {runs} SET lease_until = {now} + $3
-			WHERE run_id = $1 AND epoch = $2 AND status = 'running' RETURNING cancel`),
+		err := m.queryRow(ctx, nil, `UPDATE {runs} SET lease_until = {now} + $3
+			WHERE run_id = $1 AND epoch = $2 AND status = 'running' RETURNING cancel`,
 			ar.id, ar.epoch, m.cfg.lease.Microseconds()).Scan(&cancel)
 		stop()
 		switch {
@@ -454,8 +454,8 @@ const maxBusyAttempts = 20
 // worker continues it.
 func (m *Manager) release(ctx context.Context, c *claimed, delay time.Duration) error {
 	err := m.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, m.sql(`UPDATE {runs} SET status = 'pending', lease_owner = '', lease_until = 0, updated_at = {now}
-			WHERE run_id = $1 AND epoch = $2 AND status = 'running'`), c.id, c.epoch)
+		res, err := m.exec(ctx, tx, `UPDATE {runs} SET status = 'pending', lease_owner = '', lease_until = 0, updated_at = {now}
+			WHERE run_id = $1 AND epoch = $2 AND status = 'running'`, c.id, c.epoch)
 		if err != nil {
 			return err
 		}
@@ -488,7 +488,7 @@ func (m *Manager) finalize(ctx context.Context, c *claimed, out outcome) error {
 				cancel string
 				wrote  bool
 			)
-			err := tx.QueryRowContext(ctx, m.sql(`SELECT cancel, wrote FROM {runs} WHERE run_id = $1 AND epoch = $2 AND status = 'running'{lock}`),
+			err := m.queryRow(ctx, tx, `SELECT cancel, wrote FROM {runs} WHERE run_id = $1 AND epoch = $2 AND status = 'running'{lock}`,
 				c.id, c.epoch).Scan(&cancel, &wrote)
 			if errors.Is(err, sql.ErrNoRows) {
 				return ErrLeaseLost
@@ -534,7 +534,7 @@ var errRollBackFirst = errors.New("roll back first")
 // rollback returns c's thread to where it stood before c wrote to it.
 func (m *Manager) rollback(ctx context.Context, c *claimed) error {
 	var start sql.NullString
-	err := m.b.DB.QueryRowContext(ctx, m.sql(`SELECT start_checkpoint FROM {runs} WHERE run_id = $1 AND epoch = $2 AND status = 'running'`),
+	err := m.queryRow(ctx, nil, `SELECT start_checkpoint FROM {runs} WHERE run_id = $1 AND epoch = $2 AND status = 'running'`,
 		c.id, c.epoch).Scan(&start)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrLeaseLost
@@ -563,9 +563,9 @@ func (m *Manager) end(ctx context.Context, tx *sql.Tx, c *claimed, out outcome, 
 		}
 		ints = string(b)
 	}
-	res, err := tx.ExecContext(ctx, m.sql(`UPDATE {runs} SET status = $3, error = $4, interrupts = $5, cancel = '',
+	res, err := m.exec(ctx, tx, `UPDATE {runs} SET status = $3, error = $4, interrupts = $5, cancel = '',
 		ended_at = {now}, updated_at = {now}, lease_until = 0
-		WHERE run_id = $1 AND epoch = $2 AND status = 'running'`), c.id, c.epoch, string(out.status), msg, ints)
+		WHERE run_id = $1 AND epoch = $2 AND status = 'running'`, c.id, c.epoch, string(out.status), msg, ints)
 	if err != nil {
 		return err
 	}
@@ -591,8 +591,8 @@ func (m *Manager) advance(ctx context.Context, tx *sql.Tx, thread string, last S
 		next, graphName string
 		startAt         int64
 	)
-	err := tx.QueryRowContext(ctx, m.sql(`SELECT run_id, graph, start_at FROM {runs} WHERE thread_id = $1 AND status = 'pending'
-		ORDER BY seq LIMIT 1`), thread).Scan(&next, &graphName, &startAt)
+	err := m.queryRow(ctx, tx, `SELECT run_id, graph, start_at FROM {runs} WHERE thread_id = $1 AND status = 'pending'
+		ORDER BY seq LIMIT 1`, thread).Scan(&next, &graphName, &startAt)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		status := ThreadIdle
@@ -602,7 +602,7 @@ func (m *Manager) advance(ctx context.Context, tx *sql.Tx, thread string, last S
 		case StatusInterrupted:
 			status = ThreadInterrupted
 		}
-		_, err = tx.ExecContext(ctx, m.sql(`UPDATE {threads} SET active_run = '', status = $2, updated_at = {now} WHERE thread_id = $1`), thread, string(status))
+		_, err = m.exec(ctx, tx, `UPDATE {threads} SET active_run = '', status = $2, updated_at = {now} WHERE thread_id = $1`, thread, string(status))
 		return err
 	case err != nil:
 		return err
@@ -610,7 +610,7 @@ func (m *Manager) advance(ctx context.Context, tx *sql.Tx, thread string, last S
 	if err := m.enqueue(ctx, tx, runJob{Run: next, Thread: thread, Graph: graphName}, startAt); err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, m.sql(`UPDATE {threads} SET active_run = $2, status = 'busy', updated_at = {now} WHERE thread_id = $1`), thread, next)
+	_, err = m.exec(ctx, tx, `UPDATE {threads} SET active_run = $2, status = 'busy', updated_at = {now} WHERE thread_id = $1`, thread, next)
 	return err
 }
 
@@ -634,8 +634,8 @@ func (m *Manager) reapLoop(ctx context.Context) {
 func (m *Manager) reap(ctx context.Context) error {
 	var taken []string
 	err := m.tx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, m.sql(`SELECT run_id, thread_id, job_id FROM {runs} WHERE status = 'running' AND lease_until < {now}
-			ORDER BY lease_until LIMIT 20{skiplocked}`))
+		rows, err := m.query(ctx, tx, `SELECT run_id, thread_id, job_id FROM {runs} WHERE status = 'running' AND lease_until < {now}
+			ORDER BY lease_until LIMIT 20{skiplocked}`)
 		if err != nil {
 			return err
 		}
@@ -657,8 +657,8 @@ func (m *Manager) reap(ctx context.Context) error {
 			return err
 		}
 		for _, e := range list {
-			res, err := tx.ExecContext(ctx, m.sql(`UPDATE {runs} SET status = 'pending', epoch = epoch + 1, lease_owner = '', lease_until = 0,
-				updated_at = {now} WHERE run_id = $1 AND status = 'running' AND lease_until < {now}`), e.run)
+			res, err := m.exec(ctx, tx, `UPDATE {runs} SET status = 'pending', epoch = epoch + 1, lease_owner = '', lease_until = 0,
+				updated_at = {now} WHERE run_id = $1 AND status = 'running' AND lease_until < {now}`, e.run)
 			if err != nil {
 				return err
 			}
@@ -691,8 +691,8 @@ func (m *Manager) reap(ctx context.Context) error {
 func (m *Manager) reapFetched(ctx context.Context) error {
 	var requeued []string
 	err := m.tx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, m.sql(`SELECT run_id, job_id FROM {runs} WHERE status = 'pending' AND job_id <> 0
-			AND updated_at < {now} - $1 ORDER BY updated_at LIMIT 20{skiplocked}`), m.cfg.lease.Microseconds())
+		rows, err := m.query(ctx, tx, `SELECT run_id, job_id FROM {runs} WHERE status = 'pending' AND job_id <> 0
+			AND updated_at < {now} - $1 ORDER BY updated_at LIMIT 20{skiplocked}`, m.cfg.lease.Microseconds())
 		if err != nil {
 			return err
 		}
@@ -725,7 +725,7 @@ func (m *Manager) reapFetched(ctx context.Context) error {
 			if !stuck {
 				continue
 			}
-			res, err := tx.ExecContext(ctx, m.sql(`UPDATE {runs} SET updated_at = {now} WHERE run_id = $1 AND status = 'pending' AND job_id = $2`), p.run, p.job)
+			res, err := m.exec(ctx, tx, `UPDATE {runs} SET updated_at = {now} WHERE run_id = $1 AND status = 'pending' AND job_id = $2`, p.run, p.job)
 			if err != nil {
 				return err
 			}
@@ -760,8 +760,8 @@ func (m *Manager) sweepLoop(ctx context.Context) {
 			return
 		case <-time.After(every):
 		}
-		_, err := m.b.DB.ExecContext(ctx, m.sql(`DELETE FROM {events} WHERE run_id IN (
-			SELECT run_id FROM {runs} WHERE ended_at > 0 AND ended_at < {now} - $1 LIMIT 500)`), m.cfg.retention.Microseconds())
+		_, err := m.exec(ctx, nil, `DELETE FROM {events} WHERE run_id IN (
+			SELECT run_id FROM {runs} WHERE ended_at > 0 AND ended_at < {now} - $1 LIMIT 500)`, m.cfg.retention.Microseconds())
 		if err != nil && ctx.Err() == nil {
 			m.log.Warn("runs: sweeping old events failed", "error", err)
 		}
