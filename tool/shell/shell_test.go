@@ -148,7 +148,7 @@ func alive(pid int) bool {
 
 func requireGone(t *testing.T, pid int) {
 	t.Helper()
-	require.Eventually(t, func() bool { return !alive(pid) }, 3*time.Second, 10*time.Millisecond, "process %d is still running", pid)
+	require.Eventually(t, func() bool { return !alive(pid) }, 20*time.Second, 10*time.Millisecond, "process %d is still running", pid)
 }
 
 func TestEcho(t *testing.T) {
