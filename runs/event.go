@@ -36,7 +36,8 @@ type Event struct {
 	Name   string          `json:"name,omitempty"`
 	CallID string          `json:"call_id,omitempty"`
 	Time   time.Time       `json:"time"`
-	// State and Payload are the graph.Event's in JSON.
+	// State and Payload are the graph.Event's in JSON. On the KindRunEnd
+	// event of a run that succeeded, State is the run's final state.
 	State   json.RawMessage `json:"state,omitempty"`
 	Payload json.RawMessage `json:"payload,omitempty"`
 	// DurationMS is how long a node ran (graph.KindNodeEnd).

@@ -502,6 +502,36 @@ func (m *Manager) Get(ctx context.Context, id string) (Run, error) {
 	return r, nil
 }
 
+// Output returns the final state of a run that succeeded, as JSON (the
+// State of its KindRunEnd event), read from whichever replica ran it. A
+// run that has not ended, or ended otherwise, fails with ErrNoOutput; a
+// run of another owner is not found.
+func (m *Manager) Output(ctx context.Context, id string) (json.RawMessage, error) {
+	r, err := m.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.Status != StatusSuccess {
+		return nil, fmt.Errorf("runs: output of run %s (%s): %w", quoteCut(id), r.Status, ErrNoOutput)
+	}
+	var data []byte
+	err = m.queryRow(ctx, nil, `SELECT data FROM {events} WHERE run_id = $1 ORDER BY seq DESC LIMIT 1`, id).Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("runs: output of run %s: its events are gone (WithEventRetention): %w", quoteCut(id), ErrNoOutput)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("runs: output of run %s: %w", quoteCut(id), err)
+	}
+	var end Event
+	if err := json.Unmarshal(data, &end); err != nil {
+		return nil, fmt.Errorf("runs: output of run %s: %w", quoteCut(id), err)
+	}
+	if end.Kind != KindRunEnd || len(end.State) == 0 {
+		return nil, fmt.Errorf("runs: output of run %s: its end recorded no state: %w", quoteCut(id), ErrNoOutput)
+	}
+	return end.State, nil
+}
+
 // Runs lists a thread's runs, newest first.
 func (m *Manager) Runs(ctx context.Context, thread string, q RunQuery) ([]Run, error) {
 	limit, err := limitOf(q.Limit)

@@ -289,6 +289,9 @@ var (
 	// for dead, and the run moved on): it stopped the run and committed
 	// nothing more.
 	ErrLeaseLost = errors.New("the run's lease was lost")
+	// ErrNoOutput reports a run without a final state to read (Output): it
+	// has not ended, or did not succeed.
+	ErrNoOutput = errors.New("the run has no output")
 	// ErrClosed reports a call on a Manager that was closed.
 	ErrClosed = errors.New("the runs manager is closed")
 )

@@ -574,6 +574,9 @@ func (m *Manager) end(ctx context.Context, tx *sql.Tx, c *claimed, out outcome, 
 	}
 	end := Event{Seq: c.seq + 1, Run: c.id, Attempt: c.attempt, Kind: KindRunEnd, Time: time.Now(),
 		Status: out.status, Error: msg, Interrupts: out.interrupts}
+	if out.status == StatusSuccess {
+		end.State = out.state
+	}
 	data, _ := json.Marshal(&end)
 	if err := insertEvents(ctx, tx, m, c.id, []int64{end.Seq}, [][]byte{data}); err != nil {
 		return err
