@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/runs"
 	"github.com/trellis-go/trellis/model"
 )
 
@@ -50,6 +51,7 @@ type serverConfig struct {
 	runOpts     []graph.RunOption
 	errorText   func(error) string
 	owner       func(*http.Request) (string, error)
+	runs        *runs.Manager
 	problems    []string
 }
 
@@ -207,6 +209,8 @@ type Server struct {
 	taskOrder []string
 	contexts  map[convKey]*conversation
 	lru       *list.List // of *conversation, most recently used first
+
+	runs *runsMode // WithRuns: tasks are runs, and the fields above unused
 }
 
 // NewServer returns a server that runs agent, a compiled graph, for A2A
@@ -236,6 +240,18 @@ func NewServer[S any, PS State[S]](name, description string, agent *graph.Graph[
 	if agent == nil {
 		cfg.problems = append(cfg.problems, "the agent's graph is nil")
 	}
+	var rm *runsMode
+	if cfg.runs != nil && agent != nil {
+		rm = &runsMode{m: cfg.runs, graph: agent.Name()}
+		if _, err := cfg.runs.GraphInfo(agent.Name()); err != nil {
+			cfg.problems = append(cfg.problems, fmt.Sprintf("WithRuns: graph %q is not registered with the runs manager (runs.Graph)", agent.Name()))
+		}
+		f, err := conversationField[S, PS]()
+		if err != nil {
+			cfg.problems = append(cfg.problems, "WithRuns: "+err.Error())
+		}
+		rm.field = f
+	}
 	if len(cfg.problems) > 0 {
 		return nil, fmt.Errorf("a2a: NewServer %q: %s", name, strings.Join(cfg.problems, "; "))
 	}
@@ -258,6 +274,7 @@ func NewServer[S any, PS State[S]](name, description string, agent *graph.Graph[
 		tasks:    map[string]*taskRec{},
 		contexts: map[convKey]*conversation{},
 		lru:      list.New(),
+		runs:     rm,
 	}
 	s.card = s.buildCard(description)
 	return s, nil

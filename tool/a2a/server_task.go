@@ -141,6 +141,14 @@ func (s *Server) send(c *call, stream bool) {
 		}
 		historyLength = cfg.HistoryLength
 	}
+	if s.runs != nil {
+		if s.isClosed() {
+			c.fail(failf(RPCInternalError, "the server is shutting down"))
+			return
+		}
+		s.runsSend(c, stream, blocking, *p.Message, historyLength)
+		return
+	}
 	var sub *subscriber
 	if stream {
 		sub = newSubscriber()
@@ -572,6 +580,10 @@ func (s *Server) getTask(c *call) {
 		c.fail(f)
 		return
 	}
+	if s.runs != nil {
+		s.runsGetTask(c, p)
+		return
+	}
 	s.mu.Lock()
 	t := s.task(c.owner, p.ID)
 	var snap *Task
@@ -590,6 +602,10 @@ func (s *Server) cancelTask(c *call) {
 	p, f := c.taskID()
 	if f != nil {
 		c.fail(f)
+		return
+	}
+	if s.runs != nil {
+		s.runsCancelTask(c, p)
 		return
 	}
 	s.mu.Lock()
@@ -654,6 +670,10 @@ func (s *Server) subscribe(c *call) {
 		c.fail(f)
 		return
 	}
+	if s.runs != nil {
+		s.runsSubscribe(c, p)
+		return
+	}
 	s.mu.Lock()
 	t := s.task(c.owner, p.ID)
 	switch {
@@ -715,6 +735,10 @@ func (s *Server) listTasks(c *call) {
 			return
 		}
 		offset = n
+	}
+	if s.runs != nil {
+		s.runsListTasks(c, p, size, offset)
+		return
 	}
 	s.mu.Lock()
 	var found []*taskRec
