@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/graph"
-	"github.com/trellis-go/trellis/runs"
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/runs"
 )
 
 // Defaults of the server.
