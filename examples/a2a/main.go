@@ -22,8 +22,8 @@ import (
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/nodes"
+	"github.com/trellis-go/trellis/protocol/a2a"
 	"github.com/trellis-go/trellis/tool"
-	"github.com/trellis-go/trellis/tool/a2a"
 )
 
 // question is what the system answers unless told otherwise.

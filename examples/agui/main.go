@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/agent"
-	"github.com/trellis-go/trellis/agent/agui"
 	"github.com/trellis-go/trellis/examples/internal/provider"
+	"github.com/trellis-go/trellis/protocol/agui"
 	"github.com/trellis-go/trellis/state/memory"
 )
 

@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/protocol/mcp"
+	"github.com/trellis-go/trellis/protocol/mcp/broker"
 	"github.com/trellis-go/trellis/tool"
-	"github.com/trellis-go/trellis/tool/mcp"
-	"github.com/trellis-go/trellis/tool/mcp/broker"
 )
 
 func main() {

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trellis-go/trellis/agent"
-	"github.com/trellis-go/trellis/agent/agui"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/protocol/agui"
 	"github.com/trellis-go/trellis/state"
 )
 
