@@ -1,0 +1,58 @@
+package sqlite_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/trellis-go/trellis/store"
+	"github.com/trellis-go/trellis/store/sqlite"
+	"github.com/trellis-go/trellis/store/storetest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, opts ...store.Option) store.Store {
+		s, err := sqlite.Open(filepath.Join(t.TempDir(), "store.db"), opts...)
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, s.Close()) })
+		return s
+	})
+}
+
+func TestConformanceInMemory(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, opts ...store.Option) store.Store {
+		s, err := sqlite.Open(":memory:", opts...)
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, s.Close()) })
+		return s
+	})
+}
+
+func TestItemsSurviveReopening(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.db")
+	s, err := sqlite.Open(path)
+	require.NoError(t, err)
+	_, err = s.Put(t.Context(), []string{"users", "u1"}, "pref", []byte(`{"tea":"green"}`))
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	s, err = sqlite.Open(path)
+	require.NoError(t, err)
+	defer s.Close()
+	it, err := s.Get(t.Context(), []string{"users", "u1"}, "pref")
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"tea":"green"}`, string(it.Value))
+	assert.Equal(t, int64(1), it.Version)
+}
+
+func TestOpenRejectsBadPaths(t *testing.T) {
+	_, err := sqlite.Open("")
+	assert.Error(t, err)
+	_, err = sqlite.Open("a.db?x=1")
+	assert.Error(t, err)
+}
