@@ -36,8 +36,10 @@
 // the Manager's schedules. Stream modes: values, updates, messages (the
 // reply so far, then complete messages), messages-tuple (token chunks with
 // their metadata), custom, events, debug; stream_subgraphs adds the events
-// of subgraphs and agents as "mode|namespace". The store endpoints answer
-// 501 until the durable store exists.
+// of subgraphs and agents as "mode|namespace". The store endpoints (put,
+// get, delete, search by filter or by meaning, list namespaces) serve the
+// store.Store given with WithStore, each owner's items apart; without one
+// they answer 501.
 //
 // # Differences from the reference server
 //

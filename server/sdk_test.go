@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/store/memory"
 )
 
 // sdkModules finds the directory whose node_modules holds the pinned
@@ -47,7 +50,7 @@ func TestOfficialSDKDrivesTheServer(t *testing.T) {
 		}
 		t.Skip("the LangGraph SDK is not installed: run `cd .ci && npm ci` to run the compatibility suite")
 	}
-	e := newEnv(t)
+	e := newEnv(t, server.WithStore(memory.New()))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "sdk", "compat.mjs"), e.http.URL, modules)

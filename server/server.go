@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/runs"
+	"github.com/trellis-go/trellis/store"
 )
 
 // Server serves a runs.Manager's graphs over the LangGraph Server API. It
@@ -32,6 +33,7 @@ type Server struct {
 	assistants map[string]Assistant
 	keepAlive  time.Duration
 	devPath    string
+	store      store.Store
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -205,12 +207,7 @@ func (s *Server) routes() {
 	s.threadRoutes()
 	s.runRoutes()
 	s.cronRoutes()
-	store := func(w http.ResponseWriter, r *http.Request) error {
-		return &apiError{status: http.StatusNotImplemented, msg: "the store endpoints come with the durable store, which this server does not have yet"}
-	}
-	for _, p := range []string{"PUT /store/items", "GET /store/items", "DELETE /store/items", "POST /store/items/search", "POST /store/namespaces"} {
-		s.route(p, store)
-	}
+	s.storeRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("no endpoint %s %s", r.Method, cut(r.URL.Path, 100))})
 	})

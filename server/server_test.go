@@ -319,7 +319,7 @@ func TestBadRequestsGetClearErrors(t *testing.T) {
 		{"POST", "/threads", obj{"metadata": strings.Repeat("x", 2000)}, 413, "1024 bytes"},
 		{"POST", "/threads/search", obj{"limit": 5000}, 422, "5000"},
 		{"GET", "/nowhere", nil, 404, "/nowhere"},
-		{"PUT", "/store/items", obj{}, 501, "store"},
+		{"PUT", "/store/items", obj{}, 501, "WithStore"},
 	}
 	for _, c := range cases {
 		detail = nil

@@ -19,6 +19,9 @@ import (
 	"github.com/trellis-go/trellis/runs"
 	"github.com/trellis-go/trellis/runs/sqlite"
 	"github.com/trellis-go/trellis/server"
+	"github.com/trellis-go/trellis/store"
+	"github.com/trellis-go/trellis/store/memory"
+	storesqlite "github.com/trellis-go/trellis/store/sqlite"
 )
 
 func main() {
@@ -33,8 +36,9 @@ func main() {
 // service is the running example: the Manager that keeps and works the
 // runs, and the API over it.
 type service struct {
-	m   *runs.Manager
-	api *server.Server
+	m     *runs.Manager
+	store store.Store
+	api   *server.Server
 }
 
 // open opens the runs backend at db (":memory:" for one process without
@@ -53,7 +57,16 @@ func open(ctx context.Context, db, token string, dev bool) (*service, error) {
 		_ = m.Close()
 		return nil, err
 	}
-	var opts []server.Option
+	// The long-term store the /store endpoints serve: in memory with the
+	// runs, or in a SQLite file beside theirs.
+	st := memory.New()
+	if db != ":memory:" {
+		if st, err = storesqlite.Open(strings.TrimSuffix(db, ".db") + "-store.db"); err != nil {
+			_ = m.Close()
+			return nil, err
+		}
+	}
+	opts := []server.Option{server.WithStore(st)}
 	if token != "" {
 		opts = append(opts, server.WithAuth(func(r *http.Request) (string, error) {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -69,12 +82,13 @@ func open(ctx context.Context, db, token string, dev bool) (*service, error) {
 	api, err := server.New(m, opts...)
 	if err != nil {
 		_ = m.Close()
+		_ = st.Close()
 		return nil, err
 	}
-	return &service{m: m, api: api}, nil
+	return &service{m: m, store: st, api: api}, nil
 }
 
-func (s *service) close() error { return errors.Join(s.api.Close(), s.m.Close()) }
+func (s *service) close() error { return errors.Join(s.api.Close(), s.m.Close(), s.store.Close()) }
 
 // run serves until ctx ends. When ready is not nil it receives the
 // address the server listens on.

@@ -316,6 +316,29 @@ await check("a failed run: wait raises, stream ends with an error event", async 
   assert.match(err.data.message, /kaboom/);
 });
 
+await check("store: put, get, search by filter, list namespaces, delete", async () => {
+  await client.store.putItem(["users", "ana", "memories"], "m1", { text: "likes tea", n: 1 });
+  await client.store.putItem(["users", "ana", "memories"], "m2", { text: "lives in Porto", n: 2 });
+  await client.store.putItem(["users", "bob", "prefs"], "p1", { theme: "dark" }, { ttl: 5 });
+  const item = await client.store.getItem(["users", "ana", "memories"], "m1");
+  assert.deepEqual(item.value, { text: "likes tea", n: 1 });
+  assert.deepEqual(item.namespace, ["users", "ana", "memories"]);
+  assert.ok(item.createdAt && item.updatedAt);
+  assert.equal(await client.store.getItem(["users", "ana", "memories"], "nope"), null);
+  const found = await client.store.searchItems(["users", "ana"], { filter: { n: { $gt: 1 } } });
+  assert.deepEqual(found.items.map((i) => i.key), ["m2"]);
+  const eq = await client.store.searchItems(["users"], { filter: { theme: "dark" } });
+  assert.deepEqual(eq.items.map((i) => i.key), ["p1"]);
+  const ns = await client.store.listNamespaces({ prefix: ["users"] });
+  assert.deepEqual(ns.namespaces, [["users", "ana", "memories"], ["users", "bob", "prefs"]]);
+  const short = await client.store.listNamespaces({ prefix: ["users"], maxDepth: 2 });
+  assert.deepEqual(short.namespaces, [["users", "ana"], ["users", "bob"]]);
+  const bySuffix = await client.store.listNamespaces({ suffix: ["prefs"] });
+  assert.deepEqual(bySuffix.namespaces, [["users", "bob", "prefs"]]);
+  await client.store.deleteItem(["users", "ana", "memories"], "m1");
+  assert.equal(await client.store.getItem(["users", "ana", "memories"], "m1"), null);
+});
+
 await check("errors: unknown thread, unknown assistant", async () => {
   await assert.rejects(client.threads.get("no-such-thread"), /404/);
   await assert.rejects(client.runs.wait(null, "no-such-assistant", {}), /404/);
