@@ -116,7 +116,7 @@ func TestEveryPackageFindsItsLayer(t *testing.T) {
 	for pkg, want := range map[string]string{
 		"tool":                  "tool",
 		"tool/shell":            "tools",
-		"tool/mcp":              "tools",
+		"tool/wasm":             "tools",
 		"toolbox":               "",
 		"model/openai":          "model",
 		"internal/runctx":       "model",

@@ -23,8 +23,8 @@ import (
 // the other fields are those the protocol gives that type (empty when it
 // does not), and Raw is the whole event.
 type Event struct {
-	// Type is the event's type, for example "TEXT_MESSAGE_CONTENT".
-	Type string `json:"type"`
+	// Type is the event's type, for example EventTextMessageContent.
+	Type EventType `json:"type"`
 	// ThreadID and RunID identify the run of RUN_STARTED and RUN_FINISHED.
 	ThreadID string `json:"threadId,omitempty"`
 	RunID    string `json:"runId,omitempty"`
@@ -61,11 +61,11 @@ type Event struct {
 	Raw json.RawMessage `json:"-"`
 }
 
-// Outcome is how a run ended: Type "success" (with the calls left to the
-// client, if any), "interrupt" (with what the run waits for) or
-// "cancelled".
+// Outcome is how a run ended: Type OutcomeSuccess (with the calls left to
+// the client, if any), OutcomeInterrupt (with what the run waits for) or
+// OutcomeCancelled.
 type Outcome struct {
-	// Type is "success", "interrupt" or "cancelled".
+	// Type is OutcomeSuccess, OutcomeInterrupt or OutcomeCancelled.
 	Type string `json:"type"`
 	// PendingToolCallIDs are the calls of the client's tools the run left
 	// to it.
@@ -277,14 +277,14 @@ func (c *Client) Run(ctx context.Context, in *RunInput) iter.Seq2[Event, error] 
 				continue
 			}
 			switch ev.Type {
-			case "RUN_STARTED":
+			case EventRunStarted:
 				other = ev.RunID != "" && ev.RunID != runID
-			case "RUN_FINISHED":
+			case EventRunFinished:
 				if ev.RunID == "" || ev.RunID == runID {
 					return
 				}
 				other = false
-			case "RUN_ERROR":
+			case EventRunError:
 				if !other {
 					return
 				}
@@ -333,7 +333,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	*e = Event(v.plain)
 	switch {
 	case len(v.Delta) == 0:
-	case e.Type == "STATE_DELTA":
+	case e.Type == EventStateDelta:
 		e.Patch = v.Delta
 	default:
 		if err := json.Unmarshal(v.Delta, &e.Delta); err != nil {

@@ -59,7 +59,7 @@ func collect(c *agui.Client) (evs []agui.Event, last error) {
 func evTypes(evs []agui.Event) []string {
 	var out []string
 	for _, ev := range evs {
-		out = append(out, ev.Type)
+		out = append(out, string(ev.Type))
 	}
 	return out
 }
@@ -183,7 +183,7 @@ func TestClientRunStops(t *testing.T) {
 		c, gone := hanging(t)
 		for ev, err := range c.Run(context.Background(), &agui.RunInput{}) {
 			require.NoError(t, err)
-			require.Equal(t, "RUN_STARTED", ev.Type)
+			require.Equal(t, agui.EventRunStarted, ev.Type)
 			break
 		}
 		select {

@@ -53,7 +53,7 @@ func TestClientRunYieldsEvents(t *testing.T) {
 	var text strings.Builder
 	for ev, err := range c.Run(context.Background(), &agui.RunInput{Messages: []agui.Message{{ID: "u1", Role: "user", Content: []byte(`"hi"`)}}}) {
 		require.NoError(t, err)
-		typesSeen = append(typesSeen, ev.Type)
+		typesSeen = append(typesSeen, string(ev.Type))
 		if ev.Type == "TEXT_MESSAGE_CONTENT" {
 			text.WriteString(ev.Delta)
 		}
@@ -175,7 +175,7 @@ func TestClientTruncatedStream(t *testing.T) {
 			last = err
 			continue
 		}
-		got = append(got, ev.Type)
+		got = append(got, string(ev.Type))
 	}
 	assert.Equal(t, []string{"RUN_STARTED"}, got)
 	assert.Error(t, last)
@@ -232,7 +232,7 @@ func TestClientReplayedRuns(t *testing.T) {
 	var got []string
 	for ev, err := range c.Run(context.Background(), &agui.RunInput{ThreadID: "t", RunID: "mine"}) {
 		require.NoError(t, err)
-		got = append(got, ev.Type+":"+ev.RunID)
+		got = append(got, string(ev.Type)+":"+ev.RunID)
 	}
 	require.Len(t, got, 9)
 	assert.Equal(t, "RUN_FINISHED:mine", got[8])

@@ -76,26 +76,20 @@ func (h *Handler) errorText(err error) string {
 // trace is kept (executor.PanicResult), and where tools put diagnostics
 // (paths, commands, addresses) meant for logs. With WithErrorText, its
 // wording of the call's error is sent as "error".
-func (h *Handler) resultMetadata(e executor.Event) map[string]any {
-	meta := map[string]any{"status": string(e.Result.Status)}
-	if e.Result.ErrorCode != "" {
-		meta["errorCode"] = e.Result.ErrorCode
-	}
-	if e.Title != "" {
-		meta["title"] = e.Title
-	}
+func (h *Handler) resultMetadata(e executor.Event) *resultMetadata {
+	meta := &resultMetadata{Status: string(e.Result.Status), ErrorCode: e.Result.ErrorCode, Title: e.Title}
 	if e.Duration > 0 {
-		meta["durationMs"] = e.Duration.Milliseconds()
+		meta.DurationMs = e.Duration.Milliseconds()
 	}
 	if e.Result.IsError {
 		if e.Result.Err != nil && h.cfg.errorText != nil {
-			meta["error"] = h.cfg.errorText(e.Result.Err)
+			meta.Error = h.cfg.errorText(e.Result.Err)
 		}
 		return meta
 	}
 	if e.Result.Details != nil {
 		if b, err := marshalDetails(e.Result.Details); err == nil && string(b) != "null" {
-			meta["details"] = b
+			meta.Details = b
 		}
 	}
 	return meta

@@ -383,11 +383,8 @@ func newSink(w http.ResponseWriter, fail func(error)) *sink {
 }
 
 // send writes one event as an SSE data line.
-func (s *sink) send(ev map[string]any) {
-	b, err := json.Marshal(ev)
-	if err != nil {
-		b, _ = json.Marshal(map[string]any{"type": "RAW", "event": fmt.Sprintf("unencodable %v event: %v", ev["type"], err)})
-	}
+func (s *sink) send(ev event) {
+	b := encodeEvent(ev, time.Now().UnixMilli())
 	s.write("data: " + string(b) + "\n\n")
 	select {
 	case s.wrote <- struct{}{}:

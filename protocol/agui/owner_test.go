@@ -93,7 +93,7 @@ func (tr *transcripts) last() []string {
 func TestThreadOfOneOwnerIsNotAnotherOwners(t *testing.T) {
 	var tr transcripts
 	m := scripted.New(
-		tr.step(model.Assistant("Let me ask.", model.ToolCall{ID: "c9", Name: "confirm", Arguments: json.RawMessage(`{}`)})),
+		tr.step(model.Assistant("Let me ask.", model.ToolCall{ID: "call-of-ada", Name: "confirm", Arguments: json.RawMessage(`{}`)})),
 		tr.step(model.Assistant("Hello Bob.")),
 		tr.step(model.Assistant("Booked for Ada.")),
 	)
@@ -107,7 +107,7 @@ func TestThreadOfOneOwnerIsNotAnotherOwners(t *testing.T) {
 	in := input("shared", "r1", userMsg("u1", "book my table, my card is 4111"))
 	in["tools"] = tools
 	evs := runAs(t, h, "ada", in)
-	assert.Equal(t, []any{"c9"}, outcome(t, evs)["pendingToolCallIds"])
+	assert.Equal(t, []any{"call-of-ada"}, outcome(t, evs)["pendingToolCallIds"])
 	adaHistory := asInput(snapshot(t, evs))
 
 	// Bob names Ada's thread, with a message of his own: a new thread.
@@ -119,11 +119,11 @@ func TestThreadOfOneOwnerIsNotAnotherOwners(t *testing.T) {
 	for _, ev := range evs {
 		b, _ := json.Marshal(ev)
 		assert.NotContains(t, string(b), "4111", "nothing of Ada's thread reaches Bob")
-		assert.NotContains(t, string(b), "c9")
+		assert.NotContains(t, string(b), "call-of-ada")
 	}
 
 	// Ada's thread still waits for her answer, which continues it.
-	answer := input("shared", "r3", append(adaHistory, map[string]any{"id": "res1", "role": "tool", "toolCallId": "c9", "content": "yes"})...)
+	answer := input("shared", "r3", append(adaHistory, map[string]any{"id": "res1", "role": "tool", "toolCallId": "call-of-ada", "content": "yes"})...)
 	answer["tools"] = tools
 	evs = runAs(t, h, "ada", answer)
 	assert.Equal(t, map[string]any{"type": "success"}, outcome(t, evs))

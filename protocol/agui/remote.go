@@ -117,26 +117,26 @@ func (c *Client) delegate(ctx context.Context, in TaskArgs) tool.Result {
 			continue
 		}
 		switch ev.Type {
-		case "TEXT_MESSAGE_START":
+		case EventTextMessageStart:
 			start(ev.MessageID, ev.Role)
-		case "TEXT_MESSAGE_CONTENT":
+		case EventTextMessageContent:
 			write(byID[ev.MessageID], ev.Delta)
-		case "TEXT_MESSAGE_CHUNK":
+		case EventTextMessageChunk:
 			if id := cmp.Or(ev.MessageID, chunkID); id != "" {
 				chunkID = id
 				write(start(id, ev.Role), ev.Delta)
 			}
-		case "TOOL_CALL_START":
+		case EventToolCallStart:
 			tool.ReportProgress(ctx, tool.Update{Message: "calling " + ev.ToolCallName})
-		case "MESSAGES_SNAPSHOT":
+		case EventMessagesSnapshot:
 			snapshot = ev.Messages
-		case "RUN_ERROR":
+		case EventRunError:
 			reply.Error = ev.Message
 			return c.failed(reply, "the agent failed: "+ev.Message)
-		case "RUN_FINISHED":
+		case EventRunFinished:
 			out := ev.Outcome
 			if out == nil {
-				out = &Outcome{Type: "success"}
+				out = &Outcome{Type: OutcomeSuccess}
 			}
 			reply.Outcome = out
 			var lastText string
@@ -153,7 +153,7 @@ func (c *Client) delegate(ctx context.Context, in TaskArgs) tool.Result {
 				msgs = append(input.Messages, added...)
 			}
 			switch {
-			case out.Type == "interrupt":
+			case out.Type == OutcomeInterrupt:
 				c.remember(thread, remoteThread{messages: msgs, interrupts: out.Interrupts})
 				if !answerable(out.Interrupts) {
 					reply.Answer = "The agent waits for results of tools that this tool cannot run. A call with this thread_id abandons that wait and sends its task as a new request."
@@ -167,7 +167,7 @@ func (c *Client) delegate(ctx context.Context, in TaskArgs) tool.Result {
 				return tool.Result{Content: []model.Part{model.TextPart("The agent asks: " + reply.Answer + threadHint(thread))}, Details: reply}
 			case len(out.PendingToolCallIDs) > 0:
 				return c.failed(reply, fmt.Sprintf("the agent called tools of its caller (%s), which this tool does not offer", strings.Join(out.PendingToolCallIDs, ", ")))
-			case out.Type == "cancelled":
+			case out.Type == OutcomeCancelled:
 				c.remember(thread, remoteThread{messages: msgs})
 				return c.failed(reply, "the agent's run was cancelled before it answered")
 			}

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
@@ -121,31 +120,22 @@ func newTranslator(h *Handler, in *RunInput, out *sink, held []model.Message) *t
 }
 
 // emit sends an event of sc's agent: a subagent's carry its run ID.
-func (t *translator) emit(sc *scope, typ string, kv ...any) {
+func (t *translator) emit(sc *scope, ev event) {
 	if sc != nil && sc.id != "" {
-		kv = append(kv, "subagentRunId", sc.id)
+		ev.header().SubagentRunID = sc.id
 	}
-	t.send(typ, kv...)
+	t.send(ev)
 }
 
-func (t *translator) send(typ string, kv ...any) {
-	ev := make(map[string]any, len(kv)/2+2)
-	ev["type"] = typ
-	ev["timestamp"] = time.Now().UnixMilli()
-	for i := 0; i+1 < len(kv); i += 2 {
-		ev[kv[i].(string)] = kv[i+1]
-	}
+// send sends an event of the run's own agent.
+func (t *translator) send(ev event) {
 	t.out.send(ev)
 }
 
 // run streams the run: RUN_STARTED, the run's events, and RUN_FINISHED or
 // RUN_ERROR. A panic while translating is reported as RUN_ERROR.
 func (t *translator) run(seq iter.Seq2[graph.Event, error]) {
-	started := []any{"threadId", t.in.ThreadID, "runId", t.in.RunID, "protocolVersion", ProtocolVersion}
-	if t.in.ParentRunID != "" {
-		started = append(started, "parentRunId", t.in.ParentRunID)
-	}
-	t.send("RUN_STARTED", started...)
+	t.send(&runStarted{ThreadID: t.in.ThreadID, RunID: t.in.RunID, ProtocolVersion: ProtocolVersion, ParentRunID: t.in.ParentRunID})
 	var (
 		final  any
 		done   bool
@@ -218,36 +208,26 @@ func (t *translator) run(seq iter.Seq2[graph.Event, error]) {
 	t.closeAll(interrupted, suspended)
 	if final != nil && !t.h.cfg.noSnap {
 		if msgs, ok := t.h.runner.messages(final); ok {
-			t.send("MESSAGES_SNAPSHOT", "messages", fromModel(msgs))
+			t.send(&messagesSnapshot{Messages: fromModel(msgs)})
 		}
 	}
-	finished := []any{"threadId", t.in.ThreadID, "runId", t.in.RunID}
-	if u := t.usageEntries(); len(u) > 0 {
-		finished = append(finished, "usage", u)
-	}
+	finished := &runFinished{ThreadID: t.in.ThreadID, RunID: t.in.RunID, Usage: t.usageEntries(),
+		Outcome: Outcome{Type: OutcomeSuccess}}
 	if interrupted {
 		switch {
 		case len(asks) > 0:
-			finished = append(finished, "outcome", map[string]any{"type": "interrupt", "interrupts": asks})
+			finished.Outcome = Outcome{Type: OutcomeInterrupt, Interrupts: asks}
 		case len(pending) > 0:
-			finished = append(finished, "outcome", map[string]any{"type": "success", "pendingToolCallIds": pending})
-		default:
-			finished = append(finished, "outcome", map[string]any{"type": "success"})
+			finished.Outcome.PendingToolCallIDs = pending
 		}
-	} else {
-		finished = append(finished, "outcome", map[string]any{"type": "success"})
 	}
-	t.send("RUN_FINISHED", finished...)
+	t.send(finished)
 }
 
 // fail ends the run with RUN_ERROR: the kind of failure (errorCode),
 // told as the handler tells errors (errorText).
 func (t *translator) fail(err error) {
-	kv := []any{"message", t.h.errorText(err), "code", errorCode(err)}
-	if u := t.usageEntries(); len(u) > 0 {
-		kv = append(kv, "usage", u)
-	}
-	t.send("RUN_ERROR", kv...)
+	t.send(&runError{Message: t.h.errorText(err), Code: errorCode(err), Usage: t.usageEntries()})
 }
 
 // event translates one event of the run.
@@ -269,7 +249,7 @@ func (t *translator) event(ev graph.Event) {
 			return // a subgraph's node inside the agent
 		}
 		if sc.steps[ev.Node]++; sc.steps[ev.Node] == 1 {
-			t.emit(sc, "STEP_STARTED", "stepName", ev.Node)
+			t.emit(sc, &stepStarted{StepName: ev.Node})
 		}
 	case graph.KindNodeEnd:
 		if !slices.Equal(ev.Path, sc.path) {
@@ -278,7 +258,7 @@ func (t *translator) event(ev graph.Event) {
 		if sc.steps[ev.Node] > 0 {
 			if sc.steps[ev.Node]--; sc.steps[ev.Node] == 0 {
 				delete(sc.steps, ev.Node)
-				t.emit(sc, "STEP_FINISHED", "stepName", ev.Node)
+				t.emit(sc, &stepFinished{StepName: ev.Node})
 			}
 		}
 	case nodes.KindModelStart:
@@ -338,19 +318,16 @@ func (t *translator) event(ev graph.Event) {
 		// tool, the text of a remote agent): a custom event, as the
 		// protocol has none for it.
 		if e, ok := ev.Payload.(executor.Event); ok {
-			v := map[string]any{"toolCallId": e.Call.ID, "toolName": e.Call.Name}
-			if e.Update.Message != "" {
-				v["message"] = e.Update.Message
-			}
+			v := toolProgress{ToolCallID: e.Call.ID, ToolName: e.Call.Name, Message: e.Update.Message}
 			if len(e.Update.Content) > 0 {
-				v["content"] = contentOf(e.Update.Content)
+				v.Content = contentOf(e.Update.Content)
 			}
 			if e.Update.Details != nil {
 				if b, err := json.Marshal(e.Update.Details); err == nil {
-					v["details"] = json.RawMessage(b)
+					v.Details = b
 				}
 			}
-			t.emit(sc, "CUSTOM", "name", ToolProgressEvent, "value", v)
+			t.emit(sc, &custom{Name: ToolProgressEvent, Value: v})
 		}
 	case graph.KindCustom:
 		// What nodes emit themselves (graph.EmitCustom), for the
@@ -360,7 +337,7 @@ func (t *translator) event(ev graph.Event) {
 		if b, err := json.Marshal(ev.Payload); err == nil {
 			value = json.RawMessage(b)
 		}
-		t.emit(sc, "CUSTOM", "name", ev.Name, "value", value)
+		t.emit(sc, &custom{Name: ev.Name, Value: value})
 	case graph.KindValues:
 		if sc == t.root {
 			t.last = ev.State
@@ -402,11 +379,7 @@ func (t *translator) subagent(ev graph.Event) *scope {
 	t.runIDs[ev.CallID]++
 	t.subs[ev.CallID] = sc
 	t.active = append(t.active, sc)
-	kv := []any{"subagentRunId", sc.id, "name", sc.path[len(sc.path)-1], "parentToolCallId", sc.callID}
-	if parent != t.root {
-		kv = append(kv, "parentSubagentRunId", parent.id)
-	}
-	t.send("SUBAGENT_STARTED", kv...)
+	t.emit(sc, &subagentStarted{Name: sc.path[len(sc.path)-1], ParentToolCallID: sc.callID, ParentSubagentRunID: parent.id})
 	return sc
 }
 
@@ -432,11 +405,11 @@ func (t *translator) endSubagent(sc *scope, res tool.Result) {
 			cause = errors.New(cmp.Or(strings.TrimSpace(res.Text()), "the agent failed"))
 		}
 		t.closeSubagent(sc, func() {
-			t.send("SUBAGENT_ERROR", "subagentRunId", sc.id, "message", t.h.errorText(cause))
+			t.emit(sc, &subagentError{Message: t.h.errorText(cause)})
 		}, nil)
 		return
 	}
-	t.closeSubagent(sc, func() { t.send("SUBAGENT_FINISHED", "subagentRunId", sc.id) }, nil)
+	t.closeSubagent(sc, func() { t.emit(sc, &subagentFinished{}) }, nil)
 }
 
 // closeSubagent closes the invocations sc started (as suspended when
@@ -464,14 +437,10 @@ func (t *translator) finishSuspended(sc *scope, suspended map[*scope][]string) {
 		}
 	}
 	if !waits {
-		t.send("SUBAGENT_FINISHED", "subagentRunId", sc.id)
+		t.emit(sc, &subagentFinished{})
 		return
 	}
-	outcome := map[string]any{"type": "suspended"}
-	if ids := suspended[sc]; len(ids) > 0 {
-		outcome["interruptIds"] = ids
-	}
-	t.send("SUBAGENT_FINISHED", "subagentRunId", sc.id, "outcome", outcome)
+	t.emit(sc, &subagentFinished{Outcome: &subagentOutcome{Type: OutcomeSuspended, InterruptIDs: suspended[sc]}})
 }
 
 // delta streams a chunk of a model's reply.
@@ -480,14 +449,14 @@ func (t *translator) delta(ms *modelStream, c model.Chunk) {
 		if !ms.spanOpen {
 			ms.spanOpen = true
 			ms.spans++
-			t.emit(ms.sc, "REASONING_START", "messageId", ms.spanID())
+			t.emit(ms.sc, &reasoningStart{MessageID: ms.spanID()})
 		}
 		id := ms.msgID + ":reasoning:" + strconv.Itoa(r.Index)
 		if !slices.Contains(ms.reasoning, r.Index) {
 			ms.reasoning = append(ms.reasoning, r.Index)
-			t.emit(ms.sc, "REASONING_MESSAGE_START", "messageId", id, "role", "reasoning")
+			t.emit(ms.sc, &reasoningMessageStart{MessageID: id, Role: "reasoning"})
 		}
-		t.emit(ms.sc, "REASONING_MESSAGE_CONTENT", "messageId", id, "delta", r.Text)
+		t.emit(ms.sc, &reasoningMessageContent{MessageID: id, Delta: r.Text})
 	}
 	if c.Text != "" {
 		t.endReasoning(ms)
@@ -496,14 +465,10 @@ func (t *translator) delta(ms *modelStream, c model.Chunk) {
 			if ms.sc == t.root {
 				t.known[ms.msgID] = true
 			}
-			kv := []any{"messageId", ms.msgID, "role", "assistant"}
-			if ms.name != "" {
-				kv = append(kv, "name", ms.name)
-			}
-			t.emit(ms.sc, "TEXT_MESSAGE_START", kv...)
+			t.emit(ms.sc, &textMessageStart{MessageID: ms.msgID, Role: "assistant", Name: ms.name})
 		}
 		ms.text.WriteString(c.Text)
-		t.emit(ms.sc, "TEXT_MESSAGE_CONTENT", "messageId", ms.msgID, "delta", c.Text)
+		t.emit(ms.sc, &textMessageContent{MessageID: ms.msgID, Delta: c.Text})
 	}
 	if d := c.ToolCall; d != nil {
 		t.endReasoning(ms)
@@ -525,16 +490,16 @@ func (t *translator) delta(ms *modelStream, c model.Chunk) {
 		cs.args.WriteString(d.Arguments)
 		if cs.started {
 			if d.Arguments != "" {
-				t.emit(ms.sc, "TOOL_CALL_ARGS", "toolCallId", cs.id, "delta", d.Arguments)
+				t.emit(ms.sc, &toolCallArgs{ToolCallID: cs.id, Delta: d.Arguments})
 			}
 			return
 		}
 		if cs.id != "" && cs.name != "" && !ms.sc.started[cs.id] {
 			cs.started = true
 			ms.sc.started[cs.id], ms.sc.ours[cs.id] = true, true
-			t.emit(ms.sc, "TOOL_CALL_START", "toolCallId", cs.id, "toolCallName", cs.name, "parentMessageId", ms.msgID)
+			t.emit(ms.sc, &toolCallStart{ToolCallID: cs.id, ToolCallName: cs.name, ParentMessageID: ms.msgID})
 			if cs.args.Len() > 0 {
-				t.emit(ms.sc, "TOOL_CALL_ARGS", "toolCallId", cs.id, "delta", cs.args.String())
+				t.emit(ms.sc, &toolCallArgs{ToolCallID: cs.id, Delta: cs.args.String()})
 			}
 		}
 	}
@@ -542,12 +507,12 @@ func (t *translator) delta(ms *modelStream, c model.Chunk) {
 
 func (t *translator) endReasoning(ms *modelStream) {
 	for _, i := range ms.reasoning {
-		t.emit(ms.sc, "REASONING_MESSAGE_END", "messageId", ms.msgID+":reasoning:"+strconv.Itoa(i))
+		t.emit(ms.sc, &reasoningMessageEnd{MessageID: ms.msgID + ":reasoning:" + strconv.Itoa(i)})
 	}
 	ms.reasoning = nil
 	if ms.spanOpen {
 		ms.spanOpen = false
-		t.emit(ms.sc, "REASONING_END", "messageId", ms.spanID())
+		t.emit(ms.sc, &reasoningEnd{MessageID: ms.spanID()})
 	}
 }
 
@@ -576,12 +541,12 @@ func (t *translator) endModel(ms *modelStream) {
 	t.endReasoning(ms)
 	if ms.textOpen {
 		ms.textOpen = false
-		t.emit(ms.sc, "TEXT_MESSAGE_END", "messageId", ms.msgID)
+		t.emit(ms.sc, &textMessageEnd{MessageID: ms.msgID})
 	}
 	for _, cs := range ms.order {
 		if cs.started && !cs.closed {
 			cs.closed = true
-			t.emit(ms.sc, "TOOL_CALL_END", "toolCallId", cs.id)
+			t.emit(ms.sc, &toolCallEnd{ToolCallID: cs.id})
 		}
 	}
 	if ms.shared && ms.sc == t.root {
@@ -614,7 +579,7 @@ func (t *translator) closeScope(sc *scope) {
 	}
 	clear(sc.models)
 	for _, name := range slices.Sorted(maps.Keys(sc.steps)) {
-		t.emit(sc, "STEP_FINISHED", "stepName", name)
+		t.emit(sc, &stepFinished{StepName: name})
 	}
 	clear(sc.steps)
 }
@@ -624,7 +589,7 @@ func (t *translator) closeScope(sc *scope) {
 // answers to calls of earlier runs (a question the user answered, a call
 // of the application's tools) are not streamed: the client has them, or
 // gets them in the closing MESSAGES_SNAPSHOT.
-func (t *translator) toolResult(sc *scope, call model.ToolCall, msgID string, content []model.Part, meta map[string]any) {
+func (t *translator) toolResult(sc *scope, call model.ToolCall, msgID string, content []model.Part, meta *resultMetadata) {
 	if sc.results[call.ID] || sc.started[call.ID] && !sc.ours[call.ID] {
 		return
 	}
@@ -636,11 +601,7 @@ func (t *translator) toolResult(sc *scope, call model.ToolCall, msgID string, co
 	if sc == t.root {
 		t.known[msgID] = true
 	}
-	kv := []any{"messageId", msgID, "toolCallId", call.ID, "role", "tool", "content", contentOf(content)}
-	if len(meta) > 0 {
-		kv = append(kv, "metadata", meta)
-	}
-	t.emit(sc, "TOOL_CALL_RESULT", kv...)
+	t.emit(sc, &toolCallResult{MessageID: msgID, ToolCallID: call.ID, Role: "tool", Content: contentOf(content), Metadata: meta})
 }
 
 // marshalDetails encodes a result's Details for its event's metadata.
@@ -655,13 +616,9 @@ func (t *translator) startCall(sc *scope, parent string, c model.ToolCall) {
 		return
 	}
 	sc.started[c.ID], sc.ours[c.ID] = true, true
-	kv := []any{"toolCallId", c.ID, "toolCallName", c.Name}
-	if parent != "" {
-		kv = append(kv, "parentMessageId", parent)
-	}
-	t.emit(sc, "TOOL_CALL_START", kv...)
-	t.emit(sc, "TOOL_CALL_ARGS", "toolCallId", c.ID, "delta", string(c.Arguments))
-	t.emit(sc, "TOOL_CALL_END", "toolCallId", c.ID)
+	t.emit(sc, &toolCallStart{ToolCallID: c.ID, ToolCallName: c.Name, ParentMessageID: parent})
+	t.emit(sc, &toolCallArgs{ToolCallID: c.ID, Delta: string(c.Arguments)})
+	t.emit(sc, &toolCallEnd{ToolCallID: c.ID})
 }
 
 // reconcile sends what the state holds that the stream has not shown: the
@@ -728,12 +685,12 @@ func (t *translator) reconcile(st any) {
 		if prev != nil && t.h.cfg.deltas {
 			if ops, ok := patch(prev, b); ok {
 				if len(ops) > 0 {
-					t.send("STATE_DELTA", "delta", ops)
+					t.send(&stateDelta{Delta: ops})
 				}
 				return
 			}
 		}
-		t.send("STATE_SNAPSHOT", "snapshot", json.RawMessage(b))
+		t.send(&stateSnapshot{Snapshot: b})
 	}
 }
 
@@ -777,13 +734,9 @@ func (t *translator) complete(ms *modelStream, m model.Message) {
 			t.textMessage(ms.msgID, "assistant", ms.name, text)
 		}
 	case len(text) > len(sent) && strings.HasPrefix(text, sent):
-		kv := []any{"messageId", ms.msgID, "role", "assistant"}
-		if ms.name != "" {
-			kv = append(kv, "name", ms.name)
-		}
-		t.send("TEXT_MESSAGE_START", kv...)
-		t.send("TEXT_MESSAGE_CONTENT", "messageId", ms.msgID, "delta", text[len(sent):])
-		t.send("TEXT_MESSAGE_END", "messageId", ms.msgID)
+		t.send(&textMessageStart{MessageID: ms.msgID, Role: "assistant", Name: ms.name})
+		t.send(&textMessageContent{MessageID: ms.msgID, Delta: text[len(sent):]})
+		t.send(&textMessageEnd{MessageID: ms.msgID})
 	}
 	streamed := map[string]*callStream{}
 	for _, cs := range ms.order {
@@ -799,9 +752,9 @@ func (t *translator) complete(ms *modelStream, m model.Message) {
 		}
 		args, sent := string(c.Arguments), cs.args.String()
 		if len(args) > len(sent) && strings.HasPrefix(args, sent) {
-			t.send("TOOL_CALL_START", "toolCallId", cs.id, "toolCallName", cs.name, "parentMessageId", ms.msgID)
-			t.send("TOOL_CALL_ARGS", "toolCallId", cs.id, "delta", args[len(sent):])
-			t.send("TOOL_CALL_END", "toolCallId", cs.id)
+			t.send(&toolCallStart{ToolCallID: cs.id, ToolCallName: cs.name, ParentMessageID: ms.msgID})
+			t.send(&toolCallArgs{ToolCallID: cs.id, Delta: args[len(sent):]})
+			t.send(&toolCallEnd{ToolCallID: cs.id})
 		}
 	}
 }
@@ -820,13 +773,9 @@ func callName(msgs []model.Message, id string) string {
 
 // textMessage sends a whole message as one triad.
 func (t *translator) textMessage(id, role, name, text string) {
-	kv := []any{"messageId", id, "role", role}
-	if name != "" {
-		kv = append(kv, "name", name)
-	}
-	t.send("TEXT_MESSAGE_START", kv...)
-	t.send("TEXT_MESSAGE_CONTENT", "messageId", id, "delta", text)
-	t.send("TEXT_MESSAGE_END", "messageId", id)
+	t.send(&textMessageStart{MessageID: id, Role: role, Name: name})
+	t.send(&textMessageContent{MessageID: id, Delta: text})
+	t.send(&textMessageEnd{MessageID: id})
 }
 
 func (t *translator) addUsage(call nodes.ModelCall) {
@@ -846,27 +795,13 @@ func (t *translator) addUsage(call nodes.ModelCall) {
 
 // usageEntries returns the run's token usage, one entry per provider and
 // model, with the counts the providers reported.
-func (t *translator) usageEntries() []map[string]any {
-	var out []map[string]any
+func (t *translator) usageEntries() []usageEntry {
+	var out []usageEntry
 	for _, key := range t.uorder {
 		u := t.usage[key]
-		e := map[string]any{}
-		if key[0] != "" {
-			e["provider"] = key[0]
-		}
-		if key[1] != "" {
-			e["model"] = key[1]
-		}
-		if u.InputTokens > 0 {
-			e["inputTokens"] = u.InputTokens
-		}
-		if u.OutputTokens > 0 {
-			e["outputTokens"] = u.OutputTokens
-		}
-		if u.InputTokens > 0 || u.OutputTokens > 0 {
-			e["totalTokens"] = u.InputTokens + u.OutputTokens
-		}
-		out = append(out, e)
+		out = append(out, usageEntry{Provider: key[0], Model: key[1],
+			InputTokens: max(u.InputTokens, 0), OutputTokens: max(u.OutputTokens, 0),
+			TotalTokens: max(u.InputTokens, 0) + max(u.OutputTokens, 0)})
 	}
 	return out
 }

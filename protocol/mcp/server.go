@@ -88,7 +88,11 @@ func WithInvokeOptions(opts ...tool.InvokeOption) ServerOption {
 
 // WithPolicy sets a permission policy consulted (after each tool's own
 // checker, see tool.Authorize) before every call; a call it does not allow
-// gets the structured denied result instead of running.
+// gets the structured denied result instead of running. Both judge the
+// arguments the tool runs with (see tool.Invoker.Prepare), not the ones
+// the client sent: a policy sees an object a client sent as a JSON string
+// as the object, and the arguments a PrepareArguments hook rewrote as
+// rewritten.
 func WithPolicy(p tool.Policy) ServerOption {
 	return func(c *serverConfig) { c.policy = p }
 }
@@ -418,15 +422,25 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 			// No arguments, or null: a call without arguments.
 			call.Arguments = json.RawMessage(`{}`)
 		}
-		// The tool's own checker and the server's policy, in that order;
-		// without a policy, Invoke consults the checker itself.
+		// The tool's own checker and the server's policy, in that order,
+		// judge the arguments the tool runs with: those the invoker makes
+		// of the received ones (JSON repair when it repairs, the tool's
+		// PrepareArguments hook, coercion toward its schema), which the
+		// tool is then invoked with, in the frame that records them as
+		// final and authorized. Without a policy, Invoke prepares the
+		// arguments and consults the checker itself.
 		var frame *tool.Frame
 		if s.policy != nil {
-			if denied, ok := tool.Authorize(ctx, t, call, s.policy); !ok {
+			frame = new(tool.Frame)
+			prepared, res, ok := s.invoker.Prepare(frame, t, call)
+			if !ok {
+				return CallToolResult(res), nil // arguments the tool would refuse: it does not run
+			}
+			if denied, ok := tool.Authorize(ctx, t, prepared, s.policy); !ok {
 				return CallToolResult(denied), nil
 			}
-			frame = new(tool.Frame)
-			frame.MarkAuthorized(t, call)
+			frame.MarkAuthorized(t, prepared)
+			call = prepared
 		}
 		var opts []tool.InvokeOption
 		if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {

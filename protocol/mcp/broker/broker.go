@@ -153,7 +153,8 @@ func WithErrorHandler(fn func(ctx context.Context, t Target, err error) error) O
 
 // WithPolicy sets a permission policy that mcp_call_tool consults for the
 // remote tool right before it calls it, on every attempt: the policy sees
-// the remote tool, a call with the remote tool's name and arguments, and the
+// the remote tool, a call with the remote tool's name and the arguments it
+// will be sent (validated and coerced toward its schema), and the
 // remote tool's metadata (mapped from its MCP hints), so a rule such as "ask
 // before destructive tools" holds for brokered tools too, in any executor.
 // The tool's own checker, if the remote tool has one, is consulted first,
@@ -578,14 +579,29 @@ func (b *Broker) buildTools() []tool.Tool {
 				return *fail, nil
 			}
 			call := model.ToolCall{ID: tool.CallID(ctx), Name: in.Tool, Arguments: innerArguments(in.Arguments)}
+			var (
+				iv    tool.Invoker
+				frame *tool.Frame
+			)
 			if b.policy != nil {
 				// The policy judges the remote tool that is about to run,
-				// on every attempt: nothing before this point knows it.
-				if denied, ok := tool.Authorize(ctx, t, call, b.policy); !ok {
+				// on every attempt: nothing before this point knows it. It
+				// judges the arguments the tool runs with (coerced toward
+				// the remote tool's schema), which the tool is then
+				// invoked with, in the frame that records them as final
+				// and authorized.
+				frame = new(tool.Frame)
+				prepared, res, ok := iv.Prepare(frame, t, call)
+				if !ok {
+					return res, nil // arguments the remote tool would refuse: nothing is sent
+				}
+				if denied, ok := tool.Authorize(ctx, t, prepared, b.policy); !ok {
 					return denied, nil
 				}
+				frame.MarkAuthorized(t, prepared)
+				call = prepared
 			}
-			r := tool.Invoke(ctx, t, call)
+			r := iv.InvokeFrame(ctx, frame, t, call)
 			// The server's failures, not the arguments the broker refused
 			// before sending them.
 			if r.IsError && r.Err != nil && r.ErrorCode != tool.CodeInvalidArguments {
