@@ -143,7 +143,7 @@ func (c *Client) fetchCard(ctx context.Context) (*Card, endpoint, error) {
 	var card Card
 	if err := json.Unmarshal(body, &card); err != nil {
 		ct := resp.Header.Get("Content-Type")
-		return nil, endpoint{}, fmt.Errorf("%w: %s is not a JSON agent card (Content-Type %q, %v): %s", ErrInvalidCard, where, ct, err, snippet(body))
+		return nil, endpoint{}, fmt.Errorf("%w: %s is not a JSON agent card (Content-Type %q, %w): %s", ErrInvalidCard, where, ct, err, snippet(body))
 	}
 	if err := card.check(); err != nil {
 		return nil, endpoint{}, fmt.Errorf("%w (%s)", err, where)

@@ -65,7 +65,7 @@ func decodeResponse(method string, body []byte) (json.RawMessage, error) {
 func decodeResponseTo(method string, id int64, body []byte) (json.RawMessage, error) {
 	var resp rpcResponse
 	if err := json.Unmarshal(body, &resp); err != nil {
-		return nil, fmt.Errorf("%w: %s: the answer is not a JSON-RPC response (%v): %s", ErrInvalidResponse, method, err, snippet(body))
+		return nil, fmt.Errorf("%w: %s: the answer is not a JSON-RPC response (%w): %s", ErrInvalidResponse, method, err, snippet(body))
 	}
 	if id != 0 && !sameID(resp.ID, id, resp.Error != nil) {
 		return nil, fmt.Errorf("%w: %s: the JSON-RPC response has id %.40s, not the request's %d", ErrInvalidResponse, method, string(resp.ID), id)
@@ -106,7 +106,7 @@ func sameID(raw json.RawMessage, id int64, isError bool) bool {
 func decodeEvent(method string, result json.RawMessage) (Event, error) {
 	var ev Event
 	if err := json.Unmarshal(result, &ev); err != nil {
-		return Event{}, fmt.Errorf("%w: %s: unreadable result (%v): %s", ErrInvalidResponse, method, err, snippet(result))
+		return Event{}, fmt.Errorf("%w: %s: unreadable result (%w): %s", ErrInvalidResponse, method, err, snippet(result))
 	}
 	switch {
 	case ev.Task != nil && ev.Task.ID == "":

@@ -123,7 +123,11 @@ type clientConfig struct {
 	problems   []string
 }
 
-// WithHTTPClient sets the HTTP client (http.DefaultClient by default).
+// WithHTTPClient sets the HTTP client. By default the client connects with
+// http.DefaultTransport's settings and gives up on a server that has not
+// begun its answer within DefaultHeaderTimeout (an AG-UI server answers
+// with its stream's headers at once); the stream itself is bounded by
+// WithIdleTimeout and WithMaxStreamBytes, not by a total time.
 func WithHTTPClient(hc *http.Client) ClientOption { return func(c *clientConfig) { c.hc = hc } }
 
 // WithHeader adds a header to every request, for example credentials.
@@ -200,10 +204,25 @@ type remoteThread struct {
 	interrupts []Interrupt
 }
 
+// DefaultHeaderTimeout is how long the default HTTP client waits for a
+// server to begin its answer.
+const DefaultHeaderTimeout = 30 * time.Second
+
+func defaultHTTPClient() *http.Client {
+	var t *http.Transport
+	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = dt.Clone()
+	} else {
+		t = &http.Transport{Proxy: http.ProxyFromEnvironment, TLSHandshakeTimeout: 10 * time.Second}
+	}
+	t.ResponseHeaderTimeout = DefaultHeaderTimeout
+	return &http.Client{Transport: t}
+}
+
 // NewClient returns a client of the agent at endpoint, the URL runs are
 // POSTed to.
 func NewClient(endpoint string, opts ...ClientOption) (*Client, error) {
-	cfg := clientConfig{hc: http.DefaultClient, headers: http.Header{}, maxEvent: DefaultMaxEventBytes,
+	cfg := clientConfig{hc: defaultHTTPClient(), headers: http.Header{}, maxEvent: DefaultMaxEventBytes,
 		idle: DefaultIdleTimeout, maxStream: DefaultMaxStreamBytes, maxThreads: DefaultMaxThreads}
 	for _, o := range opts {
 		if o != nil {

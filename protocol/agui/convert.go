@@ -173,7 +173,7 @@ func modelParts(raw json.RawMessage) ([]model.Part, error) {
 		case p.Source.Type == "data" && (p.Type == "image" || p.Type == "document" && isText(p.Source.MIMEType)):
 			data, err := base64.StdEncoding.DecodeString(p.Source.Value)
 			if err != nil {
-				return nil, fmt.Errorf("content part %d: the data is not base64: %v", i, err)
+				return nil, fmt.Errorf("content part %d: the data is not base64: %w", i, err)
 			}
 			if p.Type == "image" {
 				out = append(out, model.ImagePart(p.Source.MIMEType, data))

@@ -233,20 +233,20 @@ func (r *Runtime) Compile(ctx context.Context, wasm []byte) (*Module, error) {
 		return nil, fmt.Errorf("%w: the bytes are not a WebAssembly binary module (it starts with the bytes 00 61 73 6d, \"\\0asm\")", ErrInvalidModule)
 	}
 	if err := precheck(wasm); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidModule, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidModule, err)
 	}
 	// From here on wasm is the module with its tables bounded: what
 	// wazero compiles (and the compilation cache keys on).
 	wasm, err := limitTables(wasm)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidModule, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidModule, err)
 	}
 	cm, err := r.compile(ctx, wasm)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("wasm: compile: %w", context.Cause(ctx))
 		}
-		return nil, fmt.Errorf("%w: %v", ErrInvalidModule, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidModule, err)
 	}
 	if err := r.check(cm); err != nil {
 		_ = cm.Close(ctx)
