@@ -16,10 +16,10 @@ import (
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/scripted"
 	"github.com/trellis-go/trellis/nodes"
+	"github.com/trellis-go/trellis/protocol/a2a"
 	"github.com/trellis-go/trellis/runs"
 	runsqlite "github.com/trellis-go/trellis/runs/sqlite"
 	"github.com/trellis-go/trellis/tool"
-	"github.com/trellis-go/trellis/protocol/a2a"
 )
 
 // replicas serves one agent from two servers on one runs database: the
