@@ -137,8 +137,7 @@ func (d *driver) Scan(ctx context.Context, o engine.ScanOptions, now time.Time, 
 		}
 	}
 	d.mu.RUnlock()
-	for _, r := range rows {
-		r.Value = slices.Clone(r.Value)
+	for _, r := range rows { // values are never changed in place: the engine copies what it returns
 		if err := fn(r); err != nil {
 			return err
 		}

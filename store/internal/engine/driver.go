@@ -60,7 +60,8 @@ type Driver interface {
 	// live row's plus one, or 1; CreatedAt is kept from a live row.
 	Apply(ctx context.Context, ws []Write, now time.Time) ([]Row, error)
 	// Scan calls fn for each live row that o selects, in no set order,
-	// until fn returns an error, which Scan returns.
+	// until fn returns an error, which Scan returns. fn must not change
+	// the rows' values or vectors, which may be the driver's own.
 	Scan(ctx context.Context, o ScanOptions, now time.Time, fn func(Row) error) error
 	// Namespaces returns the encoded namespaces under prefix that hold a
 	// live row, each once.

@@ -218,7 +218,7 @@ func toItem(r Row, ns []string) store.Item {
 	return store.Item{
 		Namespace: slices.Clone(ns),
 		Key:       r.Key,
-		Value:     r.Value,
+		Value:     slices.Clone(r.Value),
 		Version:   r.Version,
 		CreatedAt: r.CreatedAt,
 		UpdatedAt: r.UpdatedAt,
