@@ -301,4 +301,3 @@ func (d *Driver) Close() error {
 	}
 	return nil
 }
-
