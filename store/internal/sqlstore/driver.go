@@ -190,30 +190,23 @@ func (d *Driver) Apply(ctx context.Context, ws []engine.Write, now time.Time) (r
 		if !w.ExpiresAt.IsZero() {
 			exp = sql.NullInt64{Int64: micros(w.ExpiresAt), Valid: true}
 		}
-		if _, err := tx.ExecContext(ctx, d.t.expand(`INSERT INTO {items} (`+columns+`, vector)
+		// RETURNING gives the value as the database keeps it (JSONB's
+		// normal form in Postgres), as Get will.
+		var stored []byte
+		if err := tx.QueryRowContext(ctx, d.t.expand(`INSERT INTO {items} (`+columns+`, vector)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 			ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, version = excluded.version,
 				created_at = excluded.created_at, updated_at = excluded.updated_at,
-				expires_at = excluded.expires_at, seq = excluded.seq, vector = excluded.vector`),
-			w.NS, w.Key, string(w.Value), have+1, created, nowUS, exp, seq, encodeVector(w.Vector)); err != nil {
+				expires_at = excluded.expires_at, seq = excluded.seq, vector = excluded.vector
+			RETURNING value`),
+			w.NS, w.Key, string(w.Value), have+1, created, nowUS, exp, seq, encodeVector(w.Vector)).Scan(&stored); err != nil {
 			return nil, err
 		}
-		rows[i] = engine.Row{NS: w.NS, Key: w.Key, Value: w.Value, Version: have + 1,
+		rows[i] = engine.Row{NS: w.NS, Key: w.Key, Value: stored, Version: have + 1,
 			CreatedAt: fromMicros(created), UpdatedAt: now, ExpiresAt: w.ExpiresAt, Seq: seq}
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, err
-	}
-	if d.t.dialect == Postgres {
-		// JSONB keeps its own form of the value; return that, as Get will.
-		for i, w := range ws {
-			if w.Value != nil {
-				r, ok, err := d.Get(ctx, w.NS, w.Key, now)
-				if err == nil && ok && r.Seq == rows[i].Seq {
-					rows[i].Value = r.Value
-				}
-			}
-		}
 	}
 	return rows, nil
 }
