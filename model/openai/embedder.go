@@ -4,11 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	oai "github.com/openai/openai-go/v3"
 
 	"github.com/trellis-go/trellis/model"
 )
+
+// DefaultEmbedTimeout bounds one embeddings request unless
+// WithEmbedTimeout says otherwise; a request that runs out of it is tried
+// again like other transient failures.
+const DefaultEmbedTimeout = time.Minute
 
 // DefaultEmbedBatch is the most texts an Embedder sends in one request
 // unless WithEmbedBatch says otherwise (the API accepts up to 2048).
@@ -18,11 +24,12 @@ const DefaultEmbedBatch = 256
 // or any server that speaks it (Ollama, vLLM, text-embeddings-inference).
 // It is safe for concurrent use.
 type Embedder struct {
-	name   string
-	client oai.Client
-	retry  model.Retry
-	dims   int
-	batch  int
+	name    string
+	client  oai.Client
+	retry   model.Retry
+	dims    int
+	batch   int
+	timeout time.Duration
 }
 
 var _ model.Embedder = (*Embedder)(nil)
@@ -47,7 +54,11 @@ func NewEmbedder(name string, opts ...Option) (*Embedder, error) {
 	if batch == 0 {
 		batch = DefaultEmbedBatch
 	}
-	return &Embedder{name: name, client: oai.NewClient(ro...), retry: c.retry, dims: c.dimensions, batch: batch}, nil
+	timeout := c.embedTimeout
+	if timeout == 0 {
+		timeout = DefaultEmbedTimeout
+	}
+	return &Embedder{name: name, client: oai.NewClient(ro...), retry: c.retry, dims: c.dimensions, batch: batch, timeout: timeout}, nil
 }
 
 // WithDimensions asks an embedding model for vectors of n dimensions
@@ -75,6 +86,18 @@ func WithEmbedBatch(n int) Option {
 	}
 }
 
+// WithEmbedTimeout bounds each request of an Embedder (DefaultEmbedTimeout
+// unless set).
+func WithEmbedTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			c.errs = append(c.errs, fmt.Errorf("WithEmbedTimeout: %v is not positive", d))
+			return
+		}
+		c.embedTimeout = d
+	}
+}
+
 // Dimensions returns the dimensions set with WithDimensions, or 0: the
 // model's own, known after the first call.
 func (e *Embedder) Dimensions() int { return e.dims }
@@ -96,6 +119,8 @@ func (e *Embedder) embedBatch(ctx context.Context, texts []string) ([][]float32,
 	}
 	var resp *oai.CreateEmbeddingResponse
 	err := e.retry.Do(ctx, func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, e.timeout)
+		defer cancel()
 		r, err := e.client.Embeddings.New(ctx, params)
 		if err != nil {
 			return convertError(err)

@@ -1,12 +1,14 @@
 package openai_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -121,4 +123,17 @@ func TestNewEmbedderRejectsBadOptions(t *testing.T) {
 	assert.Error(t, err)
 	_, err = openai.NewEmbedder("m", openai.WithEmbedBatch(-1))
 	assert.Error(t, err)
+}
+
+func TestEmbedderGivesUpOnASilentServerAfterItsTimeout(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	s := newServer(t, func(w http.ResponseWriter, _ int) { <-release })
+	e, _ := newEmbedder(t, s, openai.WithEmbedTimeout(50*time.Millisecond), openai.WithMaxRetries(1))
+	start := time.Now()
+	_, err := e.Embed(t.Context(), []string{"x"})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 10*time.Second)
+	assert.Len(t, s.Received(), 2, "the timed-out attempt was tried again")
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -52,6 +53,7 @@ type config struct {
 	streamLimits    model.StreamLimits
 	dimensions      int // embedders only
 	embedBatch      int // embedders only
+	embedTimeout    time.Duration
 	errs            []error
 }
 
