@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/trellis-go/trellis/state"
+	"github.com/trellis-go/trellis/store"
 )
 
 // Graph is a compiled, frozen graph. It is safe for concurrent runs; with a
@@ -29,6 +30,7 @@ type Graph[S any] struct {
 	saver      state.Saver
 	ser        state.Serializer
 	durability Durability
+	store      store.Store
 	before     map[int]bool // static interrupts
 	after      map[int]bool
 	tp         trace.TracerProvider
@@ -73,6 +75,7 @@ type CompileOption func(*compileOptions)
 type compileOptions struct {
 	maxSteps   int
 	saver      state.Saver
+	store      store.Store
 	ser        state.Serializer
 	durability Durability
 	before     []string
@@ -86,6 +89,15 @@ type compileOptions struct {
 // checkpoint through their parent's saver.
 func WithCheckpointer(saver state.Saver) CompileOption {
 	return func(o *compileOptions) { o.saver = saver }
+}
+
+// WithStore gives every run of the graph a long-term store: its nodes, and
+// the tools they call, find it with store.FromContext(ctx) (the runs of
+// its subgraphs too, unless they were compiled with a store of their own).
+// Where the checkpointer keeps one thread's state, the store keeps what
+// every thread may read: memories, profiles, documents.
+func WithStore(s store.Store) CompileOption {
+	return func(o *compileOptions) { o.store = s }
 }
 
 // WithSerializer sets how checkpoints are encoded (state.JSON() unless set;
@@ -140,7 +152,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	}
 
 	g := &Graph[S]{name: b.name, byName: make(map[string]int, len(b.nodes)), maxSteps: o.maxSteps, running: new(sync.Map),
-		saver: o.saver, ser: o.ser, durability: o.durability, tp: o.tp, mp: o.mp}
+		saver: o.saver, ser: o.ser, durability: o.durability, store: o.store, tp: o.tp, mp: o.mp}
 	if o.durability < DurabilitySync || o.durability > DurabilityExit {
 		addf("unknown durability mode %v", o.durability)
 	}

@@ -5,7 +5,12 @@ import (
 	"fmt"
 
 	"github.com/trellis-go/trellis/state"
+	"github.com/trellis-go/trellis/store"
 )
+
+// Store returns the store the graph was compiled with (WithStore), nil for
+// a graph without one.
+func (g *Graph[S]) Store() store.Store { return g.store }
 
 // Checkpointer returns the saver the graph was compiled with
 // (WithCheckpointer), nil for a graph without one.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/trellis-go/trellis/internal/pause"
 	"github.com/trellis-go/trellis/state"
+	"github.com/trellis-go/trellis/store"
 )
 
 // runMeta is what a node's context knows about the run it belongs to.
@@ -492,6 +493,9 @@ func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *em
 	r.tasks, r.next, r.prev = r.bufs[0][:0], r.bufs[1][:0], r.bufs[2][:0]
 	if cfg.stepLimit > 0 {
 		r.limit = cfg.stepLimit
+	}
+	if g.store != nil {
+		ctx = store.NewContext(ctx, g.store)
 	}
 	r.ctx.Context = ctx
 	m := &r.ctx.meta

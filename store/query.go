@@ -118,6 +118,23 @@ func CompileFilter(conds []Cond) (*Filter, error) {
 	return f, nil
 }
 
+// Equalities returns the filter's equality conditions, their values
+// decoded as encoding/json decodes into an any (nil, bool, float64,
+// string, []any, map[string]any). SQL backends narrow their scans with
+// them; Match still decides.
+func (f *Filter) Equalities() []Cond {
+	if f == nil {
+		return nil
+	}
+	var out []Cond
+	for _, c := range f.conds {
+		if c.op == OpEq {
+			out = append(out, Cond{Path: strings.Join(c.path, "."), Op: OpEq, Value: c.want})
+		}
+	}
+	return out
+}
+
 // Empty reports whether the filter has no condition.
 func (f *Filter) Empty() bool { return f == nil || len(f.conds) == 0 }
 

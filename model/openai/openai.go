@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -50,6 +51,9 @@ type config struct {
 	effort          string
 	requestOptions  []option.RequestOption
 	streamLimits    model.StreamLimits
+	dimensions      int // embedders only
+	embedBatch      int // embedders only
+	embedTimeout    time.Duration
 	errs            []error
 }
 
@@ -190,6 +194,24 @@ func New(name string, opts ...Option) (*Model, error) {
 	for _, o := range opts {
 		o(&c)
 	}
+	ro, err := clientOptions(&c)
+	if err != nil {
+		return nil, err
+	}
+	sl := c.streamLimits.WithDefaults()
+	return &Model{
+		limits:          streamlimit.Limits{Idle: sl.IdleTimeout, MaxEvent: sl.MaxEventBytes, MaxTotal: sl.MaxBytes},
+		name:            name,
+		client:          oai.NewClient(ro...),
+		retry:           c.retry,
+		settings:        c.settings,
+		legacyMaxTokens: c.legacyMaxTokens,
+		effort:          c.effort,
+	}, nil
+}
+
+// clientOptions turns c into the openai-go client's options.
+func clientOptions(c *config) ([]option.RequestOption, error) {
 	if len(c.errs) > 0 {
 		return nil, fmt.Errorf("openai: %w", errors.Join(c.errs...))
 	}
@@ -226,16 +248,7 @@ func New(name string, opts ...Option) (*Model, error) {
 		ro = append(ro, option.WithHeader(h[0], h[1]))
 	}
 	ro = append(ro, c.requestOptions...)
-	sl := c.streamLimits.WithDefaults()
-	return &Model{
-		limits:          streamlimit.Limits{Idle: sl.IdleTimeout, MaxEvent: sl.MaxEventBytes, MaxTotal: sl.MaxBytes},
-		name:            name,
-		client:          oai.NewClient(ro...),
-		retry:           c.retry,
-		settings:        c.settings,
-		legacyMaxTokens: c.legacyMaxTokens,
-		effort:          c.effort,
-	}, nil
+	return ro, nil
 }
 
 // Info describes the model: provider "openai", its name, and native

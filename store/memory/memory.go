@@ -119,27 +119,27 @@ func (d *driver) Scan(ctx context.Context, o engine.ScanOptions, now time.Time, 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// Rows are never changed in place (a write stores a new one): collect
+	// pointers under the lock and copy each row as it is handed out.
 	d.mu.RLock()
-	var rows []engine.Row
+	var rows []*engine.Row
 	for ns, m := range d.rows {
 		if !under(ns, o.Prefix) {
 			continue
 		}
 		for _, r := range m {
-			if !live(r, now) || r.Seq <= o.AfterSeq || (o.Embedded && len(r.Vector) == 0) {
-				continue
+			if live(r, now) && r.Seq > o.AfterSeq && (!o.Embedded || len(r.Vector) > 0) {
+				rows = append(rows, r)
 			}
-			c := *r // values are never changed in place: share them
-			if !o.Vectors {
-				c.Vector = nil
-			}
-			rows = append(rows, c)
 		}
 	}
 	d.mu.RUnlock()
 	for _, r := range rows {
-		r.Value = slices.Clone(r.Value)
-		if err := fn(r); err != nil {
+		c := *r
+		if !o.Vectors {
+			c.Vector = nil
+		}
+		if err := fn(c); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"database/sql"
 	"path/filepath"
 	"testing"
 
@@ -54,5 +55,37 @@ func TestOpenRejectsBadPaths(t *testing.T) {
 	_, err := sqlite.Open("")
 	assert.Error(t, err)
 	_, err = sqlite.Open("a.db?x=1")
+	assert.Error(t, err)
+}
+
+func TestANewerSchemaIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.db")
+	s, err := sqlite.Open(path)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	db, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	_, err = db.ExecContext(t.Context(), `INSERT INTO trellis_store_migrations (version, applied_at) VALUES (99, 0)`)
+	require.NoError(t, err)
+
+	_, err = sqlite.New(t.Context(), db)
+	require.ErrorContains(t, err, "newer than this program supports")
+	require.NoError(t, db.Close())
+}
+
+func TestStoresWithOtherTablePrefixesShareAFileApart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "store.db")
+	a, err := sqlite.Open(path)
+	require.NoError(t, err)
+	defer a.Close()
+	b, err := sqlite.Open(path, store.WithTablePrefix("other_"))
+	require.NoError(t, err)
+	defer b.Close()
+	_, err = a.Put(t.Context(), []string{"n"}, "k", []byte(`{}`))
+	require.NoError(t, err)
+	_, err = b.Get(t.Context(), []string{"n"}, "k")
+	assert.ErrorIs(t, err, store.ErrNotFound)
+	_, err = sqlite.Open(path, store.WithTablePrefix("bad-prefix"))
 	assert.Error(t, err)
 }

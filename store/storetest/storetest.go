@@ -350,6 +350,7 @@ func testFilter(t *testing.T, newStore NewStore) {
 		"c": map[string]any{"kind": "fact", "score": 9.5, "tag": "gamma", "list": []any{1, 2}},
 		"d": map[string]any{"kind": "fact", "score": "high"},
 		"e": map[string]any{"other": true},
+		"g": map[string]any{`q"uote`: "x", "kind": "odd", "meta": map[string]any{"lang": "en", "extra": 1}},
 	}
 	for k, v := range docs {
 		_, err := s.Put(ctx, ns("f"), k, obj(t, v))
@@ -363,7 +364,7 @@ func testFilter(t *testing.T, newStore NewStore) {
 		"eq number":     {[]store.Cond{store.Eq("score", 5)}, []string{"b"}},
 		"eq bool":       {[]store.Cond{store.Eq("other", true)}, []string{"e"}},
 		"eq array":      {[]store.Cond{store.Eq("list", []int{1, 2})}, []string{"c"}},
-		"ne":            {[]store.Cond{store.Ne("kind", "note")}, []string{"c", "d", "e"}},
+		"ne":            {[]store.Cond{store.Ne("kind", "note")}, []string{"c", "d", "e", "g"}},
 		"gt number":     {[]store.Cond{store.Gt("score", 1)}, []string{"b", "c"}},
 		"gte number":    {[]store.Cond{store.Gte("score", 5)}, []string{"b", "c"}},
 		"lt number":     {[]store.Cond{store.Lt("score", 5)}, []string{"a"}},
@@ -371,8 +372,13 @@ func testFilter(t *testing.T, newStore NewStore) {
 		"range":         {[]store.Cond{store.Gt("score", 0), store.Lt("score", 9)}, []string{"a", "b"}},
 		"string range":  {[]store.Cond{store.Gte("tag", "b")}, []string{"b", "c"}},
 		"nested":        {[]store.Cond{store.Eq("meta.lang", "fr")}, []string{"b"}},
+		"nested en":     {[]store.Cond{store.Eq("meta.lang", "en")}, []string{"a", "g"}},
 		"nested absent": {[]store.Cond{store.Eq("meta.lang", "de")}, nil},
 		"and":           {[]store.Cond{store.Eq("kind", "fact"), store.Eq("score", "high")}, []string{"d"}},
+		"int as float":  {[]store.Cond{store.Eq("score", 5.0)}, []string{"b"}},
+		"quoted key":    {[]store.Cond{store.Eq(`q"uote`, "x")}, []string{"g"}},
+		"nested object": {[]store.Cond{store.Eq("meta", map[string]any{"lang": "en"})}, []string{"a"}},
+		"eq with range": {[]store.Cond{store.Eq("kind", "note"), store.Gt("score", 2)}, []string{"b"}},
 	} {
 		items, err := s.Search(ctx, ns("f"), store.Query{Filter: tc.conds})
 		require.NoError(t, err, name)

@@ -77,4 +77,13 @@
 // that is cut short, is not JSON or holds documents the knowledge base
 // would refuse is an error matching ErrCorrupt, and the knowledge base
 // keeps what it had.
+//
+// # Durable and shared: on a store.Store
+//
+// WithStore(st) writes every document through to a long-term store
+// (package store; store/sqlite, store/postgres) as well as indexing it in
+// the process: the corpus outlives the process, and every process on the
+// same store searches the same documents. Sync reads what other processes
+// added, changed or removed (Search does so by itself at most every
+// SyncInterval); Remove deletes from the store too.
 package knowledge

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/trellis-go/trellis/internal/lexrank"
+	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -159,6 +160,8 @@ type config struct {
 	maxPerDocument int
 	merge          bool
 	embed          Embedder
+	store          store.Store // WithStore
+	namespace      []string
 	problems       []string
 }
 
@@ -253,6 +256,7 @@ type KB struct {
 	terms    int                            // how many terms all chunks have
 	dim      int                            // the length of the vectors, with an embedder
 	version  uint64                         // changes with every change of documents
+	durable  durableState                   // with WithStore
 }
 
 var _ tool.Retriever = (*KB)(nil)
@@ -310,7 +314,8 @@ func New(opts ...Option) (*KB, error) {
 	if len(c.problems) > 0 {
 		return nil, fmt.Errorf("knowledge: invalid options: %s", strings.Join(c.problems, "; "))
 	}
-	return &KB{cfg: c, docs: map[string]*document{}, postings: map[string]map[*chunk]struct{}{}}, nil
+	return &KB{cfg: c, docs: map[string]*document{}, postings: map[string]map[*chunk]struct{}{},
+		durable: durableState{versions: map[string]int64{}}}, nil
 }
 
 // AddDocument adds d, cut into chunks, replacing the document with its ID
@@ -337,12 +342,27 @@ func (kb *KB) AddDocument(ctx context.Context, d Doc) error {
 	if err := kb.embedChunks(ctx, doc.chunks); err != nil {
 		return err
 	}
+	kb.mu.RLock()
+	err = kb.checkDim(doc.chunks, kb.docs[doc.doc.ID])
+	kb.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	var version int64
+	if kb.cfg.store != nil {
+		if version, err = kb.storeDocument(ctx, doc); err != nil {
+			return err
+		}
+	}
 	kb.mu.Lock()
 	defer kb.mu.Unlock()
 	if err := kb.checkDim(doc.chunks, kb.docs[doc.doc.ID]); err != nil {
 		return err
 	}
 	kb.insert(doc)
+	if kb.cfg.store != nil {
+		kb.durable.versions[doc.doc.ID] = version
+	}
 	return nil
 }
 
@@ -538,7 +558,9 @@ func (kb *KB) remove(doc *document) {
 }
 
 // Delete removes the document with the given ID and its chunks. An ID no
-// document has is an error that matches ErrNotFound.
+// document has is an error that matches ErrNotFound. A knowledge base on
+// a store (WithStore) removes it from the store with Remove, which takes a
+// context; Delete removes it from the process only.
 func (kb *KB) Delete(id string) error {
 	kb.mu.Lock()
 	defer kb.mu.Unlock()

@@ -150,6 +150,9 @@ func (kb *KB) Search(ctx context.Context, q Query) ([]Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := kb.syncIfDue(ctx); err != nil {
+		return nil, err
+	}
 	sources, err := newSourceMatcher(q.Sources)
 	if err != nil {
 		return nil, err

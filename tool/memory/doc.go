@@ -61,9 +61,23 @@
 // to the model, which can save a shorter memory. The number of scopes is
 // not bounded; a scope whose last entry is deleted is dropped.
 //
+// # Durable and shared: on a store.Store
+//
+// WithStore(st) keeps the entries in a long-term store (package store)
+// instead: store/sqlite for one machine, store/postgres for replicas that
+// share what they remember. Each scope is a namespace of st ("trellis",
+// "memory", "scope:"+scope; WithNamespace changes the first labels), each
+// entry an item keyed by its ID, so the entries outlive the process and
+// every replica sees every other's. Scopes, limits, validation, the tools
+// and the lexical ranking work as in memory; when st has an embedder
+// (store.WithEmbedder) Retrieve ranks by meaning through st's search.
+// WithRunStore takes the store from the run instead (graph.WithStore), so
+// one memory.Store serves graphs with different stores. Save and Load
+// have nothing to do there and return ErrDurable.
+//
 // # Persistence
 //
-// The store lives in memory. Save and Load write and read all scopes as
+// Without WithStore the store lives in memory. Save and Load write and read all scopes as
 // versioned JSON on an io.Writer and io.Reader; SaveFile writes a file
 // atomically (a temporary file, synced, renamed over the old one; mode
 // 0600) and LoadFile reads one. Load checks the whole snapshot before

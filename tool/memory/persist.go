@@ -30,6 +30,9 @@ type snapshot struct {
 // Save writes every entry of the store, of all scopes, to w as JSON, for
 // Load to read back. Embedding vectors are not written.
 func (s *Store) Save(w io.Writer) error {
+	if s.cfg.backend != nil || s.cfg.fromRun {
+		return ErrDurable
+	}
 	s.mu.RLock()
 	names := slices.Sorted(func(yield func(string) bool) {
 		for name := range s.scopes {
@@ -67,6 +70,9 @@ func (s *Store) Save(w io.Writer) error {
 // as it was. A scope with more entries than WithMaxEntries keeps the
 // newest. A store with an Embedder embeds the loaded entries.
 func (s *Store) Load(ctx context.Context, r io.Reader) error {
+	if s.cfg.backend != nil || s.cfg.fromRun {
+		return ErrDurable
+	}
 	var snap snapshot
 	if err := snapio.DecodeJSON(r, &snap); err != nil {
 		return fmt.Errorf("%w: %w", ErrCorrupt, err)

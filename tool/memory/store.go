@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/trellis-go/trellis/store"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -147,6 +148,9 @@ type config struct {
 	maxEntrySize int
 	scope        ScopeFunc
 	embed        Embedder
+	backend      store.Store // WithStore
+	fromRun      bool        // WithRunStore
+	namespace    []string    // WithNamespace
 	problems     []string
 }
 
@@ -274,6 +278,9 @@ func New(opts ...Option) (*Store, error) {
 			o(&c)
 		}
 	}
+	if c.embed != nil && (c.backend != nil || c.fromRun) {
+		c.problems = append(c.problems, "WithEmbedder does not combine with WithStore or WithRunStore: give the store.Store its embedder (store.WithEmbedder)")
+	}
 	if len(c.problems) > 0 {
 		return nil, fmt.Errorf("memory: invalid options: %s", strings.Join(c.problems, "; "))
 	}
@@ -312,7 +319,10 @@ func (s *Store) Add(ctx context.Context, e Entry) (string, error) {
 		return "", err
 	}
 	if e.CreatedAt.IsZero() {
-		e.CreatedAt = time.Now().Round(0)
+		e.CreatedAt = nowRounded()
+	}
+	if st := s.durable(ctx); st != nil {
+		return s.addDurable(ctx, st, e)
 	}
 	it := newItem(e)
 	if s.cfg.embed != nil {
@@ -462,6 +472,9 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	if st := s.durable(ctx); st != nil {
+		return s.deleteDurable(ctx, st, name, id)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sc := s.scopes[name]
@@ -489,6 +502,9 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Entry, error) {
 	name, err := s.scopeOf(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if st := s.durable(ctx); st != nil {
+		return s.listDurable(ctx, st, name, f)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -531,6 +547,9 @@ func (s *Store) Retrieve(ctx context.Context, query string, limit int) ([]tool.D
 	if limit <= 0 {
 		limit = tool.DefaultRetrievalLimit
 	}
+	if st := s.durable(ctx); st != nil {
+		return s.retrieveDurable(ctx, st, name, query, limit)
+	}
 	var qvec []float32
 	if s.cfg.embed != nil && strings.TrimSpace(query) != "" {
 		vecs, err := s.embed(ctx, []string{query})
@@ -557,18 +576,7 @@ func (s *Store) Retrieve(ctx context.Context, query string, limit int) ([]tool.D
 	default:
 		hits = sc.newest(limit)
 	}
-	slices.SortFunc(hits, func(a, b hit) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return older(b.it, a.it)
-	})
-	hits = hits[:min(limit, len(hits))]
-	docs := make([]tool.Document, len(hits))
-	for i, h := range hits {
-		docs[i] = h.it.document(h.score)
-	}
-	return docs, nil
+	return rankedDocs(hits, limit), nil
 }
 
 // document returns the entry as Retrieve gives it.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/trellis-go/trellis/store"
 )
 
 // Row is an item as a backend keeps it.
@@ -47,6 +49,10 @@ type ScanOptions struct {
 	// Vectors loads the rows' vectors; Embedded keeps only the rows that
 	// have one.
 	Vectors, Embedded bool
+	// Equal holds equality conditions (store.Filter.Equalities) a driver
+	// may use to skip rows; it may return rows that fail them (the engine
+	// tests every row), never leave out one that meets them.
+	Equal []store.Cond
 }
 
 // Driver keeps rows. Rows past their ExpiresAt (compared with the now
@@ -60,7 +66,8 @@ type Driver interface {
 	// live row's plus one, or 1; CreatedAt is kept from a live row.
 	Apply(ctx context.Context, ws []Write, now time.Time) ([]Row, error)
 	// Scan calls fn for each live row that o selects, in no set order,
-	// until fn returns an error, which Scan returns.
+	// until fn returns an error, which Scan returns. fn must not change
+	// the rows' values or vectors, which may be the driver's own.
 	Scan(ctx context.Context, o ScanOptions, now time.Time, fn func(Row) error) error
 	// Namespaces returns the encoded namespaces under prefix that hold a
 	// live row, each once.

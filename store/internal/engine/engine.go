@@ -218,7 +218,7 @@ func toItem(r Row, ns []string) store.Item {
 	return store.Item{
 		Namespace: slices.Clone(ns),
 		Key:       r.Key,
-		Value:     r.Value,
+		Value:     slices.Clone(r.Value),
 		Version:   r.Version,
 		CreatedAt: r.CreatedAt,
 		UpdatedAt: r.UpdatedAt,
@@ -252,7 +252,7 @@ func (s *Store) Search(ctx context.Context, prefix []string, q store.Query) ([]s
 		return s.searchMeaning(ctx, p, q, f)
 	}
 	var rows []Row
-	err = s.d.Scan(ctx, ScanOptions{Prefix: p}, s.now(), func(r Row) error {
+	err = s.d.Scan(ctx, ScanOptions{Prefix: p, Equal: f.Equalities()}, s.now(), func(r Row) error {
 		if f.Match(r.Value) {
 			rows = append(rows, r)
 		}

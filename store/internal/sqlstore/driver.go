@@ -4,10 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -190,30 +192,23 @@ func (d *Driver) Apply(ctx context.Context, ws []engine.Write, now time.Time) (r
 		if !w.ExpiresAt.IsZero() {
 			exp = sql.NullInt64{Int64: micros(w.ExpiresAt), Valid: true}
 		}
-		if _, err := tx.ExecContext(ctx, d.t.expand(`INSERT INTO {items} (`+columns+`, vector)
+		// RETURNING gives the value as the database keeps it (JSONB's
+		// normal form in Postgres), as Get will.
+		var stored []byte
+		if err := tx.QueryRowContext(ctx, d.t.expand(`INSERT INTO {items} (`+columns+`, vector)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 			ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, version = excluded.version,
 				created_at = excluded.created_at, updated_at = excluded.updated_at,
-				expires_at = excluded.expires_at, seq = excluded.seq, vector = excluded.vector`),
-			w.NS, w.Key, string(w.Value), have+1, created, nowUS, exp, seq, encodeVector(w.Vector)); err != nil {
+				expires_at = excluded.expires_at, seq = excluded.seq, vector = excluded.vector
+			RETURNING value`),
+			w.NS, w.Key, string(w.Value), have+1, created, nowUS, exp, seq, encodeVector(w.Vector)).Scan(&stored); err != nil {
 			return nil, err
 		}
-		rows[i] = engine.Row{NS: w.NS, Key: w.Key, Value: w.Value, Version: have + 1,
+		rows[i] = engine.Row{NS: w.NS, Key: w.Key, Value: stored, Version: have + 1,
 			CreatedAt: fromMicros(created), UpdatedAt: now, ExpiresAt: w.ExpiresAt, Seq: seq}
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, err
-	}
-	if d.t.dialect == Postgres {
-		// JSONB keeps its own form of the value; return that, as Get will.
-		for i, w := range ws {
-			if w.Value != nil {
-				r, ok, err := d.Get(ctx, w.NS, w.Key, now)
-				if err == nil && ok && r.Seq == rows[i].Seq {
-					rows[i].Value = r.Value
-				}
-			}
-		}
 	}
 	return rows, nil
 }
@@ -240,6 +235,7 @@ func (d *Driver) Scan(ctx context.Context, o engine.ScanOptions, now time.Time, 
 	if o.Embedded {
 		cond += ` AND vector IS NOT NULL`
 	}
+	cond, args = d.equal(cond, args, o.Equal)
 	cols := columns
 	if o.Vectors {
 		cols += `, vector`
@@ -302,3 +298,48 @@ func (d *Driver) Close() error {
 	return nil
 }
 
+// equal narrows a scan's conditions with equality conditions: in Postgres
+// by JSONB containment (which the GIN index of migration 2 serves), in
+// SQLite by json_extract for string and number values. Conditions it
+// cannot express are left to the engine, which tests every row.
+func (d *Driver) equal(cond string, args []any, eqs []store.Cond) (string, []any) {
+	if len(eqs) == 0 {
+		return cond, args
+	}
+	if d.t.dialect == Postgres {
+		doc := map[string]any{}
+		for _, c := range eqs {
+			m := doc
+			parts := strings.Split(c.Path, ".")
+			for _, p := range parts[:len(parts)-1] {
+				sub, ok := m[p].(map[string]any)
+				if !ok {
+					sub = map[string]any{}
+					m[p] = sub
+				}
+				m = sub
+			}
+			m[parts[len(parts)-1]] = c.Value
+		}
+		b, err := json.Marshal(doc)
+		if err != nil {
+			return cond, args
+		}
+		args = append(args, string(b))
+		return cond + ` AND value @> $` + strconv.Itoa(len(args)) + `::jsonb`, args
+	}
+	for _, c := range eqs {
+		switch c.Value.(type) {
+		case string, float64:
+		default:
+			continue
+		}
+		if strings.ContainsAny(c.Path, `"\`) {
+			continue
+		}
+		path := `$."` + strings.ReplaceAll(c.Path, ".", `"."`) + `"`
+		args = append(args, path, c.Value)
+		cond += ` AND json_extract(value, $` + strconv.Itoa(len(args)-1) + `) = $` + strconv.Itoa(len(args))
+	}
+	return cond, args
+}

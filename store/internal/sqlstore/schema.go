@@ -22,7 +22,7 @@ const (
 
 // SchemaVersion is the version of the store's tables: the number of
 // migrations. A database whose tables are newer is refused.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // tables names the store's tables in one dialect.
 type tables struct {
@@ -44,9 +44,11 @@ var placeholder = regexp.MustCompile(`\$([0-9]+)`)
 // expand fills in table names and the dialect's types and placeholders.
 func (t tables) expand(q string) string {
 	json, blob, text := "JSONB", "BYTEA", `TEXT COLLATE "C"`
+	gin := `CREATE INDEX {ix}store_items_value ON {items} USING GIN (value jsonb_path_ops)`
 	if t.dialect == SQLite {
-		json, blob, text = "TEXT", "BLOB", "TEXT"
+		json, blob, text, gin = "TEXT", "BLOB", "TEXT", ""
 	}
+	q = strings.ReplaceAll(q, "{gin}", gin)
 	q = strings.NewReplacer(
 		"{items}", t.name("store_items"),
 		"{clock}", t.name("store_clock"),
@@ -65,8 +67,12 @@ func (t tables) expand(q string) string {
 // migrations()[i] brings the tables from version i to i+1. Released
 // migrations never change; new ones are appended.
 func migrations() []string {
-	return []string{schemaV1}
+	return []string{schemaV1, schemaV2}
 }
+
+// schemaV2 indexes the values for filters of equality (JSONB containment)
+// in Postgres; SQLite has no such index and records the version alone.
+const schemaV2 = `{gin}`
 
 // schemaV1 creates the items and the write clock. Namespaces are kept
 // encoded (store.EncodeNamespace) and compared bytewise, so the items
