@@ -1,9 +1,6 @@
 package arguments
 
 import (
-	"encoding/json"
-	"math"
-	"math/big"
 	"reflect"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -144,144 +141,6 @@ func (n *fastNode) lookup(key string) int {
 // allows reports whether the position's type keyword allows t.
 func (n *fastNode) allows(t typeSet) bool { return n.types == 0 || n.types&t != 0 }
 
-// fastEnum is an enum or const keyword, split by JSON type.
-type fastEnum struct {
-	strs                       []string
-	hasTrue, hasFalse, hasNull bool
-	ints                       []int64    // the integral numbers that fit in an int64
-	rats                       []*big.Rat // every number
-	containers                 bool       // arrays or objects among the values
-}
-
-func newFastEnum(values []any) (*fastEnum, bool) {
-	e := &fastEnum{}
-	for _, v := range values {
-		switch v := v.(type) {
-		case nil:
-			e.hasNull = true
-		case bool:
-			if v {
-				e.hasTrue = true
-			} else {
-				e.hasFalse = true
-			}
-		case string:
-			e.strs = append(e.strs, v)
-		case json.Number:
-			r, ok := new(big.Rat).SetString(string(v))
-			if !ok {
-				return nil, false
-			}
-			e.rats = append(e.rats, r)
-			if r.IsInt() && r.Num().IsInt64() {
-				e.ints = append(e.ints, r.Num().Int64())
-			}
-		case []any, map[string]any:
-			e.containers = true
-		default:
-			return nil, false // a value the schema parser does not produce
-		}
-	}
-	return e, true
-}
-
-// numBounds are the numeric keywords of a position.
-type numBounds struct {
-	// lo and hi fold minimum, maximum and the exclusive bounds for integer
-	// values: an int64 v passes iff lo <= v <= hi (and !none).
-	lo, hi int64
-	none   bool // no integer passes
-	// The keywords, for other values.
-	bounds []numBound
-	// multipleOf; mult > 0 when it is an integer that fits in an int64.
-	multipleOf *big.Rat
-	mult       int64
-}
-
-// numBound is one of minimum, maximum, exclusiveMinimum, exclusiveMaximum.
-type numBound struct {
-	r *big.Rat
-	f float64 // r rounded to the nearest float64
-	// pass reports whether the comparison of value to bound (-1, 0, 1)
-	// satisfies the keyword.
-	pass func(cmp int) bool
-}
-
-func newNumBounds(s *jsonschema.Schema) *numBounds {
-	if s.Minimum == nil && s.Maximum == nil && s.ExclusiveMinimum == nil && s.ExclusiveMaximum == nil && s.MultipleOf == nil {
-		return nil
-	}
-	b := &numBounds{lo: math.MinInt64, hi: math.MaxInt64}
-	lower := func(r *big.Rat) { // integers v >= ceil(r)
-		c := ratCeil(r)
-		switch {
-		case c.Cmp(bigMaxInt64) > 0:
-			b.none = true
-		case c.Cmp(bigMinInt64) >= 0:
-			b.lo = max(b.lo, c.Int64())
-		}
-	}
-	upper := func(r *big.Rat) { // integers v <= floor(r)
-		f := ratFloor(r)
-		switch {
-		case f.Cmp(bigMinInt64) < 0:
-			b.none = true
-		case f.Cmp(bigMaxInt64) <= 0:
-			b.hi = min(b.hi, f.Int64())
-		}
-	}
-	add := func(r *big.Rat, pass func(int) bool) {
-		f, _ := r.Float64()
-		b.bounds = append(b.bounds, numBound{r: r, f: f, pass: pass})
-	}
-	if r := s.Minimum; r != nil {
-		lower(r)
-		add(r, func(c int) bool { return c >= 0 })
-	}
-	if r := s.Maximum; r != nil {
-		upper(r)
-		add(r, func(c int) bool { return c <= 0 })
-	}
-	if r := s.ExclusiveMinimum; r != nil { // v > r: v >= floor(r)+1
-		lower(new(big.Rat).SetInt(new(big.Int).Add(ratFloor(r), big.NewInt(1))))
-		add(r, func(c int) bool { return c > 0 })
-	}
-	if r := s.ExclusiveMaximum; r != nil { // v < r: v <= ceil(r)-1
-		upper(new(big.Rat).SetInt(new(big.Int).Sub(ratCeil(r), big.NewInt(1))))
-		add(r, func(c int) bool { return c < 0 })
-	}
-	if b.lo > b.hi {
-		b.none = true
-	}
-	if m := s.MultipleOf; m != nil {
-		b.multipleOf = m
-		if m.IsInt() && m.Num().IsInt64() && m.Sign() > 0 {
-			b.mult = m.Num().Int64()
-		}
-	}
-	return b
-}
-
-var (
-	bigMaxInt64 = big.NewInt(math.MaxInt64)
-	bigMinInt64 = big.NewInt(math.MinInt64)
-)
-
-// ratFloor returns the greatest integer <= r.
-func ratFloor(r *big.Rat) *big.Int {
-	q, _ := new(big.Int).DivMod(r.Num(), r.Denom(), new(big.Int)) // Euclidean, and the denominator is positive
-	return q
-}
-
-// ratCeil returns the least integer >= r.
-func ratCeil(r *big.Rat) *big.Int {
-	q, m := new(big.Int).DivMod(r.Num(), r.Denom(), new(big.Int))
-	if m.Sign() != 0 {
-		q.Add(q, big.NewInt(1))
-	}
-	return q
-}
-
 // planBuilder builds the positions of one plan.
 type planBuilder struct {
 	dec *decoderBuilder // nil for a validate-only plan
@@ -310,7 +169,10 @@ func newTypedPlan(s *Schema, t reflect.Type) *fastNode {
 func unsupportedNode() *fastNode { return &fastNode{unsupported: true} }
 
 // node builds the position of the compiled schema s, where coercion uses cn
-// and (in a typed plan) values go into a t.
+// and (in a typed plan) values go into a t. Each family of keywords has
+// its file: plan_scalar.go (type, enum, const, format, strings, numbers),
+// plan_array.go (items and their counts), plan_object.go (properties,
+// required, additionalProperties) and plan_bind.go (the Go type).
 func (b *planBuilder) node(s *jsonschema.Schema, cn *coerceNode, t reflect.Type, depth int) *fastNode {
 	if s == nil || depth > maxFastDepth {
 		return unsupportedNode()
@@ -325,89 +187,13 @@ func (b *planBuilder) node(s *jsonschema.Schema, cn *coerceNode, t reflect.Type,
 		n.anyValue = true
 		return b.bindType(n, t)
 	}
-	if !fastKeywordsOnly(s) {
+	if !fastKeywordsOnly(s) || !scalarKeywords(n, s, cn) {
 		return unsupportedNode()
 	}
-	if s.Types != nil && !s.Types.IsEmpty() {
-		for _, name := range s.Types.ToStrings() {
-			n.types |= typeBit(name)
-		}
-	}
-	if cn != nil && (cn.types != n.types || len(cn.prefix) > 0) {
-		return unsupportedNode() // coercion sees this position differently
-	}
-	if s.Enum != nil {
-		e, ok := newFastEnum(s.Enum.Values)
-		if !ok {
-			return unsupportedNode()
-		}
-		n.enum = e
-	}
-	if s.Const != nil {
-		e, ok := newFastEnum([]any{*s.Const})
-		if !ok {
-			return unsupportedNode()
-		}
-		n.konst = e
-	}
-	n.format = s.Format
-	if s.MinLength != nil {
-		n.minLen = *s.MinLength
-	}
-	if s.MaxLength != nil {
-		n.maxLen = *s.MaxLength
-	}
-	n.pattern = s.Pattern
-	n.num = newNumBounds(s)
-
-	// Arrays.
-	if s.MinItems != nil {
-		n.minItems = *s.MinItems
-	}
-	if s.MaxItems != nil {
-		n.maxItems = *s.MaxItems
-	}
-	n.unique = s.UniqueItems
-	var itemSchema *jsonschema.Schema
-	if s.DraftVersion >= 2020 {
-		itemSchema = s.Items2020
-	} else if s.Items != nil {
-		is, ok := s.Items.(*jsonschema.Schema)
-		if !ok {
-			return unsupportedNode() // the tuple form
-		}
-		itemSchema = is
-	}
-
-	// Objects.
-	if len(s.Properties) > maxFastProps {
+	itemSchema, ok := arrayKeywords(n, s)
+	if !ok || !objectKeywords(n, s) {
 		return unsupportedNode()
 	}
-	switch ap := s.AdditionalProperties.(type) {
-	case nil:
-		n.extra = extraAny
-	case bool:
-		if ap {
-			n.extra = extraAny
-		} else {
-			n.extra = extraNone
-		}
-	case *jsonschema.Schema:
-		if ap.Bool != nil {
-			// A boolean schema in schema form; the validator treats it
-			// as the schema it is.
-			if *ap.Bool {
-				n.extra = extraAny
-			} else {
-				n.extra = extraNone
-			}
-		} else {
-			n.extra = extraSchema
-		}
-	default:
-		return unsupportedNode()
-	}
-
 	if cn != nil && !sameChildren(s, cn, itemSchema, n.extra) {
 		return unsupportedNode()
 	}
@@ -423,97 +209,20 @@ func (b *planBuilder) node(s *jsonschema.Schema, cn *coerceNode, t reflect.Type,
 	if n.unsupported {
 		return n
 	}
-	elem := func(et reflect.Type) reflect.Type { // the Go type of children
-		if n.bind == bindNone || n.bind == bindGeneric {
-			return nil
-		}
-		return et
-	}
-
-	// Items.
-	var it reflect.Type
-	if n.bind == bindSlice || n.bind == bindArray {
-		it = n.typ.Elem()
-	}
-	if itemSchema != nil {
-		var icn *coerceNode
-		if cn != nil {
-			icn = cn.items
-		}
-		n.items = b.node(itemSchema, icn, elem(it), depth+1)
-	} else if it != nil {
-		n.items = b.anyNode(it)
-	}
-
-	// Properties.
-	var fields []structField
-	if n.bind == bindStruct {
-		fields = visibleFields(n.typ)
-	}
-	for name, ps := range s.Properties {
-		var pcn *coerceNode
-		if cn != nil {
-			pcn = cn.props[name]
-			if pcn == nil {
-				pcn = cn.additional // what coercion falls back to
-			}
-		}
-		prop := fastProp{name: name}
-		var pt reflect.Type
-		var quoted decodeFunc
-		switch n.bind {
-		case bindStruct:
-			if i, ok := fieldNamed(fields, name); ok {
-				f := fields[i]
-				prop.index, prop.field, pt = f.index, true, f.typ
-				if f.quoted {
-					quoted = quotedDecoder(b.dec.build(f.typ))
-				}
-			}
-		case bindMap:
-			pt = n.mapElem
-		}
-		prop.node = b.node(ps, pcn, elem(pt), depth+1)
-		if quoted != nil && !prop.node.unsupported {
-			// A ",string" field: the value is checked as the schema
-			// says and decoded as the pipeline does.
-			c := *prop.node
-			c.bind, c.ptrs, c.dec = bindGeneric, 0, quoted
-			prop.node = &c
-		}
-		n.props = append(n.props, prop)
-	}
-	if len(n.props) > 8 {
-		n.propIndex = make(map[string]int, len(n.props))
-		for i, p := range n.props {
-			n.propIndex[p.name] = i
-		}
-	}
-	for _, r := range s.Required {
-		i := n.lookup(r)
-		if i < 0 {
-			return unsupportedNode() // required but not declared
-		}
-		if p := n.props[i]; p.node.unsupported || n.bind == bindStruct && !p.field {
-			return unsupportedNode() // every object here would decline
-		}
-		n.required |= 1 << i
-	}
-	if n.extra == extraSchema {
-		var acn *coerceNode
-		if cn != nil {
-			acn = cn.additional
-		}
-		var at reflect.Type
-		if n.bind == bindMap {
-			at = n.mapElem
-		}
-		n.additional = b.node(s.AdditionalProperties.(*jsonschema.Schema), acn, elem(at), depth+1)
-	}
-	if n.extra == extraAny && n.bind == bindMap {
-		n.additional = b.anyNode(n.mapElem) // undeclared keys take any value
+	b.items(n, itemSchema, cn, depth)
+	if !b.properties(n, s, cn, depth) {
+		return unsupportedNode()
 	}
 	return n
+}
+
+// elem returns the Go type of n's children, of type et: none where n
+// stores nothing itself.
+func (n *fastNode) elem(et reflect.Type) reflect.Type {
+	if n.bind == bindNone || n.bind == bindGeneric {
+		return nil
+	}
+	return et
 }
 
 // anyNode is a position that accepts every value, stored into a t.
@@ -558,58 +267,4 @@ func fastKeywordsOnly(s *jsonschema.Schema) bool {
 		s.AdditionalItems == nil && len(s.PrefixItems) == 0 && s.UnevaluatedItems == nil &&
 		s.ContentEncoding == nil && s.ContentMediaType == nil && s.ContentSchema == nil &&
 		len(s.Extensions) == 0
-}
-
-// bindType sets how values of type t are stored at n (nothing for a
-// validate-only plan, t == nil). Its choices follow the pipeline's decoder:
-// a type the fast path does not store itself is decoded by that decoder.
-func (b *planBuilder) bindType(n *fastNode, t reflect.Type) *fastNode {
-	if b.dec == nil || t == nil {
-		return n
-	}
-	n.dec = b.dec.build(t)
-	if n.anyValue {
-		n.bind = bindGeneric
-		return n
-	}
-	et := t
-	for et.Kind() == reflect.Pointer {
-		n.ptrs++
-		et = et.Elem()
-	}
-	n.typ = et
-	n.bind = bindGeneric
-	if et == rawMessageType || et == jsonNumberType || reflect.PointerTo(et).Implements(jsonUnmarshalerType) || reflect.PointerTo(et).Implements(textUnmarshalerType) {
-		n.ptrs = 0
-		return n
-	}
-	switch et.Kind() {
-	case reflect.Bool:
-		n.bind = bindBool
-	case reflect.String:
-		n.bind = bindString
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n.bind = bindInt
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		n.bind = bindUint
-	case reflect.Float32, reflect.Float64:
-		n.bind = bindFloat
-	case reflect.Struct:
-		n.bind = bindStruct
-	case reflect.Slice:
-		if et.Elem().Kind() == reflect.Uint8 && !reflect.PointerTo(et.Elem()).Implements(jsonUnmarshalerType) && !reflect.PointerTo(et.Elem()).Implements(textUnmarshalerType) {
-			break // base64 text: the decoder's
-		}
-		n.bind = bindSlice
-	case reflect.Array:
-		n.bind = bindArray
-	case reflect.Map:
-		n.bind = bindMap
-		n.keyOf = mapKeyDecoder(et.Key())
-		n.mapElem = et.Elem()
-	}
-	if n.bind == bindGeneric {
-		n.ptrs = 0
-	}
-	return n
 }
