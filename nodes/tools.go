@@ -7,11 +7,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/callroom"
 	"github.com/trellis-go/trellis/internal/deadline"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
@@ -216,16 +216,15 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 		cfg.toolsets = append(slices.Clip(cfg.toolsets), tool.Fixed(tool.NewStatic(structuredSource, cfg.response)))
 		cfg.response = nil
 	}
-	n.into, _ = cfg.exec.(executor.IntoExecutor)
 	return func(ctx context.Context, s S) (S, graph.Command[S], error) {
-		// The storage the executor answered in (when it took some) goes
-		// back to the pool once the node is done with the results. Not
-		// when the node panicked: calls may still be answering.
-		var held *resultBuf
-		out, cmd, err := n.run(ctx, s, &held)
-		if held != nil {
-			held.release()
-		}
+		// s is the node's working copy of the state: the context the tools
+		// get carries another (see withRun). The storage the node lends
+		// the executor comes with it (see internal/callroom), and the
+		// results' part goes back to the pool once the node has read
+		// them. Not when the node panicked: calls may still be answering.
+		ctx, w, room := withRun[S, PS, callroom.Room](cfg.withMemory(ctx), s)
+		out, cmd, err := n.run(ctx, s, w, room)
+		room.Release()
 		return out, cmd, err
 	}
 }
@@ -234,7 +233,6 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 type toolsNode[S any, PS ChatState[S]] struct {
 	cfg    toolsConfig
 	toNext graph.Command[S]
-	into   executor.IntoExecutor // cfg.exec, when it takes storage for results
 }
 
 // run runs the node on s in four steps, each passing the next what it
@@ -242,13 +240,9 @@ type toolsNode[S any, PS ChatState[S]] struct {
 // which a resume answered), execute (the executor's results), settle (the
 // answers the node writes now, or the interrupt that waits for them) and
 // apply (the tool messages, state updates and route). When the executor
-// answers in pooled storage, run leaves it in *held for the caller to
-// release once the results are read.
-func (n *toolsNode[S, PS]) run(ctx context.Context, in S, held **resultBuf) (S, graph.Command[S], error) {
-	// s is the node's working copy of the state: the context the tools
-	// get carries another (see withRun).
-	// A single call's frame comes with it (see executor.Room).
-	ctx, s, frame := withRun[S, PS, [1]tool.Frame](n.cfg.withMemory(ctx), in)
+// answers in the storage room lends it, the caller releases it once run
+// has returned. s is the node's working copy of the state in.
+func (n *toolsNode[S, PS]) run(ctx context.Context, in S, s *S, room *callroom.Room) (S, graph.Command[S], error) {
 	var p batchPlan
 	if err := n.plan(ctx, *PS(s).ChatMessages(), &p); err != nil {
 		return *s, graph.Command[S]{}, err
@@ -256,7 +250,7 @@ func (n *toolsNode[S, PS]) run(ctx context.Context, in S, held **resultBuf) (S, 
 	if len(p.calls) == 0 {
 		return in, n.toNext, nil
 	}
-	results, err := n.execute(ctx, &p, frame, held)
+	results, err := n.execute(ctx, &p, room)
 	if err != nil {
 		return *s, graph.Command[S]{}, err
 	}
@@ -340,29 +334,17 @@ func askCaller(ctx context.Context, ext []model.ToolCall) (map[string]tool.Resul
 
 // execute runs the plan's calls through the executor and returns their
 // results, one per call (none when the executor has nothing to run).
-func (n *toolsNode[S, PS]) execute(ctx context.Context, p *batchPlan, frame *[1]tool.Frame, held **resultBuf) ([]tool.Result, error) {
+func (n *toolsNode[S, PS]) execute(ctx context.Context, p *batchPlan, room *callroom.Room) ([]tool.Result, error) {
 	if len(p.run) == 0 {
 		return nil, nil
 	}
 	// The calls see the node that made them even if middleware gives up
 	// on them and they outlive it. The results are read into tool
-	// messages and routes before the node returns: an executor that
-	// takes storage gets it from a pool, and it goes back there.
-	batch := executor.Batch{Calls: p.run, Tools: p.list}
-	var (
-		results []tool.Result
-		err     error
-	)
-	if n.into != nil {
-		*held = takeResults(len(p.run))
-		room := executor.Room{Results: (*held).r}
-		if len(p.run) == 1 {
-			room.Frames = frame[:]
-		}
-		results, err = n.into.ExecuteInto(graph.Detach(ctx), batch, room)
-	} else {
-		results, err = n.cfg.exec.Execute(graph.Detach(ctx), batch)
-	}
+	// messages and routes before the node returns: the executor of this
+	// module the node calls takes storage for them from a pool, and it
+	// goes back there (see internal/callroom).
+	room.Lend(n.cfg.exec, len(p.run))
+	results, err := n.cfg.exec.Execute(graph.Detach(ctx), executor.Batch{Calls: p.run, Tools: p.list})
 	if err != nil {
 		return nil, err
 	}
@@ -497,42 +479,6 @@ func (n *toolsNode[S, PS]) apply(ctx context.Context, s *S, o outcome) (graph.Co
 		return graph.Command[S]{Goto: []string{graph.NodeName(ctx)}}, nil
 	}
 	return routeBatch(*PS(s).ChatMessages(), o.calls, o.results, n.toNext), nil
-}
-
-// resultBuf is storage for the results of a batch, kept in resultBufs
-// between batches (see executor.Room). Only its first used results may
-// hold anything.
-type resultBuf struct {
-	r    []tool.Result
-	used int
-}
-
-// resultBufs holds result storage for ToolsNodes to use again.
-var resultBufs = sync.Pool{New: func() any { return new(resultBuf) }}
-
-// maxPooledResults is the most results a pooled buffer keeps room for; a
-// larger batch's storage is left to the collector.
-const maxPooledResults = 256
-
-// takeResults returns storage for n results.
-func takeResults(n int) *resultBuf {
-	b := resultBufs.Get().(*resultBuf)
-	if cap(b.r) < n {
-		b.r = make([]tool.Result, n)
-	}
-	b.used = n
-	return b
-}
-
-// release clears the results the storage holds and returns it to the
-// pool.
-func (b *resultBuf) release() {
-	if cap(b.r) > maxPooledResults {
-		return
-	}
-	clear(b.r[:b.used])
-	b.used = 0
-	resultBufs.Put(b)
 }
 
 // runTools resolves the tools of a batch of calls. The set-model-response

@@ -2,7 +2,6 @@ package tool
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -134,8 +133,7 @@ func (e *SyntaxError) Error() string { return fmt.Sprintf("%s (at byte %d)", e.m
 // publicCause returns err with the pipeline's own syntax error as a
 // *SyntaxError.
 func publicCause(err error) error {
-	var se *arguments.SyntaxError
-	if errors.As(err, &se) && err == error(se) {
+	if se, ok := err.(*arguments.SyntaxError); ok {
 		return &SyntaxError{Offset: se.Offset, msg: se.Msg}
 	}
 	return err
