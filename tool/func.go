@@ -3,7 +3,6 @@ package tool
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"unsafe"
@@ -247,15 +246,14 @@ func newFuncTool[In, Out any](name, description string, schema json.RawMessage, 
 // the function does not run. Executors use Invoke instead, which runs the
 // same pipeline once and adds error, panic and progress handling.
 func (t *FuncTool[In, Out]) Call(ctx context.Context, callID string, args json.RawMessage) (Result, error) {
-	var in In
-	if err := t.plan.Decode(args, &in); err != nil {
-		var aerr *arguments.Error
-		if !errors.As(err, &aerr) {
-			return Result{}, err
-		}
-		return argumentResult(argumentError(t.def.Name, args, aerr)), nil
+	if in, ok := arguments.Fast[In](t.plan, args); ok {
+		return t.callDecoded(ctx, callID, in)
 	}
-	return t.callDecoded(ctx, callID, in)
+	a, aerr := runArguments(t.def.Name, args, t.schema, t.cfg.prepare, false, true)
+	if aerr != nil {
+		return argumentResult(aerr), nil
+	}
+	return t.callParsed(ctx, callID, a.Value, args)
 }
 
 // callFast is callDecoded on arguments it decodes itself, without the call
