@@ -56,7 +56,7 @@ func TestLentStorageHoldsTheResults(t *testing.T) {
 					require.NoError(t, err)
 
 					ctx, room := lending()
-					room.Lend(e, n)
+					room.Lend(e)
 					got, err := e.Execute(ctx, b)
 					require.NoError(t, err)
 					require.Len(t, got, n)
@@ -77,15 +77,14 @@ func TestLentStorageHoldsTheResults(t *testing.T) {
 // TestLentStorageIsTakenByItsExecutorOnly lends storage to one executor
 // and runs the batch with others, and with the same one twice: only the
 // first run of the executor it was lent to takes it. The executor inside a
-// wrapper (a Guard) that storage is lent to gets none, and neither does a
-// batch of another size.
+// wrapper (a Guard) that storage is lent to gets none.
 func TestLentStorageIsTakenByItsExecutorOnly(t *testing.T) {
 	b := executor.Batch{Calls: calls(2, "echo"), Tools: executor.Tools(echo(t, "echo"))}
 	inner := executor.Sequential()
 	guarded := executor.Guard(inner)
 
 	ctx, room := lending()
-	room.Lend(guarded, 2)
+	room.Lend(guarded)
 	got, err := guarded.Execute(ctx, b)
 	require.NoError(t, err)
 	assert.Equal(t, `echo:c1:{"i":1}`, got[1].Text())
@@ -95,10 +94,7 @@ func TestLentStorageIsTakenByItsExecutorOnly(t *testing.T) {
 	assert.Nil(t, room.Taken(), "lent to another executor")
 
 	ctx, room = lending()
-	room.Lend(inner, 2)
-	_, err = inner.Execute(ctx, executor.Batch{Calls: calls(3, "echo"), Tools: b.Tools})
-	require.NoError(t, err)
-	assert.Nil(t, room.Taken(), "lent for a batch of another size")
+	room.Lend(inner)
 	first, err := inner.Execute(ctx, b)
 	require.NoError(t, err)
 	require.NotNil(t, room.Taken())
@@ -134,7 +130,7 @@ func TestLentStorageIsLeftAloneAfterReturning(t *testing.T) {
 	ctx, cancel := context.WithCancel(lctx)
 	go func() { <-started; <-started; cancel() }()
 	e := executor.Parallel()
-	room.Lend(e, 2)
+	room.Lend(e)
 	got, err := e.Execute(ctx, executor.Batch{
 		Calls: []model.ToolCall{call("a", "polite", ""), call("b", "stubborn", "")},
 		Tools: executor.Tools(polite, stubborn),
@@ -173,7 +169,7 @@ func TestLentStorageHoldsASingleCallsFrame(t *testing.T) {
 			rooms := make([]*callroom.Room, 100)
 			for i := range ctxs {
 				ctxs[i], rooms[i] = lending()
-				rooms[i].Lend(e, 1)
+				rooms[i].Lend(e)
 			}
 			next := 0
 			with := testing.AllocsPerRun(50, func() {

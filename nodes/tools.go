@@ -343,7 +343,7 @@ func (n *toolsNode[S, PS]) execute(ctx context.Context, p *batchPlan, room *call
 	// messages and routes before the node returns: the executor of this
 	// module the node calls takes storage for them from a pool, and it
 	// goes back there (see internal/callroom).
-	room.Lend(n.cfg.exec, len(p.run))
+	room.Lend(n.cfg.exec)
 	results, err := n.cfg.exec.Execute(graph.Detach(ctx), executor.Batch{Calls: p.run, Tools: p.list})
 	if err != nil {
 		return nil, err

@@ -12,55 +12,55 @@ import (
 // Room is the storage a node lends for one batch. The node holds it as the
 // Extra of its runctx.Working, so that it comes with the node's run
 // context, and gives it to the executor through that context. The zero
-// Room lends nothing.
+// Room lends nothing. It is kept small: it adds to the node's one
+// allocation.
 type Room struct {
 	frame [1]tool.Frame
-	owner any // the executor the storage is lent to
-	n     int // the batch's call count
-	taken atomic.Bool
-	buf   *resultBuf // the results' storage, once taken
+	owner any                       // the executor the storage is lent to
+	buf   atomic.Pointer[resultBuf] // the results' storage, once taken
 }
 
-// Lend lends the room to the executor owner for a batch of n calls. A room
-// is lent once.
-func (r *Room) Lend(owner any, n int) {
-	r.owner, r.n = owner, n
-}
+// Lend lends the room to the executor owner, for the batch the node is
+// about to run with it. A room is lent once.
+func (r *Room) Lend(owner any) { r.owner = owner }
 
 // Take returns the storage lent to owner, the executor that runs a batch
 // of n calls with ctx: room for n results, and for a single call the
 // frame of its context. It returns nothing when the context lends nothing
-// to owner for such a batch, or when the storage was taken already. The
-// results' storage is the lender's again once owner's Execute returns;
-// what it held before does not matter, every result being written whole.
+// to owner, or when the storage was taken already. The results' storage
+// is the lender's again once owner's Execute returns; what it held before
+// does not matter, every result being written whole.
 func Take(ctx context.Context, owner any, n int) (results []tool.Result, frames []tool.Frame) {
 	r := runctx.Extra[Room](ctx)
-	if r == nil || n == 0 || r.n != n || r.owner != owner || !r.taken.CompareAndSwap(false, true) {
+	if r == nil || n == 0 || r.owner != owner || r.buf.Load() != nil {
 		return nil, nil
 	}
-	r.buf = takeResults(n)
+	b := takeResults(n)
+	if !r.buf.CompareAndSwap(nil, b) {
+		b.release() // taken meanwhile, by another batch in the same context
+		return nil, nil
+	}
 	if n == 1 {
 		frames = r.frame[:]
 	}
-	return r.buf.r[:n:n], frames
+	return b.r[:n:n], frames
 }
 
 // Taken returns the results' storage the executor took, nil when it took
 // none.
 func (r *Room) Taken() []tool.Result {
-	if r.buf == nil {
-		return nil
+	if b := r.buf.Load(); b != nil {
+		return b.r[:b.used]
 	}
-	return r.buf.r[:r.buf.used]
+	return nil
 }
 
 // Release gives the results' storage back to the pool once the lender has
 // read the results. Not after a panic of the lender: calls may still be
 // answering into it.
 func (r *Room) Release() {
-	if r.buf != nil {
-		r.buf.release()
-		r.buf = nil
+	if b := r.buf.Swap(nil); b != nil {
+		b.release()
 	}
 }
 
