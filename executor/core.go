@@ -74,11 +74,11 @@ func (c *core) forBatch(ctx context.Context) *core {
 
 // newRequests returns the requests of a batch of n calls, each with the
 // frame that will hold its call's context (see tool.Frame), and room for
-// their results, taking what the caller's room has (see IntoExecutor).
+// their results, taking what the caller's room has (see internal/callroom).
 // Without room, a single call's are all in one allocation, and more
 // calls' in three. A call whose context outlives it keeps its batch's
 // frames.
-func newRequests(n int, room Room) ([]Request, []tool.Result) {
+func newRequests(n int, room batchRoom) ([]Request, []tool.Result) {
 	var frames []tool.Frame
 	switch {
 	case n == 1 && room.Results == nil && room.Frames == nil:
@@ -102,7 +102,7 @@ func newRequests(n int, room Room) ([]Request, []tool.Result) {
 // resultsIn returns the room for n results: the caller's when it gave
 // some, else a new slice. Every result of a batch is written whole, so
 // what the caller's room held before does not matter.
-func resultsIn(room Room, n int) []tool.Result {
+func resultsIn(room batchRoom, n int) []tool.Result {
 	if room.Results == nil {
 		return make([]tool.Result, n)
 	}
@@ -115,7 +115,7 @@ func resultsIn(room Room, n int) []tool.Result {
 // allocation. first is the tool of the batch's first call: the frames of
 // several calls of a typed tool come with room for their results' parts
 // (see tool.NewFrames).
-func newFrames(n int, room Room, first tool.Tool) ([]tool.Frame, []tool.Result) {
+func newFrames(n int, room batchRoom, first tool.Tool) ([]tool.Frame, []tool.Result) {
 	switch {
 	case room.Frames != nil:
 		return room.Frames[:n:n], resultsIn(room, n)

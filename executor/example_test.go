@@ -191,36 +191,3 @@ func ExampleGuard() {
 	fmt.Println(len(res), res[1].ErrorCode)
 	// Output: 2 missing_result
 }
-
-// ExampleExecuteInto runs two batches in the same storage for their
-// results, as a loop that runs many batches does; each batch gets fresh
-// frames, made along with storage the caller allocates anyway.
-func ExampleExecuteInto() {
-	e := executor.Sequential()
-	tools := executor.Tools(weatherTool())
-	results := make([]tool.Result, 2) // used again by every batch
-	for _, cities := range [][]string{{"Oslo", "Lima"}, {"Kyiv"}} {
-		batch := executor.Batch{Tools: tools}
-		for i, c := range cities {
-			batch.Calls = append(batch.Calls, model.ToolCall{ID: fmt.Sprint("c", i), Name: "weather", Arguments: fmt.Appendf(nil, `{"city":%q}`, c)})
-		}
-		res, err := executor.ExecuteInto(context.Background(), e, batch, executor.Room{
-			Results: results,
-			Frames:  make([]tool.Frame, len(batch.Calls)),
-		})
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		for _, r := range res {
-			fmt.Println(r.Text())
-		}
-		fmt.Println("in the storage given:", &res[0] == &results[0])
-	}
-	// Output:
-	// Oslo: 21°C
-	// Lima: 21°C
-	// in the storage given: true
-	// Kyiv: 21°C
-	// in the storage given: true
-}

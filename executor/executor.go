@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"slices"
 
+	"github.com/trellis-go/trellis/internal/callroom"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -55,59 +56,24 @@ type Executor interface {
 	Execute(ctx context.Context, batch Batch) ([]tool.Result, error)
 }
 
-// IntoExecutor is an Executor that can run a batch in storage its caller
-// provides: the room for the results, which a caller that runs many
-// batches (a ToolsNode) uses again and again, and the frames that hold the
-// calls' contexts, which a caller may allocate along with storage of its
-// own. The executors of this package implement it; wrappers such as Guard
-// and Decorate's decorators do not, and callers fall back to Execute for
-// them (see ExecuteInto).
-type IntoExecutor interface {
-	Executor
-	// ExecuteInto is Execute in the storage room provides; it returns the
-	// results, which are in room.Results when that has room for them.
-	// Once ExecuteInto returns, the executor neither writes to
-	// room.Results nor keeps it: a call the batch gave up on (its context
-	// ended) has its late result dropped, as with Execute.
-	ExecuteInto(ctx context.Context, batch Batch, room Room) ([]tool.Result, error)
-}
-
-// Room is the storage a caller gives an IntoExecutor for a batch. Each
-// part is used when it has room for every call of the batch, and ignored
-// otherwise.
-type Room struct {
-	// Results receives the results. What it held does not matter, and
-	// it is the caller's again once ExecuteInto returns.
+// batchRoom is the storage a batch runs in: what the caller lent the
+// executor (see internal/callroom), or nothing, and the executor
+// allocates. Each part is used when it has room for every call of the
+// batch, and ignored otherwise.
+type batchRoom struct {
+	// Results receives the results; it is the lender's again once
+	// Execute returns.
 	Results []tool.Result
-	// Frames hold the calls' contexts (see tool.Frame). They must be
-	// zero, and are never to be used again: a call's context may outlive
-	// the call, and the frame is its storage.
+	// Frames hold the calls' contexts (see tool.Frame). They are zero,
+	// and never used again.
 	Frames []tool.Frame
 }
 
-// fit returns the parts of r with room for the batch's calls.
-func (r Room) fit(b Batch) Room {
-	n := len(b.Calls)
-	if n == 0 || cap(r.Results) < n {
-		r.Results = nil
-	}
-	if n == 0 || len(r.Frames) < n {
-		r.Frames = nil
-	}
-	return r
-}
-
-// ExecuteInto runs batch with e in room when e is an IntoExecutor, and
-// through e.Execute otherwise; either way the results come back as
-// Execute returns them. The results are in room.Results when their first
-// one's address is &room.Results[0], and room.Results is then the caller's
-// again once ExecuteInto returns; results in other storage belong to the
-// caller as Execute's do.
-func ExecuteInto(ctx context.Context, e Executor, batch Batch, room Room) ([]tool.Result, error) {
-	if ie, ok := e.(IntoExecutor); ok {
-		return ie.ExecuteInto(ctx, batch, room)
-	}
-	return e.Execute(ctx, batch)
+// roomFor returns the storage the caller behind ctx lent owner, the
+// executor that runs b, if any.
+func roomFor(ctx context.Context, owner Executor, b Batch) batchRoom {
+	results, frames := callroom.Take(ctx, owner, len(b.Calls))
+	return batchRoom{Results: results, Frames: frames}
 }
 
 // ExecutorFunc adapts a function to Executor.

@@ -72,17 +72,14 @@ type parallel struct {
 	checkSafe bool
 }
 
+// Execute runs the batch, in the storage the caller lent p when it did
+// (see internal/callroom).
 func (p *parallel) Execute(ctx context.Context, b Batch) ([]tool.Result, error) {
-	return p.execute(ctx, b, Room{})
-}
-
-// ExecuteInto is Execute in the caller's storage (see IntoExecutor).
-func (p *parallel) ExecuteInto(ctx context.Context, b Batch, room Room) ([]tool.Result, error) {
-	return p.execute(ctx, b, room.fit(b))
+	return p.execute(ctx, b, roomFor(ctx, p, b))
 }
 
 // execute runs the batch in the caller's room as far as it has some.
-func (p *parallel) execute(ctx context.Context, b Batch, room Room) ([]tool.Result, error) {
+func (p *parallel) execute(ctx context.Context, b Batch, room batchRoom) ([]tool.Result, error) {
 	c := p.core.forBatch(ctx)
 	n := len(b.Calls)
 	if n <= 1 {

@@ -23,7 +23,7 @@ func TestFailFastAnswersBeforeStopping(t *testing.T) {
 	for _, ends := range []int{endsCollected, endsByWorkers, endsStreamed} {
 		parent := context.Background()
 		ctx, cancel := context.WithCancelCause(parent)
-		reqs, results := newRequests(2, Room{})
+		reqs, results := newRequests(2, batchRoom{})
 		lookup(Batch{Calls: []model.ToolCall{{ID: "a", Name: "x"}, {ID: "b", Name: "x"}}}, reqs)
 		pb := &pbatch{
 			c: &c, parent: parent, ctx: ctx,

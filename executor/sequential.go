@@ -27,13 +27,10 @@ func Sequential(opts ...Option) Executor {
 
 type sequential struct{ core core }
 
+// Execute runs the batch, in the storage the caller lent s when it did
+// (see internal/callroom).
 func (s *sequential) Execute(ctx context.Context, b Batch) ([]tool.Result, error) {
-	return s.core.forBatch(ctx).execSequential(ctx, b, Room{})
-}
-
-// ExecuteInto is Execute in the caller's storage (see IntoExecutor).
-func (s *sequential) ExecuteInto(ctx context.Context, b Batch, room Room) ([]tool.Result, error) {
-	return s.core.forBatch(ctx).execSequential(ctx, b, room.fit(b))
+	return s.core.forBatch(ctx).execSequential(ctx, b, roomFor(ctx, s, b))
 }
 
 // seqWatch is the observed side of a sequential batch with room for the
@@ -46,7 +43,7 @@ type seqWatch struct {
 
 // execSequential looks the batch's calls up and runs them one after the
 // other on this goroutine, in the caller's room as far as it has some.
-func (c *core) execSequential(ctx context.Context, b Batch, room Room) ([]tool.Result, error) {
+func (c *core) execSequential(ctx context.Context, b Batch, room batchRoom) ([]tool.Result, error) {
 	n := len(b.Calls)
 	if c.plain() {
 		return c.runPlainWith(ctx, b, nil, room)
@@ -135,7 +132,7 @@ func (c *core) plain() bool {
 // answers. The calls' tools are looked up already (tools[i] is the tool of
 // call i, nil for an unknown one), or, with tools nil, not; the results go
 // into the caller's room as far as it has some.
-func (c *core) runPlainWith(ctx context.Context, b Batch, tools []tool.Tool, room Room) ([]tool.Result, error) {
+func (c *core) runPlainWith(ctx context.Context, b Batch, tools []tool.Tool, room batchRoom) ([]tool.Result, error) {
 	var first tool.Tool
 	switch {
 	case len(b.Calls) < 2 || room.Frames != nil:

@@ -196,7 +196,7 @@ func convertValue[T any](v any, out *T) error {
 
 // callScopeKey asks a context for the invocation of the tool call it
 // belongs to. The tool package's call contexts answer a key with this
-// method (see tool.CallScoped) without either package importing the other.
+// method (see internal/callscope) without either package importing the other.
 type callScopeKey struct{}
 
 // callScope is one invocation of a tool call: its ID and how many

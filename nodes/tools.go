@@ -7,11 +7,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/callroom"
 	"github.com/trellis-go/trellis/internal/deadline"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
@@ -216,16 +216,15 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 		cfg.toolsets = append(slices.Clip(cfg.toolsets), tool.Fixed(tool.NewStatic(structuredSource, cfg.response)))
 		cfg.response = nil
 	}
-	n.into, _ = cfg.exec.(executor.IntoExecutor)
 	return func(ctx context.Context, s S) (S, graph.Command[S], error) {
-		// The storage the executor answered in (when it took some) goes
-		// back to the pool once the node is done with the results. Not
-		// when the node panicked: calls may still be answering.
-		var held *resultBuf
-		out, cmd, err := n.run(ctx, s, &held)
-		if held != nil {
-			held.release()
-		}
+		// s is the node's working copy of the state: the context the tools
+		// get carries another (see withRun). The storage the node lends
+		// the executor comes with it (see internal/callroom), and the
+		// results' part goes back to the pool once the node has read
+		// them. Not when the node panicked: calls may still be answering.
+		ctx, w, room := withRun[S, PS, callroom.Room](cfg.withMemory(ctx), s)
+		out, cmd, err := n.run(ctx, s, w, room)
+		room.Release()
 		return out, cmd, err
 	}
 }
@@ -234,205 +233,252 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 type toolsNode[S any, PS ChatState[S]] struct {
 	cfg    toolsConfig
 	toNext graph.Command[S]
-	into   executor.IntoExecutor // cfg.exec, when it takes storage for results
 }
 
-// run runs the node on s. When the executor answers in pooled storage, run
-// leaves it in *held for the caller to release once the results are read.
-func (n *toolsNode[S, PS]) run(ctx context.Context, in S, held **resultBuf) (S, graph.Command[S], error) {
-	cfg, toNext := &n.cfg, n.toNext
-	// s is the node's working copy of the state: the context the tools
-	// get carries another (see withRun).
-	// A single call's frame comes with it (see executor.Room).
-	ctx, s, frame := withRun[S, PS, [1]tool.Frame](cfg.withMemory(ctx), in)
-	msgs := *PS(s).ChatMessages()
-	calls, whole := unanswered(msgs)
-	if len(calls) == 0 {
-		return in, toNext, nil
+// run runs the node on s in four steps, each passing the next what it
+// came to: plan (which calls the batch leaves to run, which to the caller,
+// which a resume answered), execute (the executor's results), settle (the
+// answers the node writes now, or the interrupt that waits for them) and
+// apply (the tool messages, state updates and route). When the executor
+// answers in the storage room lends it, the caller releases it once run
+// has returned. s is the node's working copy of the state in.
+func (n *toolsNode[S, PS]) run(ctx context.Context, in S, s *S, room *callroom.Room) (S, graph.Command[S], error) {
+	var p batchPlan
+	if err := n.plan(ctx, *PS(s).ChatMessages(), &p); err != nil {
+		return *s, graph.Command[S]{}, err
 	}
-	list, err := cfg.runTools(ctx, calls)
+	if len(p.calls) == 0 {
+		return in, n.toNext, nil
+	}
+	results, err := n.execute(ctx, &p, room)
 	if err != nil {
 		return *s, graph.Command[S]{}, err
 	}
+	o, err := n.settle(ctx, &p, results)
+	if err != nil {
+		return *s, graph.Command[S]{}, err
+	}
+	cmd, err := n.apply(ctx, s, o)
+	return *s, cmd, err
+}
+
+// batchPlan is what a batch leaves to do: the calls of the last assistant
+// message that are not answered yet, the tools they resolve to, and which
+// of them the executor runs, the caller executes, or a resume answered.
+type batchPlan struct {
+	// calls are the unanswered calls, in call order; whole says they are
+	// all of the message's calls.
+	calls []model.ToolCall
+	whole bool
+	list  *tool.ToolList
+	// run are the calls the executor runs, ext those the caller is asked
+	// for, supplied the answers a resume brought; together they are calls.
+	run, ext []model.ToolCall
+	supplied []answer
+}
+
+// plan fills p for the conversation msgs. It leaves p.calls empty when
+// nothing is left to answer.
+func (n *toolsNode[S, PS]) plan(ctx context.Context, msgs []model.Message, p *batchPlan) error {
+	p.calls, p.whole = unanswered(msgs)
+	if len(p.calls) == 0 {
+		return nil
+	}
+	list, err := n.cfg.runTools(ctx, p.calls)
+	if err != nil {
+		return err
+	}
+	p.list = list
 	// The executor reads the calls and does not change them (see
 	// executor.Batch): it runs the assistant message's own, unless the
 	// caller executes some of them.
-	run, ext := slices.Clip(calls), []model.ToolCall(nil)
+	p.run = slices.Clip(p.calls)
 	if !list.ExecutesAll() {
-		run, ext = splitExternal(list, calls)
+		p.run, p.ext = splitExternal(list, p.calls)
 	}
-
+	if !graph.Resuming(ctx) {
+		return nil
+	}
 	// A resume answers the calls the caller was asked for. Its answers
 	// are used whatever the resuming run's tools make of those calls
 	// (another ResolveWith may have dropped a tool, or made it one the
 	// framework runs); the caller's answer is not run again.
-	var supplied []answer
-	if graph.Resuming(ctx) {
-		answers, err := graph.Interrupt[map[string]tool.Result](ctx, PendingToolCalls{Calls: ext})
-		if err != nil {
-			return *s, graph.Command[S]{}, err
-		}
-		if err := allAnswered(ext, answers); err != nil {
-			return *s, graph.Command[S]{}, err
-		}
-		var rest []model.ToolCall
-		for _, c := range calls {
-			if r, ok := answers[c.ID]; ok {
-				supplied = append(supplied, answer{call: c, result: r})
-			} else {
-				rest = append(rest, c)
-			}
-		}
-		run, ext = rest, nil
+	answers, err := askCaller(ctx, p.ext)
+	if err != nil {
+		return err
 	}
-
-	var (
-		results    []tool.Result
-		interrupts []graph.PendingInterrupt
-	)
-	if len(run) > 0 {
-		// The calls see the node that made them even if middleware gives up
-		// on them and they outlive it. The results are read into tool
-		// messages and routes before the node returns: an executor that
-		// takes storage gets it from a pool, and it goes back there.
-		batch := executor.Batch{Calls: run, Tools: list}
-		if n.into != nil {
-			*held = takeResults(len(run))
-			room := executor.Room{Results: (*held).r}
-			if len(run) == 1 {
-				room.Frames = frame[:]
-			}
-			results, err = n.into.ExecuteInto(graph.Detach(ctx), batch, room)
+	var rest []model.ToolCall
+	for _, c := range p.calls {
+		if r, ok := answers[c.ID]; ok {
+			p.supplied = append(p.supplied, answer{call: c, result: r})
 		} else {
-			results, err = cfg.exec.Execute(graph.Detach(ctx), batch)
-		}
-		if err != nil {
-			return *s, graph.Command[S]{}, err
-		}
-		if len(results) != len(run) {
-			// An executor that breaks its contract (see executor.Guard).
-			return *s, graph.Command[S]{}, fmt.Errorf("nodes: the executor returned %d results for %d calls (%s)", len(results), len(run), callNames(run))
-		}
-		if cutShort(results) {
-			if err := stopping(ctx); err != nil {
-				// The run is stopping (cancelled, or past its deadline):
-				// the calls it cut short are not answers. Fail the node,
-				// so that nothing of the batch is kept and a resume runs
-				// it again.
-				return *s, graph.Command[S]{}, err
-			}
-		}
-		for i := range results {
-			r := &results[i]
-			if r.Err != nil {
-				if ins := interruptsIn(r.Err); ins != nil {
-					interrupts = append(interrupts, ins...)
-					continue
-				}
-			}
-			if r.Pending && cfg.pending != nil {
-				final, err := cfg.pending.Wait(ctx, run[i].ID)
-				if err != nil {
-					return *s, graph.Command[S]{}, fmt.Errorf("nodes: waiting for long-running call %s (%s): %w", run[i].ID, run[i].Name, err)
-				}
-				*r = final
-			}
+			rest = append(rest, c)
 		}
 	}
-	if len(interrupts) == 0 && len(ext) == 0 && len(supplied) == 0 {
-		// Every call is answered, in call order.
-		if err := apply[S, PS](cfg, s, run, results); err != nil {
-			return *s, graph.Command[S]{}, err
-		}
-		if whole {
-			return *s, route(results, toNext), nil // the batch answered at once
-		}
-		return *s, routeBatch(*PS(s).ChatMessages(), run, results, toNext), nil
-	}
+	p.run, p.ext = rest, nil
+	return nil
+}
 
-	out := make([]answer, 0, len(calls))
+// askCaller interrupts the run for the calls the caller executes and
+// returns their answers once a resume brings one for each.
+func askCaller(ctx context.Context, ext []model.ToolCall) (map[string]tool.Result, error) {
+	answers, err := graph.Interrupt[map[string]tool.Result](ctx, PendingToolCalls{Calls: ext})
+	if err != nil {
+		return nil, err
+	}
+	if err := allAnswered(ext, answers); err != nil {
+		return nil, err
+	}
+	return answers, nil
+}
+
+// execute runs the plan's calls through the executor and returns their
+// results, one per call (none when the executor has nothing to run).
+func (n *toolsNode[S, PS]) execute(ctx context.Context, p *batchPlan, room *callroom.Room) ([]tool.Result, error) {
+	if len(p.run) == 0 {
+		return nil, nil
+	}
+	// The calls see the node that made them even if middleware gives up
+	// on them and they outlive it. The results are read into tool
+	// messages and routes before the node returns: the executor of this
+	// module the node calls takes storage for them from a pool, and it
+	// goes back there (see internal/callroom).
+	room.Lend(n.cfg.exec)
+	results, err := n.cfg.exec.Execute(graph.Detach(ctx), executor.Batch{Calls: p.run, Tools: p.list})
+	if err != nil {
+		return nil, err
+	}
+	if len(results) != len(p.run) {
+		// An executor that breaks its contract (see executor.Guard).
+		return nil, fmt.Errorf("nodes: the executor returned %d results for %d calls (%s)", len(results), len(p.run), callNames(p.run))
+	}
+	return results, nil
+}
+
+// outcome is what a batch came to: the calls the node answers now, with
+// their results in call order, and how the run goes on from them.
+type outcome struct {
+	calls   []model.ToolCall
+	results []tool.Result
+	next    outcomeNext
+}
+
+// outcomeNext says how the run goes on once a batch's answers are written.
+type outcomeNext uint8
+
+const (
+	// nextBatch routes the whole batch, earlier parts included (see
+	// routeBatch).
+	nextBatch outcomeNext = iota
+	// nextWhole routes by the results alone: they answer the whole batch
+	// at once.
+	nextWhole
+	// nextWait runs the node again in a new superstep for the calls that
+	// are still waiting; the answers carry their routes (see markRoutes).
+	nextWait
+)
+
+// settle turns the executor's results for p.run into the outcome: it waits
+// for long-running calls, and when part of the batch waits for the caller
+// or for an interrupt, keeps what finished or raises the interrupt.
+func (n *toolsNode[S, PS]) settle(ctx context.Context, p *batchPlan, results []tool.Result) (outcome, error) {
+	if cutShort(results) {
+		if err := stopping(ctx); err != nil {
+			// The run is stopping (cancelled, or past its deadline): the
+			// calls it cut short are not answers. Fail the node, so that
+			// nothing of the batch is kept and a resume runs it again.
+			return outcome{}, err
+		}
+	}
+	interrupts, err := n.awaitResults(ctx, p.run, results)
+	if err != nil {
+		return outcome{}, err
+	}
+	if len(interrupts) == 0 && len(p.ext) == 0 && len(p.supplied) == 0 {
+		// Every call is answered, in call order.
+		o := outcome{calls: p.run, results: results}
+		if p.whole {
+			o.next = nextWhole
+		}
+		return o, nil
+	}
+	out := make([]answer, 0, len(p.calls))
 	for i := range results {
 		if results[i].Err != nil && interruptsIn(results[i].Err) != nil {
 			continue
 		}
-		out = append(out, answer{call: run[i], result: results[i]})
+		out = append(out, answer{call: p.run[i], result: results[i]})
 	}
-	if len(out) > 0 && (len(interrupts) > 0 || len(ext) > 0) {
-		// Keep what finished, then wait for the rest in a new
-		// superstep, so that a resume never runs these calls again.
+	if len(out) > 0 && (len(interrupts) > 0 || len(p.ext) > 0) {
+		// Keep what finished, then wait for the rest in a new superstep,
+		// so that a resume never runs these calls again.
 		oc, or := split(out)
-		if err := apply[S, PS](cfg, s, oc, or); err != nil {
-			return *s, graph.Command[S]{}, err
-		}
-		// What these results ask of the run's route is decided when the
-		// batch is complete: it travels with their messages.
-		markRoutes(*PS(s).ChatMessages(), or)
-		return *s, graph.Command[S]{Goto: []string{graph.NodeName(ctx)}}, nil
+		return outcome{calls: oc, results: or, next: nextWait}, nil
 	}
 	if len(interrupts) > 0 {
-		return *s, graph.Command[S]{}, &graph.InterruptError{Thread: graph.ThreadID(ctx), Interrupts: interrupts}
+		return outcome{}, &graph.InterruptError{Thread: graph.ThreadID(ctx), Interrupts: interrupts}
 	}
-	if len(ext) > 0 {
-		// Asks the caller; a resume answers at the top (Resuming).
-		answers, err := graph.Interrupt[map[string]tool.Result](ctx, PendingToolCalls{Calls: ext})
+	if len(p.ext) > 0 {
+		// Asks the caller; a resume answers in plan (Resuming).
+		answers, err := askCaller(ctx, p.ext)
 		if err != nil {
-			return *s, graph.Command[S]{}, err
+			return outcome{}, err
 		}
-		if err := allAnswered(ext, answers); err != nil {
-			return *s, graph.Command[S]{}, err
-		}
-		for _, c := range ext {
+		for _, c := range p.ext {
 			out = append(out, answer{call: c, result: answers[c.ID]})
 		}
 	}
-	out = append(out, supplied...)
+	out = append(out, p.supplied...)
 	// Answers in call order.
-	order := make(map[string]int, len(calls))
-	for i, c := range calls {
+	order := make(map[string]int, len(p.calls))
+	for i, c := range p.calls {
 		order[c.ID] = i
 	}
 	slices.SortFunc(out, func(a, b answer) int { return order[a.call.ID] - order[b.call.ID] })
 	oc, or := split(out)
-	if err := apply[S, PS](cfg, s, oc, or); err != nil {
-		return *s, graph.Command[S]{}, err
-	}
-	return *s, routeBatch(*PS(s).ChatMessages(), oc, or, toNext), nil
+	return outcome{calls: oc, results: or}, nil
 }
 
-// resultBuf is storage for the results of a batch, kept in resultBufs
-// between batches (see executor.Room). Only its first used results may
-// hold anything.
-type resultBuf struct {
-	r    []tool.Result
-	used int
+// awaitResults collects the interrupts that results raise and replaces
+// each pending result, when the node awaits long-running calls (see
+// WithPendingCalls), with its final one.
+func (n *toolsNode[S, PS]) awaitResults(ctx context.Context, run []model.ToolCall, results []tool.Result) ([]graph.PendingInterrupt, error) {
+	var interrupts []graph.PendingInterrupt
+	for i := range results {
+		r := &results[i]
+		if r.Err != nil {
+			if ins := interruptsIn(r.Err); ins != nil {
+				interrupts = append(interrupts, ins...)
+				continue
+			}
+		}
+		if r.Pending && n.cfg.pending != nil {
+			final, err := n.cfg.pending.Wait(ctx, run[i].ID)
+			if err != nil {
+				return nil, fmt.Errorf("nodes: waiting for long-running call %s (%s): %w", run[i].ID, run[i].Name, err)
+			}
+			*r = final
+		}
+	}
+	return interrupts, nil
 }
 
-// resultBufs holds result storage for ToolsNodes to use again.
-var resultBufs = sync.Pool{New: func() any { return new(resultBuf) }}
-
-// maxPooledResults is the most results a pooled buffer keeps room for; a
-// larger batch's storage is left to the collector.
-const maxPooledResults = 256
-
-// takeResults returns storage for n results.
-func takeResults(n int) *resultBuf {
-	b := resultBufs.Get().(*resultBuf)
-	if cap(b.r) < n {
-		b.r = make([]tool.Result, n)
+// apply writes the outcome's answers into s and returns where the run
+// goes next.
+func (n *toolsNode[S, PS]) apply(ctx context.Context, s *S, o outcome) (graph.Command[S], error) {
+	if err := writeAnswers[S, PS](&n.cfg, s, o.calls, o.results); err != nil {
+		return graph.Command[S]{}, err
 	}
-	b.used = n
-	return b
-}
-
-// release clears the results the storage holds and returns it to the
-// pool.
-func (b *resultBuf) release() {
-	if cap(b.r) > maxPooledResults {
-		return
+	switch o.next {
+	case nextWhole:
+		return route(o.results, n.toNext), nil // the batch answered at once
+	case nextWait:
+		// What these results ask of the run's route is decided when the
+		// batch is complete: it travels with their messages.
+		markRoutes(*PS(s).ChatMessages(), o.results)
+		return graph.Command[S]{Goto: []string{graph.NodeName(ctx)}}, nil
 	}
-	clear(b.r[:b.used])
-	b.used = 0
-	resultBufs.Put(b)
+	return routeBatch(*PS(s).ChatMessages(), o.calls, o.results, n.toNext), nil
 }
 
 // runTools resolves the tools of a batch of calls. The set-model-response
@@ -558,10 +604,10 @@ func keys[V any](m map[string]V) []string {
 	return out
 }
 
-// apply checks the error policies, appends the tool messages that answer
-// calls with results (one result per call) and applies the results' state
-// updates, in call order.
-func apply[S any, PS ChatState[S]](c *toolsConfig, s *S, calls []model.ToolCall, results []tool.Result) error {
+// writeAnswers checks the error policies, appends the tool messages that
+// answer calls with results (one result per call) and applies the results'
+// state updates, in call order.
+func writeAnswers[S any, PS ChatState[S]](c *toolsConfig, s *S, calls []model.ToolCall, results []tool.Result) error {
 	for i := range results {
 		if results[i].IsError && c.policyOf(calls[i].Name) == ReturnError {
 			return &ToolError{Call: calls[i], Result: results[i]}

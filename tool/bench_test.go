@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool/internal/arguments"
 )
 
 // benchArgs is the five-field struct of the pipeline benchmarks: one field
@@ -115,7 +116,7 @@ func BenchmarkArgumentStages(b *testing.B) {
 	b.Run("decode", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, errs := decodeValue[benchArgs](ft.decode, parsed); errs != nil {
+			if _, errs := arguments.Value[benchArgs](ft.plan, parsed); errs != nil {
 				b.Fatal(errs)
 			}
 		}
@@ -123,7 +124,7 @@ func BenchmarkArgumentStages(b *testing.B) {
 	b.Run("fast", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, ok := fastArguments[benchArgs](ft.fast, benchRaw); !ok {
+			if _, ok := arguments.Fast[benchArgs](ft.plan, benchRaw); !ok {
 				b.Fatal("the fast path declined")
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/trellis-go/trellis/internal/callscope"
 	"github.com/trellis-go/trellis/internal/runctx"
 	"github.com/trellis-go/trellis/model"
 )
@@ -21,7 +22,7 @@ type callContext struct {
 	context.Context
 	id string
 
-	// rare holds what few calls need: the slot CallScoped keys keep their
+	// rare holds what few calls need: the slot callscope.Key keys keep their
 	// state in, and the mark of a call that passed its permission check;
 	// made on first use.
 	rare atomic.Pointer[rareState]
@@ -38,7 +39,7 @@ type callContext struct {
 // rareState is the part of a call's frame that few calls use (see
 // callContext.rare).
 type rareState struct {
-	// scope is the slot of this invocation that CallScoped keys keep their
+	// scope is the slot of this invocation that callscope.Key keys keep their
 	// state in.
 	scope atomic.Value
 	// auth is what the call was allowed as (see Frame.MarkAuthorized).
@@ -96,21 +97,10 @@ func (c *callContext) Value(key any) any {
 		if c.ext != nil && c.ext.sink != nil {
 			return c
 		}
-	case CallScoped:
+	case callscope.Key:
 		return k.ScopeOfCall(c.id, &c.rareState().scope)
 	}
 	return c.Context.Value(key)
-}
-
-// CallScoped is a context key that the innermost tool call answers: the
-// context's Value of such a key is what its ScopeOfCall method returns for
-// the call's ID and a slot that belongs to this invocation of the call (a
-// retry is a new invocation, with a slot of its own, empty). It lets a
-// package that does not import this one (the graph engine, which numbers
-// the interrupts of each invocation apart) learn which call its caller runs
-// in and keep state with it.
-type CallScoped interface {
-	ScopeOfCall(callID string, slot *atomic.Value) any
 }
 
 // WithCallID returns a context that carries the ID of the tool call being

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/trellis-go/trellis/tool/internal/arguments"
 )
 
 // Sentinel errors. Typed errors below match them with errors.Is.
@@ -13,9 +15,11 @@ var (
 	ErrInvalidArguments = errors.New("tool: invalid arguments")
 	// ErrInvalidTool: a tool cannot be built as asked (a bad name, an
 	// argument type that is not a struct, an unsupported field type, ...).
-	ErrInvalidTool = errors.New("tool: invalid tool")
+	ErrInvalidTool = arguments.ErrInvalidTool
 	// ErrInvalidSchema: a JSON Schema does not compile.
-	ErrInvalidSchema = errors.New("tool: invalid schema")
+	ErrInvalidSchema = arguments.ErrInvalidSchema
+	// ErrUnrepairable: RepairJSON found no JSON value it could recover.
+	ErrUnrepairable = arguments.ErrUnrepairable
 	// ErrDuplicateTool: two tools of one run share a name. See DuplicateToolError.
 	ErrDuplicateTool = errors.New("tool: duplicate tool name")
 	// ErrUnknownTool: a call names a tool the run does not have. See UnknownToolError.

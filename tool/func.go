@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool/internal/arguments"
 )
 
 // config holds the optional settings shared by this package's tools.
@@ -172,41 +173,11 @@ func (c *core) argumentPreparer() prepareFunc { return c.cfg.prepare }
 // fastSchema returns the schema the tool's fast plan checks.
 func (c *core) fastSchema() *Schema { return c.schema }
 
-// typedPlan builds the fast plan of a typed tool whose arguments decode
-// into a t, or returns nil when the tool's calls always take the full
-// pipeline (it has a PrepareArguments hook, or its schema leaves nothing to
-// the fast path).
-func (c *core) typedPlan(t reflect.Type) *fastNode {
-	if c.cfg.prepare != nil {
-		return nil
-	}
-	return newTypedPlan(c.schema, t)
-}
-
-// fastArguments decodes args into an In in one pass (see fastDecode), or
-// reports false when plan is nil or declines them. A plan with a flat
-// shortcut (see flatPlan) tries that first.
-func fastArguments[In any](plan *fastNode, args json.RawMessage) (In, bool) {
-	if plan == nil {
-		var zero In
-		return zero, false
-	}
-	if plan.flat != nil {
-		if in, ok := flatArguments[In](plan.flat, args); ok {
-			return in, true
-		}
-	}
-	return typedArguments[In](plan, args)
-}
-
-// typedArguments is fastArguments through the typed plan alone.
-func typedArguments[In any](plan *fastNode, args json.RawMessage) (In, bool) {
-	var in In
-	if !fastDecode(plan, args, reflect.ValueOf(&in).Elem()) {
-		var zero In
-		return zero, false
-	}
-	return in, true
+// argumentPlan compiles the plan that checks the tool's arguments and
+// decodes them into a t. A tool with a PrepareArguments hook of its own
+// takes the full pipeline for every call (see arguments.Compile).
+func (c *core) argumentPlan(t reflect.Type) *arguments.Plan {
+	return arguments.Compile(c.schema.c, t, c.cfg.prepare)
 }
 
 // FuncTool is a typed tool built from a Go function. Its input schema is
@@ -217,8 +188,7 @@ func typedArguments[In any](plan *fastNode, args json.RawMessage) (In, bool) {
 // documentation), with the same outcome.
 type FuncTool[In, Out any] struct {
 	core
-	decode  decodeFunc
-	fast    *fastNode // nil when every call takes the full pipeline
+	plan    *arguments.Plan
 	fn      func(context.Context, In) (Out, error)
 	onePart bool // its results are one part (see NewFrames)
 }
@@ -230,7 +200,7 @@ type FuncTool[In, Out any] struct {
 // is used as is; a Result is used as is; json.RawMessage is a JSON part;
 // anything else is marshalled into a JSON part.
 func NewFunc[In, Out any](name, description string, fn func(context.Context, In) (Out, error), opts ...Option) (*FuncTool[In, Out], error) {
-	schema, err := deriveObjectSchema(reflect.TypeFor[In]())
+	schema, err := arguments.DeriveObject(reflect.TypeFor[In]())
 	if err != nil {
 		return nil, fmt.Errorf("tool %q: %w", name, err)
 	}
@@ -266,7 +236,7 @@ func newFuncTool[In, Out any](name, description string, schema json.RawMessage, 
 	if err != nil {
 		return nil, err
 	}
-	t := &FuncTool[In, Out]{core: c, decode: newDecoder(reflect.TypeFor[In]()), fast: c.typedPlan(reflect.TypeFor[In]()), fn: fn, onePart: onePartOut[Out]()}
+	t := &FuncTool[In, Out]{core: c, plan: c.argumentPlan(reflect.TypeFor[In]()), fn: fn, onePart: onePartOut[Out]()}
 	t.bind(t)
 	return t, nil
 }
@@ -276,21 +246,21 @@ func newFuncTool[In, Out any](name, description string, schema json.RawMessage, 
 // the function does not run. Executors use Invoke instead, which runs the
 // same pipeline once and adds error, panic and progress handling.
 func (t *FuncTool[In, Out]) Call(ctx context.Context, callID string, args json.RawMessage) (Result, error) {
-	if in, ok := fastArguments[In](t.fast, args); ok {
+	if in, ok := arguments.Fast[In](t.plan, args); ok {
 		return t.callDecoded(ctx, callID, in)
 	}
 	a, aerr := runArguments(t.def.Name, args, t.schema, t.cfg.prepare, false, true)
 	if aerr != nil {
 		return argumentResult(aerr), nil
 	}
-	return t.callParsed(ctx, callID, a.value, args)
+	return t.callParsed(ctx, callID, a.Value, args)
 }
 
 // callFast is callDecoded on arguments it decodes itself, without the call
 // ID check: Invoke's ctx carries the ID. It runs the function itself rather
 // than through another call, every call of a typed tool taking this path.
 func (t *FuncTool[In, Out]) callFast(ctx context.Context, args json.RawMessage) (Result, bool, error) {
-	in, ok := fastArguments[In](t.fast, args)
+	in, ok := arguments.Fast[In](t.plan, args)
 	if !ok {
 		return Result{}, false, nil
 	}
@@ -306,9 +276,9 @@ func (t *FuncTool[In, Out]) self() Tool { return t }
 func (t *FuncTool[In, Out]) resultsOnePart() bool { return t.onePart }
 
 func (t *FuncTool[In, Out]) callParsed(ctx context.Context, callID string, args any, received json.RawMessage) (Result, error) {
-	in, errs := decodeValue[In](t.decode, args)
-	if len(errs) > 0 {
-		return argumentResult(&ArgumentError{Tool: t.def.Name, Fields: errs, Received: receivedText(received)}), nil
+	in, err := arguments.Value[In](t.plan, args)
+	if err != nil {
+		return argumentResult(argumentError(t.def.Name, received, err)), nil
 	}
 	return t.callDecoded(ctx, callID, in)
 }

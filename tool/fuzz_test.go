@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool/internal/arguments"
 )
 
 type fuzzNested struct {
@@ -68,7 +69,7 @@ func FuzzArguments(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	dec := newDecoder(reflect.TypeFor[fuzzArgs]())
+	plan := arguments.Compile(sch.c, reflect.TypeFor[fuzzArgs](), nil)
 	f.Fuzz(func(t *testing.T, in []byte, repair bool) {
 		a, aerr := runArguments("fuzz", in, sch, nil, repair, true)
 		if aerr != nil {
@@ -80,10 +81,10 @@ func FuzzArguments(f *testing.F) {
 			}
 			return
 		}
-		_, errs := decodeValue[fuzzArgs](dec, a.value)
-		for _, e := range errs {
+		_, errs := arguments.Value[fuzzArgs](plan, a.Value)
+		for _, e := range fieldsOf(errs) {
 			if !strings.Contains(e.Message, "range") && !strings.Contains(e.Message, "base64") {
-				b, _ := json.Marshal(a.value)
+				b, _ := json.Marshal(a.Value)
 				t.Fatalf("validated arguments %s (from %q) failed to decode: %v", b, in, errs)
 			}
 		}
@@ -152,4 +153,12 @@ func FuzzPreparedArgumentsAreFinal(f *testing.F) {
 				in, prepared.Arguments, r1.IsError, want, r2.IsError, got)
 		}
 	})
+}
+
+// fieldsOf returns the problems err lists, none when it is nil.
+func fieldsOf(err *arguments.Error) []arguments.FieldError {
+	if err == nil {
+		return nil
+	}
+	return err.Fields
 }

@@ -358,9 +358,9 @@ func (iv *Invoker) Prepare(f *Frame, t Tool, call model.ToolCall) (prepared mode
 		r.normalize()
 		return call, r, false
 	}
-	call.Arguments = args.raw
+	call.Arguments = args.Raw
 	if p.prepare != nil && f != nil {
-		f.cc.rareState().prepared.Store(&preparedMark{tool: t, args: bytes.Clone(args.raw)})
+		f.cc.rareState().prepared.Store(&preparedMark{tool: t, args: bytes.Clone(args.Raw)})
 	}
 	return call, Result{}, true
 }
@@ -476,7 +476,7 @@ func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, cal
 			if aerr != nil {
 				*res, ok = argumentResult(aerr), false
 			} else {
-				call.Arguments, prepared = args.raw, true
+				call.Arguments, prepared = args.Raw, true
 			}
 		}
 		if ok && !f.cc.authMark().authorizedFor(t, call) {
@@ -564,15 +564,15 @@ func runSlow(ctx context.Context, t Tool, p *profile, name string, call *model.T
 	var cerr error
 	switch {
 	case p.ps != nil:
-		*res = drain(ctx, name, p.ps.streamParsed(ctx, call.ID, args.value, call.Arguments))
+		*res = drain(ctx, name, p.ps.streamParsed(ctx, call.ID, args.Value, call.Arguments))
 		return
 	case p.pc != nil:
-		*res, cerr = p.pc.callParsed(ctx, call.ID, args.value, call.Arguments)
+		*res, cerr = p.pc.callParsed(ctx, call.ID, args.Value, call.Arguments)
 	case p.st != nil:
-		*res = drain(ctx, name, p.st.Stream(ctx, call.ID, args.raw))
+		*res = drain(ctx, name, p.st.Stream(ctx, call.ID, args.Raw))
 		return
 	default:
-		*res, cerr = t.Call(ctx, call.ID, args.raw)
+		*res, cerr = t.Call(ctx, call.ID, args.Raw)
 	}
 	if cerr != nil {
 		*res = callOutcome(ctx, name, res, cerr)

@@ -7,6 +7,7 @@ import (
 	"reflect"
 
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool/internal/arguments"
 )
 
 // SetModelResponseName is the default name of the set-model-response tool.
@@ -61,7 +62,7 @@ type SetModelResponseTool struct {
 // NewSetModelResponse returns a set-model-response tool whose schema is
 // derived from T.
 func NewSetModelResponse[T any](opts ...ResponseOption) (*SetModelResponseTool, error) {
-	schema, err := deriveSchema(reflect.TypeFor[T]())
+	schema, err := arguments.Derive(reflect.TypeFor[T]())
 	if err != nil {
 		return nil, fmt.Errorf("set model response: %w", err)
 	}
@@ -125,7 +126,7 @@ func (t *SetModelResponseTool) Call(ctx context.Context, callID string, args jso
 	if aerr != nil {
 		return argumentResult(aerr), nil
 	}
-	return t.callParsed(ctx, callID, a.value, args)
+	return t.callParsed(ctx, callID, a.Value, args)
 }
 
 func (t *SetModelResponseTool) self() Tool { return t }

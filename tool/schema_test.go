@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool/internal/arguments"
 )
 
 type kindsAddress struct {
@@ -529,7 +530,7 @@ func TestSchemaOfJSONNumberIsANumber(t *testing.T) {
 		require.False(t, r.IsError, "%s: %s", c.args, r.Text())
 		assert.Equal(t, c.want, r.Text(), c.args)
 	}
-	in, ok := fastArguments[amountArgs](ft.fast, json.RawMessage(`{"amount":12.50,"fee":-0}`))
+	in, ok := arguments.Fast[amountArgs](ft.plan, json.RawMessage(`{"amount":12.50,"fee":-0}`))
 	require.True(t, ok, "the fast path takes a number")
 	assert.Equal(t, json.Number("12.50"), in.Amount)
 	require.NotNil(t, in.Fee)

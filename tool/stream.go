@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"iter"
 	"reflect"
+
+	"github.com/trellis-go/trellis/tool/internal/arguments"
 )
 
 // StreamFuncTool is a typed tool whose function yields its output in
@@ -14,9 +16,8 @@ import (
 // merges the pieces into the final result (see Streamer).
 type StreamFuncTool[In, Out any] struct {
 	core
-	decode decodeFunc
-	fast   *fastNode // nil when every call takes the full pipeline
-	fn     func(context.Context, In) iter.Seq2[Out, error]
+	plan *arguments.Plan
+	fn   func(context.Context, In) iter.Seq2[Out, error]
 }
 
 // NewStreamFunc builds a streaming typed tool. In follows the same rules as
@@ -25,7 +26,7 @@ func NewStreamFunc[In, Out any](name, description string, fn func(context.Contex
 	if fn == nil {
 		return nil, fmt.Errorf("%w: tool %q has a nil function", ErrInvalidTool, name)
 	}
-	schema, err := deriveObjectSchema(reflect.TypeFor[In]())
+	schema, err := arguments.DeriveObject(reflect.TypeFor[In]())
 	if err != nil {
 		return nil, fmt.Errorf("tool %q: %w", name, err)
 	}
@@ -33,7 +34,7 @@ func NewStreamFunc[In, Out any](name, description string, fn func(context.Contex
 	if err != nil {
 		return nil, err
 	}
-	t := &StreamFuncTool[In, Out]{core: c, decode: newDecoder(reflect.TypeFor[In]()), fast: c.typedPlan(reflect.TypeFor[In]()), fn: fn}
+	t := &StreamFuncTool[In, Out]{core: c, plan: c.argumentPlan(reflect.TypeFor[In]()), fn: fn}
 	t.bind(t)
 	return t, nil
 }
@@ -51,18 +52,18 @@ func MustStreamFunc[In, Out any](name, description string, fn func(context.Conte
 // results. Invalid arguments yield one error result and the function does
 // not run.
 func (t *StreamFuncTool[In, Out]) Stream(ctx context.Context, callID string, args json.RawMessage) iter.Seq2[Result, error] {
-	if in, ok := fastArguments[In](t.fast, args); ok {
+	if in, ok := arguments.Fast[In](t.plan, args); ok {
 		return t.streamDecoded(ctx, callID, in)
 	}
 	a, aerr := runArguments(t.def.Name, args, t.schema, t.cfg.prepare, false, true)
 	if aerr != nil {
 		return func(yield func(Result, error) bool) { yield(argumentResult(aerr), nil) }
 	}
-	return t.streamParsed(ctx, callID, a.value, args)
+	return t.streamParsed(ctx, callID, a.Value, args)
 }
 
 func (t *StreamFuncTool[In, Out]) streamFast(ctx context.Context, callID string, args json.RawMessage) (iter.Seq2[Result, error], bool) {
-	in, ok := fastArguments[In](t.fast, args)
+	in, ok := arguments.Fast[In](t.plan, args)
 	if !ok {
 		return nil, false
 	}
@@ -73,9 +74,9 @@ func (t *StreamFuncTool[In, Out]) self() Tool { return t }
 
 func (t *StreamFuncTool[In, Out]) streamParsed(ctx context.Context, callID string, args any, received json.RawMessage) iter.Seq2[Result, error] {
 	return func(yield func(Result, error) bool) {
-		in, errs := decodeValue[In](t.decode, args)
-		if len(errs) > 0 {
-			yield(argumentResult(&ArgumentError{Tool: t.def.Name, Fields: errs, Received: receivedText(received)}), nil)
+		in, err := arguments.Value[In](t.plan, args)
+		if err != nil {
+			yield(argumentResult(argumentError(t.def.Name, received, err)), nil)
 			return
 		}
 		t.run(ctx, callID, in, yield)

@@ -116,6 +116,19 @@ func (w *Working[S, PS, X]) Value(key any) any {
 		return w.state
 	case conversationKey:
 		return conversationOf(w)
+	case extraKey:
+		return &w.Extra
 	}
 	return w.Context.Value(key)
+}
+
+type extraKey struct{}
+
+// Extra returns the node's own storage that the Working behind ctx holds
+// (its Extra), or nil when ctx has no Working whose Extra is an X. It is
+// how a node lends storage to what it calls with the context (see
+// internal/callroom) without a parameter for it.
+func Extra[X any](ctx context.Context) *X {
+	x, _ := ctx.Value(extraKey{}).(*X)
+	return x
 }

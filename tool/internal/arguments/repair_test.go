@@ -1,4 +1,4 @@
-package tool
+package arguments
 
 import (
 	"encoding/json"
@@ -61,10 +61,10 @@ var repairCases = []struct {
 	{"quotes around a path in code", `{"cmd": "grep "a b" file.txt",}`, `{"cmd":"grep \"a b\" file.txt"}`},
 }
 
-func TestRepairJSON(t *testing.T) {
+func TestRepair(t *testing.T) {
 	for _, tc := range repairCases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := RepairJSON([]byte(tc.in))
+			got, err := Repair([]byte(tc.in))
 			require.NoError(t, err)
 			assert.True(t, json.Valid(got), "%s", got)
 			assert.JSONEq(t, tc.want, string(got))
@@ -74,27 +74,27 @@ func TestRepairJSON(t *testing.T) {
 
 func TestRepairJSONKeepsValidInput(t *testing.T) {
 	in := []byte(` {"a" : 1} `)
-	got, err := RepairJSON(in)
+	got, err := Repair(in)
 	require.NoError(t, err)
 	assert.Same(t, &in[0], &got[0], "valid JSON is returned as it is")
 }
 
 func TestRepairJSONFailures(t *testing.T) {
 	for _, in := range []string{"", "   ", "no json here", "```\n```", "}"} {
-		_, err := RepairJSON([]byte(in))
+		_, err := Repair([]byte(in))
 		assert.ErrorIs(t, err, ErrUnrepairable, "%q", in)
 	}
 	deep := make([]byte, 0, 2*maxRepairDepth+10)
 	for i := 0; i < maxRepairDepth+5; i++ {
 		deep = append(deep, '[')
 	}
-	_, err := RepairJSON(deep)
+	_, err := Repair(deep)
 	assert.ErrorContains(t, err, "nested deeper")
 }
 
 // FuzzRepairJSON checks that RepairJSON never panics and returns valid
 // JSON or an error, and that valid JSON comes back unchanged.
-func FuzzRepairJSON(f *testing.F) {
+func FuzzRepair(f *testing.F) {
 	for _, tc := range repairCases {
 		f.Add([]byte(tc.in))
 	}
@@ -102,17 +102,17 @@ func FuzzRepairJSON(f *testing.F) {
 	f.Add([]byte("\xff{'\xfe': 1"))
 	f.Add([]byte(`[{"a":[{"b":{"c":`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		out, err := RepairJSON(in)
+		out, err := Repair(in)
 		if err != nil {
 			return
 		}
 		if !json.Valid(out) {
-			t.Fatalf("RepairJSON(%q) = %q: not valid JSON", in, out)
+			t.Fatalf("Repair(%q) = %q: not valid JSON", in, out)
 		}
 		if json.Valid(in) && string(out) != string(in) {
 			t.Fatalf("RepairJSON changed valid JSON %q into %q", in, out)
 		}
-		again, err := RepairJSON(out)
+		again, err := Repair(out)
 		if err != nil || string(again) != string(out) {
 			t.Fatalf("repaired output %q does not repair to itself: %q, %v", out, again, err)
 		}

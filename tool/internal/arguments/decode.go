@@ -1,4 +1,4 @@
-package tool
+package arguments
 
 import (
 	"encoding"
@@ -87,17 +87,23 @@ func newDecoder(t reflect.Type) decodeFunc {
 // by path.
 func decodeValue[T any](fn decodeFunc, v any) (T, []FieldError) {
 	var out T
+	return out, decodeInto(fn, v, reflect.ValueOf(&out).Elem())
+}
+
+// decodeInto decodes v into dst and returns the problems found, sorted by
+// path.
+func decodeInto(fn decodeFunc, v any, dst reflect.Value) []FieldError {
 	d := decodeState{}
-	fn(&d, v, reflect.ValueOf(&out).Elem())
+	fn(&d, v, dst)
 	if len(d.errs) == 0 {
-		return out, nil
+		return nil
 	}
 	errs := make([]FieldError, len(d.errs))
 	for i, e := range d.errs {
 		errs[i] = e.fieldError()
 	}
 	slices.SortStableFunc(errs, func(a, b FieldError) int { return strings.Compare(a.Path, b.Path) })
-	return out, errs
+	return errs
 }
 
 func (b *decoderBuilder) build(t reflect.Type) decodeFunc {

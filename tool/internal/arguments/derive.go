@@ -1,4 +1,4 @@
-package tool
+package arguments
 
 import (
 	"encoding"
@@ -12,24 +12,22 @@ import (
 	"github.com/invopop/jsonschema"
 )
 
-// MaxSchemaDepth is how deeply the types of a derived schema may nest: a
+// MaxDepth is how deeply the types of a derived schema may nest: a
 // value may sit at most this many levels below the root, where a struct
 // field, a slice or array element and a map value each go one level down.
 // A type that nests deeper is an error at construction. A self-referencing type does not count
 // against the cap: it is emitted once under $defs and referenced with $ref.
-const MaxSchemaDepth = 32
+const MaxDepth = 32
 
-// SchemaFor derives the JSON Schema of T's JSON form, following the tag
-// dialect documented in the package overview and in docs/tools.md. Nested
-// types are inlined, so the schema is one plain tree; only a type that
-// contains itself is placed under $defs and referenced with $ref.
-func SchemaFor[T any]() (json.RawMessage, error) {
-	return deriveSchema(reflect.TypeFor[T]())
-}
+// Derive derives the JSON Schema of t's JSON form, following the tag
+// dialect documented in package tool and in docs/tools.md. Nested types
+// are inlined, so the schema is one plain tree; only a type that contains
+// itself is placed under $defs and referenced with $ref.
+func Derive(t reflect.Type) (json.RawMessage, error) { return deriveSchema(t) }
 
-// deriveObjectSchema derives the schema of a tool's argument type, which
-// must be a struct or a pointer to one.
-func deriveObjectSchema(t reflect.Type) (json.RawMessage, error) {
+// DeriveObject derives the schema of a tool's argument type, which must be
+// a struct or a pointer to one.
+func DeriveObject(t reflect.Type) (json.RawMessage, error) {
 	st := t
 	if st.Kind() == reflect.Pointer {
 		st = st.Elem()
@@ -281,7 +279,7 @@ func dropOptionalPointers(t reflect.Type, required []string) []string {
 	optional := map[string]bool{}
 	var collect func(t reflect.Type, depth int)
 	collect = func(t reflect.Type, depth int) {
-		if depth > MaxSchemaDepth {
+		if depth > MaxDepth {
 			return
 		}
 		for i := 0; i < t.NumField(); i++ {
@@ -348,10 +346,10 @@ func textTypeSchema(t reflect.Type) *jsonschema.Schema {
 
 // checkType rejects what cannot be an argument type before the reflector
 // sees it: kinds with no JSON form, non-empty interfaces, map keys JSON
-// cannot carry, and nesting deeper than MaxSchemaDepth.
+// cannot carry, and nesting deeper than MaxDepth.
 func checkType(t reflect.Type, path string, depth int, onPath map[reflect.Type]bool) error {
-	if depth > MaxSchemaDepth {
-		return fmt.Errorf("%w: %s nests deeper than %d levels", ErrInvalidTool, path, MaxSchemaDepth)
+	if depth > MaxDepth {
+		return fmt.Errorf("%w: %s nests deeper than %d levels", ErrInvalidTool, path, MaxDepth)
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()

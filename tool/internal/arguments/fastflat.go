@@ -1,4 +1,4 @@
-package tool
+package arguments
 
 import (
 	"encoding/json"

@@ -1,9 +1,8 @@
-package tool
+package arguments
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,13 +10,10 @@ import (
 	"unicode/utf8"
 )
 
-// ErrUnrepairable: RepairJSON found no JSON value it could recover.
-var ErrUnrepairable = errors.New("tool: JSON cannot be repaired")
-
-// maxRepairDepth bounds the nesting RepairJSON follows.
+// maxRepairDepth bounds the nesting Repair follows.
 const maxRepairDepth = 512
 
-// RepairJSON makes a best effort to turn the almost-JSON that models
+// Repair makes a best effort to turn the almost-JSON that models
 // sometimes produce into JSON. It returns valid JSON or an error, never
 // anything else; valid JSON is returned unchanged. It handles:
 //
@@ -36,7 +32,7 @@ const maxRepairDepth = 512
 //     objects are closed.
 //
 // Text after the first complete value is ignored.
-func RepairJSON(raw []byte) ([]byte, error) {
+func Repair(raw []byte) ([]byte, error) {
 	if json.Valid(raw) {
 		return raw, nil
 	}

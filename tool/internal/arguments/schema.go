@@ -1,4 +1,4 @@
-package tool
+package arguments
 
 import (
 	"bytes"
@@ -25,8 +25,9 @@ var (
 )
 
 // Schema is a compiled input schema: the validator and the coercion plan
-// built from it. Compile a schema once (CompileSchema) and reuse it; a
-// Schema is safe for concurrent use.
+// built from it, and the validate-only fast plan built on first use.
+// Compile a schema once (CompileSchema) and reuse it; a Schema is safe for
+// concurrent use.
 type Schema struct {
 	raw       json.RawMessage
 	validator *jsonschema.Schema
@@ -101,15 +102,15 @@ func (s *Schema) JSON() json.RawMessage { return s.raw }
 func (s *Schema) Coerce(v any) (any, bool) { return coerce(v, s.coercion) }
 
 // Validate checks a decoded value against the schema. It returns nil or an
-// *ArgumentError listing every problem by JSON path, in path order.
-func (s *Schema) Validate(v any) error {
+// *Error listing every problem by JSON path, in path order.
+func (s *Schema) Validate(v any) *Error {
 	err := s.validator.Validate(v)
 	if err == nil {
 		return nil
 	}
 	var verr *jsonschema.ValidationError
 	if !errors.As(err, &verr) {
-		return &ArgumentError{Fields: []FieldError{{Path: "$", Message: err.Error()}}, Cause: err}
+		return fieldError(err.Error(), err)
 	}
 	var fields []FieldError
 	flatten(verr, v, s.coercion, &fields)
@@ -118,13 +119,8 @@ func (s *Schema) Validate(v any) error {
 	}
 	slices.SortStableFunc(fields, func(a, b FieldError) int { return strings.Compare(a.Path, b.Path) })
 	fields = slices.Compact(fields)
-	return &ArgumentError{Fields: fields, Cause: err}
+	return &Error{Fields: fields, Cause: err}
 }
-
-// Parse decodes JSON text into the values Coerce and Validate work on:
-// objects as map[string]any, arrays as []any, numbers as json.Number.
-// Trailing data after the value is an error.
-func Parse(raw []byte) (any, error) { return parseJSON(raw) }
 
 // flatten turns the validator's tree of errors into one FieldError per
 // problem, each at the JSON path of the offending value.
@@ -354,70 +350,4 @@ func allowedProperties(root any, plan *coerceNode, loc []string) []string {
 	}
 	slices.Sort(names)
 	return names
-}
-
-// FieldError is one problem with one value of a call's arguments.
-type FieldError struct {
-	// Path locates the value, as a JSON path ("$.items[2].name").
-	Path string `json:"path"`
-	// Message says what is wrong with it.
-	Message string `json:"message"`
-}
-
-// ArgumentError reports arguments that could not be repaired, parsed,
-// validated or decoded. The tool's body did not run.
-type ArgumentError struct {
-	// Tool is the tool's name.
-	Tool string `json:"tool,omitempty"`
-	// Fields lists every problem, by JSON path.
-	Fields []FieldError `json:"fields"`
-	// Received is the arguments as the model sent them (cut to 2 KiB).
-	Received string `json:"received,omitempty"`
-	// Cause is the underlying error, when there is one.
-	Cause error `json:"-"`
-}
-
-// Error lists every problem by path, then the arguments received.
-func (e *ArgumentError) Error() string {
-	var b strings.Builder
-	if e.Tool != "" {
-		fmt.Fprintf(&b, "invalid arguments for tool %q:", e.Tool)
-	} else {
-		b.WriteString("invalid arguments:")
-	}
-	for _, f := range e.Fields {
-		b.WriteString("\n- " + f.Path + ": " + f.Message)
-	}
-	if e.Received != "" {
-		b.WriteString("\narguments received: " + e.Received)
-	}
-	return b.String()
-}
-
-// Is reports whether target is ErrInvalidArguments.
-func (e *ArgumentError) Is(target error) bool { return target == ErrInvalidArguments }
-
-// Unwrap returns the underlying error.
-func (e *ArgumentError) Unwrap() error { return e.Cause }
-
-const maxReceived = 2048
-
-func receivedText(raw []byte) string {
-	s := string(raw)
-	if len(s) > maxReceived {
-		return textcut.Prefix(s, maxReceived) + "…"
-	}
-	return s
-}
-
-// CanonicalJSON returns raw in a canonical form: compact, object keys
-// sorted, numbers and strings as written. Two argument texts that decode to
-// the same value get the same canonical form, which makes it a cache or
-// deduplication key (with the tool's name; never with the call's ID).
-func CanonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
-	v, err := parseJSON(raw)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
 }

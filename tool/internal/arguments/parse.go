@@ -1,4 +1,4 @@
-package tool
+package arguments
 
 import (
 	"encoding/json"
@@ -23,16 +23,22 @@ const maxParseDepth = 10000
 type SyntaxError struct {
 	// Offset is the byte offset of the problem.
 	Offset int
-	msg    string
+	// Msg says what the problem is.
+	Msg string
 }
 
 // Error says what is wrong and where.
-func (e *SyntaxError) Error() string { return fmt.Sprintf("%s (at byte %d)", e.msg, e.Offset) }
+func (e *SyntaxError) Error() string { return fmt.Sprintf("%s (at byte %d)", e.Msg, e.Offset) }
 
 type parser struct {
 	s string
 	i int
 }
+
+// Parse decodes JSON text into the values Coerce and Validate work on:
+// objects as map[string]any, arrays as []any, numbers as json.Number.
+// Trailing data after the value is an error.
+func Parse(raw []byte) (any, error) { return parseJSONFast(raw) }
 
 func parseJSONFast(raw []byte) (any, error) {
 	p := parser{s: string(raw)}
@@ -46,12 +52,12 @@ func parseJSONFast(raw []byte) (any, error) {
 	}
 	p.space()
 	if p.i < len(p.s) {
-		return nil, &SyntaxError{Offset: p.i, msg: errTrailingData.Error()}
+		return nil, &SyntaxError{Offset: p.i, Msg: errTrailingData.Error()}
 	}
 	return v, nil
 }
 
-func (p *parser) fail(msg string) error { return &SyntaxError{Offset: p.i, msg: msg} }
+func (p *parser) fail(msg string) error { return &SyntaxError{Offset: p.i, Msg: msg} }
 
 func (p *parser) unexpected() error {
 	if p.i >= len(p.s) {

@@ -1,0 +1,192 @@
+package executor_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trellis-go/trellis/executor"
+	"github.com/trellis-go/trellis/internal/callroom"
+	"github.com/trellis-go/trellis/internal/runctx"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// chat is a state with a conversation, as a ToolsNode's.
+type chat struct{ Messages []model.Message }
+
+func (c *chat) ChatMessages() *[]model.Message { return &c.Messages }
+
+// lending returns a context that lends storage, as a ToolsNode's does,
+// and the storage.
+func lending() (context.Context, *callroom.Room) {
+	w := runctx.NewWorking[chat, *chat, callroom.Room](context.Background(), chat{})
+	return w, &w.Extra
+}
+
+// TestLentStorageHoldsTheResults runs batches of one and of several calls
+// through each executor, with and without middleware and an observer (each
+// takes its own path), in a context that lends the executor storage, and
+// checks that the results are those of a batch without it and that they
+// land in the storage lent.
+func TestLentStorageHoldsTheResults(t *testing.T) {
+	tools := executor.Tools(echo(t, "echo"))
+	pass := func(next executor.Handler) executor.Handler { return next }
+	configs := []struct {
+		name string
+		opts []executor.Option
+	}{
+		{"plain", nil},
+		{"middleware", []executor.Option{executor.WithMiddleware(pass)}},
+		{"observer", []executor.Option{executor.WithObserver(func(context.Context, executor.Event) {})}},
+	}
+	for _, k := range kinds {
+		for _, cfg := range configs {
+			for _, n := range []int{1, 3} {
+				t.Run(fmt.Sprintf("%s/%s/%d", k.name, cfg.name, n), func(t *testing.T) {
+					e := k.make(cfg.opts...)
+					b := executor.Batch{Calls: calls(n, "echo"), Tools: tools}
+					want, err := e.Execute(context.Background(), b)
+					require.NoError(t, err)
+
+					ctx, room := lending()
+					room.Lend(e)
+					got, err := e.Execute(ctx, b)
+					require.NoError(t, err)
+					require.Len(t, got, n)
+					require.NotNil(t, room.Taken(), "the executor takes the storage lent to it")
+					assert.Same(t, &room.Taken()[0], &got[0], "the results are in the storage lent")
+					assert.Equal(t, n, cap(got), "the results are clipped to the batch")
+					for i := range n {
+						assert.Equal(t, want[i].Text(), got[i].Text())
+						assert.Equal(t, tool.StatusSuccess, got[i].Status)
+					}
+					room.Release()
+				})
+			}
+		}
+	}
+}
+
+// TestLentStorageIsTakenByItsExecutorOnly lends storage to one executor
+// and runs the batch with others, and with the same one twice: only the
+// first run of the executor it was lent to takes it. The executor inside a
+// wrapper (a Guard) that storage is lent to gets none.
+func TestLentStorageIsTakenByItsExecutorOnly(t *testing.T) {
+	b := executor.Batch{Calls: calls(2, "echo"), Tools: executor.Tools(echo(t, "echo"))}
+	inner := executor.Sequential()
+	guarded := executor.Guard(inner)
+
+	ctx, room := lending()
+	room.Lend(guarded)
+	got, err := guarded.Execute(ctx, b)
+	require.NoError(t, err)
+	assert.Equal(t, `echo:c1:{"i":1}`, got[1].Text())
+	assert.Nil(t, room.Taken(), "lent to the Guard, not to the executor inside it")
+	_, err = executor.Parallel().Execute(ctx, b)
+	require.NoError(t, err)
+	assert.Nil(t, room.Taken(), "lent to another executor")
+
+	ctx, room = lending()
+	room.Lend(inner)
+	first, err := inner.Execute(ctx, b)
+	require.NoError(t, err)
+	require.NotNil(t, room.Taken())
+	assert.Same(t, &room.Taken()[0], &first[0])
+	again, err := inner.Execute(ctx, b)
+	require.NoError(t, err)
+	assert.NotSame(t, &first[0], &again[0], "storage is lent once")
+	room.Release()
+}
+
+// TestLentStorageIsLeftAloneAfterReturning cancels a parallel batch whose
+// tool ignores its context: Execute answers the call as cancelled and
+// returns, and the tool's late result, once it comes, is not written into
+// the storage lent, which the lender may be using again by then (the race
+// detector watches the storage too).
+func TestLentStorageIsLeftAloneAfterReturning(t *testing.T) {
+	release := make(chan struct{})
+	finished := make(chan struct{})
+	started := make(chan struct{}, 2)
+	polite := newTool(t, "polite", safe, func(ctx context.Context, _ string, _ json.RawMessage) (tool.Result, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return tool.Result{}, ctx.Err()
+	})
+	stubborn := newTool(t, "stubborn", safe, func(context.Context, string, json.RawMessage) (tool.Result, error) {
+		defer close(finished)
+		started <- struct{}{}
+		<-release
+		return tool.Text("too late"), nil
+	})
+	base := runtime.NumGoroutine()
+	lctx, room := lending()
+	ctx, cancel := context.WithCancel(lctx)
+	go func() { <-started; <-started; cancel() }()
+	e := executor.Parallel()
+	room.Lend(e)
+	got, err := e.Execute(ctx, executor.Batch{
+		Calls: []model.ToolCall{call("a", "polite", ""), call("b", "stubborn", "")},
+		Tools: executor.Tools(polite, stubborn),
+	})
+	require.NoError(t, err)
+	dst := room.Taken()
+	require.Same(t, &dst[0], &got[0])
+	assert.Equal(t, tool.StatusCancelled, got[1].Status)
+
+	dst[1] = tool.Text("the caller's again") // written while the tool still runs
+	close(release)
+	<-finished
+	// The worker goroutine hands its result over after the tool returns:
+	// wait until it has ended.
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > base; time.Sleep(time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "the batch's goroutines did not end")
+	}
+	assert.Equal(t, "the caller's again", dst[1].Text(), "the late result is dropped")
+	room.Release()
+}
+
+// TestLentStorageHoldsASingleCallsFrame runs a single call of a tool that
+// allocates nothing, in storage lent for it: the batch allocates nothing
+// either. Without storage lent, it allocates the call's frame and result.
+func TestLentStorageHoldsASingleCallsFrame(t *testing.T) {
+	quiet := newTool(t, "quiet", safe, func(context.Context, string, json.RawMessage) (tool.Result, error) {
+		return tool.Result{}, nil
+	})
+	b := executor.Batch{Calls: []model.ToolCall{call("a", "quiet", `{}`)}, Tools: executor.Tools(quiet)}
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			e := k.make()
+			// Fresh storage for every run, made before the measured calls:
+			// a frame serves one call only.
+			ctxs := make([]context.Context, 100)
+			rooms := make([]*callroom.Room, 100)
+			for i := range ctxs {
+				ctxs[i], rooms[i] = lending()
+				rooms[i].Lend(e)
+			}
+			next := 0
+			with := testing.AllocsPerRun(50, func() {
+				res, err := e.Execute(ctxs[next], b)
+				if err != nil || res[0].Status != tool.StatusSuccess {
+					t.Fatalf("%v %+v", err, res)
+				}
+				rooms[next].Release()
+				next++
+			})
+			without := testing.AllocsPerRun(50, func() {
+				if _, err := e.Execute(context.Background(), b); err != nil {
+					t.Fatal(err)
+				}
+			})
+			assert.Equal(t, 0.0, with, "the frame lent is the call's")
+			assert.Equal(t, 1.0, without, "the call's frame and result")
+		})
+	}
+}

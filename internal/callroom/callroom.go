@@ -1,0 +1,100 @@
+package callroom
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/trellis-go/trellis/internal/runctx"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// Room is the storage a node lends for one batch. The node holds it as the
+// Extra of its runctx.Working, so that it comes with the node's run
+// context, and gives it to the executor through that context. The zero
+// Room lends nothing. It is kept small: it adds to the node's one
+// allocation.
+type Room struct {
+	frame [1]tool.Frame
+	owner any                       // the executor the storage is lent to
+	buf   atomic.Pointer[resultBuf] // the results' storage, once taken
+}
+
+// Lend lends the room to the executor owner, for the batch the node is
+// about to run with it. A room is lent once.
+func (r *Room) Lend(owner any) { r.owner = owner }
+
+// Take returns the storage lent to owner, the executor that runs a batch
+// of n calls with ctx: room for n results, and for a single call the
+// frame of its context. It returns nothing when the context lends nothing
+// to owner, or when the storage was taken already. The results' storage
+// is the lender's again once owner's Execute returns; what it held before
+// does not matter, every result being written whole.
+func Take(ctx context.Context, owner any, n int) (results []tool.Result, frames []tool.Frame) {
+	r := runctx.Extra[Room](ctx)
+	if r == nil || n == 0 || r.owner != owner || r.buf.Load() != nil {
+		return nil, nil
+	}
+	b := takeResults(n)
+	if !r.buf.CompareAndSwap(nil, b) {
+		b.release() // taken meanwhile, by another batch in the same context
+		return nil, nil
+	}
+	if n == 1 {
+		frames = r.frame[:]
+	}
+	return b.r[:n:n], frames
+}
+
+// Taken returns the results' storage the executor took, nil when it took
+// none.
+func (r *Room) Taken() []tool.Result {
+	if b := r.buf.Load(); b != nil {
+		return b.r[:b.used]
+	}
+	return nil
+}
+
+// Release gives the results' storage back to the pool once the lender has
+// read the results. Not after a panic of the lender: calls may still be
+// answering into it.
+func (r *Room) Release() {
+	if b := r.buf.Swap(nil); b != nil {
+		b.release()
+	}
+}
+
+// resultBuf is storage for the results of a batch, kept in resultBufs
+// between batches. Only its first used results may hold anything.
+type resultBuf struct {
+	r    []tool.Result
+	used int
+}
+
+// resultBufs holds result storage to use again.
+var resultBufs = sync.Pool{New: func() any { return new(resultBuf) }}
+
+// maxPooledResults is the most results a pooled buffer keeps room for; a
+// larger batch's storage is left to the collector.
+const maxPooledResults = 256
+
+// takeResults returns storage for n results.
+func takeResults(n int) *resultBuf {
+	b := resultBufs.Get().(*resultBuf)
+	if cap(b.r) < n {
+		b.r = make([]tool.Result, n)
+	}
+	b.used = n
+	return b
+}
+
+// release clears the results the storage holds and returns it to the
+// pool.
+func (b *resultBuf) release() {
+	if cap(b.r) > maxPooledResults {
+		return
+	}
+	clear(b.r[:b.used])
+	b.used = 0
+	resultBufs.Put(b)
+}
