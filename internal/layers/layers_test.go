@@ -34,7 +34,9 @@ var layers = []struct {
 	{"graph", []string{"graph/..."}},
 	// internal/runctx, the call context, speaks model's messages.
 	{"model", []string{"model/...", "internal/runctx"}},
-	{"tool", []string{"tool"}},
+	// tool's argument pipeline, and the batch storage and call scope the
+	// executors and the ToolsNode share, belong with tool.
+	{"tool", []string{"tool", "tool/internal/...", "internal/callroom", "internal/callscope"}},
 	{"executor", []string{"executor/..."}},
 	{"middleware", []string{"middleware/..."}},
 	{"tools", []string{"tool/..."}},
