@@ -1,0 +1,36 @@
+package agent_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trellis-go/trellis/agent"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/modelmw"
+	"github.com/trellis-go/trellis/model/scripted"
+)
+
+func TestAgentModelCallsGoThroughItsMiddlewareAndIntoTheRunsLedger(t *testing.T) {
+	m := scripted.New(scripted.Reply("hello").WithUsage(model.Usage{InputTokens: 10, OutputTokens: 2, CachedInputTokens: 4}))
+	var seen []string
+	g, err := agent.NewReAct(m, agent.WithName("greeter"), agent.WithModelMiddleware(
+		modelmw.Before(func(ctx context.Context, req *model.Request) (*model.Request, *model.Response, error) {
+			seen = append(seen, modelmw.Agent(ctx))
+			return req, nil, nil
+		})))
+	require.NoError(t, err)
+	ledger := modelmw.NewLedger()
+	out, err := g.Invoke(modelmw.WithLedger(t.Context(), ledger), agent.Ask("hi"))
+	require.NoError(t, err)
+	assert.Equal(t, "hello", agent.FinalText(out.Messages))
+	assert.Equal(t, []string{"greeter"}, seen)
+	rep := ledger.Report()
+	want := model.Usage{InputTokens: 10, OutputTokens: 2, TotalTokens: 12, CachedInputTokens: 4}
+	assert.Equal(t, 1, rep.Calls)
+	assert.Equal(t, want, rep.Total)
+	assert.Equal(t, map[string]model.Usage{"greeter": want}, rep.ByAgent)
+	assert.Equal(t, map[string]model.Usage{"scripted": want}, rep.ByModel)
+}
