@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,4 +34,22 @@ func TestAgentModelCallsGoThroughItsMiddlewareAndIntoTheRunsLedger(t *testing.T)
 	assert.Equal(t, want, rep.Total)
 	assert.Equal(t, map[string]model.Usage{"greeter": want}, rep.ByAgent)
 	assert.Equal(t, map[string]model.Usage{"scripted": want}, rep.ByModel)
+}
+
+func TestAgentBudgetStopsTheRunBeforeTheCallThatWouldExceedIt(t *testing.T) {
+	u := model.Usage{InputTokens: 300, OutputTokens: 50}
+	m := scripted.New(
+		scripted.CallTools(scripted.Call("weather", `{"city":"Oslo"}`)).WithUsage(u),
+		scripted.Reply("done").WithUsage(u),
+	)
+	g, err := agent.NewReAct(m, agent.WithTools(weather(new(atomic.Int32), new(atomic.Int32))),
+		agent.WithModelMiddleware(modelmw.Budget(modelmw.BudgetPolicy{MaxTokens: 360})))
+	require.NoError(t, err)
+	ledger := modelmw.NewLedger()
+	_, err = g.Invoke(modelmw.WithLedger(t.Context(), ledger), agent.Ask("hi"))
+	var be *modelmw.BudgetError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, 350, be.Spent.TotalTokens)
+	assert.Equal(t, 1, m.Calls(), "the second call was not made")
+	assert.Equal(t, 350, ledger.Total().TotalTokens)
 }
