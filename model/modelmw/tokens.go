@@ -37,7 +37,6 @@ const (
 	TokensPerImage = 1000
 )
 
-
 // Estimator returns the TokenCounter of EstimateTokens.
 func Estimator() TokenCounter {
 	return TokenCounterFunc(func(_ context.Context, req *model.Request) (int, error) {
