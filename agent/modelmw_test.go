@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/modelmw"
 	"github.com/trellis-go/trellis/model/scripted"
+	"github.com/trellis-go/trellis/nodes"
 )
 
 func TestAgentModelCallsGoThroughItsMiddlewareAndIntoTheRunsLedger(t *testing.T) {
@@ -52,4 +54,31 @@ func TestAgentBudgetStopsTheRunBeforeTheCallThatWouldExceedIt(t *testing.T) {
 	assert.Equal(t, 350, be.Spent.TotalTokens)
 	assert.Equal(t, 1, m.Calls(), "the second call was not made")
 	assert.Equal(t, 350, ledger.Total().TotalTokens)
+}
+
+func TestAgentOutputGuardrailTripsMidStreamAndStopsTheRun(t *testing.T) {
+	noCode := modelmw.GuardrailFunc("no-code", func(_ context.Context, text string) (string, error) {
+		if strings.Contains(text, "rm -rf") {
+			return "a destructive command", nil
+		}
+		return "", nil
+	})
+	noCode.Streaming = true
+	m := scripted.New(scripted.Reply("run rm -rf / to clean up, then reboot"))
+	g, err := agent.NewReAct(m, agent.WithOutputGuardrails(noCode), agent.WithLLMOptions(nodes.WithStreaming(true)))
+	require.NoError(t, err)
+	_, err = g.Invoke(t.Context(), agent.Ask("how do I free disk space?"))
+	var trip *modelmw.TripwireError
+	require.ErrorAs(t, err, &trip)
+	assert.Equal(t, "no-code", trip.Guardrail)
+	assert.Equal(t, modelmw.StageOutput, trip.Stage)
+}
+
+func TestAgentInputGuardrailStopsTheRunBeforeTheModel(t *testing.T) {
+	m := scripted.New(scripted.Reply("never"))
+	g, err := agent.NewReAct(m, agent.WithInputGuardrails(modelmw.PIIGuardrail()))
+	require.NoError(t, err)
+	_, err = g.Invoke(t.Context(), agent.Ask("my card is 4111 1111 1111 1111"))
+	assert.ErrorIs(t, err, modelmw.ErrTripwire)
+	assert.Zero(t, m.Calls())
 }

@@ -178,6 +178,22 @@ func WithModelMiddleware(mws ...modelmw.Middleware) Option {
 	return func(c *config) { c.llm = append(c.llm, nodes.WithModelMiddleware(mws...)) }
 }
 
+// WithInputGuardrails checks the user's input to the agent with guards
+// before (or, for Parallel ones, beside) its model call; one that trips
+// stops the run with a *modelmw.TripwireError (see
+// modelmw.InputGuardrails).
+func WithInputGuardrails(guards ...modelmw.Guardrail) Option {
+	return WithModelMiddleware(modelmw.InputGuardrails(guards...))
+}
+
+// WithOutputGuardrails checks every reply of the agent's model with
+// guards; one that trips stops the run with a *modelmw.TripwireError, and
+// the reply does not enter the conversation (see
+// modelmw.OutputGuardrails).
+func WithOutputGuardrails(guards ...modelmw.Guardrail) Option {
+	return WithModelMiddleware(modelmw.OutputGuardrails(guards...))
+}
+
 // WithLLMOptions passes options to the agent's LLM node.
 func WithLLMOptions(opts ...nodes.LLMOption) Option {
 	return func(c *config) { c.llm = append(c.llm, opts...) }
