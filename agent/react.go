@@ -10,6 +10,7 @@ import (
 	"github.com/trellis-go/trellis/executor"
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/modelmw"
 	"github.com/trellis-go/trellis/nodes"
 	"github.com/trellis-go/trellis/state"
 	"github.com/trellis-go/trellis/tool"
@@ -169,6 +170,29 @@ func WithStructuredOutput[T any]() Option {
 // WithCheckpointer makes every run write checkpoints to saver; runs then
 // need a thread (graph.WithThread).
 func WithCheckpointer(saver state.Saver) Option { return func(c *config) { c.saver = saver } }
+
+// WithModelMiddleware wraps the agent's model calls in mws (see
+// modelmw.Chain and nodes.WithModelMiddleware): retries, fallbacks, limits,
+// a cache, budgets, guardrails.
+func WithModelMiddleware(mws ...modelmw.Middleware) Option {
+	return func(c *config) { c.llm = append(c.llm, nodes.WithModelMiddleware(mws...)) }
+}
+
+// WithInputGuardrails checks the user's input to the agent with guards
+// before (or, for Parallel ones, beside) its model call; one that trips
+// stops the run with a *modelmw.TripwireError (see
+// modelmw.InputGuardrails).
+func WithInputGuardrails(guards ...modelmw.Guardrail) Option {
+	return WithModelMiddleware(modelmw.InputGuardrails(guards...))
+}
+
+// WithOutputGuardrails checks every reply of the agent's model with
+// guards; one that trips stops the run with a *modelmw.TripwireError, and
+// the reply does not enter the conversation (see
+// modelmw.OutputGuardrails).
+func WithOutputGuardrails(guards ...modelmw.Guardrail) Option {
+	return WithModelMiddleware(modelmw.OutputGuardrails(guards...))
+}
 
 // WithLLMOptions passes options to the agent's LLM node.
 func WithLLMOptions(opts ...nodes.LLMOption) Option {

@@ -135,17 +135,30 @@ type Request struct {
 
 // Usage counts the tokens of one call.
 type Usage struct {
-	InputTokens  int `json:"input_tokens"`
+	// InputTokens counts the prompt's tokens, cached ones included.
+	InputTokens int `json:"input_tokens"`
+	// OutputTokens counts the reply's tokens, reasoning included.
 	OutputTokens int `json:"output_tokens"`
-	TotalTokens  int `json:"total_tokens"`
+	// TotalTokens is InputTokens plus OutputTokens, as the provider
+	// reports it.
+	TotalTokens int `json:"total_tokens"`
+	// CachedInputTokens is the part of InputTokens the provider read from
+	// its prompt cache, when it says (OpenAI's cached tokens, Anthropic's
+	// cache reads).
+	CachedInputTokens int `json:"cached_input_tokens,omitempty"`
+	// ReasoningTokens is the part of OutputTokens the model spent
+	// reasoning, when the provider says (OpenAI's reasoning tokens).
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
 }
 
 // Add returns the sum of u and v.
 func (u Usage) Add(v Usage) Usage {
 	return Usage{
-		InputTokens:  u.InputTokens + v.InputTokens,
-		OutputTokens: u.OutputTokens + v.OutputTokens,
-		TotalTokens:  u.TotalTokens + v.TotalTokens,
+		InputTokens:       u.InputTokens + v.InputTokens,
+		OutputTokens:      u.OutputTokens + v.OutputTokens,
+		TotalTokens:       u.TotalTokens + v.TotalTokens,
+		CachedInputTokens: u.CachedInputTokens + v.CachedInputTokens,
+		ReasoningTokens:   u.ReasoningTokens + v.ReasoningTokens,
 	}
 }
 

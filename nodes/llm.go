@@ -15,6 +15,7 @@ import (
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/modelmw"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -61,6 +62,7 @@ type llmConfig struct {
 	stream          *bool
 	setResponse     *tool.SetModelResponseTool
 	structureErr    error
+	modelMW         []modelmw.Middleware // WithModelMiddleware
 }
 
 // Structured decodes the JSON answer of an LLM node with structured output.
@@ -103,6 +105,10 @@ type ModelCall struct {
 	Tools int
 	// Usage is the call's token usage (KindModelEnd).
 	Usage model.Usage
+	// RunUsage is the usage of the run's model calls so far, this one
+	// included, when the run's context carries a modelmw.Ledger
+	// (KindModelEnd); zero otherwise.
+	RunUsage model.Usage
 	// FinishReason is the provider's reason for stopping (KindModelEnd).
 	FinishReason string
 	// MessageID is the ID the reply gets in the conversation, known before
@@ -124,8 +130,11 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 		}
 	}
 	var info model.Info
-	if d, ok := m.(model.Describer); ok {
-		info = d.Info()
+	if m != nil {
+		// Every call goes through a chain, even without middleware, so
+		// that the usage of the run's calls reaches its Ledger.
+		m = modelmw.Chain(m, cfg.modelMW...)
+		info = modelmw.Describe(m)
 	}
 	useTool := cfg.format != nil && cfg.setResponse != nil && (cfg.forceTool || !info.StructuredOutput)
 	var respDef model.ToolDefinition
@@ -200,13 +209,19 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 		graph.Emit(ctx, graph.ModeEvents, graph.Event{Kind: KindModelStart, Payload: call})
 		start := time.Now()
 		sctx, span := startModelSpan(ctx, call, req)
+		if cfg.name != "" {
+			sctx = modelmw.WithAgent(sctx, cfg.name)
+		}
 		resp, err := generate(sctx, m, req, cfg.stream)
-		span.end(ctx, resp, err)
+		span.End(ctx, resp, err)
 		if err != nil {
 			graph.Emit(ctx, graph.ModeEvents, graph.Event{Kind: KindModelEnd, Payload: call, Err: err, Duration: time.Since(start)})
 			return *s, err
 		}
 		call.Usage, call.FinishReason = resp.Usage, resp.FinishReason
+		if l := modelmw.LedgerFrom(ctx); l != nil {
+			call.RunUsage = l.Total()
+		}
 		if resp.Model != "" {
 			call.Model = resp.Model
 		}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/modelmw"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -284,4 +285,12 @@ func formatName(t reflect.Type) string {
 // structured output even when the model supports response formats.
 func WithSetModelResponseTool() LLMOption {
 	return llmOption(func(c *llmConfig) { c.forceTool = true })
+}
+
+// WithModelMiddleware wraps the node's model calls in mws (see
+// modelmw.Chain): the first listed sees each request first and its reply
+// last. The node's model span and events surround the whole chain, so a
+// retried call is one model call in the run's events.
+func WithModelMiddleware(mws ...modelmw.Middleware) LLMOption {
+	return llmOption(func(c *llmConfig) { c.modelMW = append(c.modelMW, mws...) })
 }

@@ -33,7 +33,9 @@ var layers = []struct {
 	{"state", []string{"state/...", "store/..."}},
 	{"graph", []string{"graph/..."}},
 	// internal/runctx, the call context, speaks model's messages.
-	{"model", []string{"model/...", "internal/runctx"}},
+	// internal/chatspan, the chat spans the LLM node and model middleware
+	// share, speaks model's vocabulary too.
+	{"model", []string{"model/...", "internal/runctx", "internal/chatspan"}},
 	// tool's argument pipeline, and the batch storage and call scope the
 	// executors and the ToolsNode share, belong with tool.
 	{"tool", []string{"tool", "tool/internal/...", "internal/callroom", "internal/callscope"}},

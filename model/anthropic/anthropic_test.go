@@ -132,7 +132,7 @@ func TestGenerateToolUse(t *testing.T) {
 			model.ToolCall{ID: "toolu_01A09q90qw90lq917835lq9", Name: "get_weather", Arguments: json.RawMessage(`{"city": "Paris", "unit": "celsius"}`)},
 			model.ToolCall{ID: "toolu_01B7kq2mXw3Rz9Lp4Vn8Ty6", Name: "get_weather", Arguments: json.RawMessage(`{"city": "Oslo"}`)},
 		), model.ReasoningPart("Two cities, two calls.", []byte("EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"))),
-		Usage:        model.Usage{InputTokens: 592, OutputTokens: 120, TotalTokens: 712},
+		Usage:        model.Usage{InputTokens: 592, OutputTokens: 120, TotalTokens: 712, CachedInputTokens: 100},
 		FinishReason: "tool_calls",
 		Model:        "claude-sonnet-4-5-20250929",
 	}, resp)
@@ -482,7 +482,7 @@ func TestStreamToolUseInterleaved(t *testing.T) {
 			model.ToolCall{ID: "toolu_02Oslo", Name: "get_weather", Arguments: json.RawMessage(`{"city": "Oslo"}`)},
 			model.ToolCall{ID: "toolu_03Time", Name: "get_time", Arguments: json.RawMessage(`{}`)},
 		), model.ReasoningPart("Both cities need a call.", []byte("EqQBCgIYAhIM1gbcDa9GJwZA"))),
-		Usage:        model.Usage{InputTokens: 500, OutputTokens: 89, TotalTokens: 589},
+		Usage:        model.Usage{InputTokens: 500, OutputTokens: 89, TotalTokens: 589, CachedInputTokens: 28},
 		FinishReason: "tool_calls",
 		Model:        "claude-sonnet-4-5-20250929",
 	}, resp)
@@ -502,7 +502,7 @@ func TestStreamToolInputInStartBlock(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, resp.Message.ToolCalls, 1)
 	assert.JSONEq(t, `{"id":42}`, string(resp.Message.ToolCalls[0].Arguments))
-	assert.Equal(t, model.Usage{InputTokens: 508, OutputTokens: 12, TotalTokens: 520}, resp.Usage,
+	assert.Equal(t, model.Usage{InputTokens: 508, OutputTokens: 12, TotalTokens: 520, CachedInputTokens: 28}, resp.Usage,
 		"message_delta usage updates input tokens when sent; the cache reads of message_start stay")
 }
 

@@ -56,8 +56,9 @@ func toResponse(msg *sdk.Message) *model.Response {
 	out.Content = append(out.Content, provided...)
 	out.Metadata = order.metadata()
 	u := model.Usage{
-		InputTokens:  int(msg.Usage.InputTokens + msg.Usage.CacheCreationInputTokens + msg.Usage.CacheReadInputTokens),
-		OutputTokens: int(msg.Usage.OutputTokens),
+		InputTokens:       int(msg.Usage.InputTokens + msg.Usage.CacheCreationInputTokens + msg.Usage.CacheReadInputTokens),
+		OutputTokens:      int(msg.Usage.OutputTokens),
+		CachedInputTokens: int(msg.Usage.CacheReadInputTokens),
 	}
 	u.TotalTokens = u.InputTokens + u.OutputTokens
 	return &model.Response{
@@ -284,7 +285,7 @@ func (s *streamState) flush(all bool) []model.Chunk {
 }
 
 func (s *streamState) final() model.Chunk {
-	u := model.Usage{InputTokens: int(s.input + s.cacheCreation + s.cacheRead), OutputTokens: int(s.output)}
+	u := model.Usage{InputTokens: int(s.input + s.cacheCreation + s.cacheRead), OutputTokens: int(s.output), CachedInputTokens: int(s.cacheRead)}
 	u.TotalTokens = u.InputTokens + u.OutputTokens
 	return model.Chunk{Usage: &u, FinishReason: s.finish, Model: s.model, Metadata: s.order.metadata()}
 }

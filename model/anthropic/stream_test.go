@@ -31,10 +31,10 @@ func TestStreamUsageIsUpdatedFieldByField(t *testing.T) {
 		usage string
 		want  model.Usage
 	}{
-		{"output only", `{"output_tokens":15}`, model.Usage{InputTokens: 510, OutputTokens: 15, TotalTokens: 525}},
-		{"input without cache fields", `{"input_tokens":472,"output_tokens":15}`, model.Usage{InputTokens: 510, OutputTokens: 15, TotalTokens: 525}},
-		{"cache read only", `{"cache_read_input_tokens":40,"output_tokens":15}`, model.Usage{InputTokens: 522, OutputTokens: 15, TotalTokens: 537}},
-		{"every field", `{"input_tokens":480,"cache_creation_input_tokens":0,"cache_read_input_tokens":28,"output_tokens":15}`, model.Usage{InputTokens: 508, OutputTokens: 15, TotalTokens: 523}},
+		{"output only", `{"output_tokens":15}`, model.Usage{InputTokens: 510, OutputTokens: 15, TotalTokens: 525, CachedInputTokens: 28}},
+		{"input without cache fields", `{"input_tokens":472,"output_tokens":15}`, model.Usage{InputTokens: 510, OutputTokens: 15, TotalTokens: 525, CachedInputTokens: 28}},
+		{"cache read only", `{"cache_read_input_tokens":40,"output_tokens":15}`, model.Usage{InputTokens: 522, OutputTokens: 15, TotalTokens: 537, CachedInputTokens: 40}},
+		{"every field", `{"input_tokens":480,"cache_creation_input_tokens":0,"cache_read_input_tokens":28,"output_tokens":15}`, model.Usage{InputTokens: 508, OutputTokens: 15, TotalTokens: 523, CachedInputTokens: 28}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -139,9 +139,11 @@ func usage(u oai.CompletionUsage) model.Usage {
 		total = u.PromptTokens + u.CompletionTokens
 	}
 	return model.Usage{
-		InputTokens:  int(u.PromptTokens),
-		OutputTokens: int(u.CompletionTokens),
-		TotalTokens:  int(total),
+		InputTokens:       int(u.PromptTokens),
+		OutputTokens:      int(u.CompletionTokens),
+		TotalTokens:       int(total),
+		CachedInputTokens: int(u.PromptTokensDetails.CachedTokens),
+		ReasoningTokens:   int(u.CompletionTokensDetails.ReasoningTokens),
 	}
 }
 
