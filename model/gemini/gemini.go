@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/genai"
@@ -267,9 +268,98 @@ type boundTransport struct {
 	limits streamlimit.Limits
 }
 
-// RoundTrip sends req under the limits.
+// RoundTrip sends req under the limits. A limit reached is also recorded
+// in the request's limitHit, if its context has one: the SDK reports a
+// body cut short by the limit as the JSON it could not decode, or as the
+// partial event it read, before the error that says why.
 func (t boundTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	return streamlimit.Do(req, t.limits, t.next.RoundTrip)
+	hit, _ := req.Context().Value(limitKey{}).(*limitHit)
+	res, err := streamlimit.Do(req, t.limits, t.next.RoundTrip)
+	if err != nil {
+		hit.record(err)
+		return nil, err
+	}
+	if hit != nil && res.Body != nil {
+		res.Body = &recordingBody{ReadCloser: res.Body, hit: hit}
+	}
+	return res, nil
+}
+
+// limitKey keys a request's *limitHit in its context.
+type limitKey struct{}
+
+// limitHit holds the stream limit one attempt reached, if any.
+type limitHit struct {
+	mu  sync.Mutex
+	err error
+}
+
+// record keeps err if it is a stream limit's.
+func (h *limitHit) record(err error) {
+	if h == nil {
+		return
+	}
+	if _, ok := errors.AsType[*streamlimit.Error](err); !ok {
+		return
+	}
+	h.mu.Lock()
+	if h.err == nil {
+		h.err = err
+	}
+	h.mu.Unlock()
+}
+
+// or returns the limit reached, if any, else err.
+func (h *limitHit) or(err error) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.err != nil {
+		return h.err
+	}
+	return err
+}
+
+// attempt returns ctx with a new limitHit for one attempt.
+func attempt(ctx context.Context) (context.Context, *limitHit) {
+	h := &limitHit{}
+	return context.WithValue(ctx, limitKey{}, h), h
+}
+
+type recordingBody struct {
+	io.ReadCloser
+	hit *limitHit
+}
+
+func (b *recordingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		b.hit.record(err)
+	}
+	return n, err
+}
+
+// sdkPanic turns a panic of the SDK's decoder (it panics on some replies
+// that are valid JSON, such as a null candidate) into an error.
+func sdkPanic(err *error) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("gemini: the reply could not be decoded: %v", p)
+	}
+}
+
+// generate is one call of GenerateContent, its panics made errors.
+func (m *Model) generate(ctx context.Context, name string, contents []*genai.Content, cfg *genai.GenerateContentConfig) (r *genai.GenerateContentResponse, err error) {
+	defer sdkPanic(&err)
+	return m.client.Models.GenerateContent(ctx, name, contents, cfg)
+}
+
+// pull is one step of a pulled stream, its panics made errors.
+func pull(next func() (*genai.GenerateContentResponse, error, bool)) (r *genai.GenerateContentResponse, err error, ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			r, err, ok = nil, fmt.Errorf("gemini: the reply could not be decoded: %v", p), true
+		}
+	}()
+	return next()
 }
 
 // Info describes the model: provider "gemini", its name, and native
@@ -293,9 +383,10 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 			ctx, cancel = context.WithTimeout(ctx, m.timeout)
 			defer cancel()
 		}
-		r, err := m.client.Models.GenerateContent(ctx, name, contents, cfg)
+		ctx, hit := attempt(ctx)
+		r, err := m.generate(ctx, name, contents, cfg)
 		if err != nil {
-			return convertError(err)
+			return convertError(hit.or(err))
 		}
 		resp = r
 		return nil
@@ -324,6 +415,7 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 			first []model.Chunk
 			next  func() (*genai.GenerateContentResponse, error, bool)
 			stop  func()
+			hit   *limitHit
 		)
 		defer func() {
 			if stop != nil {
@@ -332,15 +424,16 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 		}()
 		err = m.retry.Do(ctx, func(ctx context.Context) error {
 			st = streamState{}
+			ctx, hit = attempt(ctx)
 			n, s := iter.Pull2(m.client.Models.GenerateContentStream(ctx, name, contents, cfg))
 			for {
-				r, err, ok := n()
+				r, err, ok := pull(n)
 				if !ok {
 					break
 				}
 				if err != nil {
 					s()
-					return convertError(err)
+					return convertError(hit.or(err))
 				}
 				if out := st.add(r); len(out) > 0 {
 					next, stop, first = n, s, out
@@ -364,12 +457,12 @@ func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.
 		}
 		if next != nil {
 			for {
-				r, err, ok := next()
+				r, err, ok := pull(next)
 				if !ok {
 					break
 				}
 				if err != nil {
-					yield(model.Chunk{}, convertError(err))
+					yield(model.Chunk{}, convertError(hit.or(err)))
 					return
 				}
 				for _, c := range st.add(r) {
