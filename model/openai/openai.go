@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +31,9 @@ type Model struct {
 	settings        model.Settings
 	legacyMaxTokens bool
 	effort          string
+	responses       bool              // the Responses API rather than Chat Completions
+	builtin         []json.RawMessage // the Responses API's own tools
+	summary         string            // of reasoning, on the Responses API
 }
 
 var (
@@ -50,6 +54,9 @@ type config struct {
 	effort          string
 	requestOptions  []option.RequestOption
 	streamLimits    model.StreamLimits
+	responses       bool
+	builtin         []json.RawMessage
+	summary         string
 	errs            []error
 }
 
@@ -235,6 +242,9 @@ func New(name string, opts ...Option) (*Model, error) {
 		settings:        c.settings,
 		legacyMaxTokens: c.legacyMaxTokens,
 		effort:          c.effort,
+		responses:       c.responses,
+		builtin:         c.builtin,
+		summary:         c.summary,
 	}, nil
 }
 
@@ -244,9 +254,13 @@ func (m *Model) Info() model.Info {
 	return model.Info{Provider: "openai", Name: m.name, StructuredOutput: true}
 }
 
-// Generate sends req to the Chat Completions endpoint and returns the reply.
-// Transient failures are retried according to the model's retry policy.
+// Generate sends req to the Chat Completions endpoint (or the Responses
+// API, see WithResponsesAPI) and returns the reply. Transient failures are
+// retried according to the model's retry policy.
 func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if m.responses {
+		return m.generateResponses(ctx, req)
+	}
 	params, err := m.params(req)
 	if err != nil {
 		return nil, err
@@ -274,7 +288,13 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 // end the sequence. A server that ignores streaming and answers with the
 // whole completion as JSON gets its reply yielded as chunks all the same:
 // the reasoning, the text, each tool call whole, then the final chunk.
+//
+// With WithResponsesAPI the reply streams from the Responses API, with the
+// same rules.
 func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	if m.responses {
+		return m.streamResponses(ctx, req)
+	}
 	return func(yield func(model.Chunk, error) bool) {
 		params, err := m.params(req)
 		if err != nil {
