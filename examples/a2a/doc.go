@@ -19,7 +19,7 @@
 // on both sides of the connection, run on that provider's model, and an
 // argument replaces the question. OPENAI_BASE_URL alone selects an
 // OpenAI-compatible server that needs no key, such as Ollama;
-// TRELLIS_PROVIDER (openai, anthropic or scripted) chooses when several
+// TRELLIS_PROVIDER (openai, anthropic, gemini or scripted) chooses when several
 // are set:
 //
 //	go run ./examples/a2a

@@ -17,7 +17,11 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// The Gemini SDK's dependencies bring in OpenCensus, whose package init
+// starts a worker that runs for the life of the process.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"))
+}
 
 func env(vars map[string]string) func(string) string {
 	return func(k string) string { return vars[k] }

@@ -20,7 +20,7 @@
 // OPENAI_API_KEY (or OPENAI_BASE_URL, for a compatible server such as
 // Ollama) or ANTHROPIC_API_KEY is set; OPENAI_MODEL and ANTHROPIC_MODEL
 // name the model, ANTHROPIC_BASE_URL another endpoint, and
-// TRELLIS_PROVIDER (openai, anthropic or scripted) chooses when several are
+// TRELLIS_PROVIDER (openai, anthropic, gemini or scripted) chooses when several are
 // set. With a real model an argument replaces the task.
 //
 //	go run ./examples/coder

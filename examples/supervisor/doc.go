@@ -14,7 +14,7 @@
 // ANTHROPIC_BASE_URL and ANTHROPIC_MODEL) the same system runs on that
 // provider's model, and an argument replaces the question. OPENAI_BASE_URL
 // alone selects an OpenAI-compatible server that needs no key, such as
-// Ollama; TRELLIS_PROVIDER (openai, anthropic or scripted) chooses when
+// Ollama; TRELLIS_PROVIDER (openai, anthropic, gemini or scripted) chooses when
 // several are set:
 //
 //	OPENAI_API_KEY=... go run ./examples/supervisor "Explain Go channels to a newcomer."

@@ -18,7 +18,11 @@ import (
 	"github.com/trellis-go/trellis/examples/internal/fakeprovider"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// The Gemini SDK's dependencies bring in OpenCensus, whose package init
+// starts a worker that runs for the life of the process.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"))
+}
 
 // offline is an environment without provider keys.
 func offline(string) string { return "" }
@@ -97,13 +101,13 @@ func TestChooseModels(t *testing.T) {
 
 func TestBadProviderSettingsAreReported(t *testing.T) {
 	for env, want := range map[string]string{
-		"TRELLIS_PROVIDER": `TRELLIS_PROVIDER="gemini": unknown provider; want openai, anthropic or scripted`,
-		"OPENAI_BASE_URL":  `OPENAI_BASE_URL: openai: invalid base URL "gemini"`,
+		"TRELLIS_PROVIDER": `TRELLIS_PROVIDER="mistral": unknown provider; want openai, anthropic, gemini or scripted`,
+		"OPENAI_BASE_URL":  `OPENAI_BASE_URL: openai: invalid base URL "mistral"`,
 	} {
 		var out bytes.Buffer
 		_, err := run(context.Background(), &out, func(k string) string {
 			if k == env {
-				return "gemini"
+				return "mistral"
 			}
 			return ""
 		}, question)

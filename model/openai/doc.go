@@ -21,6 +21,16 @@
 // that long without a word), or whose event or whole reply passes its cap,
 // fails with an error naming the limit (WithStreamLimits changes them).
 //
+// WithResponsesAPI puts a model on the Responses API instead: the whole
+// conversation is sent as input items with nothing stored on the server;
+// reasoning items come back as reasoning parts (their summaries) and
+// provider parts (the items whole, encrypted content included,
+// ItemMIMEType) that go back in the next request; built-in tools
+// (WithBuiltinTools: web search, file search, ...) are offered as the
+// API's own JSON and their calls come back as provider parts; a
+// ResponseFormat is sent as text.format; tool results with images are sent
+// as output lists of text and images.
+//
 // Transient failures (429, 408, 409, 5xx, connection errors) are retried
 // with backoff, honouring Retry-After; other failures return at once as a
 // *model.ProviderError carrying the HTTP status and OpenAI's message.

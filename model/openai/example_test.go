@@ -2,6 +2,7 @@ package openai_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log"
 	"time"
@@ -59,4 +60,27 @@ func ExampleModel_Stream() {
 	}
 	fmt.Println()
 	fmt.Println(acc.Response().Usage.TotalTokens)
+}
+
+// A reasoning model on the Responses API, with OpenAI's web search: the
+// reasoning and the search come back as provider parts, which go back with
+// the message in the next request.
+func ExampleWithResponsesAPI() {
+	m, err := openai.New("o4-mini",
+		openai.WithResponsesAPI(),
+		openai.WithReasoningEffort("low"),
+		openai.WithReasoningSummary("auto"),
+		openai.WithBuiltinTools(json.RawMessage(`{"type":"web_search"}`)),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp, err := m.Generate(context.Background(), &model.Request{
+		Messages: []model.Message{model.User("What is the weather in Paris today?")},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.Message.Reasoning())
+	fmt.Println(resp.Message.Text())
 }

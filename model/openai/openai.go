@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +32,9 @@ type Model struct {
 	settings        model.Settings
 	legacyMaxTokens bool
 	effort          string
+	responses       bool              // the Responses API rather than Chat Completions
+	builtin         []json.RawMessage // the Responses API's own tools
+	summary         string            // of reasoning, on the Responses API
 }
 
 var (
@@ -54,6 +58,9 @@ type config struct {
 	dimensions      int // embedders only
 	embedBatch      int // embedders only
 	embedTimeout    time.Duration
+	responses       bool
+	builtin         []json.RawMessage
+	summary         string
 	errs            []error
 }
 
@@ -207,6 +214,9 @@ func New(name string, opts ...Option) (*Model, error) {
 		settings:        c.settings,
 		legacyMaxTokens: c.legacyMaxTokens,
 		effort:          c.effort,
+		responses:       c.responses,
+		builtin:         c.builtin,
+		summary:         c.summary,
 	}, nil
 }
 
@@ -257,9 +267,13 @@ func (m *Model) Info() model.Info {
 	return model.Info{Provider: "openai", Name: m.name, StructuredOutput: true}
 }
 
-// Generate sends req to the Chat Completions endpoint and returns the reply.
-// Transient failures are retried according to the model's retry policy.
+// Generate sends req to the Chat Completions endpoint (or the Responses
+// API, see WithResponsesAPI) and returns the reply. Transient failures are
+// retried according to the model's retry policy.
 func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Response, error) {
+	if m.responses {
+		return m.generateResponses(ctx, req)
+	}
 	params, err := m.params(req)
 	if err != nil {
 		return nil, err
@@ -287,7 +301,13 @@ func (m *Model) Generate(ctx context.Context, req *model.Request) (*model.Respon
 // end the sequence. A server that ignores streaming and answers with the
 // whole completion as JSON gets its reply yielded as chunks all the same:
 // the reasoning, the text, each tool call whole, then the final chunk.
+//
+// With WithResponsesAPI the reply streams from the Responses API, with the
+// same rules.
 func (m *Model) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	if m.responses {
+		return m.streamResponses(ctx, req)
+	}
 	return func(yield func(model.Chunk, error) bool) {
 		params, err := m.params(req)
 		if err != nil {
