@@ -1,0 +1,52 @@
+package conformance
+
+// expectedFailures lists the scenarios that fail today, with why. The test
+// fails when one of them passes, so that the list only shrinks: remove a
+// scenario from it in the change that makes it pass.
+var expectedFailures = map[string]string{
+	// Server side.
+	"completion-complete":           "the server serves no completion/complete",
+	"tools-call-audio":              "model.Part has no audio kind: audio is flattened to a JSON part",
+	"tools-call-embedded-resource":  "model.Part has no resource kind: an embedded resource is flattened to text",
+	"tools-call-mixed-content":      "as tools-call-embedded-resource",
+	"tools-call-with-logging":       "a tool cannot log to the client",
+	"tools-call-sampling":           "a tool cannot ask the client for sampling",
+	"tools-call-elicitation":        "a tool cannot ask the client's user (elicitation)",
+	"elicitation-sep1034-defaults":  "as tools-call-elicitation",
+	"elicitation-sep1330-enums":     "as tools-call-elicitation",
+	"server-sse-polling":            "the go-sdk's streamable handler sends no priming event nor retry field unless it stores events",
+	"resources-read-text":           "the server serves no resources",
+	"resources-read-binary":         "the server serves no resources",
+	"resources-templates-read":      "the server serves no resource templates",
+	"resources-subscribe":           "the server serves no resource subscriptions",
+	"resources-unsubscribe":         "the server serves no resource subscriptions",
+	"prompts-get-simple":            "the server serves no prompts",
+	"prompts-get-with-args":         "the server serves no prompts",
+	"prompts-get-embedded-resource": "the server serves no prompts",
+	"prompts-get-with-image":        "the server serves no prompts",
+
+	// Client side.
+	"elicitation-sep1034-client-defaults": "the client declares no elicitation capability",
+	// OAuth 2.1 (the MCP authorization spec) is not implemented by the client.
+	"auth/metadata-default":                     "no OAuth",
+	"auth/metadata-var1":                        "no OAuth",
+	"auth/metadata-var2":                        "no OAuth",
+	"auth/metadata-var3":                        "no OAuth",
+	"auth/basic-cimd":                           "no OAuth",
+	"auth/scope-from-www-authenticate":          "no OAuth",
+	"auth/scope-from-scopes-supported":          "no OAuth",
+	"auth/scope-omitted-when-undefined":         "no OAuth",
+	"auth/scope-step-up":                        "no OAuth",
+	"auth/scope-retry-limit":                    "no OAuth",
+	"auth/token-endpoint-auth-basic":            "no OAuth",
+	"auth/token-endpoint-auth-post":             "no OAuth",
+	"auth/token-endpoint-auth-none":             "no OAuth",
+	"auth/pre-registration":                     "no OAuth",
+	"auth/2025-03-26-oauth-metadata-backcompat": "no OAuth",
+	"auth/2025-03-26-oauth-endpoint-fallback":   "no OAuth",
+	"auth/offline-access-scope":                 "no OAuth",
+	"auth/offline-access-not-supported":         "no OAuth",
+	"auth/client-credentials-jwt":               "no OAuth (client credentials extension)",
+	"auth/client-credentials-basic":             "no OAuth (client credentials extension)",
+	"auth/cross-app-access-complete-flow":       "no OAuth (cross-app access extension)",
+}
