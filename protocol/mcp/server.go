@@ -154,6 +154,9 @@ func NewServer(ctx context.Context, set tool.Toolset, opts ...ServerOption) (*Se
 		*caps = *so.Capabilities
 	}
 	caps.Tools = &sdk.ToolCapabilities{ListChanged: true}
+	if caps.Logging == nil {
+		caps.Logging = &sdk.LoggingCapabilities{} // tools log through tool.Log
+	}
 	so.Capabilities = caps
 	s := &Server{
 		set:     set,
@@ -437,10 +440,15 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 				if msg == "" && len(u.Content) > 0 {
 					msg = tool.Result{Content: u.Content}.Text()
 				}
-				_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
-					ProgressToken: token, Progress: float64(n), Message: msg,
-				})
+				p := &sdk.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: msg}
+				if u.Total > 0 {
+					p.Progress, p.Total = u.Progress, u.Total
+				}
+				_ = req.Session.NotifyProgress(ctx, p)
 			}))
+		}
+		if req.Session != nil {
+			ctx = tool.WithPeer(ctx, sessionPeer{req.Session})
 		}
 		return CallToolResult(s.invoker.InvokeFrame(ctx, frame, t, call, opts...)), nil
 	}

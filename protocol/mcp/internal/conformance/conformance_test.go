@@ -104,13 +104,16 @@ type outcome struct {
 	pass       bool
 	passed     int
 	failed     []string // the failed or warning checks, with their messages
+	took       time.Duration
 }
 
 // run runs one scenario with args, its results written under dir, and
 // reads its checks. A scenario passes when it has checks and none failed or
 // warned.
-func (s suite) run(ctx context.Context, side, name, dir string, args ...string) outcome {
-	o := outcome{side: side, name: name}
+func (s suite) run(ctx context.Context, side, name, dir string, args ...string) (o outcome) {
+	o = outcome{side: side, name: name}
+	start := time.Now()
+	defer func() { o.took = time.Since(start).Round(100 * time.Millisecond) }()
 	cmd := exec.CommandContext(ctx, s.node, append([]string{s.cli}, append(args, "--scenario", name, "-o", dir)...)...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
 	out, runErr := cmd.CombinedOutput()
@@ -247,7 +250,7 @@ func TestConformance(t *testing.T) {
 
 	sort.SliceStable(results, func(a, b int) bool { return results[a].side > results[b].side })
 	var table strings.Builder
-	fmt.Fprintf(&table, "\n| side | scenario | result | checks passed | failed checks |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(&table, "\n| side | scenario | result | checks passed | time | failed checks |\n|---|---|---|---|---|---|\n")
 	for _, o := range results {
 		res := "pass"
 		if !o.pass {
@@ -256,7 +259,7 @@ func TestConformance(t *testing.T) {
 				res = "fail (expected)"
 			}
 		}
-		fmt.Fprintf(&table, "| %s | %s | %s | %d | %s |\n", o.side, o.name, res, o.passed, strings.ReplaceAll(strings.Join(o.failed, "; "), "|", "/"))
+		fmt.Fprintf(&table, "| %s | %s | %s | %d | %s | %s |\n", o.side, o.name, res, o.passed, o.took, strings.ReplaceAll(strings.Join(o.failed, "; "), "|", "/"))
 	}
 	t.Log(table.String())
 	seen := map[string]bool{}

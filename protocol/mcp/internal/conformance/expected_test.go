@@ -6,14 +6,6 @@ package conformance
 var expectedFailures = map[string]string{
 	// Server side.
 	"completion-complete":           "the server serves no completion/complete",
-	"tools-call-audio":              "model.Part has no audio kind: audio is flattened to a JSON part",
-	"tools-call-embedded-resource":  "model.Part has no resource kind: an embedded resource is flattened to text",
-	"tools-call-mixed-content":      "as tools-call-embedded-resource",
-	"tools-call-with-logging":       "a tool cannot log to the client",
-	"tools-call-sampling":           "a tool cannot ask the client for sampling",
-	"tools-call-elicitation":        "a tool cannot ask the client's user (elicitation)",
-	"elicitation-sep1034-defaults":  "as tools-call-elicitation",
-	"elicitation-sep1330-enums":     "as tools-call-elicitation",
 	"server-sse-polling":            "the go-sdk's streamable handler sends no priming event nor retry field unless it stores events",
 	"resources-read-text":           "the server serves no resources",
 	"resources-read-binary":         "the server serves no resources",

@@ -37,13 +37,13 @@ func toolset() (tool.Toolset, error) {
 
 	constant("test_simple_text", "Returns a simple text.", model.TextPart("This is a simple text response for testing."))
 	constant("test_image_content", "Returns a 1x1 red PNG image.", model.ImagePart("image/png", pngData))
-	constant("test_audio_content", "Returns a short silent WAV sound.", audioPart("audio/wav", wavData))
+	constant("test_audio_content", "Returns a short silent WAV sound.", model.AudioPart("audio/wav", wavData))
 	constant("test_embedded_resource", "Returns an embedded text resource.",
-		resourcePart("test://embedded-resource", "text/plain", "This is an embedded resource content."))
+		model.TextResourcePart("test://embedded-resource", "text/plain", "This is an embedded resource content."))
 	constant("test_multiple_content_types", "Returns text, an image and an embedded resource.",
 		model.TextPart("Multiple content types test:"),
 		model.ImagePart("image/png", pngData),
-		resourcePart("test://mixed-content-resource", "application/json", `{"test":"data","value":123}`))
+		model.TextResourcePart("test://mixed-content-resource", "application/json", `{"test":"data","value":123}`))
 	raw("test_error_handling", "Always fails.", none, func(context.Context, string, json.RawMessage) (tool.Result, error) {
 		return tool.Result{}, errors.New("this tool always fails, to test error handling")
 	})
