@@ -56,6 +56,10 @@ type serverConfig struct {
 	policy        tool.Policy
 	base          sdk.ServerOptions
 	origins       []string
+	resources     []Resource
+	templates     []ResourceTemplate
+	prompts       []Prompt
+	completer     Completer
 }
 
 // WithImplementation sets the name and version the server gives clients in
@@ -158,6 +162,7 @@ func NewServer(ctx context.Context, set tool.Toolset, opts ...ServerOption) (*Se
 		caps.Logging = &sdk.LoggingCapabilities{} // tools log through tool.Log
 	}
 	so.Capabilities = caps
+	c.serveExtras(&so)
 	s := &Server{
 		set:     set,
 		invoker: tool.NewInvoker(c.invoke...),
@@ -167,6 +172,7 @@ func NewServer(ctx context.Context, set tool.Toolset, opts ...ServerOption) (*Se
 		prints:  map[string]string{},
 	}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: c.name, Version: c.version}, &so)
+	c.addExtras(s.mcp)
 	s.apply(prepared)
 	return s, nil
 }

@@ -5,17 +5,7 @@ package conformance
 // scenario from it in the change that makes it pass.
 var expectedFailures = map[string]string{
 	// Server side.
-	"completion-complete":           "the server serves no completion/complete",
-	"server-sse-polling":            "the go-sdk's streamable handler sends no priming event nor retry field unless it stores events",
-	"resources-read-text":           "the server serves no resources",
-	"resources-read-binary":         "the server serves no resources",
-	"resources-templates-read":      "the server serves no resource templates",
-	"resources-subscribe":           "the server serves no resource subscriptions",
-	"resources-unsubscribe":         "the server serves no resource subscriptions",
-	"prompts-get-simple":            "the server serves no prompts",
-	"prompts-get-with-args":         "the server serves no prompts",
-	"prompts-get-embedded-resource": "the server serves no prompts",
-	"prompts-get-with-image":        "the server serves no prompts",
+	"server-sse-polling": "the go-sdk's streamable handler sends no priming event nor retry field unless it stores events",
 
 	// Client side.
 	"elicitation-sep1034-client-defaults": "the client declares no elicitation capability",

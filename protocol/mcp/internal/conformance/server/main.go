@@ -59,7 +59,8 @@ func run(addr string) error {
 	return nil
 }
 
-// newServer builds the MCP server: the scenarios' tools, and browser
+// newServer builds the MCP server: the scenarios' tools, resources,
+// prompts and completions, and browser
 // origins of this loopback port allowed (dns-rebinding-protection expects
 // requests from the server's own localhost origin to be served).
 func newServer(ctx context.Context, port int) (*mcp.Server, error) {
@@ -67,11 +68,11 @@ func newServer(ctx context.Context, port int) (*mcp.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mcp.NewServer(ctx, set,
+	return mcp.NewServer(ctx, set, append(extras(),
 		mcp.WithImplementation("trellis-conformance-server", "v0"),
 		mcp.WithAllowedOrigins(
 			fmt.Sprintf("http://127.0.0.1:%d", port),
 			fmt.Sprintf("http://localhost:%d", port),
 		),
-	)
+	)...)
 }
