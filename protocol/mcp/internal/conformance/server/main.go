@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/trellis-go/trellis/protocol/mcp"
 )
 
@@ -42,7 +44,10 @@ func run(addr string) error {
 		return err
 	}
 	hs := &http.Server{Handler: http.NewServeMux(), ReadHeaderTimeout: 10 * time.Second}
-	hs.Handler.(*http.ServeMux).Handle("/mcp", srv.Handler(nil))
+	hs.Handler.(*http.ServeMux).Handle("/mcp", srv.Handler(&sdk.StreamableHTTPOptions{
+		// Stored events let a client resume a stream (server-sse-polling).
+		EventStore: sdk.NewMemoryEventStore(nil),
+	}))
 	fmt.Printf("http://127.0.0.1:%d/mcp\n", port)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
