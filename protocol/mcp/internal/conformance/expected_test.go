@@ -11,7 +11,6 @@ var expectedFailures = map[string]string{
 	"server-sse-polling": "no priming event nor retry field on a 2025-03-26 stream",
 
 	// Client side.
-	"elicitation-sep1034-client-defaults": "the client declares no elicitation capability",
 	// OAuth 2.1 (the MCP authorization spec) is not implemented by the client.
 	"auth/metadata-default":                     "no OAuth",
 	"auth/metadata-var1":                        "no OAuth",
