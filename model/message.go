@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -44,6 +45,15 @@ const (
 	// whose MIMEType it understands and leaves the others out, without
 	// error.
 	PartProvider PartType = "provider"
+	// PartAudio is inline audio, as a tool or an MCP server returns it:
+	// Data holds the bytes and MIMEType their format ("audio/wav"). A
+	// provider that takes no audio is given its TextFallback instead.
+	PartAudio PartType = "audio"
+	// PartResource is a resource embedded in content, as MCP embeds one:
+	// URL holds its URI, MIMEType its media type, and Text its text or Data
+	// its bytes (one of the two). Its text is part of the message's Text; a
+	// provider is given its TextFallback.
+	PartResource PartType = "resource"
 )
 
 // Part is one piece of a message's content: text, an image, a JSON value,
@@ -101,6 +111,37 @@ func ProviderPart(mimeType string, raw json.RawMessage) Part {
 	return Part{Type: PartProvider, MIMEType: mimeType, JSON: raw}
 }
 
+// AudioPart returns an inline audio part with the given media type.
+func AudioPart(mimeType string, data []byte) Part {
+	return Part{Type: PartAudio, MIMEType: mimeType, Data: data}
+}
+
+// TextResourcePart returns an embedded resource holding text.
+func TextResourcePart(uri, mimeType, text string) Part {
+	return Part{Type: PartResource, URL: uri, MIMEType: mimeType, Text: text}
+}
+
+// BlobResourcePart returns an embedded resource holding bytes.
+func BlobResourcePart(uri, mimeType string, data []byte) Part {
+	return Part{Type: PartResource, URL: uri, MIMEType: mimeType, Data: data}
+}
+
+// TextFallback returns the text that stands for an audio or resource part
+// before a model that takes neither: a resource's text, or a short note
+// naming the part's kind, media type, URI and size. Other parts have none.
+func (p Part) TextFallback() string {
+	switch p.Type {
+	case PartResource:
+		if p.Data == nil {
+			return p.Text
+		}
+		return fmt.Sprintf("[resource %s (%s, %d bytes)]", p.URL, p.MIMEType, len(p.Data))
+	case PartAudio:
+		return fmt.Sprintf("[audio (%s, %d bytes)]", p.MIMEType, len(p.Data))
+	}
+	return ""
+}
+
 // IsReasoning reports whether p is a reasoning part, redacted or not.
 func (p Part) IsReasoning() bool { return p.Type == PartReasoning || p.Type == PartRedactedReasoning }
 
@@ -147,7 +188,8 @@ type Message struct {
 func (m Message) Key() string { return m.ID }
 
 // Text returns the message's text: its text parts, and its JSON parts as
-// raw JSON, concatenated in order. Images, reasoning and provider parts are
+// raw JSON, and its text resources, concatenated in order. Images, audio,
+// binary resources, reasoning and provider parts are
 // left out.
 func (m Message) Text() string {
 	if len(m.Content) == 1 {
@@ -166,6 +208,10 @@ func (p Part) text() string {
 		return p.Text
 	case PartJSON:
 		return string(p.JSON)
+	case PartResource:
+		if p.Data == nil {
+			return p.Text
+		}
 	}
 	return ""
 }

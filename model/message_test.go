@@ -25,3 +25,22 @@ func TestSettingsOverride(t *testing.T) {
 	assert.Equal(t, 0.1, *defaults.Temperature, "the defaults are not modified")
 	assert.Equal(t, defaults, defaults.Override(model.Settings{}))
 }
+
+func TestAudioAndResourcePartsTextFallback(t *testing.T) {
+	text := model.TextResourcePart("test://n", "text/plain", "note")
+	blob := model.BlobResourcePart("test://z", "application/zip", []byte("PK"))
+	audio := model.AudioPart("audio/wav", []byte("RIFF"))
+	if got := text.TextFallback(); got != "note" {
+		t.Errorf("text resource fallback = %q, want its text", got)
+	}
+	if got := blob.TextFallback(); got != "[resource test://z (application/zip, 2 bytes)]" {
+		t.Errorf("blob resource fallback = %q", got)
+	}
+	if got := audio.TextFallback(); got != "[audio (audio/wav, 4 bytes)]" {
+		t.Errorf("audio fallback = %q", got)
+	}
+	m := model.Message{Role: model.RoleTool, Content: []model.Part{model.TextPart("a "), text, blob, audio}}
+	if got := m.Text(); got != "a note" {
+		t.Errorf("Text() = %q, want the text and the text resource only", got)
+	}
+}

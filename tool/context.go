@@ -161,6 +161,11 @@ type Update struct {
 	Content []model.Part `json:"content,omitempty"`
 	// Details is structured progress data for a user interface.
 	Details any `json:"details,omitempty"`
+	// Progress and Total measure the work: Progress so far, of Total when
+	// Total is positive (for example 50 of 100). An MCP client is sent
+	// them as they are; without a Total it is sent a count of updates.
+	Progress float64 `json:"progress,omitempty"`
+	Total    float64 `json:"total,omitempty"`
 }
 
 // report delivers an update to the call's sink, unless the call returned.

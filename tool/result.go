@@ -151,8 +151,9 @@ func PendingResult(text string) Result {
 	return r
 }
 
-// Text returns the text the result's content holds: text parts as they are
-// and JSON parts as their JSON, concatenated. Images are skipped.
+// Text returns the text the result's content holds: text parts as they are,
+// JSON parts as their JSON and text resources as their text, concatenated.
+// Images, audio and binary resources are skipped.
 func (r Result) Text() string {
 	if len(r.Content) == 1 && r.Content[0].Type == model.PartText {
 		return r.Content[0].Text
@@ -164,6 +165,10 @@ func (r Result) Text() string {
 			b.WriteString(p.Text)
 		case model.PartJSON:
 			b.Write(p.JSON)
+		case model.PartResource:
+			if p.Data == nil {
+				b.WriteString(p.Text)
+			}
 		}
 	}
 	return b.String()

@@ -385,7 +385,7 @@ func TestRequestMappingErrors(t *testing.T) {
 		{"image in system message", &model.Request{Messages: []model.Message{{Role: model.RoleSystem, Content: []model.Part{model.ImageURLPart("image/png", "https://x/y.png")}}}}, "image content is not supported"},
 		{"image in assistant message", &model.Request{Messages: []model.Message{{Role: model.RoleAssistant, Content: []model.Part{model.ImageURLPart("image/png", "https://x/y.png")}}}}, "image content is not supported"},
 		{"inline image without MIME type", &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: []model.Part{{Type: model.PartImage, Data: []byte{1}}}}}}, "inline image has no MIME type"},
-		{"unknown part", &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: []model.Part{{Type: "audio"}}}}}, `unknown part type "audio"`},
+		{"unknown part", &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: []model.Part{{Type: "video"}}}}}, `unknown part type "video"`},
 		{"call without ID", &model.Request{Messages: []model.Message{model.Assistant("", model.ToolCall{Name: "t"})}}, "needs both an ID and a name"},
 		{"tool without name", &model.Request{Tools: []model.ToolDefinition{{}}}, "tool definition has no name"},
 		{"schema not an object", &model.Request{Tools: []model.ToolDefinition{{Name: "t", InputSchema: json.RawMessage(`"x"`)}}}, `tool "t": input schema is not a JSON object`},

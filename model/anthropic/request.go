@@ -279,6 +279,8 @@ func partText(p model.Part) (string, bool) {
 		return p.Text, true
 	case model.PartJSON:
 		return string(p.JSON), true
+	case model.PartAudio, model.PartResource:
+		return p.TextFallback(), true
 	}
 	return "", false
 }

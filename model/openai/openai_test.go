@@ -334,7 +334,7 @@ func TestRequestMappingErrors(t *testing.T) {
 		{"tool message without call ID", &model.Request{Messages: []model.Message{model.ToolMessage("", "t", false, model.TextPart("x"))}}, "no tool call ID"},
 		{"image in system message", &model.Request{Messages: []model.Message{{Role: model.RoleSystem, Content: []model.Part{model.ImageURLPart("image/png", "https://x/y.png")}}}}, "image content is not supported"},
 		{"inline image without MIME type in tool message", &model.Request{Messages: []model.Message{model.ToolMessage("c1", "t", false, model.TextPart("x"), model.Part{Type: model.PartImage, Data: []byte{1}})}}, "part 1: inline image has no MIME type"},
-		{"tool message of one part of unknown type", &model.Request{Messages: []model.Message{model.ToolMessage("c1", "t", false, model.Part{Type: "audio"})}}, "part 0: audio content is not supported in tool messages"},
+		{"tool message of one part of unknown type", &model.Request{Messages: []model.Message{model.ToolMessage("c1", "t", false, model.Part{Type: "video"})}}, "part 0: video content is not supported in tool messages"},
 		{"inline image without MIME type", &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: []model.Part{model.TextPart("a"), {Type: model.PartImage, Data: []byte{1}}}}}}, "inline image has no MIME type"},
 		{"empty image", &model.Request{Messages: []model.Message{{Role: model.RoleUser, Content: []model.Part{model.TextPart("a"), {Type: model.PartImage}}}}}, "neither data nor a URL"},
 		{"call without ID", &model.Request{Messages: []model.Message{model.Assistant("", model.ToolCall{Name: "t"})}}, "needs both an ID and a name"},

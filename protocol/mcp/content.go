@@ -23,26 +23,19 @@ type resourceLink struct {
 	Size        *int64 `json:"size,omitempty"`
 }
 
-// binaryContent is the JSON part audio and binary resources become.
-type binaryContent struct {
-	Type     string `json:"type"`
-	URI      string `json:"uri,omitempty"`
-	MIMEType string `json:"mime_type,omitempty"`
-	Data     []byte `json:"data"`
-}
-
 // Parts converts MCP content into Trellis content parts, in order:
 //
 //   - text becomes a text part;
 //   - an image becomes an image part with its MIME type;
+//   - audio becomes an audio part (model.PartAudio);
+//   - an embedded resource becomes a resource part (model.PartResource)
+//     with its URI, MIME type and text or bytes;
 //   - a resource link becomes a JSON part
 //     {"type":"resource_link","uri":...,"name":...,"mime_type":...};
-//   - an embedded resource becomes a text part (text resources), an image
-//     part (image blobs) or a JSON part {"type":"resource","uri":...,
-//     "mime_type":...,"data":<base64>} (other blobs);
-//   - audio becomes a JSON part {"type":"audio","mime_type":...,
-//     "data":<base64>}, since models take no audio from tool results;
 //   - anything else becomes a JSON part holding its MCP form.
+//
+// Content converts each kind back, so content that passes through Trellis
+// keeps its kind.
 func Parts(contents []sdk.Content) []model.Part {
 	parts := make([]model.Part, 0, len(contents))
 	for _, c := range contents {
@@ -71,14 +64,12 @@ func part(c sdk.Content) (model.Part, bool) {
 		case r == nil:
 			return model.Part{}, false
 		case r.Blob == nil:
-			return model.TextPart(r.Text), true
-		case strings.HasPrefix(r.MIMEType, "image/"):
-			return model.ImagePart(r.MIMEType, r.Blob), true
+			return model.TextResourcePart(r.URI, r.MIMEType, r.Text), true
 		default:
-			return jsonPart(binaryContent{Type: "resource", URI: r.URI, MIMEType: r.MIMEType, Data: r.Blob}), true
+			return model.BlobResourcePart(r.URI, r.MIMEType, r.Blob), true
 		}
 	case *sdk.AudioContent:
-		return jsonPart(binaryContent{Type: "audio", MIMEType: c.MIMEType, Data: c.Data}), true
+		return model.AudioPart(c.MIMEType, c.Data), true
 	default:
 		raw, err := c.MarshalJSON()
 		if err != nil {
@@ -172,7 +163,8 @@ func placeStructured(parts []model.Part, raw json.RawMessage) []model.Part {
 
 // Content converts Trellis content parts into MCP content: text parts become
 // text, inline images become images, images by URL become resource links,
-// and JSON parts become text holding the JSON.
+// audio parts become audio, resource parts become embedded resources, and
+// JSON parts become text holding the JSON.
 func Content(parts []model.Part) []sdk.Content {
 	out := make([]sdk.Content, 0, len(parts))
 	for _, p := range parts {
@@ -185,6 +177,14 @@ func Content(parts []model.Part) []sdk.Content {
 			}
 		case model.PartJSON:
 			out = append(out, &sdk.TextContent{Text: string(p.JSON)})
+		case model.PartAudio:
+			out = append(out, &sdk.AudioContent{Data: p.Data, MIMEType: p.MIMEType})
+		case model.PartResource:
+			r := &sdk.ResourceContents{URI: p.URL, MIMEType: p.MIMEType, Text: p.Text}
+			if p.Data != nil {
+				r.Text, r.Blob = "", p.Data
+			}
+			out = append(out, &sdk.EmbeddedResource{Resource: r})
 		default:
 			out = append(out, &sdk.TextContent{Text: p.Text})
 		}

@@ -23,13 +23,13 @@ func TestParts(t *testing.T) {
 		{"image", &sdk.ImageContent{Data: pixel, MIMEType: "image/png"}, model.ImagePart("image/png", pixel)},
 		{"resource link", &sdk.ResourceLink{URI: "file:///a.txt", Name: "a", MIMEType: "text/plain", Size: &size},
 			model.JSONPart(json.RawMessage(`{"type":"resource_link","uri":"file:///a.txt","name":"a","mime_type":"text/plain","size":12}`))},
-		{"text resource", &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "mem://n", Text: "note"}}, model.TextPart("note")},
+		{"text resource", &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "mem://n", Text: "note"}},
+			model.TextResourcePart("mem://n", "", "note")},
 		{"image resource", &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "mem://i", MIMEType: "image/gif", Blob: []byte("GIF")}},
-			model.ImagePart("image/gif", []byte("GIF"))},
+			model.BlobResourcePart("mem://i", "image/gif", []byte("GIF"))},
 		{"binary resource", &sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "mem://z", MIMEType: "application/zip", Blob: []byte("PK")}},
-			model.JSONPart(json.RawMessage(`{"type":"resource","uri":"mem://z","mime_type":"application/zip","data":"UEs="}`))},
-		{"audio", &sdk.AudioContent{Data: []byte("RIFF"), MIMEType: "audio/wav"},
-			model.JSONPart(json.RawMessage(`{"type":"audio","mime_type":"audio/wav","data":"UklGRg=="}`))},
+			model.BlobResourcePart("mem://z", "application/zip", []byte("PK"))},
+		{"audio", &sdk.AudioContent{Data: []byte("RIFF"), MIMEType: "audio/wav"}, model.AudioPart("audio/wav", []byte("RIFF"))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,6 +44,22 @@ func TestParts(t *testing.T) {
 		})
 	}
 	assert.Empty(t, Parts([]sdk.Content{nil, &sdk.EmbeddedResource{}}), "empty content is dropped")
+}
+
+func TestContentRoundTripKeepsEveryKind(t *testing.T) {
+	in := []sdk.Content{
+		&sdk.TextContent{Text: "hi"},
+		&sdk.ImageContent{Data: pixel, MIMEType: "image/png"},
+		&sdk.AudioContent{Data: []byte("RIFF"), MIMEType: "audio/wav"},
+		&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "test://t", MIMEType: "text/plain", Text: "note"}},
+		&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "test://b", MIMEType: "application/zip", Blob: []byte("PK")}},
+	}
+	out := Content(Parts(in))
+	want, err := json.Marshal(in)
+	require.NoError(t, err)
+	got, err := json.Marshal(out)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), string(got))
 }
 
 func TestResult(t *testing.T) {

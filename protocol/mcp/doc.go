@@ -68,6 +68,19 @@
 // as http.Handler middleware (docs/mcp.md shows the go-sdk's
 // auth.RequireBearerToken).
 //
+// With WithElicitation, WithSampling and WithLogger a toolset answers a
+// server's questions for the user, its requests for the application's
+// model, and logs its messages to slog.
+//
+// A served tool reaches the client that called it through its context:
+// tool.Log, tool.Sample, tool.Elicit and tool.ReportProgress (with a Total)
+// become MCP log messages, sampling and elicitation requests and progress
+// notifications; without an MCP caller they fail with tool.ErrNoPeer.
+// WithResources, WithResourceTemplates, WithPrompts and WithCompleter serve
+// resources, templates (with subscriptions), prompts and completions from Go
+// values. Audio and embedded resources travel as model.PartAudio and
+// model.PartResource both ways.
+//
 // # Large tool surfaces
 //
 // The broker sub-package offers four tools that let a model discover and call

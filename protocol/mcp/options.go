@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"time"
@@ -38,6 +39,9 @@ type options struct {
 	onToolsChanged   func()
 	crossOrigin      bool
 	urlChecks        []func(*url.URL) error
+	elicit           ElicitationHandler
+	sample           SamplingHandler
+	logger           *slog.Logger
 }
 
 func defaultOptions() options {

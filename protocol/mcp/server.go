@@ -56,6 +56,10 @@ type serverConfig struct {
 	policy        tool.Policy
 	base          sdk.ServerOptions
 	origins       []string
+	resources     []Resource
+	templates     []ResourceTemplate
+	prompts       []Prompt
+	completer     Completer
 }
 
 // WithImplementation sets the name and version the server gives clients in
@@ -158,7 +162,11 @@ func NewServer(ctx context.Context, set tool.Toolset, opts ...ServerOption) (*Se
 		*caps = *so.Capabilities
 	}
 	caps.Tools = &sdk.ToolCapabilities{ListChanged: true}
+	if caps.Logging == nil {
+		caps.Logging = &sdk.LoggingCapabilities{} // tools log through tool.Log
+	}
 	so.Capabilities = caps
+	c.serveExtras(&so)
 	s := &Server{
 		set:     set,
 		invoker: tool.NewInvoker(c.invoke...),
@@ -168,6 +176,7 @@ func NewServer(ctx context.Context, set tool.Toolset, opts ...ServerOption) (*Se
 		prints:  map[string]string{},
 	}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: c.name, Version: c.version}, &so)
+	c.addExtras(s.mcp)
 	s.apply(prepared)
 	return s, nil
 }
@@ -451,10 +460,15 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 				if msg == "" && len(u.Content) > 0 {
 					msg = tool.Result{Content: u.Content}.Text()
 				}
-				_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{
-					ProgressToken: token, Progress: float64(n), Message: msg,
-				})
+				p := &sdk.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: msg}
+				if u.Total > 0 {
+					p.Progress, p.Total = u.Progress, u.Total
+				}
+				_ = req.Session.NotifyProgress(ctx, p)
 			}))
+		}
+		if req.Session != nil {
+			ctx = tool.WithPeer(ctx, sessionPeer{req.Session})
 		}
 		return CallToolResult(s.invoker.InvokeFrame(ctx, frame, t, call, opts...)), nil
 	}

@@ -110,9 +110,7 @@ func New(cfg Config, opts ...Option) (*Toolset, error) {
 		connecting: make(chan struct{}, 1),
 		done:       make(chan struct{}),
 	}
-	ts.client = sdk.NewClient(&sdk.Implementation{Name: o.clientName, Version: o.clientVersion}, &sdk.ClientOptions{
-		ToolListChangedHandler: ts.toolsChanged,
-	})
+	ts.client = sdk.NewClient(&sdk.Implementation{Name: o.clientName, Version: o.clientVersion}, ts.clientOptions())
 	if t := cfg.transport(); (t == TransportStreamableHTTP || t == TransportSSE) && o.transportFunc == nil {
 		var err error
 		if ts.http, ts.owned, err = newHTTPClient(cfg, &o); err != nil {

@@ -1,0 +1,79 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/tool"
+)
+
+// sessionPeer is the MCP client a served tool was called by: tool.Log,
+// tool.Sample and tool.Elicit reach it through the call's context.
+type sessionPeer struct{ ss *sdk.ServerSession }
+
+var _ tool.Peer = sessionPeer{}
+
+// Log sends notifications/message; the go-sdk drops it when the client has
+// not set a level or set a higher one.
+func (p sessionPeer) Log(ctx context.Context, level tool.LogLevel, logger string, data any) error {
+	return p.ss.Log(ctx, &sdk.LoggingMessageParams{Level: sdk.LoggingLevel(level), Logger: logger, Data: data})
+}
+
+// Sample sends sampling/createMessage, or fails with tool.ErrNoPeer when the
+// client declared no sampling capability.
+func (p sessionPeer) Sample(ctx context.Context, req tool.SamplingRequest) (tool.SamplingResult, error) {
+	if ip := p.ss.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Sampling == nil {
+		return tool.SamplingResult{}, fmt.Errorf("%w: the MCP client does not offer sampling", tool.ErrNoPeer)
+	}
+	params := &sdk.CreateMessageParams{SystemPrompt: req.SystemPrompt, MaxTokens: int64(req.MaxTokens)}
+	if params.MaxTokens <= 0 {
+		params.MaxTokens = DefaultSamplingMaxTokens
+	}
+	for _, m := range req.Messages {
+		role := sdk.Role("user")
+		if m.Role == model.RoleAssistant {
+			role = "assistant"
+		}
+		for _, c := range Content(m.Content) {
+			params.Messages = append(params.Messages, &sdk.SamplingMessage{Role: role, Content: c})
+		}
+	}
+	res, err := p.ss.CreateMessage(ctx, params)
+	if err != nil {
+		return tool.SamplingResult{}, fmt.Errorf("mcp: sampling: %w", err)
+	}
+	return tool.SamplingResult{
+		Message:    model.Message{Role: model.RoleAssistant, Content: Parts([]sdk.Content{res.Content})},
+		Model:      res.Model,
+		StopReason: res.StopReason,
+	}, nil
+}
+
+// DefaultSamplingMaxTokens is the maxTokens of a sampling request that sets
+// none (the protocol requires one).
+const DefaultSamplingMaxTokens = 1024
+
+// Elicit sends elicitation/create (a form), or fails with tool.ErrNoPeer
+// when the client declared no elicitation capability.
+func (p sessionPeer) Elicit(ctx context.Context, req tool.ElicitRequest) (tool.ElicitResult, error) {
+	if ip := p.ss.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return tool.ElicitResult{}, fmt.Errorf("%w: the MCP client does not offer elicitation", tool.ErrNoPeer)
+	}
+	params := &sdk.ElicitParams{Message: req.Message}
+	if len(req.Schema) > 0 {
+		var schema map[string]any
+		if err := json.Unmarshal(req.Schema, &schema); err != nil {
+			return tool.ElicitResult{}, fmt.Errorf("mcp: elicitation: the schema is not a JSON object: %w", err)
+		}
+		params.RequestedSchema = schema
+	}
+	res, err := p.ss.Elicit(ctx, params)
+	if err != nil {
+		return tool.ElicitResult{}, fmt.Errorf("mcp: elicitation: %w", err)
+	}
+	return tool.ElicitResult{Action: res.Action, Content: res.Content}, nil
+}
