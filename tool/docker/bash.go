@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/internal/outbuf"
+	"github.com/trellis-go/trellis/internal/pause"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -303,10 +304,8 @@ func (s *Toolset) exitState(id string) (execState, error) {
 		if err != nil || (!st.Running && st.ExitCode != nil) || time.Now().After(deadline) {
 			return st, err
 		}
-		select {
-		case <-time.After(delay):
-		case <-ctx.Done():
-			return st, ctx.Err()
+		if err := pause.Sleep(ctx, delay); err != nil {
+			return st, err
 		}
 		delay = min(2*delay, 200*time.Millisecond)
 	}
