@@ -1,4 +1,4 @@
-package nodes
+package plan
 
 import (
 	"context"
@@ -8,26 +8,24 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/trellis-go/trellis/graph"
-	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
 
-// TodoWriteName is the name of the tool TodoWrite returns.
-const TodoWriteName = "todo_write"
+// WriteName is the name of the tool Write returns.
+const WriteName = "todo_write"
 
-// TodoDeclareBlockerName is the name of the tool TodoDeclareBlocker
+// DeclareBlockerName is the name of the tool DeclareBlocker
 // returns.
-const TodoDeclareBlockerName = "todo_declare_blocker"
+const DeclareBlockerName = "todo_declare_blocker"
 
-// TodoStatus is the state of an item of a plan.
-type TodoStatus string
+// Status is the state of an item of a plan.
+type Status string
 
 // The states of an item.
 const (
-	TodoPending    TodoStatus = "pending"
-	TodoInProgress TodoStatus = "in_progress"
-	TodoCompleted  TodoStatus = "completed"
+	Pending    Status = "pending"
+	InProgress Status = "in_progress"
+	Completed  Status = "completed"
 )
 
 // Todo is one item of an agent's plan.
@@ -37,7 +35,7 @@ type Todo struct {
 	// Content says what is to be done.
 	Content string `json:"content" jsonschema:"description=What is to be done,minLength=1"`
 	// Status is where the item stands.
-	Status TodoStatus `json:"status" jsonschema:"enum=pending,enum=in_progress,enum=completed"`
+	Status Status `json:"status" jsonschema:"enum=pending,enum=in_progress,enum=completed"`
 	// ActiveForm is how the item reads while it is in progress, in the
 	// present continuous ("Running the tests" for "Run the tests"), for a
 	// user interface to show what the agent is doing. Optional.
@@ -47,16 +45,16 @@ type Todo struct {
 // Label returns how a user interface shows the item: its ActiveForm while
 // it is in progress and has one, its Content otherwise.
 func (t Todo) Label() string {
-	if t.Status == TodoInProgress && strings.TrimSpace(t.ActiveForm) != "" {
+	if t.Status == InProgress && strings.TrimSpace(t.ActiveForm) != "" {
 		return t.ActiveForm
 	}
 	return t.Content
 }
 
-// Plan is the plan an agent keeps with TodoWrite. Embed it in a state
+// Plan is the plan an agent keeps with Write. Embed it in a state
 // (next to Chat), by value, to give the agent a plan; its items are the
 // state's Todos. (Embedded by pointer, it would be shared by every copy of
-// the state; CheckPlanState refuses that.)
+// the state; CheckState refuses that.)
 type Plan struct {
 	// Todos are the plan's items, in order.
 	Todos []Todo `json:"todos,omitempty"`
@@ -85,23 +83,24 @@ type HasTodos interface {
 	TodoList() *[]Todo
 }
 
-// TodoState constrains the state types TodoWrite works on: S whose pointer
+// State constrains the state types Write works on: S whose pointer
 // keeps a plan.
-type TodoState[S any] interface {
+type State[S any] interface {
 	*S
 	HasTodos
 }
 
-// CheckPlanState reports whether S keeps a plan the nodes of this package
-// can use: its pointer has TodoList (it embeds Plan), and no pointer stands
-// between S and the plan, which every copy of a state would share.
-func CheckPlanState[S any, PS ChatState[S]]() error {
+// CheckState reports whether S keeps a plan the tools of this package (and
+// the plan nudges of nodes and agent) can use: its pointer has TodoList
+// (it embeds Plan), and no pointer stands between S and the plan, which
+// every copy of a state would share.
+func CheckState[S any]() error {
 	var s S
-	if _, ok := any(PS(&s)).(HasTodos); !ok {
-		return fmt.Errorf("%T keeps no plan: embed nodes.Plan", s)
+	if _, ok := any(&s).(HasTodos); !ok {
+		return fmt.Errorf("%T keeps no plan: embed plan.Plan", s)
 	}
 	if !planByValue(reflect.TypeFor[S](), 0) {
-		return fmt.Errorf("%T embeds its plan through a pointer: embed nodes.Plan by value", s)
+		return fmt.Errorf("%T embeds its plan through a pointer: embed plan.Plan by value", s)
 	}
 	return nil
 }
@@ -129,11 +128,11 @@ type todoArgs struct {
 	Todos []Todo `json:"todos" jsonschema:"description=The whole plan as it now stands: every item\\, in order"`
 }
 
-// TodoUpdate is the Details of a todo_write result (tool.Result.Details,
+// Update is the Details of a todo_write result (tool.Result.Details,
 // which user interfaces receive with the call's end event, KindToolEnd,
 // and the model never sees): the plan as the call wrote it and the plan it
 // replaced, so that an interface can show the change.
-type TodoUpdate struct {
+type Update struct {
 	// Todos is the plan as written, every item completed included, even
 	// when the state no longer keeps it (Cleared).
 	Todos []Todo `json:"todos"`
@@ -156,86 +155,86 @@ type BlockerDeclared struct {
 	Todos []Todo `json:"todos,omitempty"`
 }
 
-// TodoOption configures the plan tools TodoTools returns. A nil TodoOption
+// Option configures the plan tools Tools returns. A nil Option
 // does nothing.
-type TodoOption func(*todoConfig)
+type Option func(*todoConfig)
 
 type todoConfig struct {
 	keepDone    bool          // WithClearOnAllDone(false)
-	writeOpts   []tool.Option // WithTodoWriteOptions
+	writeOpts   []tool.Option // WithWriteOptions
 	blockerOpts []tool.Option // WithBlockerToolOptions
 }
 
 // WithClearOnAllDone says what todo_write does with a plan whose items are
 // all completed: clear it from the state (true, the default, and what
-// TodoWrite always does) or keep it, so that the finished plan stays in the
-// state, its checkpoints and TodoReminder until the model writes the next
+// Write always does) or keep it, so that the finished plan stays in the
+// state, its checkpoints and Reminder until the model writes the next
 // one. A finished plan nudges nothing either way.
-func WithClearOnAllDone(clear bool) TodoOption {
+func WithClearOnAllDone(clear bool) Option {
 	return func(c *todoConfig) { c.keepDone = !clear }
 }
 
-// WithTodoWriteOptions passes tool options (an instruction, a title,
-// metadata) to the todo_write tool of TodoTools; they add to or replace
-// what it has, as they do for TodoWrite.
-func WithTodoWriteOptions(opts ...tool.Option) TodoOption {
+// WithWriteOptions passes tool options (an instruction, a title,
+// metadata) to the todo_write tool of Tools; they add to or replace
+// what it has, as they do for Write.
+func WithWriteOptions(opts ...tool.Option) Option {
 	return func(c *todoConfig) { c.writeOpts = append(c.writeOpts, opts...) }
 }
 
 // WithBlockerToolOptions passes tool options to the todo_declare_blocker
-// tool of TodoTools.
-func WithBlockerToolOptions(opts ...tool.Option) TodoOption {
+// tool of Tools.
+func WithBlockerToolOptions(opts ...tool.Option) Option {
 	return func(c *todoConfig) { c.blockerOpts = append(c.blockerOpts, opts...) }
 }
 
-// TodoTools returns the plan tools, configured by opts: todo_write (as
-// TodoWrite returns it) and todo_declare_blocker (TodoDeclareBlocker). Give
+// Tools returns the plan tools, configured by opts: todo_write (as
+// Write returns it) and todo_declare_blocker (DeclareBlocker). Give
 // both to an agent whose state embeds Plan:
 //
-//	agent.WithTools(nodes.TodoTools[State](nodes.WithClearOnAllDone(false))...)
-func TodoTools[S any, PS TodoState[S]](opts ...TodoOption) []tool.Tool {
+//	agent.WithTools(plan.Tools[State](plan.WithClearOnAllDone(false))...)
+func Tools[S any, PS State[S]](opts ...Option) []tool.Tool {
 	var c todoConfig
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
 		}
 	}
-	return []tool.Tool{todoWrite[S, PS](c.keepDone, c.writeOpts), TodoDeclareBlocker[S, PS](c.blockerOpts...)}
+	return []tool.Tool{todoWrite[S, PS](c.keepDone, c.writeOpts), DeclareBlocker[S, PS](c.blockerOpts...)}
 }
 
-// TodoWrite returns the todo_write tool, with which a model keeps a plan
+// Write returns the todo_write tool, with which a model keeps a plan
 // for a task of several steps in the run's state (S's Plan): each call
 // replaces the whole plan. A plan is refused, with what is wrong, when two
 // items share an ID, more than one is in progress, or an item is empty;
 // once every item is completed the plan is cleared, and the tool says so
-// (TodoTools with WithClearOnAllDone(false) keeps it instead). Writing the
-// plan clears a blocker the model declared (TodoDeclareBlocker). The
-// result's Details are a TodoUpdate, the new plan and the old, for user
+// (Tools with WithClearOnAllDone(false) keeps it instead). Writing the
+// plan clears a blocker the model declared (DeclareBlocker). The
+// result's Details are a Update, the new plan and the old, for user
 // interfaces.
 // The ToolsNode applies the plan as a state update, in call order with the
 // batch's other updates (of two todo_write calls in one batch, the last
 // wins), so it is checkpointed with the conversation.
-// TodoReminder renders the plan for a system prompt.
-func TodoWrite[S any, PS TodoState[S]](opts ...tool.Option) tool.Tool {
+// Reminder renders the plan for a system prompt.
+func Write[S any, PS State[S]](opts ...tool.Option) tool.Tool {
 	return todoWrite[S, PS](false, opts)
 }
 
-// todoWrite is TodoWrite, keeping a finished plan when keepDone is set.
-func todoWrite[S any, PS TodoState[S]](keepDone bool, opts []tool.Option) tool.Tool {
+// todoWrite is Write, keeping a finished plan when keepDone is set.
+func todoWrite[S any, PS State[S]](keepDone bool, opts []tool.Option) tool.Tool {
 	byValue := planByValue(reflect.TypeFor[S](), 0)
 	base := []tool.Option{tool.WithInstruction("For a task of several steps, keep a plan with todo_write: write it before you start, keep exactly one item in progress, mark items completed as soon as they are done, and send the whole plan each time. Give the item in progress an active_form, what you are doing in the present continuous (\"Running the tests\").")}
-	return tool.MustFunc(TodoWriteName,
+	return tool.MustFunc(WriteName,
 		"Replaces your plan for the current task with the list given: every item, with its status (pending, in_progress, completed).",
 		func(ctx context.Context, in todoArgs) (tool.Result, error) {
 			if !byValue {
-				return tool.Result{}, fmt.Errorf("the plan cannot be kept: %T embeds nodes.Plan through a pointer; embed it by value", *new(S))
+				return tool.Result{}, fmt.Errorf("the plan cannot be kept: %T embeds plan.Plan through a pointer; embed it by value", *new(S))
 			}
 			if err := checkTodos(in.Todos); err != nil {
 				return tool.Result{}, err
 			}
 			plan := in.Todos // decoded for this call alone
-			done := len(plan) > 0 && !slices.ContainsFunc(plan, func(t Todo) bool { return t.Status != TodoCompleted })
-			details := TodoUpdate{Todos: slices.Clone(plan), OldTodos: slices.Clone(runPlan[S, PS](ctx))}
+			done := len(plan) > 0 && !slices.ContainsFunc(plan, func(t Todo) bool { return t.Status != Completed })
+			details := Update{Todos: slices.Clone(plan), OldTodos: slices.Clone(runPlan[S, PS](ctx))}
 			msg := fmt.Sprintf("Plan updated: %s.", summarize(plan))
 			switch {
 			case done && keepDone:
@@ -258,7 +257,7 @@ func todoWrite[S any, PS TodoState[S]](keepDone bool, opts []tool.Option) tool.T
 
 // runPlan returns the plan of the run's state (tool.RunState), nil when
 // ctx carries no state of type S.
-func runPlan[S any, PS TodoState[S]](ctx context.Context) []Todo {
+func runPlan[S any, PS State[S]](ctx context.Context) []Todo {
 	s, ok := tool.RunState[S](ctx)
 	if !ok {
 		return nil
@@ -271,25 +270,25 @@ type blockerArgs struct {
 	Reason string `json:"reason" jsonschema:"description=Why you cannot finish the plan: what stands in the way and what would unblock it,minLength=1"`
 }
 
-// TodoDeclareBlocker returns the todo_declare_blocker tool, with which a
+// DeclareBlocker returns the todo_declare_blocker tool, with which a
 // model that cannot finish its plan says why: the reason goes into the
 // state (Plan.Blocker, applied as a state update in call order like
-// todo_write's), TodoReminder shows it, and PlanCondition sends no more
+// todo_write's), Reminder shows it, and PlanCondition sends no more
 // nudges for the plan. The plan itself is left as it is; writing it again
 // (todo_write) clears the blocker. The result's Details are a
-// BlockerDeclared. Give it with TodoWrite, or take both from TodoTools.
-func TodoDeclareBlocker[S any, PS TodoState[S]](opts ...tool.Option) tool.Tool {
+// BlockerDeclared. Give it with Write, or take both from Tools.
+func DeclareBlocker[S any, PS State[S]](opts ...tool.Option) tool.Tool {
 	byValue := planByValue(reflect.TypeFor[S](), 0)
 	_, hasBlocker := any(PS(new(S))).(HasBlocker)
 	base := []tool.Option{tool.WithInstruction("If something you cannot resolve yourself keeps you from finishing your plan, record it with todo_declare_blocker, then tell the user what stands in the way and what you need.")}
-	return tool.MustFunc(TodoDeclareBlockerName,
+	return tool.MustFunc(DeclareBlockerName,
 		"Records that you cannot finish your plan, and why. The plan stays as it is; writing it again with todo_write clears the blocker.",
 		func(ctx context.Context, in blockerArgs) (tool.Result, error) {
 			switch {
 			case !hasBlocker:
-				return tool.Result{}, fmt.Errorf("the blocker cannot be kept: %T keeps no blocker; embed nodes.Plan", *new(S))
+				return tool.Result{}, fmt.Errorf("the blocker cannot be kept: %T keeps no blocker; embed plan.Plan", *new(S))
 			case !byValue:
-				return tool.Result{}, fmt.Errorf("the blocker cannot be kept: %T embeds nodes.Plan through a pointer; embed it by value", *new(S))
+				return tool.Result{}, fmt.Errorf("the blocker cannot be kept: %T embeds plan.Plan through a pointer; embed it by value", *new(S))
 			}
 			reason := strings.TrimSpace(in.Reason)
 			if reason == "" {
@@ -323,7 +322,7 @@ func checkTodos(plan []Todo) error {
 		if strings.TrimSpace(t.Content) == "" {
 			problems = append(problems, fmt.Sprintf("item %q says nothing to do", t.ID))
 		}
-		if t.Status == TodoInProgress {
+		if t.Status == InProgress {
 			inProgress++
 		}
 	}
@@ -341,22 +340,22 @@ func summarize(plan []Todo) string {
 	var pending, doing, done int
 	for _, t := range plan {
 		switch t.Status {
-		case TodoPending:
+		case Pending:
 			pending++
-		case TodoInProgress:
+		case InProgress:
 			doing++
-		case TodoCompleted:
+		case Completed:
 			done++
 		}
 	}
 	return fmt.Sprintf("%d pending, %d in progress, %d completed", pending, doing, done)
 }
 
-// TodoReminder renders the plan of the run's state (tool.RunState) for a
+// Reminder renders the plan of the run's state (tool.RunState) for a
 // system prompt, "" when there is none: give it to WithSystemPromptFunc,
 // after the prompt of your own, so that the model sees where its plan
 // stands on every turn.
-func TodoReminder[S any, PS TodoState[S]](ctx context.Context) string {
+func Reminder[S any, PS State[S]](ctx context.Context) string {
 	s, ok := tool.RunState[S](ctx)
 	if !ok {
 		return ""
@@ -390,11 +389,22 @@ func blockerOf(p any) string {
 	return ""
 }
 
+// FormatItems returns the items, each on a line of its own (a line break
+// before each), with what the item in progress is doing (its ActiveForm)
+// after it, as Reminder and the plan nudges of nodes list them.
+func FormatItems(todos []Todo) string {
+	var b strings.Builder
+	for _, t := range todos {
+		writeItem(&b, t)
+	}
+	return b.String()
+}
+
 // writeItem writes an item of a plan on a line of its own, with what the
 // item in progress is doing (its ActiveForm) after it.
 func writeItem(b *strings.Builder, t Todo) {
 	fmt.Fprintf(b, "\n- [%s] %s (%s)", t.Status, oneLine(t.Content), oneLine(t.ID))
-	if active := oneLine(t.ActiveForm); active != "" && t.Status == TodoInProgress {
+	if active := oneLine(t.ActiveForm); active != "" && t.Status == InProgress {
 		fmt.Fprintf(b, ": %s", active)
 	}
 }
@@ -403,207 +413,6 @@ func writeItem(b *strings.Builder, t Todo) {
 // made single spaces, so that an item stays on its line.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// MetaPlanNudge marks, in Message.Metadata, the user messages PlanNudge
-// appends.
-const MetaPlanNudge = "trellis.plan_nudge"
-
-// PlanCondition is ToolsCondition for an agent that keeps a plan (a state
-// embedding Plan, TodoWrite): it routes to toolsNode when the last message
-// asks for tools; to nudgeNode when the model answered while items of the
-// plan it wrote since the user last spoke are not completed, it declared no
-// blocker for that plan (TodoDeclareBlocker), and fewer than max nudges
-// were sent since the user spoke; to graph.END otherwise. A state without a
-// plan is routed as ToolsCondition routes it. Declare the three
-// destinations.
-func PlanCondition[S any, PS ChatState[S]](toolsNode, nudgeNode string, max int) graph.Route[S] {
-	tools := ToolsCondition[S, PS](toolsNode)
-	toNudge := []string{nudgeNode}
-	return func(ctx context.Context, s S) []string {
-		next := tools(ctx, s)
-		if next[0] != graph.END {
-			return next
-		}
-		plan, ok := any(PS(&s)).(HasTodos)
-		if !ok || !slices.ContainsFunc(*plan.TodoList(), func(t Todo) bool { return t.Status != TodoCompleted }) {
-			return next
-		}
-		if blockerOf(plan) != "" {
-			return next
-		}
-		msgs := *PS(&s).ChatMessages()
-		if nudgesSinceUser(msgs) >= max || !plannedSinceUser(msgs) {
-			return next
-		}
-		return toNudge
-	}
-}
-
-// nudgesSinceUser counts the nudges after the user's last message.
-func nudgesSinceUser(msgs []model.Message) int {
-	n := 0
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role != model.RoleUser {
-			continue
-		}
-		if msgs[i].Metadata[MetaPlanNudge] != "true" {
-			break
-		}
-		n++
-	}
-	return n
-}
-
-// plannedSinceUser reports whether the model wrote its plan (todo_write)
-// since the user last spoke: a plan left from an earlier turn does not
-// keep a new one going.
-func plannedSinceUser(msgs []model.Message) bool {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		m := &msgs[i]
-		if m.Role == model.RoleUser && m.Metadata[MetaPlanNudge] != "true" {
-			return false
-		}
-		if m.Role == model.RoleTool && m.ToolName == TodoWriteName && !m.IsError {
-			return true
-		}
-	}
-	return false
-}
-
-// defaultNudgeText is what a nudge says after the open items unless
-// WithNudgeMessage says otherwise.
-const defaultNudgeText = "Go on with them, or update the plan with todo_write if it has changed. If you need the user's input to go on, ask for it."
-
-// Nudge is what a NudgeHook is asked about: the plan of a model that
-// answered with items open, before a nudge is sent.
-type Nudge struct {
-	// Todos is the whole plan.
-	Todos []Todo
-	// Open are its items not completed, in order.
-	Open []Todo
-	// Sent counts the nudges sent since the user last spoke.
-	Sent int
-	// Message is what the nudge will say unless the hook says otherwise:
-	// the open items, then the text of WithNudgeMessage (or the default).
-	Message string
-}
-
-// NudgeHook decides, before each nudge of PlanNudgeCommand, whether to send
-// it (nudge) and what it says: msg replaces Nudge.Message unless it is
-// empty or only white space. Declining ends the run's turn as if no nudge
-// were due.
-type NudgeHook func(ctx context.Context, n Nudge) (msg string, nudge bool)
-
-// NudgeOption configures the nudges of PlanNudgeCommand (and
-// agent.WithPlanNudges). A nil NudgeOption does nothing.
-type NudgeOption func(*nudgeConfig)
-
-type nudgeConfig struct {
-	text string    // WithNudgeMessage
-	hook NudgeHook // WithNudgeHook
-}
-
-// WithNudgeMessage sets what a nudge says after the list of open items,
-// instead of telling the model to go on with them, update its plan, or ask
-// the user. Blank text keeps the default.
-func WithNudgeMessage(text string) NudgeOption {
-	return func(c *nudgeConfig) {
-		if strings.TrimSpace(text) != "" {
-			c.text = text
-		}
-	}
-}
-
-// WithNudgeHook calls fn before each nudge, to let the application decide
-// whether to send it and what it says (see NudgeHook). A later
-// WithNudgeHook replaces an earlier one.
-func WithNudgeHook(fn NudgeHook) NudgeOption {
-	return func(c *nudgeConfig) { c.hook = fn }
-}
-
-// PlanNudge returns a node that reminds the model of the open items of its
-// plan, in a user message marked MetaPlanNudge, so that an agent that
-// answered with work left goes on with it or updates the plan. Route to it
-// with PlanCondition, and from it back to the LLM node. PlanNudgeCommand is
-// the same node with options (its message, a hook that decides).
-func PlanNudge[S any, PS ChatState[S]]() graph.NodeFunc[S] {
-	return func(_ context.Context, s S) (S, error) {
-		plan, ok := any(PS(&s)).(HasTodos)
-		if !ok {
-			return s, nil
-		}
-		appendNudge(PS(&s).ChatMessages(), nudgeText(openItems(*plan.TodoList()), defaultNudgeText))
-		return s, nil
-	}
-}
-
-// PlanNudgeCommand is PlanNudge as a command node, configured by opts:
-// after appending the nudge it continues at next, the LLM node; when there
-// is nothing to nudge about, or the hook of WithNudgeHook declines, it
-// appends nothing and ends the branch (graph.END). Route to it with
-// PlanCondition and add it with AddCommandNode, declaring next and
-// graph.END.
-func PlanNudgeCommand[S any, PS ChatState[S]](next string, opts ...NudgeOption) graph.CommandFunc[S] {
-	cfg := nudgeConfig{text: defaultNudgeText}
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
-		}
-	}
-	return func(ctx context.Context, s S) (S, graph.Command[S], error) {
-		end := graph.Command[S]{Goto: []string{graph.END}}
-		plan, ok := any(PS(&s)).(HasTodos)
-		if !ok {
-			return s, end, nil
-		}
-		todos := *plan.TodoList()
-		open := openItems(todos)
-		if len(open) == 0 {
-			return s, end, nil
-		}
-		msgs := PS(&s).ChatMessages()
-		text := nudgeText(open, cfg.text)
-		if cfg.hook != nil {
-			msg, nudge := cfg.hook(ctx, Nudge{Todos: slices.Clone(todos), Open: open, Sent: nudgesSinceUser(*msgs), Message: text})
-			if !nudge {
-				return s, end, nil
-			}
-			if strings.TrimSpace(msg) != "" {
-				text = msg
-			}
-		}
-		appendNudge(msgs, text)
-		return s, graph.Command[S]{Goto: []string{next}}, nil
-	}
-}
-
-// openItems returns the items of plan not completed, in a slice of their
-// own.
-func openItems(plan []Todo) []Todo {
-	var open []Todo
-	for _, t := range plan {
-		if t.Status != TodoCompleted {
-			open = append(open, t)
-		}
-	}
-	return open
-}
-
-// nudgeText lists the open items, then says text.
-func nudgeText(open []Todo, text string) string {
-	var b strings.Builder
-	b.WriteString("Your plan still has open items:")
-	for _, t := range open {
-		writeItem(&b, t)
-	}
-	b.WriteString("\n")
-	b.WriteString(text)
-	return b.String()
-}
-
-// appendNudge appends a user message saying text, marked MetaPlanNudge, to
-// the conversation msgs points to.
-func appendNudge(msgs *[]model.Message, text string) {
-	msg := model.User(text)
-	msg.ID, msg.Metadata = NewMessageID(), map[string]string{MetaPlanNudge: "true"}
-	*msgs = append(slices.Clip(*msgs), msg)
-}
+// MetaNudge marks, in Message.Metadata, the user messages that remind a
+// model of the open items of its plan (nodes.PlanNudge appends them).
+const MetaNudge = "trellis.plan_nudge"
