@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trellis-go/trellis/internal/bgtask"
 	"github.com/trellis-go/trellis/internal/outbuf"
 	"github.com/trellis-go/trellis/internal/pause"
-	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -121,7 +121,7 @@ func (s *Toolset) bash(ctx context.Context, in BashArgs) (tool.Result, error) {
 		return errorResult(tool.CodeInvalidArguments, errors.New("docker: empty command"), nil, "The command is empty: give the shell command to run."), nil
 	}
 	if in.RunInBackground {
-		return s.startTask(ctx, in)
+		return s.tasks.Start(ctx, in.Command, in.Description, in.TimeoutMS)
 	}
 	if err := ctx.Err(); err != nil {
 		return tool.Result{}, err
@@ -473,10 +473,5 @@ func (s *Toolset) closedResult() tool.Result {
 // errorResult is a failed result whose content is a message for the
 // model, and whose Err is err, for the caller.
 func errorResult(code string, err error, details any, format string, args ...any) tool.Result {
-	r := tool.ErrorResult(code, err)
-	r.Content = []model.Part{model.TextPart(fmt.Sprintf(format, args...))}
-	if details != nil {
-		r.Details = details
-	}
-	return r
+	return bgtask.ErrorResult(code, err, details, format, args...)
 }

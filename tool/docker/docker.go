@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trellis-go/trellis/internal/taskreg"
+	"github.com/trellis-go/trellis/internal/bgtask"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -62,7 +62,7 @@ const (
 
 // MaxFinishedTasks is how many finished background tasks whose final
 // output has not been read are kept; beyond it the oldest are forgotten.
-const MaxFinishedTasks = taskreg.MaxFinished
+const MaxFinishedTasks = bgtask.MaxFinished
 
 // keepAlive is the container's only process of its own: it idles until
 // the container is removed. It ignores SIGTERM, SIGINT and SIGHUP, so that a
@@ -423,10 +423,9 @@ type Toolset struct {
 	cancel context.CancelCauseFunc
 
 	mu      sync.Mutex
-	closed  bool
-	runs    sync.WaitGroup          // commands running, foreground and background
-	reg     taskreg.Registry[*task] // the background tasks kept
-	running int                     // background tasks running or starting
+	closed bool
+	runs   sync.WaitGroup // foreground commands running, and kills sent without a call
+	tasks  *bgtask.Manager[Report]
 	once    sync.Once
 	err     error // of Close's removal
 }
@@ -564,7 +563,8 @@ func start(ctx context.Context, cl *client, image string, c config) (*Toolset, e
 		base:      base,
 		cancel:    cancel,
 	}
-	for _, mk := range []func() (tool.Tool, error){s.bashTool, s.taskOutputTool, s.taskStopTool} {
+	s.tasks = s.newTasks()
+	for _, mk := range []func() (tool.Tool, error){s.bashTool, s.tasks.OutputTool, s.tasks.StopTool} {
 		t, err := mk()
 		if err != nil {
 			_ = s.Close()
@@ -633,8 +633,10 @@ func (s *Toolset) Close() error {
 		s.mu.Lock()
 		s.closed = true
 		s.mu.Unlock()
+		s.tasks.Close()
 		s.cancel(ErrClosed)
 		s.runs.Wait()
+		s.tasks.Wait()
 		ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
 		defer cancel()
 		if err := s.c.removeContainer(ctx, s.container); err != nil {
@@ -649,15 +651,7 @@ func (s *Toolset) Close() error {
 // those running and those finished whose final output has not been read,
 // in the order they were started. It is meant for user interfaces; the
 // model uses task_output.
-func (s *Toolset) Tasks() []Report {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Report, 0, s.reg.Len())
-	for _, t := range s.reg.Tasks() {
-		out = append(out, t.report())
-	}
-	return out
-}
+func (s *Toolset) Tasks() []Report { return s.tasks.Tasks() }
 
 // shortID returns the first 12 characters of an ID, as docker shows it.
 func shortID(id string) string { return id[:min(len(id), 12)] }
@@ -677,11 +671,5 @@ func (s *Toolset) enter() bool {
 // milliseconds (0: none asked), and whether the ask was lowered to the
 // maximum.
 func (s *Toolset) timeoutFor(ms int) (time.Duration, bool) {
-	if ms <= 0 {
-		return s.cfg.timeout, false
-	}
-	if int64(ms) > int64(s.cfg.maxTimeout/time.Millisecond) {
-		return s.cfg.maxTimeout, true
-	}
-	return time.Duration(ms) * time.Millisecond, false
+	return bgtask.TimeoutFor(ms, s.cfg.timeout, s.cfg.maxTimeout)
 }

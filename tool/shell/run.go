@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/trellis-go/trellis/internal/bgtask"
 	"github.com/trellis-go/trellis/internal/outbuf"
-	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -207,16 +207,13 @@ func (p *proc) wait() outcome {
 // with cause.
 func killReason(cause error) string {
 	switch {
-	case errors.Is(cause, errStopped):
+	case errors.Is(cause, bgtask.ErrStopped):
 		return "by " + TaskStopName
 	case errors.Is(cause, ErrClosed):
 		return "because the toolset was closed"
 	}
 	return "because its call was cancelled"
 }
-
-// errStopped is the cause of a task stopped with task_stop.
-var errStopped = errors.New("shell: stopped by task_stop")
 
 // summary says how a command ended, as a sentence.
 func (o outcome) summary() string {
@@ -270,7 +267,7 @@ func (s *Toolset) bash(ctx context.Context, in BashArgs) (tool.Result, error) {
 		return errorResult(tool.CodeInvalidArguments, errors.New("shell: empty command"), nil, "The command is empty: give the shell command to run."), nil
 	}
 	if in.RunInBackground {
-		return s.startTask(in), nil
+		return s.tasks.Start(ctx, in.Command, in.Description, in.TimeoutMS)
 	}
 	return s.foreground(ctx, in)
 }
@@ -341,24 +338,10 @@ func (s *Toolset) foreground(ctx context.Context, in BashArgs) (tool.Result, err
 
 // writeOutput writes a command's output, made valid UTF-8, ending with a
 // line break; empty stands for no output.
-func writeOutput(b *strings.Builder, text, empty string) {
-	if text == "" {
-		b.WriteString(empty + "\n")
-		return
-	}
-	b.WriteString(forModel(text))
-	if !strings.HasSuffix(text, "\n") {
-		b.WriteString("\n")
-	}
-}
+func writeOutput(b *strings.Builder, text, empty string) { bgtask.WriteOutput(b, text, empty) }
 
 // errorResult is a failed result whose content is a message for the
 // model, and whose Err is err, for the caller.
 func errorResult(code string, err error, details any, format string, args ...any) tool.Result {
-	r := tool.ErrorResult(code, err)
-	r.Content = []model.Part{model.TextPart(fmt.Sprintf(format, args...))}
-	if details != nil {
-		r.Details = details
-	}
-	return r
+	return bgtask.ErrorResult(code, err, details, format, args...)
 }

@@ -16,15 +16,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/trellis-go/trellis/internal/taskreg"
+	"github.com/trellis-go/trellis/internal/bgtask"
 	"github.com/trellis-go/trellis/tool"
 )
 
 // The names of the tools a Toolset offers.
 const (
 	BashName       = "bash"
-	TaskOutputName = "task_output"
-	TaskStopName   = "task_stop"
+	TaskOutputName = bgtask.OutputName
+	TaskStopName   = bgtask.StopName
 )
 
 // DefaultName is the toolset's name unless WithName says otherwise.
@@ -53,7 +53,7 @@ const DefaultKillGrace = 2 * time.Second
 
 // MaxFinishedTasks is how many finished background tasks whose final
 // output has not been read are kept; beyond it the oldest are forgotten.
-const MaxFinishedTasks = taskreg.MaxFinished
+const MaxFinishedTasks = bgtask.MaxFinished
 
 // minWaitDelay is how long a command's output is waited for after the
 // command ended, or after it was killed without a grace period, when the
@@ -279,11 +279,10 @@ type Toolset struct {
 	id   string
 	cmds atomic.Int64
 
-	mu      sync.Mutex
-	closed  bool
-	runs    sync.WaitGroup          // commands running, foreground and background
-	reg     taskreg.Registry[*task] // the background tasks kept
-	running int                     // background tasks running
+	mu     sync.Mutex
+	closed bool
+	runs   sync.WaitGroup // foreground commands running
+	tasks  *bgtask.Manager[Report]
 }
 
 var _ tool.Toolset = (*Toolset)(nil)
@@ -352,7 +351,8 @@ func New(dir string, opts ...Option) (*Toolset, error) {
 		cancel: cancel,
 		id:     rand.Text()[:12],
 	}
-	for _, mk := range []func() (tool.Tool, error){s.bashTool, s.taskOutputTool, s.taskStopTool} {
+	s.tasks = s.newTasks()
+	for _, mk := range []func() (tool.Tool, error){s.bashTool, s.tasks.OutputTool, s.tasks.StopTool} {
 		t, err := mk()
 		if err != nil {
 			cancel(nil)
@@ -389,8 +389,10 @@ func (s *Toolset) Close() error {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
+	s.tasks.Close()
 	s.cancel(ErrClosed)
 	s.runs.Wait()
+	s.tasks.Wait()
 	return nil
 }
 
@@ -398,15 +400,7 @@ func (s *Toolset) Close() error {
 // those running and those finished whose final output has not been read,
 // in the order they were started. It is meant for user interfaces; the
 // model uses task_output.
-func (s *Toolset) Tasks() []Report {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Report, 0, s.reg.Len())
-	for _, t := range s.reg.Tasks() {
-		out = append(out, t.report())
-	}
-	return out
-}
+func (s *Toolset) Tasks() []Report { return s.tasks.Tasks() }
 
 // enter registers a foreground command about to start; it reports false
 // after Close.
@@ -451,13 +445,7 @@ func (s *Toolset) newTag() string {
 // milliseconds (0: none asked), and whether the ask was lowered to the
 // maximum.
 func (s *Toolset) timeoutFor(ms int) (time.Duration, bool) {
-	if ms <= 0 {
-		return s.cfg.timeout, false
-	}
-	if int64(ms) > int64(s.cfg.maxTimeout/time.Millisecond) {
-		return s.cfg.maxTimeout, true
-	}
-	return time.Duration(ms) * time.Millisecond, false
+	return bgtask.TimeoutFor(ms, s.cfg.timeout, s.cfg.maxTimeout)
 }
 
 // closedResult is the result of a call made after Close.
