@@ -109,7 +109,7 @@ func (s *Toolset) bashTool() (tool.Tool, error) {
 		"Output beyond %d bytes is cut in the middle, keeping its beginning and end: filter long output with grep, head or tail. "+
 		"For servers, watchers and anything that may outlast the timeout set run_in_background: the call returns a task ID at once; "+
 		"read the output with %s and end the task with %s.",
-		strings.Join(s.cfg.shell, " "), s.image, s.workdir, network, s.cfg.timeout, s.cfg.maxTimeout, s.cfg.maxOutput, TaskOutputName, TaskStopName)
+		strings.Join(s.cfg.shell, " "), s.image, s.workdir, network, s.cfg.Timeout, s.cfg.MaxTimeout, s.cfg.MaxOutput, TaskOutputName, TaskStopName)
 	return tool.NewFunc(BashName, desc, s.bash,
 		tool.WithMetadata(tool.Metadata{Destructive: true, OpenWorld: s.cfg.network != "none"}),
 		tool.WithTitle("Run command in sandbox"))
@@ -158,7 +158,7 @@ func (s *Toolset) bash(ctx context.Context, in BashArgs) (tool.Result, error) {
 	// command takes, to keep its last output; Close ends it at once.
 	sctx, scancel := context.WithCancel(s.base)
 	defer scancel()
-	out := outbuf.NewCapture(s.cfg.maxOutput)
+	out := outbuf.NewCapture(s.cfg.MaxOutput)
 	w := s.watch(cctx, tag, timeout, scancel)
 	started := time.Now()
 	resp, err := s.c.startExec(sctx, execID)
@@ -250,7 +250,7 @@ func (s *Toolset) bash(ctx context.Context, in BashArgs) (tool.Result, error) {
 		return tool.Result{Details: rep}, fmt.Errorf("%w\n%s", ctx.Err(), b.String())
 	}
 	if lowered {
-		fmt.Fprintf(&b, "\n(timeout_ms %d was lowered to the maximum, %s.)", in.TimeoutMS, s.cfg.maxTimeout)
+		fmt.Fprintf(&b, "\n(timeout_ms %d was lowered to the maximum, %s.)", in.TimeoutMS, s.cfg.MaxTimeout)
 	}
 	switch rep.State {
 	case StateTimedOut:
@@ -431,9 +431,9 @@ func (s *Toolset) watch(ctx context.Context, tag string, timeout time.Duration, 
 				return true
 			}
 		}
-		if s.cfg.killGrace > 0 {
+		if s.cfg.KillGrace > 0 {
 			_, _ = s.signal(tag, "TERM")
-			if wait(s.cfg.killGrace) {
+			if wait(s.cfg.KillGrace) {
 				return
 			}
 		}

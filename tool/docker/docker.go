@@ -128,26 +128,22 @@ func (e *ExitError) Error() string {
 type Option func(*config)
 
 type config struct {
-	name       string
-	host       string
-	pull       bool
-	shell      []string
-	timeout    time.Duration
-	maxTimeout time.Duration
-	maxOutput  int
-	maxTasks   int
-	killGrace  time.Duration
-	memory     int64
-	nanoCPUs   int64
-	pids       int64
-	network    string
-	readOnly   bool
-	workdir    string
-	mounts     []mount
-	tmpfs      map[string]string
-	env        []string
-	user       string
-	problems   []string
+	bgtask.Limits
+	name     string
+	host     string
+	pull     bool
+	shell    []string
+	memory   int64
+	nanoCPUs int64
+	pids     int64
+	network  string
+	readOnly bool
+	workdir  string
+	mounts   []mount
+	tmpfs    map[string]string
+	env      []string
+	user     string
+	problems []string
 }
 
 func (c *config) problem(format string, args ...any) {
@@ -200,27 +196,13 @@ func WithShell(path string, args ...string) Option {
 // WithTimeout bounds the commands whose call gives no timeout_ms
 // (DefaultTimeout unless set); d must be positive. It is capped at the
 // maximum (WithMaxTimeout).
-func WithTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d <= 0 {
-			c.problem("WithTimeout: the timeout must be positive, not %v", d)
-		}
-		c.timeout = d
-	}
-}
+func WithTimeout(d time.Duration) Option { return func(c *config) { c.SetTimeout(d, c.problem) } }
 
 // WithMaxTimeout sets the longest timeout a call's timeout_ms can ask for
 // (DefaultMaxTimeout unless set); d must be positive. A longer timeout_ms
 // is lowered to it, and the result says so. It also bounds how long
 // task_output waits for a task to finish.
-func WithMaxTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d <= 0 {
-			c.problem("WithMaxTimeout: the maximum timeout must be positive, not %v", d)
-		}
-		c.maxTimeout = d
-	}
-}
+func WithMaxTimeout(d time.Duration) Option { return func(c *config) { c.SetMaxTimeout(d, c.problem) } }
 
 // WithMaxOutput caps, in bytes, the output one result shows
 // (DefaultMaxOutput unless set); n must be at least 1. A foreground
@@ -228,40 +210,19 @@ func WithMaxTimeout(d time.Duration) Option {
 // first n/2 bytes and its last bytes, and how many were left out between.
 // A background task keeps the last n bytes of its unread output, and a
 // read says how many were dropped before them.
-func WithMaxOutput(n int) Option {
-	return func(c *config) {
-		if n < 1 {
-			c.problem("WithMaxOutput: n must be at least 1, not %d", n)
-		}
-		c.maxOutput = n
-	}
-}
+func WithMaxOutput(n int) Option { return func(c *config) { c.SetMaxOutput(n, c.problem) } }
 
 // WithMaxTasks bounds how many background tasks may run at once
 // (DefaultMaxTasks unless set); n must be at least 1. A start beyond it is
 // an error result that says so and lists the running tasks. Finished
 // tasks do not count.
-func WithMaxTasks(n int) Option {
-	return func(c *config) {
-		if n < 1 {
-			c.problem("WithMaxTasks: n must be at least 1, not %d", n)
-		}
-		c.maxTasks = n
-	}
-}
+func WithMaxTasks(n int) Option { return func(c *config) { c.SetMaxTasks(n, c.problem) } }
 
 // WithKillGrace sets how long a command being stopped (timed out,
 // cancelled, or stopped with task_stop) has to end after its processes are sent SIGTERM, before they
 // are sent SIGKILL (DefaultKillGrace unless set); d must not be negative,
 // and 0 sends SIGKILL at once.
-func WithKillGrace(d time.Duration) Option {
-	return func(c *config) {
-		if d < 0 {
-			c.problem("WithKillGrace: the grace period must not be negative, not %v", d)
-		}
-		c.killGrace = d
-	}
-}
+func WithKillGrace(d time.Duration) Option { return func(c *config) { c.SetKillGrace(d, c.problem) } }
 
 // WithMemory limits the container's memory to n bytes (DefaultMemory
 // unless set), swap included: the container gets no swap. n must be at
@@ -422,12 +383,12 @@ type Toolset struct {
 	base   context.Context
 	cancel context.CancelCauseFunc
 
-	mu      sync.Mutex
+	mu     sync.Mutex
 	closed bool
 	runs   sync.WaitGroup // foreground commands running, and kills sent without a call
 	tasks  *bgtask.Manager[Report]
-	once    sync.Once
-	err     error // of Close's removal
+	once   sync.Once
+	err    error // of Close's removal
 }
 
 var _ tool.Toolset = (*Toolset)(nil)
@@ -445,17 +406,19 @@ var _ tool.Toolset = (*Toolset)(nil)
 // name its address.
 func New(ctx context.Context, image string, opts ...Option) (*Toolset, error) {
 	c := config{
-		name:       DefaultName,
-		shell:      []string{"sh", "-c"},
-		timeout:    DefaultTimeout,
-		maxTimeout: DefaultMaxTimeout,
-		maxOutput:  DefaultMaxOutput,
-		maxTasks:   DefaultMaxTasks,
-		killGrace:  DefaultKillGrace,
-		memory:     DefaultMemory,
-		nanoCPUs:   int64(DefaultCPUs * 1e9),
-		pids:       DefaultPidsLimit,
-		network:    DefaultNetwork,
+		name:  DefaultName,
+		shell: []string{"sh", "-c"},
+		Limits: bgtask.Limits{
+			Timeout:    DefaultTimeout,
+			MaxTimeout: DefaultMaxTimeout,
+			MaxOutput:  DefaultMaxOutput,
+			MaxTasks:   DefaultMaxTasks,
+			KillGrace:  DefaultKillGrace,
+		},
+		memory:   DefaultMemory,
+		nanoCPUs: int64(DefaultCPUs * 1e9),
+		pids:     DefaultPidsLimit,
+		network:  DefaultNetwork,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -468,7 +431,7 @@ func New(ctx context.Context, image string, opts ...Option) (*Toolset, error) {
 	if len(c.problems) > 0 {
 		return nil, fmt.Errorf("%w: docker %q: %s", tool.ErrInvalidTool, c.name, strings.Join(c.problems, "; "))
 	}
-	c.timeout = min(c.timeout, c.maxTimeout)
+	c.Timeout = min(c.Timeout, c.MaxTimeout)
 	if c.host == "" {
 		c.host = cmpOr(os.Getenv("DOCKER_HOST"), DefaultHost)
 		if tls := os.Getenv("DOCKER_TLS_VERIFY"); tls != "" && strings.HasPrefix(c.host, "tcp://") {
@@ -671,5 +634,5 @@ func (s *Toolset) enter() bool {
 // milliseconds (0: none asked), and whether the ask was lowered to the
 // maximum.
 func (s *Toolset) timeoutFor(ms int) (time.Duration, bool) {
-	return bgtask.TimeoutFor(ms, s.cfg.timeout, s.cfg.maxTimeout)
+	return bgtask.TimeoutFor(ms, s.cfg.Timeout, s.cfg.MaxTimeout)
 }

@@ -23,10 +23,10 @@ type TaskStopArgs = bgtask.StopArgs
 func (s *Toolset) newTasks() *bgtask.Manager[Report] {
 	return bgtask.New(taskRunner{s}, bgtask.Config[Report]{
 		Base:            s.base,
-		MaxTasks:        s.cfg.maxTasks,
-		MaxOutput:       s.cfg.maxOutput,
-		Timeout:         s.cfg.timeout,
-		MaxTimeout:      s.cfg.maxTimeout,
+		MaxTasks:        s.cfg.MaxTasks,
+		MaxOutput:       s.cfg.MaxOutput,
+		Timeout:         s.cfg.Timeout,
+		MaxTimeout:      s.cfg.MaxTimeout,
 		ErrTooManyTasks: ErrTooManyTasks,
 		ErrUnknownTask:  ErrUnknownTask,
 		Closed:          s.closedResult,
@@ -46,7 +46,7 @@ func (s *Toolset) newTasks() *bgtask.Manager[Report] {
 			"Set block to wait until the task finishes, for at most timeout_ms (default %s, at most %s). "+
 			"Only the last %d bytes of unread output are kept. "+
 			"Once a finished task's final output has been read, the task is forgotten.",
-			s.cfg.timeout, s.cfg.maxTimeout, s.cfg.maxOutput),
+			s.cfg.Timeout, s.cfg.MaxTimeout, s.cfg.MaxOutput),
 		StopDescription: "Stops a background task that bash started in the sandbox with run_in_background: the task's command and every process it started are stopped. " +
 			"Returns how the task ended and the output it wrote since the previous read; the task is then forgotten. " +
 			"A task that had already finished is reported as it ended.",
@@ -244,4 +244,3 @@ func (s *Toolset) follow(t *taskProc, body io.ReadCloser, w *watcher) outcome {
 	}
 	return o
 }
-

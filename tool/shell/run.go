@@ -148,7 +148,7 @@ func (s *Toolset) start(ctx context.Context, command string, timeout time.Durati
 	cmd.Stdout, cmd.Stderr = out, out
 	isolate(cmd)
 	p := &proc{cmd: cmd, ctx: ctx, timeout: timeout, tag: tag}
-	hard := s.cfg.killGrace == 0
+	hard := s.cfg.KillGrace == 0
 	cmd.Cancel = func() error {
 		err := interrupt(cmd, hard)
 		if err == nil {
@@ -163,7 +163,7 @@ func (s *Toolset) start(ctx context.Context, command string, timeout time.Durati
 	// wait then kills the rest of the group. Once the shell has exited,
 	// exec waits this long at most for the processes that still hold the
 	// output open.
-	cmd.WaitDelay = max(s.cfg.killGrace, minWaitDelay)
+	cmd.WaitDelay = max(s.cfg.KillGrace, minWaitDelay)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -255,7 +255,7 @@ func (s *Toolset) bashTool() (tool.Tool, error) {
 		"For servers, watchers and anything that may outlast the timeout set run_in_background: the call returns a task ID at once; "+
 		"read the output with %s and end the task with %s. Processes a foreground command leaves running are killed when it ends. "+
 		"Prefer the dedicated file tools, if you have them, to read, search and edit files.",
-		strings.Join(append([]string{s.shell}, s.args...), " "), s.dir, s.cfg.timeout, s.cfg.maxTimeout, s.cfg.maxOutput, TaskOutputName, TaskStopName)
+		strings.Join(append([]string{s.shell}, s.args...), " "), s.dir, s.cfg.Timeout, s.cfg.MaxTimeout, s.cfg.MaxOutput, TaskOutputName, TaskStopName)
 	return tool.NewFunc(BashName, desc, s.bash,
 		tool.WithMetadata(tool.Metadata{Destructive: true, OpenWorld: true}),
 		tool.WithTitle("Run shell command"))
@@ -289,7 +289,7 @@ func (s *Toolset) foreground(ctx context.Context, in BashArgs) (tool.Result, err
 	tctx, tcancel := context.WithTimeoutCause(cctx, timeout, ErrTimedOut)
 	defer tcancel()
 
-	out := outbuf.NewCapture(s.cfg.maxOutput)
+	out := outbuf.NewCapture(s.cfg.MaxOutput)
 	p, err := s.start(tctx, in.Command, timeout, out)
 	switch {
 	case err == nil:
@@ -315,7 +315,7 @@ func (s *Toolset) foreground(ctx context.Context, in BashArgs) (tool.Result, err
 		b.WriteString("\n" + leftoversNote)
 	}
 	if lowered {
-		fmt.Fprintf(&b, "\n(timeout_ms %d was lowered to the maximum, %s.)", in.TimeoutMS, s.cfg.maxTimeout)
+		fmt.Fprintf(&b, "\n(timeout_ms %d was lowered to the maximum, %s.)", in.TimeoutMS, s.cfg.MaxTimeout)
 	}
 	switch {
 	case o.state == StateExited && o.code == 0:
