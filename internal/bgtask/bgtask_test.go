@@ -57,10 +57,12 @@ func newManager(maxTasks int) (*Manager[Info], context.CancelCauseFunc) {
 	return New[Info](fakeRunner{}, Config[Info]{
 		Base: base, MaxTasks: maxTasks, MaxOutput: 100, Timeout: time.Second, MaxTimeout: 5 * time.Second,
 		ErrTooManyTasks: errTooMany, ErrUnknownTask: errUnknown,
-		Closed:   func() tool.Result { return ErrorResult(tool.CodeToolError, errClosed, nil, "closed") },
-		Report:   func(i Info) Info { return i },
-		Ends:     "killed",
-		StopLead: func(id string, o Outcome) string { return fmt.Sprintf("Stopped %s (%v).", id, errors.Is(o.Cause, ErrStopped)) },
+		Closed: func() tool.Result { return ErrorResult(tool.CodeToolError, errClosed, nil, "closed") },
+		Report: func(i Info) Info { return i },
+		Ends:   "killed",
+		StopLead: func(id string, o Outcome) string {
+			return fmt.Sprintf("Stopped %s (%v).", id, errors.Is(o.Cause, ErrStopped))
+		},
 	}), cancel
 }
 
