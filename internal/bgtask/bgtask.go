@@ -116,12 +116,11 @@ type Config[R any] struct {
 	// Base is the toolset's context, cancelled with its closing error by
 	// its Close; every task's context ends with it.
 	Base context.Context
-	// MaxTasks is how many tasks may run at once; MaxOutput how many
-	// bytes of unread output a task keeps.
-	MaxTasks, MaxOutput int
-	// Timeout is the wait of a blocking read that gives no timeout_ms,
-	// MaxTimeout the longest a call may ask for.
-	Timeout, MaxTimeout time.Duration
+	// Limits are the toolset's: MaxTasks tasks may run at once, each
+	// keeps MaxOutput bytes of unread output, and a blocking read waits
+	// Timeout unless its timeout_ms asks for another wait, MaxTimeout at
+	// most.
+	Limits
 	// ErrTooManyTasks and ErrUnknownTask are the toolset's errors for a
 	// start beyond MaxTasks and for an ID no task is kept under.
 	ErrTooManyTasks, ErrUnknownTask error

@@ -55,7 +55,7 @@ func (p *fakeProc) Wait() Outcome {
 func newManager(maxTasks int) (*Manager[Info], context.CancelCauseFunc) {
 	base, cancel := context.WithCancelCause(context.Background())
 	return New[Info](fakeRunner{}, Config[Info]{
-		Base: base, MaxTasks: maxTasks, MaxOutput: 100, Timeout: time.Second, MaxTimeout: 5 * time.Second,
+		Base: base, Limits: Limits{MaxTasks: maxTasks, MaxOutput: 100, Timeout: time.Second, MaxTimeout: 5 * time.Second},
 		ErrTooManyTasks: errTooMany, ErrUnknownTask: errUnknown,
 		Closed: func() tool.Result { return ErrorResult(tool.CodeToolError, errClosed, nil, "closed") },
 		Report: func(i Info) Info { return i },

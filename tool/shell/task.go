@@ -21,10 +21,7 @@ type TaskStopArgs = bgtask.StopArgs
 func (s *Toolset) newTasks() *bgtask.Manager[Report] {
 	return bgtask.New(taskRunner{s}, bgtask.Config[Report]{
 		Base:            s.base,
-		MaxTasks:        s.cfg.MaxTasks,
-		MaxOutput:       s.cfg.MaxOutput,
-		Timeout:         s.cfg.Timeout,
-		MaxTimeout:      s.cfg.MaxTimeout,
+		Limits:          s.cfg.Limits,
 		ErrTooManyTasks: ErrTooManyTasks,
 		ErrUnknownTask:  ErrUnknownTask,
 		Closed:          s.closedResult,
