@@ -11,11 +11,12 @@ import (
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/scripted"
 	"github.com/trellis-go/trellis/nodes"
+	"github.com/trellis-go/trellis/tool/plan"
 )
 
 type planState struct {
 	nodes.Chat
-	nodes.Plan
+	plan.Plan
 }
 
 func askPlan(text string) planState {
@@ -26,7 +27,7 @@ func askPlan(text string) planState {
 // items, and goes on.
 func TestReActPlanNudges(t *testing.T) {
 	write := func(items string) scripted.Step {
-		return scripted.CallTools(scripted.Call(nodes.TodoWriteName, `{"todos":`+items+`}`))
+		return scripted.CallTools(scripted.Call(plan.WriteName, `{"todos":`+items+`}`))
 	}
 	m := scripted.New(
 		write(`[{"id":"a","content":"read","status":"completed"},{"id":"b","content":"fix","status":"in_progress"}]`),
@@ -34,7 +35,7 @@ func TestReActPlanNudges(t *testing.T) {
 		write(`[{"id":"a","content":"read","status":"completed"},{"id":"b","content":"fix","status":"completed"}]`),
 		scripted.Reply("Fixed."),
 	)
-	g, err := agent.ReAct[planState](m, agent.WithTools(nodes.TodoWrite[planState]()), agent.WithPlanNudges(2))
+	g, err := agent.ReAct[planState](m, agent.WithTools(plan.Write[planState]()), agent.WithPlanNudges(2))
 	require.NoError(t, err)
 	out, err := g.Invoke(context.Background(), askPlan("fix the bug"))
 	require.NoError(t, err)
@@ -42,7 +43,7 @@ func TestReActPlanNudges(t *testing.T) {
 	assert.Empty(t, out.Todos)
 	var nudges []string
 	for _, msg := range out.Messages {
-		if msg.Metadata[nodes.MetaPlanNudge] == "true" {
+		if msg.Metadata[plan.MetaNudge] == "true" {
 			nudges = append(nudges, msg.Text())
 		}
 	}
@@ -56,10 +57,10 @@ func TestReActPlanNudges(t *testing.T) {
 // times in a row.
 func TestReActPlanNudgesStop(t *testing.T) {
 	m := scripted.New(
-		scripted.CallTools(scripted.Call(nodes.TodoWriteName, `{"todos":[{"id":"a","content":"work","status":"in_progress"}]}`)),
+		scripted.CallTools(scripted.Call(plan.WriteName, `{"todos":[{"id":"a","content":"work","status":"in_progress"}]}`)),
 		scripted.Reply("later"), scripted.Reply("later"), scripted.Reply("later"),
 	)
-	g, err := agent.ReAct[planState](m, agent.WithTools(nodes.TodoWrite[planState]()), agent.WithPlanNudges(2))
+	g, err := agent.ReAct[planState](m, agent.WithTools(plan.Write[planState]()), agent.WithPlanNudges(2))
 	require.NoError(t, err)
 	out, err := g.Invoke(context.Background(), askPlan("work"))
 	require.NoError(t, err)
@@ -68,27 +69,27 @@ func TestReActPlanNudgesStop(t *testing.T) {
 	assert.Len(t, out.Todos, 1, "the plan is left as it is")
 
 	_, err = agent.ReAct[agent.State](scripted.New(), agent.WithPlanNudges(1), agent.WithTools(nodes.AskUser()))
-	assert.ErrorContains(t, err, "WithPlanNudges: agent.State keeps no plan: embed nodes.Plan")
+	assert.ErrorContains(t, err, "WithPlanNudges: agent.State keeps no plan: embed plan.Plan")
 	_, err = agent.ReAct[pointerPlanState](scripted.New(), agent.WithPlanNudges(1), agent.WithTools(nodes.AskUser()))
 	assert.ErrorContains(t, err, "embeds its plan through a pointer")
 }
 
 type pointerPlanState struct {
 	nodes.Chat
-	*nodes.Plan
+	*plan.Plan
 }
 
 // Nudges fit the step limit with few hops, and a plan left from an earlier
 // turn does not nudge a later one.
 func TestReActPlanNudgesAcrossHopsAndTurns(t *testing.T) {
-	write := scripted.CallTools(scripted.Call(nodes.TodoWriteName, `{"todos":[{"id":"a","content":"work","status":"in_progress"}]}`))
-	step := scripted.CallTools(scripted.Call(nodes.TodoWriteName, `{"todos":[{"id":"a","content":"work","status":"in_progress"},{"id":"b","content":"more","status":"pending"}]}`))
+	write := scripted.CallTools(scripted.Call(plan.WriteName, `{"todos":[{"id":"a","content":"work","status":"in_progress"}]}`))
+	step := scripted.CallTools(scripted.Call(plan.WriteName, `{"todos":[{"id":"a","content":"work","status":"in_progress"},{"id":"b","content":"more","status":"pending"}]}`))
 	m := scripted.New(
 		write, step, scripted.Reply("1"), // two hops, nudged
 		step, step, scripted.Reply("2"), // two more, nudged again
 		step, step, scripted.Reply("3"), // and the last turn ends here
 	)
-	g, err := agent.ReAct[planState](m, agent.WithTools(nodes.TodoWrite[planState]()), agent.WithPlanNudges(2), agent.WithMaxHops(2))
+	g, err := agent.ReAct[planState](m, agent.WithTools(plan.Write[planState]()), agent.WithPlanNudges(2), agent.WithMaxHops(2))
 	require.NoError(t, err)
 	out, err := g.Invoke(context.Background(), askPlan("work"))
 	require.NoError(t, err, "the step limit allows for the nudges")
@@ -98,7 +99,7 @@ func TestReActPlanNudgesAcrossHopsAndTurns(t *testing.T) {
 	// A new user turn with the old plan still open: no nudge until the
 	// model writes its plan again.
 	m2 := scripted.New(scripted.Reply("you're welcome"))
-	g2, err := agent.ReAct[planState](m2, agent.WithTools(nodes.TodoWrite[planState]()), agent.WithPlanNudges(2))
+	g2, err := agent.ReAct[planState](m2, agent.WithTools(plan.Write[planState]()), agent.WithPlanNudges(2))
 	require.NoError(t, err)
 	in := out
 	in.Messages = append(in.Messages, model.User("thanks"))
@@ -112,7 +113,7 @@ func TestReActPlanNudgesAcrossHopsAndTurns(t *testing.T) {
 func nudgesOf(msgs []model.Message) []string {
 	var out []string
 	for _, msg := range msgs {
-		if msg.Metadata[nodes.MetaPlanNudge] == "true" {
+		if msg.Metadata[plan.MetaNudge] == "true" {
 			out = append(out, msg.Text())
 		}
 	}
@@ -122,13 +123,13 @@ func nudgesOf(msgs []model.Message) []string {
 // A model that declares a blocker for its plan is not nudged about it,
 // until it writes the plan again.
 func TestReActPlanNudgesStopAtABlocker(t *testing.T) {
-	write := scripted.CallTools(scripted.Call(nodes.TodoWriteName, `{"todos":[{"id":"a","content":"deploy","status":"in_progress"}]}`))
+	write := scripted.CallTools(scripted.Call(plan.WriteName, `{"todos":[{"id":"a","content":"deploy","status":"in_progress"}]}`))
 	m := scripted.New(
 		write,
-		scripted.CallTools(scripted.Call(nodes.TodoDeclareBlockerName, `{"reason":"no credentials for the server"}`)),
+		scripted.CallTools(scripted.Call(plan.DeclareBlockerName, `{"reason":"no credentials for the server"}`)),
 		scripted.Reply("I need the credentials."),
 	)
-	g, err := agent.ReAct[planState](m, agent.WithTools(nodes.TodoTools[planState]()...), agent.WithPlanNudges(3))
+	g, err := agent.ReAct[planState](m, agent.WithTools(plan.Tools[planState]()...), agent.WithPlanNudges(3))
 	require.NoError(t, err)
 	out, err := g.Invoke(context.Background(), askPlan("deploy"))
 	require.NoError(t, err)
@@ -141,7 +142,7 @@ func TestReActPlanNudgesStopAtABlocker(t *testing.T) {
 	// The next turn writes the plan again: the blocker is cleared, and an
 	// answer with the plan open is nudged.
 	m2 := scripted.New(write, scripted.Reply("later"), scripted.Reply("done"))
-	g2, err := agent.ReAct[planState](m2, agent.WithTools(nodes.TodoTools[planState]()...), agent.WithPlanNudges(1))
+	g2, err := agent.ReAct[planState](m2, agent.WithTools(plan.Tools[planState]()...), agent.WithPlanNudges(1))
 	require.NoError(t, err)
 	in := out
 	in.Messages = append(in.Messages, model.User("here they are"))
@@ -155,10 +156,10 @@ func TestReActPlanNudgesStopAtABlocker(t *testing.T) {
 // WithPlanNudges takes what a nudge says, and a hook that decides before
 // each one.
 func TestReActPlanNudgeOptions(t *testing.T) {
-	write := scripted.CallTools(scripted.Call(nodes.TodoWriteName, `{"todos":[{"id":"a","content":"work","status":"in_progress","active_form":"Working"}]}`))
+	write := scripted.CallTools(scripted.Call(plan.WriteName, `{"todos":[{"id":"a","content":"work","status":"in_progress","active_form":"Working"}]}`))
 	m := scripted.New(write, scripted.Reply("later"), scripted.Reply("later"), scripted.Reply("later"))
 	var sent []int
-	g, err := agent.ReAct[planState](m, agent.WithTools(nodes.TodoWrite[planState]()),
+	g, err := agent.ReAct[planState](m, agent.WithTools(plan.Write[planState]()),
 		agent.WithPlanNudges(5,
 			nodes.WithNudgeMessage("Carry on."),
 			nodes.WithNudgeHook(func(_ context.Context, n nodes.Nudge) (string, bool) {

@@ -14,6 +14,7 @@ import (
 	"github.com/trellis-go/trellis/nodes"
 	"github.com/trellis-go/trellis/state"
 	"github.com/trellis-go/trellis/tool"
+	"github.com/trellis-go/trellis/tool/plan"
 )
 
 // State is the state of the prebuilt agents: a conversation.
@@ -114,13 +115,13 @@ func WithMemory(r tool.Retriever) Option {
 }
 
 // WithPlanNudges makes an agent that keeps a plan (a state embedding
-// nodes.Plan by value, with nodes.TodoWrite among its tools) go on while its
+// plan.Plan by value, with plan.Write among its tools) go on while its
 // plan has open items: when the model answers, after writing its plan in
 // the same user turn, with items not completed, a user message lists them
 // (nodes.PlanNudge) and the model runs again, up to max times per user
 // turn. Each nudge starts a new count of the hop cap, and the step limit
 // allows for it. A blocker the model declared for its plan
-// (nodes.TodoDeclareBlocker) ends the nudges until it writes the plan
+// (plan.DeclareBlocker) ends the nudges until it writes the plan
 // again. opts set what a nudge says (nodes.WithNudgeMessage) and let the
 // application decide before each one (nodes.WithNudgeHook); see
 // nodes.PlanNudgeCommand. A later WithPlanNudges replaces an earlier one.
@@ -320,7 +321,7 @@ func reactBuilder[S any, PS nodes.ChatState[S]](m model.Model, c *config) (*grap
 	// answered as unknown rather than left unanswered.
 	switch {
 	case c.planNudges > 0:
-		if err := nodes.CheckPlanState[S, PS](); err != nil {
+		if err := plan.CheckState[S](); err != nil {
 			return nil, fmt.Errorf("agent: WithPlanNudges: %w", err)
 		}
 		b.AddCommandNode(PlanNudgeNode, nodes.PlanNudgeCommand[S, PS](AgentNode, c.nudgeOpts...), []string{AgentNode, graph.END}).

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/trellis-go/trellis/internal/editdist"
 	"github.com/trellis-go/trellis/state"
 	"github.com/trellis-go/trellis/store"
 )
@@ -371,7 +372,7 @@ func (g *Graph[S]) Nodes() []string {
 func suggest(name string, known []string) string {
 	best, bestD := "", len(name)/2+2
 	for _, k := range known {
-		if d := editDistance(name, k); d < bestD {
+		if d := editdist.Levenshtein(name, k); d < bestD {
 			best, bestD = k, d
 		}
 	}
@@ -379,24 +380,4 @@ func suggest(name string, known []string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/trellis-go/trellis/internal/pause"
+	"github.com/trellis-go/trellis/internal/runkey"
 	"github.com/trellis-go/trellis/state"
 	"github.com/trellis-go/trellis/store"
 )
@@ -55,6 +56,10 @@ func (m *runMeta) thread() string {
 	return m.p.thread
 }
 
+// Thread returns the run's thread: a runMeta is what a run's context
+// answers the key of internal/runkey with, for the packages below graph.
+func (m *runMeta) Thread() string { return m.thread() }
+
 func (m *runMeta) ns() string {
 	if m.p == nil {
 		return ""
@@ -62,7 +67,9 @@ func (m *runMeta) ns() string {
 	return m.p.ns
 }
 
-type metaKey struct{}
+// metaKey is the key a run's context answers with its *runMeta; it is
+// runkey's, so that tools read the thread without importing graph.
+type metaKey = runkey.Key
 
 func metaFrom(ctx context.Context) *runMeta {
 	m, _ := ctx.Value(metaKey{}).(*runMeta)

@@ -3,6 +3,8 @@ package middleware
 import (
 	"context"
 	"time"
+
+	"github.com/trellis-go/trellis/internal/pause"
 )
 
 // Clock is the time source of the middleware that wait or measure time
@@ -24,17 +26,10 @@ type systemClock struct{}
 func (systemClock) Now() time.Time { return time.Now() }
 
 func (systemClock) Sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
+	if err := pause.Sleep(ctx, d); err != nil {
 		return context.Cause(ctx)
 	}
+	return nil
 }
 
 // ClockOption sets the Clock of Retry, RateLimit or Cache; it is an option

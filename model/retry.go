@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/trellis-go/trellis/internal/pause"
 )
 
 // ErrRetriesExhausted is wrapped by the error a Retry returns when every
@@ -272,12 +274,5 @@ func (r Retry) sleep(ctx context.Context, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return pause.Sleep(ctx, d)
 }

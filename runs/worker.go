@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/pause"
 	"github.com/trellis-go/trellis/state"
 )
 
@@ -620,11 +621,8 @@ func (m *Manager) advance(ctx context.Context, tx *sql.Tx, thread string, last S
 // reapLoop takes over the runs of dead workers: runs whose lease expired.
 func (m *Manager) reapLoop(ctx context.Context) {
 	for {
-		d := m.cfg.lease/4 + rand.N(m.cfg.lease/4)
-		select {
-		case <-ctx.Done():
+		if pause.Sleep(ctx, m.cfg.lease/4+rand.N(m.cfg.lease/4)) != nil {
 			return
-		case <-time.After(d):
 		}
 		if err := m.reap(ctx); err != nil && ctx.Err() == nil {
 			m.log.Warn("runs: taking over expired runs failed", "error", err)
@@ -758,10 +756,8 @@ func (m *Manager) reapFetched(ctx context.Context) error {
 func (m *Manager) sweepLoop(ctx context.Context) {
 	every := min(max(m.cfg.retention/10, time.Second), 5*time.Minute)
 	for {
-		select {
-		case <-ctx.Done():
+		if pause.Sleep(ctx, every) != nil {
 			return
-		case <-time.After(every):
 		}
 		_, err := m.exec(ctx, nil, `DELETE FROM {events} WHERE run_id IN (
 			SELECT run_id FROM {runs} WHERE ended_at > 0 AND ended_at < {now} - $1 LIMIT 500)`, m.cfg.retention.Microseconds())
@@ -834,10 +830,7 @@ func (m *Manager) listen(ctx context.Context) {
 		})
 		if err != nil && ctx.Err() == nil {
 			m.log.Warn("runs: listening for notifications failed; retrying", "error", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
+			_ = pause.Sleep(ctx, time.Second)
 		}
 	}
 }

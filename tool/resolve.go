@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trellis-go/trellis/internal/editdist"
 	"github.com/trellis-go/trellis/model"
 )
 
@@ -430,7 +431,7 @@ func Suggest(name string, candidates []string, n int) []string {
 	var hits []scored
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
-		d := editDistance(lname, lc)
+		d := editdist.Levenshtein(lname, lc)
 		within := max(2, max(len(lname), len(lc))/3)
 		contains := lname != "" && lc != "" && (strings.Contains(lc, lname) || strings.Contains(lname, lc))
 		if d <= within || contains {
@@ -451,30 +452,6 @@ func Suggest(name string, candidates []string, n int) []string {
 		out = append(out, h.name)
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance between a and b, by bytes.
-func editDistance(a, b string) int {
-	if len(a) < len(b) {
-		a, b = b, a
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // CollectInstructions gathers the instructions of the tools that provide

@@ -248,8 +248,6 @@ func TestSuggest(t *testing.T) {
 	}
 	assert.Equal(t, []string{"ab", "abc"}, Suggest("ab", []string{"abc", "ab", "xyz"}, 2))
 	assert.Len(t, Suggest("get", avail, 1), 1)
-	assert.Equal(t, 3, editDistance("kitten", "sitting"))
-	assert.Equal(t, 0, editDistance("", ""))
 
 	r := UnknownTool("x", nil)
 	assert.Equal(t, `unknown tool "x". No tools are available.`, r.Text())

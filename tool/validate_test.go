@@ -53,7 +53,7 @@ func TestValidateListsEveryBadField(t *testing.T) {
 	}, aerr.Fields)
 }
 
-func TestValidateMoreMessages(t *testing.T) {
+func TestValidateNamesOneBrokenConstraintPerField(t *testing.T) {
 	s := MustCompileSchema(json.RawMessage(validateSchema))
 	cases := map[string]struct{ path, msg string }{
 		`{"query":"abcdef","limit":1}`:              {"$.query", "must be at most 5 characters long, got 6"},

@@ -31,6 +31,8 @@ import (
 
 	"github.com/chromedp/cdproto"
 	"github.com/chromedp/chromedp"
+
+	"github.com/trellis-go/trellis/internal/pause"
 )
 
 // DefaultPath is where Start looks for Chromium first (the Debian package
@@ -194,9 +196,7 @@ func (b *Browser) WaitUntil(ctx context.Context, expression string) error {
 		// navigation replaces (and which chromedp may learn of late):
 		// the poll starts again in the new one, a moment later.
 		if contextReplaced(err) && ctx.Err() == nil {
-			select {
-			case <-ctx.Done():
-			case <-time.After(20 * time.Millisecond):
+			if pause.Sleep(ctx, 20*time.Millisecond) == nil {
 				continue
 			}
 		}

@@ -1,3 +1,3 @@
-// Package pause holds the context-aware sleep that retry and backoff loops
-// across the module share.
+// Package pause holds the one context-aware sleep of the module: retry and
+// backoff loops, pollers and the sandboxes' sleeps all wait with it.
 package pause

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/pause"
 	"github.com/trellis-go/trellis/runs"
 	"github.com/trellis-go/trellis/state"
 )
@@ -85,10 +86,8 @@ func pipeline(saver state.Saver, out io.Writer) (*graph.Graph[Chat], error) {
 			mu.Lock()
 			fmt.Fprintf(out, "EXEC %d %s %s %d\n", os.Getpid(), graph.ThreadID(ctx), name, time.Now().UnixNano())
 			mu.Unlock()
-			select {
-			case <-ctx.Done():
-				return s, ctx.Err()
-			case <-time.After(20 * time.Millisecond):
+			if err := pause.Sleep(ctx, 20*time.Millisecond); err != nil {
+				return s, err
 			}
 			if name == "ask" {
 				note, err := graph.Interrupt[string](ctx, "a note?")

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/trellis-go/trellis/internal/pause"
 	"github.com/trellis-go/trellis/state"
 )
 
@@ -374,24 +375,20 @@ func again(ctx context.Context, attempt func() error) error {
 		if err == nil || n == maxAttempts || !transient(err) {
 			return err
 		}
-		if perr := pause(ctx, backoff); perr != nil {
+		if perr := backOff(ctx, backoff); perr != nil {
 			return errors.Join(err, perr)
 		}
 		backoff *= 2
 	}
 }
 
-// pause waits half to all of backoff, so that the statements that collided
+// backOff waits half to all of backoff, so that the statements that collided
 // do not collide again, or until ctx ends, returning its cause.
-func pause(ctx context.Context, backoff time.Duration) error {
-	t := time.NewTimer(backoff/2 + rand.N(backoff/2+1))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
+func backOff(ctx context.Context, backoff time.Duration) error {
+	if err := pause.Sleep(ctx, backoff/2+rand.N(backoff/2+1)); err != nil {
 		return context.Cause(ctx)
-	case <-t.C:
-		return nil
 	}
+	return nil
 }
 
 // transient reports whether err is PostgreSQL aborting a statement for a

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/runkey"
 )
 
 type (
@@ -56,7 +56,7 @@ func WithThread(ctx context.Context, thread string) context.Context {
 // scope, in which every name is shared by all of the user's threadless
 // runs.
 func ScopeFromContext(ctx context.Context) Scope {
-	s := Scope{Thread: graph.ThreadID(ctx)}
+	s := Scope{Thread: runkey.Thread(ctx)}
 	s.App, _ = ctx.Value(appKey{}).(string)
 	s.User, _ = ctx.Value(userKey{}).(string)
 	if s.Thread == "" {

@@ -7,9 +7,9 @@ import (
 	"sync"
 
 	"github.com/trellis-go/trellis/tool"
-	"github.com/trellis-go/trellis/tool/duckduckgo"
 	"github.com/trellis-go/trellis/tool/shell"
 	"github.com/trellis-go/trellis/tool/webfetch"
+	"github.com/trellis-go/trellis/tool/websearch"
 	"github.com/trellis-go/trellis/tool/workspace"
 )
 
@@ -34,7 +34,8 @@ type config struct {
 	workspace   []workspace.Option
 	shell       []shell.Option
 	fetch       []webfetch.Option
-	search      []duckduckgo.Option
+	search      []websearch.Option
+	ddg         []websearch.BackendOption
 }
 
 // WithName names the set (DefaultName unless set), for errors and logs.
@@ -61,15 +62,16 @@ func WithoutShell() Option { return func(c *config) { c.noShell = true } }
 // cannot be combined with WithoutShell or WithShellOptions.
 func WithCommands(set tool.Toolset) Option { return func(c *config) { c.commands = set } }
 
-// WithoutWeb leaves out web_fetch and the search tool (duckduckgo_search,
-// or the tool of WithSearch).
+// WithoutWeb leaves out web_fetch and the search tool (web_search over
+// DuckDuckGo, or the tool of WithSearch).
 func WithoutWeb() Option { return func(c *config) { c.noWeb = true } }
 
-// WithSearch puts t in duckduckgo_search's place: for instance a
-// websearch tool, which lists general web pages where DuckDuckGo's Instant
-// Answer API knows topics and facts. A nil t keeps duckduckgo_search, and
-// WithoutWeb leaves t out with web_fetch. It cannot be combined with
-// WithSearchOptions, whose options are duckduckgo_search's.
+// WithSearch puts t in the default search tool's place: for instance a
+// websearch tool over SearXNG or Brave Search, which list general web
+// pages where DuckDuckGo's Instant Answer API, the default's backend, knows
+// topics and facts. A nil t keeps the default, and WithoutWeb leaves t out
+// with web_fetch. It cannot be combined with WithSearchOptions or
+// WithSearchBackendOptions, which configure the default.
 func WithSearch(t tool.Tool) Option { return func(c *config) { c.searchTool = t } }
 
 // WithWorkspaceOptions passes options to workspace.New.
@@ -88,10 +90,17 @@ func WithWebFetchOptions(opts ...webfetch.Option) Option {
 	return func(c *config) { c.fetch = append(c.fetch, opts...) }
 }
 
-// WithSearchOptions passes options to duckduckgo.NewTool, for the default
-// search tool.
-func WithSearchOptions(opts ...duckduckgo.Option) Option {
+// WithSearchOptions passes options to websearch.New, for the default
+// search tool (web_search over DuckDuckGo's Instant Answer API).
+func WithSearchOptions(opts ...websearch.Option) Option {
 	return func(c *config) { c.search = append(c.search, opts...) }
+}
+
+// WithSearchBackendOptions passes options to websearch.NewDuckDuckGo, the
+// backend of the default search tool: its address, User-Agent, client or
+// proxy.
+func WithSearchBackendOptions(opts ...websearch.BackendOption) Option {
+	return func(c *config) { c.ddg = append(c.ddg, opts...) }
 }
 
 // Toolset is the combined set. It is a tool.Toolset; its tools are the
@@ -133,8 +142,8 @@ func New(dir string, opts ...Option) (*Toolset, error) {
 	if c.commands != nil && (c.noShell || len(c.shell) > 0) {
 		return fail(errors.New("coding: WithCommands replaces the shell: it cannot be combined with WithoutShell or WithShellOptions"))
 	}
-	if c.searchTool != nil && len(c.search) > 0 {
-		return fail(errors.New("coding: WithSearch replaces duckduckgo_search: it cannot be combined with WithSearchOptions, which configure duckduckgo_search"))
+	if c.searchTool != nil && (len(c.search) > 0 || len(c.ddg) > 0) {
+		return fail(errors.New("coding: WithSearch replaces the default search tool: it cannot be combined with WithSearchOptions or WithSearchBackendOptions, which configure the default"))
 	}
 	wsOpts := append([]workspace.Option(nil), c.workspace...)
 	if c.readOnly {
@@ -162,7 +171,7 @@ func New(dir string, opts ...Option) (*Toolset, error) {
 		if err == nil {
 			search := c.searchTool
 			if search == nil {
-				search, err = duckduckgo.NewTool(c.search...)
+				search, err = defaultSearch(c.search, c.ddg)
 			}
 			if err == nil {
 				t.web = []tool.Tool{fetch, search}
@@ -174,6 +183,16 @@ func New(dir string, opts ...Option) (*Toolset, error) {
 		}
 	}
 	return t, nil
+}
+
+// defaultSearch is the search tool of a set without WithSearch: web_search
+// over DuckDuckGo's Instant Answer API, which needs no key.
+func defaultSearch(opts []websearch.Option, backend []websearch.BackendOption) (tool.Tool, error) {
+	ddg, err := websearch.NewDuckDuckGo(backend...)
+	if err != nil {
+		return nil, err
+	}
+	return websearch.New(ddg, opts...)
 }
 
 // Name returns the set's name.

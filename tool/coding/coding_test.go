@@ -25,7 +25,6 @@ import (
 	"github.com/trellis-go/trellis/model/scripted"
 	"github.com/trellis-go/trellis/tool"
 	"github.com/trellis-go/trellis/tool/coding"
-	"github.com/trellis-go/trellis/tool/duckduckgo"
 	"github.com/trellis-go/trellis/tool/shell"
 	"github.com/trellis-go/trellis/tool/webfetch"
 	"github.com/trellis-go/trellis/tool/websearch"
@@ -85,7 +84,7 @@ var (
 	fileTools  = []string{workspace.ReadFileName, workspace.ListFilesName, workspace.GrepName, workspace.WriteFileName, workspace.EditFileName, workspace.NotebookEditName}
 	readTools  = []string{workspace.ReadFileName, workspace.ListFilesName, workspace.GrepName}
 	shellTools = []string{shell.BashName, shell.TaskOutputName, shell.TaskStopName}
-	webTools   = []string{webfetch.DefaultName, duckduckgo.DefaultName}
+	webTools   = []string{webfetch.DefaultName, websearch.DefaultName}
 )
 
 func TestToolsByOptions(t *testing.T) {
@@ -130,7 +129,7 @@ func TestPartOptionsReachTheParts(t *testing.T) {
 		coding.WithWorkspaceOptions(workspace.WithName("files")),
 		coding.WithShellOptions(shell.WithEnv("GREETING=hello from the set")),
 		coding.WithWebFetchOptions(webfetch.WithName("fetch")),
-		coding.WithSearchOptions(duckduckgo.WithName("search")),
+		coding.WithSearchOptions(websearch.WithName("search")),
 	)
 	assert.Equal(t, "dev", set.Name())
 	assert.Equal(t, "files", set.Workspace().Name())
@@ -175,9 +174,9 @@ func TestBadSettings(t *testing.T) {
 		{"missing directory", filepath.Join(dir, "nope"), nil, "coding: file tools"},
 		{"bad shell option", dir, []coding.Option{coding.WithShellOptions(shell.WithMaxTasks(0))}, "coding: shell"},
 		{"bad fetch option", dir, []coding.Option{coding.WithWebFetchOptions(webfetch.WithMaxBytes(0))}, "coding: web tools"},
-		{"bad search option", dir, []coding.Option{coding.WithSearchOptions(duckduckgo.WithMaxResults(0))}, "coding: web tools"},
-		{"another search tool with DuckDuckGo's options", dir, []coding.Option{coding.WithSearch(webSearch(t, nil)), coding.WithSearchOptions(duckduckgo.WithName("s"))},
-			"coding: WithSearch replaces duckduckgo_search: it cannot be combined with WithSearchOptions"},
+		{"bad search option", dir, []coding.Option{coding.WithSearchOptions(websearch.WithMaxResults(0))}, "coding: web tools"},
+		{"another search tool with the default's options", dir, []coding.Option{coding.WithSearch(webSearch(t, nil)), coding.WithSearchOptions(websearch.WithName("s"))},
+			"coding: WithSearch replaces the default search tool: it cannot be combined with WithSearchOptions"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -312,7 +311,7 @@ func TestWithCommandsClosedWhenNewFails(t *testing.T) {
 		"with WithShellOptions": {coding.WithShellOptions(shell.WithMaxTasks(2))},
 		"a missing directory":   {coding.WithName("x")},
 		"a bad web option":      {coding.WithWebFetchOptions(webfetch.WithMaxBytes(0))},
-		"WithSearch + options":  {coding.WithSearch(webSearch(t, nil)), coding.WithSearchOptions(duckduckgo.WithName("s"))},
+		"WithSearch + options":  {coding.WithSearch(webSearch(t, nil)), coding.WithSearchOptions(websearch.WithName("s"))},
 		"an empty name":         {coding.WithName("")},
 		"a zero max file size":  {coding.WithMaxFileSize(0)},
 	} {
@@ -344,26 +343,42 @@ func webSearch(t *testing.T, asked *[]string, results ...websearch.Result) tool.
 	return st
 }
 
-func TestWithSearchReplacesDuckDuckGo(t *testing.T) {
+func TestWithSearchReplacesTheDefaultSearch(t *testing.T) {
 	dir := t.TempDir()
 	var asked []string
 	search := webSearch(t, &asked, websearch.Result{Title: "Go 1.26 release notes", URL: "https://go.dev/doc/go1.26", Snippet: "What changed."})
 
 	set := newSet(t, dir, coding.WithoutShell(), coding.WithSearch(search))
 	assert.ElementsMatch(t, slices.Concat(fileTools, []string{webfetch.DefaultName, websearch.DefaultName}), names(t, set),
-		"web_search takes duckduckgo_search's place")
+		"the tool given takes the default's place")
 	r := call(t, set, websearch.DefaultName, `{"query":"go 1.26 release notes"}`)
 	require.False(t, r.IsError, r.Text())
 	assert.Contains(t, r.Text(), "1. Go 1.26 release notes\n   https://go.dev/doc/go1.26")
 	assert.Equal(t, []string{"go 1.26 release notes"}, asked)
 
-	// The search tool comes last, where duckduckgo_search was.
+	// The search tool comes last, where the default is.
 	got := names(t, set)
 	assert.Equal(t, websearch.DefaultName, got[len(got)-1])
 
 	// WithoutWeb leaves it out with web_fetch; a nil tool keeps the default.
 	assert.ElementsMatch(t, fileTools, names(t, newSet(t, dir, coding.WithoutShell(), coding.WithoutWeb(), coding.WithSearch(search))))
 	assert.ElementsMatch(t, slices.Concat(fileTools, webTools), names(t, newSet(t, dir, coding.WithoutShell(), coding.WithSearch(nil))))
-	assert.ElementsMatch(t, slices.Concat(fileTools, webTools), names(t, newSet(t, dir, coding.WithoutShell(), coding.WithSearch(nil), coding.WithSearchOptions(duckduckgo.WithMaxResults(3)))),
-		"with a nil tool, DuckDuckGo's options still apply")
+	assert.ElementsMatch(t, slices.Concat(fileTools, webTools), names(t, newSet(t, dir, coding.WithoutShell(), coding.WithSearch(nil), coding.WithSearchOptions(websearch.WithMaxResults(3)))),
+		"with a nil tool, the default's options still apply")
+}
+
+// The default search tool asks DuckDuckGo's Instant Answer API, at the
+// address WithSearchBackendOptions gives.
+func TestDefaultSearchAsksDuckDuckGo(t *testing.T) {
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"Heading":"Go","AbstractText":"Asked about %s.","AbstractSource":"Wikipedia","AbstractURL":"https://en.wikipedia.org/wiki/Go"}`, r.URL.Query().Get("q"))
+	}))
+	defer api.Close()
+	set := newSet(t, t.TempDir(), coding.WithoutShell(), coding.WithSearchBackendOptions(websearch.WithBaseURL(api.URL)))
+	r := call(t, set, websearch.DefaultName, `{"query":"golang"}`)
+	require.False(t, r.IsError, r.Text())
+	assert.Contains(t, r.Text(), "1. Go (Wikipedia)\n   https://en.wikipedia.org/wiki/Go\n   Asked about golang.")
+
+	_, err := coding.New(t.TempDir(), coding.WithSearchBackendOptions(websearch.WithBaseURL("ftp://x")))
+	require.ErrorContains(t, err, "coding: web tools")
 }

@@ -2,8 +2,9 @@
 // toolset: the file tools of package workspace (read_file, list_files,
 // grep, write_file, edit_file, notebook_edit), the shell commands and
 // background tasks of package shell (bash, task_output, task_stop), and
-// the web tools (web_fetch from package webfetch, duckduckgo_search from
-// package duckduckgo), all rooted in one directory:
+// the web tools (web_fetch from package webfetch, and web_search from
+// package websearch over DuckDuckGo's Instant Answer API), all rooted in
+// one directory:
 //
 //	set, err := coding.New("./project")
 //	...
@@ -21,8 +22,8 @@
 // WithCommands puts another command set in the shell's place, such as a
 // docker.Toolset whose container mounts the directory, so that commands
 // run in a sandbox while the file tools work on the same files.
-// WithSearch puts another search tool in duckduckgo_search's place, such
-// as a websearch tool that lists general web pages:
+// WithSearch puts another search tool in web_search's place, such as one
+// over a backend that lists general web pages:
 //
 //	searx, err := websearch.NewSearXNG(websearch.WithBaseURL("http://localhost:8888"))
 //	...
@@ -31,7 +32,7 @@
 //	set, err := coding.New("./project", coding.WithSearch(search))
 //
 // Each part keeps its own options (WithWorkspaceOptions, WithShellOptions,
-// WithWebFetchOptions, WithSearchOptions), and the set's options that
-// concern several parts (WithReadOnly, WithMaxFileSize) are applied after
+// WithWebFetchOptions, WithSearchOptions, WithSearchBackendOptions), and
+// the set's options that concern several parts (WithReadOnly, WithMaxFileSize) are applied after
 // them.
 package coding

@@ -11,8 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trellis-go/trellis/internal/bgtask"
 	"github.com/trellis-go/trellis/internal/outbuf"
-	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/internal/pause"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -108,7 +109,7 @@ func (s *Toolset) bashTool() (tool.Tool, error) {
 		"Output beyond %d bytes is cut in the middle, keeping its beginning and end: filter long output with grep, head or tail. "+
 		"For servers, watchers and anything that may outlast the timeout set run_in_background: the call returns a task ID at once; "+
 		"read the output with %s and end the task with %s.",
-		strings.Join(s.cfg.shell, " "), s.image, s.workdir, network, s.cfg.timeout, s.cfg.maxTimeout, s.cfg.maxOutput, TaskOutputName, TaskStopName)
+		strings.Join(s.cfg.shell, " "), s.image, s.workdir, network, s.cfg.Timeout, s.cfg.MaxTimeout, s.cfg.MaxOutput, TaskOutputName, TaskStopName)
 	return tool.NewFunc(BashName, desc, s.bash,
 		tool.WithMetadata(tool.Metadata{Destructive: true, OpenWorld: s.cfg.network != "none"}),
 		tool.WithTitle("Run command in sandbox"))
@@ -120,7 +121,7 @@ func (s *Toolset) bash(ctx context.Context, in BashArgs) (tool.Result, error) {
 		return errorResult(tool.CodeInvalidArguments, errors.New("docker: empty command"), nil, "The command is empty: give the shell command to run."), nil
 	}
 	if in.RunInBackground {
-		return s.startTask(ctx, in)
+		return s.tasks.Start(ctx, in.Command, in.Description, in.TimeoutMS)
 	}
 	if err := ctx.Err(); err != nil {
 		return tool.Result{}, err
@@ -157,7 +158,7 @@ func (s *Toolset) bash(ctx context.Context, in BashArgs) (tool.Result, error) {
 	// command takes, to keep its last output; Close ends it at once.
 	sctx, scancel := context.WithCancel(s.base)
 	defer scancel()
-	out := outbuf.NewCapture(s.cfg.maxOutput)
+	out := outbuf.NewCapture(s.cfg.MaxOutput)
 	w := s.watch(cctx, tag, timeout, scancel)
 	started := time.Now()
 	resp, err := s.c.startExec(sctx, execID)
@@ -249,7 +250,7 @@ func (s *Toolset) bash(ctx context.Context, in BashArgs) (tool.Result, error) {
 		return tool.Result{Details: rep}, fmt.Errorf("%w\n%s", ctx.Err(), b.String())
 	}
 	if lowered {
-		fmt.Fprintf(&b, "\n(timeout_ms %d was lowered to the maximum, %s.)", in.TimeoutMS, s.cfg.maxTimeout)
+		fmt.Fprintf(&b, "\n(timeout_ms %d was lowered to the maximum, %s.)", in.TimeoutMS, s.cfg.MaxTimeout)
 	}
 	switch rep.State {
 	case StateTimedOut:
@@ -303,10 +304,8 @@ func (s *Toolset) exitState(id string) (execState, error) {
 		if err != nil || (!st.Running && st.ExitCode != nil) || time.Now().After(deadline) {
 			return st, err
 		}
-		select {
-		case <-time.After(delay):
-		case <-ctx.Done():
-			return st, ctx.Err()
+		if err := pause.Sleep(ctx, delay); err != nil {
+			return st, err
 		}
 		delay = min(2*delay, 200*time.Millisecond)
 	}
@@ -432,9 +431,9 @@ func (s *Toolset) watch(ctx context.Context, tag string, timeout time.Duration, 
 				return true
 			}
 		}
-		if s.cfg.killGrace > 0 {
+		if s.cfg.KillGrace > 0 {
 			_, _ = s.signal(tag, "TERM")
-			if wait(s.cfg.killGrace) {
+			if wait(s.cfg.KillGrace) {
 				return
 			}
 		}
@@ -474,10 +473,5 @@ func (s *Toolset) closedResult() tool.Result {
 // errorResult is a failed result whose content is a message for the
 // model, and whose Err is err, for the caller.
 func errorResult(code string, err error, details any, format string, args ...any) tool.Result {
-	r := tool.ErrorResult(code, err)
-	r.Content = []model.Part{model.TextPart(fmt.Sprintf(format, args...))}
-	if details != nil {
-		r.Details = details
-	}
-	return r
+	return bgtask.ErrorResult(code, err, details, format, args...)
 }

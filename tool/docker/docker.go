@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trellis-go/trellis/internal/taskreg"
+	"github.com/trellis-go/trellis/internal/bgtask"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -62,7 +62,7 @@ const (
 
 // MaxFinishedTasks is how many finished background tasks whose final
 // output has not been read are kept; beyond it the oldest are forgotten.
-const MaxFinishedTasks = taskreg.MaxFinished
+const MaxFinishedTasks = bgtask.MaxFinished
 
 // keepAlive is the container's only process of its own: it idles until
 // the container is removed. It ignores SIGTERM, SIGINT and SIGHUP, so that a
@@ -128,26 +128,22 @@ func (e *ExitError) Error() string {
 type Option func(*config)
 
 type config struct {
-	name       string
-	host       string
-	pull       bool
-	shell      []string
-	timeout    time.Duration
-	maxTimeout time.Duration
-	maxOutput  int
-	maxTasks   int
-	killGrace  time.Duration
-	memory     int64
-	nanoCPUs   int64
-	pids       int64
-	network    string
-	readOnly   bool
-	workdir    string
-	mounts     []mount
-	tmpfs      map[string]string
-	env        []string
-	user       string
-	problems   []string
+	bgtask.Limits
+	name     string
+	host     string
+	pull     bool
+	shell    []string
+	memory   int64
+	nanoCPUs int64
+	pids     int64
+	network  string
+	readOnly bool
+	workdir  string
+	mounts   []mount
+	tmpfs    map[string]string
+	env      []string
+	user     string
+	problems []string
 }
 
 func (c *config) problem(format string, args ...any) {
@@ -200,27 +196,13 @@ func WithShell(path string, args ...string) Option {
 // WithTimeout bounds the commands whose call gives no timeout_ms
 // (DefaultTimeout unless set); d must be positive. It is capped at the
 // maximum (WithMaxTimeout).
-func WithTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d <= 0 {
-			c.problem("WithTimeout: the timeout must be positive, not %v", d)
-		}
-		c.timeout = d
-	}
-}
+func WithTimeout(d time.Duration) Option { return func(c *config) { c.SetTimeout(d, c.problem) } }
 
 // WithMaxTimeout sets the longest timeout a call's timeout_ms can ask for
 // (DefaultMaxTimeout unless set); d must be positive. A longer timeout_ms
 // is lowered to it, and the result says so. It also bounds how long
 // task_output waits for a task to finish.
-func WithMaxTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d <= 0 {
-			c.problem("WithMaxTimeout: the maximum timeout must be positive, not %v", d)
-		}
-		c.maxTimeout = d
-	}
-}
+func WithMaxTimeout(d time.Duration) Option { return func(c *config) { c.SetMaxTimeout(d, c.problem) } }
 
 // WithMaxOutput caps, in bytes, the output one result shows
 // (DefaultMaxOutput unless set); n must be at least 1. A foreground
@@ -228,40 +210,19 @@ func WithMaxTimeout(d time.Duration) Option {
 // first n/2 bytes and its last bytes, and how many were left out between.
 // A background task keeps the last n bytes of its unread output, and a
 // read says how many were dropped before them.
-func WithMaxOutput(n int) Option {
-	return func(c *config) {
-		if n < 1 {
-			c.problem("WithMaxOutput: n must be at least 1, not %d", n)
-		}
-		c.maxOutput = n
-	}
-}
+func WithMaxOutput(n int) Option { return func(c *config) { c.SetMaxOutput(n, c.problem) } }
 
 // WithMaxTasks bounds how many background tasks may run at once
 // (DefaultMaxTasks unless set); n must be at least 1. A start beyond it is
 // an error result that says so and lists the running tasks. Finished
 // tasks do not count.
-func WithMaxTasks(n int) Option {
-	return func(c *config) {
-		if n < 1 {
-			c.problem("WithMaxTasks: n must be at least 1, not %d", n)
-		}
-		c.maxTasks = n
-	}
-}
+func WithMaxTasks(n int) Option { return func(c *config) { c.SetMaxTasks(n, c.problem) } }
 
 // WithKillGrace sets how long a command being stopped (timed out,
 // cancelled, or stopped with task_stop) has to end after its processes are sent SIGTERM, before they
 // are sent SIGKILL (DefaultKillGrace unless set); d must not be negative,
 // and 0 sends SIGKILL at once.
-func WithKillGrace(d time.Duration) Option {
-	return func(c *config) {
-		if d < 0 {
-			c.problem("WithKillGrace: the grace period must not be negative, not %v", d)
-		}
-		c.killGrace = d
-	}
-}
+func WithKillGrace(d time.Duration) Option { return func(c *config) { c.SetKillGrace(d, c.problem) } }
 
 // WithMemory limits the container's memory to n bytes (DefaultMemory
 // unless set), swap included: the container gets no swap. n must be at
@@ -422,13 +383,12 @@ type Toolset struct {
 	base   context.Context
 	cancel context.CancelCauseFunc
 
-	mu      sync.Mutex
-	closed  bool
-	runs    sync.WaitGroup          // commands running, foreground and background
-	reg     taskreg.Registry[*task] // the background tasks kept
-	running int                     // background tasks running or starting
-	once    sync.Once
-	err     error // of Close's removal
+	mu     sync.Mutex
+	closed bool
+	runs   sync.WaitGroup // foreground commands running, and kills sent without a call
+	tasks  *bgtask.Manager[Report]
+	once   sync.Once
+	err    error // of Close's removal
 }
 
 var _ tool.Toolset = (*Toolset)(nil)
@@ -446,17 +406,19 @@ var _ tool.Toolset = (*Toolset)(nil)
 // name its address.
 func New(ctx context.Context, image string, opts ...Option) (*Toolset, error) {
 	c := config{
-		name:       DefaultName,
-		shell:      []string{"sh", "-c"},
-		timeout:    DefaultTimeout,
-		maxTimeout: DefaultMaxTimeout,
-		maxOutput:  DefaultMaxOutput,
-		maxTasks:   DefaultMaxTasks,
-		killGrace:  DefaultKillGrace,
-		memory:     DefaultMemory,
-		nanoCPUs:   int64(DefaultCPUs * 1e9),
-		pids:       DefaultPidsLimit,
-		network:    DefaultNetwork,
+		name:  DefaultName,
+		shell: []string{"sh", "-c"},
+		Limits: bgtask.Limits{
+			Timeout:    DefaultTimeout,
+			MaxTimeout: DefaultMaxTimeout,
+			MaxOutput:  DefaultMaxOutput,
+			MaxTasks:   DefaultMaxTasks,
+			KillGrace:  DefaultKillGrace,
+		},
+		memory:   DefaultMemory,
+		nanoCPUs: int64(DefaultCPUs * 1e9),
+		pids:     DefaultPidsLimit,
+		network:  DefaultNetwork,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -469,7 +431,7 @@ func New(ctx context.Context, image string, opts ...Option) (*Toolset, error) {
 	if len(c.problems) > 0 {
 		return nil, fmt.Errorf("%w: docker %q: %s", tool.ErrInvalidTool, c.name, strings.Join(c.problems, "; "))
 	}
-	c.timeout = min(c.timeout, c.maxTimeout)
+	c.Timeout = min(c.Timeout, c.MaxTimeout)
 	if c.host == "" {
 		c.host = cmpOr(os.Getenv("DOCKER_HOST"), DefaultHost)
 		if tls := os.Getenv("DOCKER_TLS_VERIFY"); tls != "" && strings.HasPrefix(c.host, "tcp://") {
@@ -564,7 +526,8 @@ func start(ctx context.Context, cl *client, image string, c config) (*Toolset, e
 		base:      base,
 		cancel:    cancel,
 	}
-	for _, mk := range []func() (tool.Tool, error){s.bashTool, s.taskOutputTool, s.taskStopTool} {
+	s.tasks = s.newTasks()
+	for _, mk := range []func() (tool.Tool, error){s.bashTool, s.tasks.OutputTool, s.tasks.StopTool} {
 		t, err := mk()
 		if err != nil {
 			_ = s.Close()
@@ -633,8 +596,10 @@ func (s *Toolset) Close() error {
 		s.mu.Lock()
 		s.closed = true
 		s.mu.Unlock()
+		s.tasks.Close()
 		s.cancel(ErrClosed)
 		s.runs.Wait()
+		s.tasks.Wait()
 		ctx, cancel := context.WithTimeout(context.Background(), removeTimeout)
 		defer cancel()
 		if err := s.c.removeContainer(ctx, s.container); err != nil {
@@ -649,15 +614,7 @@ func (s *Toolset) Close() error {
 // those running and those finished whose final output has not been read,
 // in the order they were started. It is meant for user interfaces; the
 // model uses task_output.
-func (s *Toolset) Tasks() []Report {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Report, 0, s.reg.Len())
-	for _, t := range s.reg.Tasks() {
-		out = append(out, t.report())
-	}
-	return out
-}
+func (s *Toolset) Tasks() []Report { return s.tasks.Tasks() }
 
 // shortID returns the first 12 characters of an ID, as docker shows it.
 func shortID(id string) string { return id[:min(len(id), 12)] }
@@ -677,11 +634,5 @@ func (s *Toolset) enter() bool {
 // milliseconds (0: none asked), and whether the ask was lowered to the
 // maximum.
 func (s *Toolset) timeoutFor(ms int) (time.Duration, bool) {
-	if ms <= 0 {
-		return s.cfg.timeout, false
-	}
-	if int64(ms) > int64(s.cfg.maxTimeout/time.Millisecond) {
-		return s.cfg.maxTimeout, true
-	}
-	return time.Duration(ms) * time.Millisecond, false
+	return bgtask.TimeoutFor(ms, s.cfg.Timeout, s.cfg.MaxTimeout)
 }

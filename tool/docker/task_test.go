@@ -562,9 +562,7 @@ func TestCloseStopsTasks(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("Close took %v", d)
 	}
-	box.mu.Lock()
-	running := box.running
-	box.mu.Unlock()
+	running := box.tasks.Running()
 	if running != 0 {
 		t.Errorf("%d tasks running after Close", running)
 	}

@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/trellis-go/trellis/internal/bgtask"
 	"github.com/trellis-go/trellis/internal/outbuf"
-	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -148,7 +148,7 @@ func (s *Toolset) start(ctx context.Context, command string, timeout time.Durati
 	cmd.Stdout, cmd.Stderr = out, out
 	isolate(cmd)
 	p := &proc{cmd: cmd, ctx: ctx, timeout: timeout, tag: tag}
-	hard := s.cfg.killGrace == 0
+	hard := s.cfg.KillGrace == 0
 	cmd.Cancel = func() error {
 		err := interrupt(cmd, hard)
 		if err == nil {
@@ -163,7 +163,7 @@ func (s *Toolset) start(ctx context.Context, command string, timeout time.Durati
 	// wait then kills the rest of the group. Once the shell has exited,
 	// exec waits this long at most for the processes that still hold the
 	// output open.
-	cmd.WaitDelay = max(s.cfg.killGrace, minWaitDelay)
+	cmd.WaitDelay = max(s.cfg.KillGrace, minWaitDelay)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -207,16 +207,13 @@ func (p *proc) wait() outcome {
 // with cause.
 func killReason(cause error) string {
 	switch {
-	case errors.Is(cause, errStopped):
+	case errors.Is(cause, bgtask.ErrStopped):
 		return "by " + TaskStopName
 	case errors.Is(cause, ErrClosed):
 		return "because the toolset was closed"
 	}
 	return "because its call was cancelled"
 }
-
-// errStopped is the cause of a task stopped with task_stop.
-var errStopped = errors.New("shell: stopped by task_stop")
 
 // summary says how a command ended, as a sentence.
 func (o outcome) summary() string {
@@ -258,7 +255,7 @@ func (s *Toolset) bashTool() (tool.Tool, error) {
 		"For servers, watchers and anything that may outlast the timeout set run_in_background: the call returns a task ID at once; "+
 		"read the output with %s and end the task with %s. Processes a foreground command leaves running are killed when it ends. "+
 		"Prefer the dedicated file tools, if you have them, to read, search and edit files.",
-		strings.Join(append([]string{s.shell}, s.args...), " "), s.dir, s.cfg.timeout, s.cfg.maxTimeout, s.cfg.maxOutput, TaskOutputName, TaskStopName)
+		strings.Join(append([]string{s.shell}, s.args...), " "), s.dir, s.cfg.Timeout, s.cfg.MaxTimeout, s.cfg.MaxOutput, TaskOutputName, TaskStopName)
 	return tool.NewFunc(BashName, desc, s.bash,
 		tool.WithMetadata(tool.Metadata{Destructive: true, OpenWorld: true}),
 		tool.WithTitle("Run shell command"))
@@ -270,7 +267,7 @@ func (s *Toolset) bash(ctx context.Context, in BashArgs) (tool.Result, error) {
 		return errorResult(tool.CodeInvalidArguments, errors.New("shell: empty command"), nil, "The command is empty: give the shell command to run."), nil
 	}
 	if in.RunInBackground {
-		return s.startTask(in), nil
+		return s.tasks.Start(ctx, in.Command, in.Description, in.TimeoutMS)
 	}
 	return s.foreground(ctx, in)
 }
@@ -292,7 +289,7 @@ func (s *Toolset) foreground(ctx context.Context, in BashArgs) (tool.Result, err
 	tctx, tcancel := context.WithTimeoutCause(cctx, timeout, ErrTimedOut)
 	defer tcancel()
 
-	out := outbuf.NewCapture(s.cfg.maxOutput)
+	out := outbuf.NewCapture(s.cfg.MaxOutput)
 	p, err := s.start(tctx, in.Command, timeout, out)
 	switch {
 	case err == nil:
@@ -318,7 +315,7 @@ func (s *Toolset) foreground(ctx context.Context, in BashArgs) (tool.Result, err
 		b.WriteString("\n" + leftoversNote)
 	}
 	if lowered {
-		fmt.Fprintf(&b, "\n(timeout_ms %d was lowered to the maximum, %s.)", in.TimeoutMS, s.cfg.maxTimeout)
+		fmt.Fprintf(&b, "\n(timeout_ms %d was lowered to the maximum, %s.)", in.TimeoutMS, s.cfg.MaxTimeout)
 	}
 	switch {
 	case o.state == StateExited && o.code == 0:
@@ -341,24 +338,10 @@ func (s *Toolset) foreground(ctx context.Context, in BashArgs) (tool.Result, err
 
 // writeOutput writes a command's output, made valid UTF-8, ending with a
 // line break; empty stands for no output.
-func writeOutput(b *strings.Builder, text, empty string) {
-	if text == "" {
-		b.WriteString(empty + "\n")
-		return
-	}
-	b.WriteString(forModel(text))
-	if !strings.HasSuffix(text, "\n") {
-		b.WriteString("\n")
-	}
-}
+func writeOutput(b *strings.Builder, text, empty string) { bgtask.WriteOutput(b, text, empty) }
 
 // errorResult is a failed result whose content is a message for the
 // model, and whose Err is err, for the caller.
 func errorResult(code string, err error, details any, format string, args ...any) tool.Result {
-	r := tool.ErrorResult(code, err)
-	r.Content = []model.Part{model.TextPart(fmt.Sprintf(format, args...))}
-	if details != nil {
-		r.Details = details
-	}
-	return r
+	return bgtask.ErrorResult(code, err, details, format, args...)
 }

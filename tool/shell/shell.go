@@ -16,15 +16,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/trellis-go/trellis/internal/taskreg"
+	"github.com/trellis-go/trellis/internal/bgtask"
 	"github.com/trellis-go/trellis/tool"
 )
 
 // The names of the tools a Toolset offers.
 const (
 	BashName       = "bash"
-	TaskOutputName = "task_output"
-	TaskStopName   = "task_stop"
+	TaskOutputName = bgtask.OutputName
+	TaskStopName   = bgtask.StopName
 )
 
 // DefaultName is the toolset's name unless WithName says otherwise.
@@ -53,7 +53,7 @@ const DefaultKillGrace = 2 * time.Second
 
 // MaxFinishedTasks is how many finished background tasks whose final
 // output has not been read are kept; beyond it the oldest are forgotten.
-const MaxFinishedTasks = taskreg.MaxFinished
+const MaxFinishedTasks = bgtask.MaxFinished
 
 // minWaitDelay is how long a command's output is waited for after the
 // command ended, or after it was killed without a grace period, when the
@@ -109,18 +109,14 @@ func (e *ExitError) Error() string {
 type Option func(*config)
 
 type config struct {
-	name       string
-	shell      string
-	shellArgs  []string
-	shellSet   bool
-	timeout    time.Duration
-	maxTimeout time.Duration
-	maxOutput  int
-	maxTasks   int
-	killGrace  time.Duration
-	env        []string
-	cleanEnv   bool
-	problems   []string
+	bgtask.Limits
+	name      string
+	shell     string
+	shellArgs []string
+	shellSet  bool
+	env       []string
+	cleanEnv  bool
+	problems  []string
 }
 
 func (c *config) problem(format string, args ...any) {
@@ -164,27 +160,13 @@ func WithShell(path string, args ...string) Option {
 // WithTimeout bounds the foreground commands whose call gives no
 // timeout_ms (DefaultTimeout unless set); d must be positive. It is capped
 // at the maximum (WithMaxTimeout).
-func WithTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d <= 0 {
-			c.problem("WithTimeout: the timeout must be positive, not %v", d)
-		}
-		c.timeout = d
-	}
-}
+func WithTimeout(d time.Duration) Option { return func(c *config) { c.SetTimeout(d, c.problem) } }
 
 // WithMaxTimeout sets the longest timeout a call's timeout_ms can ask for
 // (DefaultMaxTimeout unless set); d must be positive. A longer timeout_ms
 // is lowered to it, and the result says so. It also bounds how long
 // task_output waits for a task to finish.
-func WithMaxTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d <= 0 {
-			c.problem("WithMaxTimeout: the maximum timeout must be positive, not %v", d)
-		}
-		c.maxTimeout = d
-	}
-}
+func WithMaxTimeout(d time.Duration) Option { return func(c *config) { c.SetMaxTimeout(d, c.problem) } }
 
 // WithMaxOutput caps, in bytes, the output one result shows
 // (DefaultMaxOutput unless set); n must be at least 1. A foreground
@@ -192,27 +174,13 @@ func WithMaxTimeout(d time.Duration) Option {
 // first n/2 bytes and its last bytes, and how many were left out between.
 // A background task keeps the last n bytes of its unread output, and a
 // read says how many were dropped before them.
-func WithMaxOutput(n int) Option {
-	return func(c *config) {
-		if n < 1 {
-			c.problem("WithMaxOutput: n must be at least 1, not %d", n)
-		}
-		c.maxOutput = n
-	}
-}
+func WithMaxOutput(n int) Option { return func(c *config) { c.SetMaxOutput(n, c.problem) } }
 
 // WithMaxTasks bounds how many background tasks may run at once
 // (DefaultMaxTasks unless set); n must be at least 1. A start beyond it is
 // an error result that says so and lists the running tasks. Finished
 // tasks do not count.
-func WithMaxTasks(n int) Option {
-	return func(c *config) {
-		if n < 1 {
-			c.problem("WithMaxTasks: n must be at least 1, not %d", n)
-		}
-		c.maxTasks = n
-	}
-}
+func WithMaxTasks(n int) Option { return func(c *config) { c.SetMaxTasks(n, c.problem) } }
 
 // WithKillGrace sets how long a command that is being stopped (timed out,
 // cancelled, stopped with task_stop, or closed) has to end after its
@@ -221,14 +189,7 @@ func WithMaxTasks(n int) Option {
 // sends SIGKILL at once. It is also how long the output of a command that
 // ended is waited for when a process it left running holds it open.
 // Outside unix, commands are killed at once.
-func WithKillGrace(d time.Duration) Option {
-	return func(c *config) {
-		if d < 0 {
-			c.problem("WithKillGrace: the grace period must not be negative, not %v", d)
-		}
-		c.killGrace = d
-	}
-}
+func WithKillGrace(d time.Duration) Option { return func(c *config) { c.SetKillGrace(d, c.problem) } }
 
 // WithEnv adds variables to the commands' environment, or overrides them,
 // as "KEY=value" strings. Calls add up; a later value of one key wins.
@@ -279,11 +240,10 @@ type Toolset struct {
 	id   string
 	cmds atomic.Int64
 
-	mu      sync.Mutex
-	closed  bool
-	runs    sync.WaitGroup          // commands running, foreground and background
-	reg     taskreg.Registry[*task] // the background tasks kept
-	running int                     // background tasks running
+	mu     sync.Mutex
+	closed bool
+	runs   sync.WaitGroup // foreground commands running
+	tasks  *bgtask.Manager[Report]
 }
 
 var _ tool.Toolset = (*Toolset)(nil)
@@ -300,12 +260,14 @@ var _ tool.Toolset = (*Toolset)(nil)
 // command that waits for input reads end-of-file instead of hanging.
 func New(dir string, opts ...Option) (*Toolset, error) {
 	c := config{
-		name:       DefaultName,
-		timeout:    DefaultTimeout,
-		maxTimeout: DefaultMaxTimeout,
-		maxOutput:  DefaultMaxOutput,
-		maxTasks:   DefaultMaxTasks,
-		killGrace:  DefaultKillGrace,
+		name: DefaultName,
+		Limits: bgtask.Limits{
+			Timeout:    DefaultTimeout,
+			MaxTimeout: DefaultMaxTimeout,
+			MaxOutput:  DefaultMaxOutput,
+			MaxTasks:   DefaultMaxTasks,
+			KillGrace:  DefaultKillGrace,
+		},
 	}
 	c.shell, c.shellArgs = defaultShell()
 	for _, o := range opts {
@@ -319,7 +281,7 @@ func New(dir string, opts ...Option) (*Toolset, error) {
 	if len(c.problems) > 0 {
 		return nil, fmt.Errorf("%w: shell %q: %s", tool.ErrInvalidTool, c.name, strings.Join(c.problems, "; "))
 	}
-	c.timeout = min(c.timeout, c.maxTimeout)
+	c.Timeout = min(c.Timeout, c.MaxTimeout)
 	if dir == "" {
 		return nil, errors.New("shell: the directory is empty; give the directory the commands run in")
 	}
@@ -352,7 +314,8 @@ func New(dir string, opts ...Option) (*Toolset, error) {
 		cancel: cancel,
 		id:     rand.Text()[:12],
 	}
-	for _, mk := range []func() (tool.Tool, error){s.bashTool, s.taskOutputTool, s.taskStopTool} {
+	s.tasks = s.newTasks()
+	for _, mk := range []func() (tool.Tool, error){s.bashTool, s.tasks.OutputTool, s.tasks.StopTool} {
 		t, err := mk()
 		if err != nil {
 			cancel(nil)
@@ -389,8 +352,10 @@ func (s *Toolset) Close() error {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
+	s.tasks.Close()
 	s.cancel(ErrClosed)
 	s.runs.Wait()
+	s.tasks.Wait()
 	return nil
 }
 
@@ -398,15 +363,7 @@ func (s *Toolset) Close() error {
 // those running and those finished whose final output has not been read,
 // in the order they were started. It is meant for user interfaces; the
 // model uses task_output.
-func (s *Toolset) Tasks() []Report {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Report, 0, s.reg.Len())
-	for _, t := range s.reg.Tasks() {
-		out = append(out, t.report())
-	}
-	return out
-}
+func (s *Toolset) Tasks() []Report { return s.tasks.Tasks() }
 
 // enter registers a foreground command about to start; it reports false
 // after Close.
@@ -451,13 +408,7 @@ func (s *Toolset) newTag() string {
 // milliseconds (0: none asked), and whether the ask was lowered to the
 // maximum.
 func (s *Toolset) timeoutFor(ms int) (time.Duration, bool) {
-	if ms <= 0 {
-		return s.cfg.timeout, false
-	}
-	if int64(ms) > int64(s.cfg.maxTimeout/time.Millisecond) {
-		return s.cfg.maxTimeout, true
-	}
-	return time.Duration(ms) * time.Millisecond, false
+	return bgtask.TimeoutFor(ms, s.cfg.Timeout, s.cfg.MaxTimeout)
 }
 
 // closedResult is the result of a call made after Close.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/model"
-	"github.com/trellis-go/trellis/nodes"
+	"github.com/trellis-go/trellis/tool/plan"
 )
 
 // DefaultSystemPrompt is the system message sent to the model unless
@@ -73,7 +73,7 @@ func requestOf(msgs []model.Message, history int) (turn, bool) {
 }
 
 func isNudge(m model.Message) bool {
-	_, ok := m.Metadata[nodes.MetaPlanNudge]
+	_, ok := m.Metadata[plan.MetaNudge]
 	return ok
 }
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/scripted"
-	"github.com/trellis-go/trellis/nodes"
 	"github.com/trellis-go/trellis/tool"
+	"github.com/trellis-go/trellis/tool/plan"
 	"github.com/trellis-go/trellis/tool/toolsearch"
 )
 
@@ -261,7 +261,7 @@ func TestUsesTheLatestUserMessage(t *testing.T) {
 	assert.NotContains(t, prompt, "Bob")
 
 	nudge := model.User("You have open items: ...")
-	nudge.Metadata = map[string]string{nodes.MetaPlanNudge: "1"}
+	nudge.Metadata = map[string]string{plan.MetaNudge: "1"}
 	m = scripted.New(answer("t1"))
 	_, err = toolsearch.New(m, toolsearch.WithHistory(1)).Select(asking(append(conv, model.Assistant("done"), nudge)...), someTools(12))
 	require.NoError(t, err)

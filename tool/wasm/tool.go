@@ -18,6 +18,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental/sysfs"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/trellis-go/trellis/internal/pause"
 	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
@@ -531,15 +532,7 @@ func (t *wasmTool) mountAll() (wazero.FSConfig, func(), error) {
 // cannot interrupt a host function, only the guest's own code.
 func sleeper(ctx context.Context) sys.Nanosleep {
 	return func(ns int64) {
-		if ns <= 0 {
-			return
-		}
-		timer := time.NewTimer(time.Duration(ns))
-		defer timer.Stop()
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-		}
+		_ = pause.Sleep(ctx, time.Duration(ns))
 	}
 }
 

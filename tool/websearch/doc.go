@@ -14,13 +14,18 @@
 // the Response.
 //
 // A Backend is anything with Search(ctx, Query) (Page, error);
-// BackendFunc adapts a function. Two come with the package:
+// BackendFunc adapts a function. Three come with the package:
 //
 //   - NewSearXNG asks a SearXNG instance (self-hosted metasearch, no key)
 //     through its JSON API; WithBaseURL, the instance's address, is
 //     required, and the instance must allow format=json.
 //   - NewBrave asks Brave Search's web search API with a subscription key
 //     from WithAPIKey or the environment variable BRAVE_SEARCH_API_KEY.
+//   - NewDuckDuckGo asks DuckDuckGo's Instant Answer API, which needs no
+//     key but knows topics, names and terms rather than general web pages:
+//     its results are a topic's summary, a definition, official sites and
+//     related topics, and an instant answer (a conversion, a fact) is a
+//     note.
 //
 // Their options (BackendOption) are WithBaseURL, WithAPIKey, WithHeader,
 // WithUserAgent, WithHTTPClient and WithProxy. A status other than 200
@@ -28,7 +33,4 @@
 // status, and says what the service said and how long it asked to wait;
 // middleware.Retry retries it for 408, 429 and 5xx. A response that is not
 // the JSON the backend expects fails the call and is never retried.
-//
-// Unlike package duckduckgo, whose Instant Answer API answers with facts
-// and topic summaries, this tool lists general web pages.
 package websearch

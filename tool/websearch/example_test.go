@@ -104,6 +104,37 @@ func ExampleNewBrave() {
 	// --
 }
 
+func ExampleNewDuckDuckGo() {
+	// A stand-in for DuckDuckGo's Instant Answer API, so that the example
+	// runs offline; leave WithBaseURL out to ask the API itself (no key).
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"Heading":"Gopher","AbstractText":"The Go mascot, drawn by Renee French.","AbstractSource":"Wikipedia","AbstractURL":"https://en.wikipedia.org/wiki/Go_(programming_language)",
+			"RelatedTopics":[{"Text":"Renee French - American illustrator.","FirstURL":"https://duckduckgo.com/Renee_French"}]}`)
+	}))
+	defer api.Close()
+
+	backend, err := websearch.NewDuckDuckGo(websearch.WithBaseURL(api.URL), websearch.WithUserAgent("example/1.0"))
+	if err != nil {
+		panic(err)
+	}
+	search, err := websearch.New(backend)
+	if err != nil {
+		panic(err)
+	}
+	r := tool.Invoke(context.Background(), search, model.ToolCall{ID: "call-1", Name: websearch.DefaultName, Arguments: []byte(`{"query":"Go gopher"}`)})
+	fmt.Println(r.Text())
+	// Output:
+	// Results for "Go gopher", page 1:
+	//
+	// 1. Gopher (Wikipedia)
+	//    https://en.wikipedia.org/wiki/Go_(programming_language)
+	//    The Go mascot, drawn by Renee French.
+	//
+	// 2. Renee French
+	//    https://duckduckgo.com/Renee_French
+	//    American illustrator.
+}
+
 func ExampleBackendFunc() {
 	// Any search service can be a backend: here, a fixed index of a
 	// project's documentation.

@@ -141,3 +141,37 @@ func TestHTMLText(t *testing.T) {
 	assert.Equal(t, "one two three", htmlText("one<br/>\u2028two\x00three"))
 	assert.Equal(t, "x \uFFFD", oneLine("x \xff"))
 }
+
+func FuzzParseDuckDuckGo(f *testing.F) {
+	for _, name := range []string{"golang.json", "answer.json", "nothing.json"} {
+		f.Add(seed(f, "duckduckgo/"+name))
+	}
+	f.Add([]byte(`{"RelatedTopics":[{"Topics":[{"Topics":[{"Text":"deep","FirstURL":"https://a.example/"}]}]}],"Answer":[1,2]}`))
+	f.Add([]byte(`{"Heading":"Go","AbstractText":7,"Results":"","RelatedTopics":[3,{"Text":"kept","FirstURL":9},{"Topics":{"x":1}},{"Text":"also kept - x","FirstURL":" https://b.example/\n"}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		p, err := parseDuckDuckGo(body)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "DuckDuckGo: the response is not an Instant Answer JSON object") {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			return
+		}
+		checkPage(t, p)
+		if len(p.Results) == 0 && len(p.Notes) == 0 {
+			t.Fatal("an empty page without a note")
+		}
+	})
+}
+
+// One odd field of an Instant Answer loses nothing else, and groups of
+// related topics are flattened in order.
+func TestParseDuckDuckGoKeepsWhatItCanRead(t *testing.T) {
+	p, err := parseDuckDuckGo([]byte(`{"Heading":"Go","AbstractText":7,"Results":"","RelatedTopics":[3,{"Text":"no address","FirstURL":9},{"Topics":{"x":1}},{"Text":"kept - first","FirstURL":"https://a.example/"},{"Topics":[{"Text":"grouped","FirstURL":"https://b.example/"}]}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, []Result{{Title: "kept", URL: "https://a.example/", Snippet: "first"}, {Title: "grouped", URL: "https://b.example/"}}, p.Results)
+	for _, bad := range []string{``, `[]`, `null`, `<html>rate limited</html>`} {
+		_, err := parseDuckDuckGo([]byte(bad))
+		require.Error(t, err, "%q", bad)
+		assert.Contains(t, err.Error(), "not an Instant Answer JSON object")
+	}
+}

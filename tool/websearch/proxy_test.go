@@ -46,6 +46,14 @@ func TestBackendsGoThroughTheProxyWithWithProxy(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, middleware.IsTransient(err), "a proxy's 503 may pass: %v", err)
 
+	// DuckDuckGo's backend, whose address the application chose, goes
+	// through it too.
+	ddg := newDuckDuckGo(t, websearch.WithBaseURL("http://api.duckduckgo.test"), websearch.WithProxy(http.ProxyURL(p.URL)))
+	_, err = ddg.Search(context.Background(), websearch.Query{Text: "go", Page: 1})
+	require.NoError(t, err, "the proxy answers with SearXNG's JSON, an object the API's reader takes")
+	last := p.Requests()[len(p.Requests())-1]
+	assert.True(t, strings.HasPrefix(last, "GET http://api.duckduckgo.test/?"), last)
+
 	errNoPAC := errors.New("no proxy configuration")
 	b = newSearXNG(t, websearch.WithBaseURL("http://searx.test"), websearch.WithProxy(func(*http.Request) (*url.URL, error) { return nil, errNoPAC }))
 	_, err = b.Search(context.Background(), websearch.Query{Text: "go", Page: 1})

@@ -201,7 +201,7 @@ func (k *decKey) UnmarshalText(b []byte) error {
 	return nil
 }
 
-func TestDecodeMoreShapes(t *testing.T) {
+func TestDecodeMapsQuotedScalarsAndNestedShapesAsEncodingJSONDoes(t *testing.T) {
 	type shapes struct {
 		Embedded decEmbedsPointer  `json:"embedded"`
 		ByUint   map[uint8]string  `json:"by_uint"`

@@ -1,4 +1,4 @@
-package nodes_test
+package plan_test
 
 import (
 	"context"
@@ -14,12 +14,13 @@ import (
 	"github.com/trellis-go/trellis/model/scripted"
 	"github.com/trellis-go/trellis/nodes"
 	"github.com/trellis-go/trellis/tool"
+	"github.com/trellis-go/trellis/tool/plan"
 )
 
 // writePlan is a model step that writes the plan items (JSON) with
 // todo_write.
 func writePlan(items string) scripted.Step {
-	return scripted.CallTools(scripted.Call(nodes.TodoWriteName, `{"todos":`+items+`}`))
+	return scripted.CallTools(scripted.Call(plan.WriteName, `{"todos":`+items+`}`))
 }
 
 // invokeTodo calls a plan tool of plannerState with args, the run's state
@@ -41,16 +42,16 @@ func applyUpdate(t *testing.T, r tool.Result, s plannerState) plannerState {
 
 // The result of todo_write carries, for user interfaces, the plan written
 // and the plan it replaced; they reach a stream's tool_end events.
-func TestTodoWriteDetailsHoldTheNewAndOldPlans(t *testing.T) {
-	old := []nodes.Todo{{ID: "a", Content: "read", Status: nodes.TodoInProgress}}
-	r := invokeTodo(t, nodes.TodoWrite[plannerState](), plannerState{Plan: nodes.Plan{Todos: old}},
+func TestWriteDetailsHoldTheNewAndOldPlans(t *testing.T) {
+	old := []plan.Todo{{ID: "a", Content: "read", Status: plan.InProgress}}
+	r := invokeTodo(t, plan.Write[plannerState](), plannerState{Plan: plan.Plan{Todos: old}},
 		`{"todos":[{"id":"a","content":"read","status":"completed"},{"id":"b","content":"fix","status":"in_progress","active_form":"Fixing"}]}`)
 	require.False(t, r.IsError, r.Text())
 	assert.Equal(t, "Plan updated: 0 pending, 1 in progress, 1 completed.", r.Text(), "the model's text is unchanged")
-	assert.Equal(t, nodes.TodoUpdate{
-		Todos: []nodes.Todo{
-			{ID: "a", Content: "read", Status: nodes.TodoCompleted},
-			{ID: "b", Content: "fix", Status: nodes.TodoInProgress, ActiveForm: "Fixing"},
+	assert.Equal(t, plan.Update{
+		Todos: []plan.Todo{
+			{ID: "a", Content: "read", Status: plan.Completed},
+			{ID: "b", Content: "fix", Status: plan.InProgress, ActiveForm: "Fixing"},
 		},
 		OldTodos: old,
 	}, r.Details)
@@ -63,7 +64,7 @@ func TestTodoWriteDetailsHoldTheNewAndOldPlans(t *testing.T) {
 		writePlan(`[{"id":"a","content":"read","status":"completed"}]`),
 		scripted.Reply("done"),
 	)
-	todo := nodes.TodoWrite[plannerState]()
+	todo := plan.Write[plannerState]()
 	b := graph.New[plannerState](nodes.MessagesReducer[plannerState]()).
 		AddNode("llm", nodes.LLM[plannerState](m, nodes.WithTools(todo))).
 		AddEdge(graph.START, "llm").
@@ -73,28 +74,28 @@ func TestTodoWriteDetailsHoldTheNewAndOldPlans(t *testing.T) {
 	require.NoError(t, err)
 	evs, err := collect(g.Stream(context.Background(), plannerState{Chat: nodes.Chat{Messages: []model.Message{model.User("go")}}}, graph.WithModes(graph.ModeEvents)))
 	require.NoError(t, err)
-	var updates []nodes.TodoUpdate
+	var updates []plan.Update
 	for _, ev := range toolEvents(evs) {
 		if ev.Kind == executor.ToolEnd {
-			u, ok := ev.Result.Details.(nodes.TodoUpdate)
+			u, ok := ev.Result.Details.(plan.Update)
 			require.True(t, ok, "details %T", ev.Result.Details)
 			updates = append(updates, u)
 		}
 	}
 	require.Len(t, updates, 2)
 	assert.Nil(t, updates[0].OldTodos)
-	assert.Equal(t, []nodes.Todo{{ID: "a", Content: "read", Status: nodes.TodoInProgress}}, updates[0].Todos)
+	assert.Equal(t, []plan.Todo{{ID: "a", Content: "read", Status: plan.InProgress}}, updates[0].Todos)
 	assert.False(t, updates[0].Cleared)
 	assert.Equal(t, updates[0].Todos, updates[1].OldTodos)
-	assert.Equal(t, []nodes.Todo{{ID: "a", Content: "read", Status: nodes.TodoCompleted}}, updates[1].Todos)
+	assert.Equal(t, []plan.Todo{{ID: "a", Content: "read", Status: plan.Completed}}, updates[1].Todos)
 	assert.True(t, updates[1].Cleared)
 }
 
 // An item may say what it reads like while in progress: the schema offers
 // it without requiring it, the state keeps it, and the reminder and the
 // nudge show it for the item in progress.
-func TestTodoActiveForm(t *testing.T) {
-	def := nodes.TodoWrite[plannerState]().Definition()
+func TestActiveForm(t *testing.T) {
+	def := plan.Write[plannerState]().Definition()
 	var schema struct {
 		Properties map[string]struct {
 			Items struct {
@@ -115,9 +116,9 @@ func TestTodoActiveForm(t *testing.T) {
 	assert.Equal(t, "Running the\ntests", s.Todos[0].ActiveForm)
 	assert.Equal(t, "Running the\ntests", s.Todos[0].Label())
 	assert.Equal(t, "Fix", s.Todos[1].Label(), "an item not in progress shows what is to be done")
-	assert.Equal(t, "Run", nodes.Todo{Content: "Run", Status: nodes.TodoInProgress}.Label())
+	assert.Equal(t, "Run", plan.Todo{Content: "Run", Status: plan.InProgress}.Label())
 
-	got := nodes.TodoReminder[plannerState](tool.WithRunState(context.Background(), s))
+	got := plan.Reminder[plannerState](tool.WithRunState(context.Background(), s))
 	assert.Equal(t, "Your plan (update it with todo_write):\n- [in_progress] Run the tests (a): Running the tests\n- [pending] Fix (b)", got)
 
 	s.Messages = []model.Message{model.User("go")}
@@ -129,36 +130,36 @@ func TestTodoActiveForm(t *testing.T) {
 // invokeAndApply writes a plan with todo_write on s and returns s updated.
 func invokeAndApply(t *testing.T, s plannerState, args string) plannerState {
 	t.Helper()
-	r := invokeTodo(t, nodes.TodoWrite[plannerState](), s, args)
+	r := invokeTodo(t, plan.Write[plannerState](), s, args)
 	require.False(t, r.IsError, r.Text())
 	return applyUpdate(t, r, s)
 }
 
-// TodoTools with WithClearOnAllDone(false) keeps a finished plan; by
-// default, and with TodoWrite, it is cleared.
-func TestTodoToolsKeepAFinishedPlan(t *testing.T) {
+// Tools with WithClearOnAllDone(false) keeps a finished plan; by
+// default, and with Write, it is cleared.
+func TestToolsKeepAFinishedPlan(t *testing.T) {
 	done := `{"todos":[{"id":"a","content":"read","status":"completed"},{"id":"b","content":"fix","status":"completed"}]}`
-	before := plannerState{Plan: nodes.Plan{Todos: []nodes.Todo{{ID: "a", Content: "read", Status: nodes.TodoInProgress}}}}
+	before := plannerState{Plan: plan.Plan{Todos: []plan.Todo{{ID: "a", Content: "read", Status: plan.InProgress}}}}
 
-	tools := nodes.TodoTools[plannerState](nodes.WithClearOnAllDone(false), nil)
+	tools := plan.Tools[plannerState](plan.WithClearOnAllDone(false), nil)
 	require.Len(t, tools, 2)
-	assert.Equal(t, nodes.TodoWriteName, tools[0].Definition().Name)
-	assert.Equal(t, nodes.TodoDeclareBlockerName, tools[1].Definition().Name)
+	assert.Equal(t, plan.WriteName, tools[0].Definition().Name)
+	assert.Equal(t, plan.DeclareBlockerName, tools[1].Definition().Name)
 	r := invokeTodo(t, tools[0], before, done)
 	require.False(t, r.IsError, r.Text())
 	assert.Equal(t, "Plan updated: 0 pending, 0 in progress, 2 completed. Every item is completed.", r.Text())
 	kept := applyUpdate(t, r, before)
 	assert.Len(t, kept.Todos, 2)
-	assert.False(t, r.Details.(nodes.TodoUpdate).Cleared)
-	assert.Contains(t, nodes.TodoReminder[plannerState](tool.WithRunState(context.Background(), kept)), "- [completed] fix (b)")
-	kept.Messages = []model.Message{model.User("go"), {Role: model.RoleTool, ToolName: nodes.TodoWriteName}, model.Assistant("done")}
+	assert.False(t, r.Details.(plan.Update).Cleared)
+	assert.Contains(t, plan.Reminder[plannerState](tool.WithRunState(context.Background(), kept)), "- [completed] fix (b)")
+	kept.Messages = []model.Message{model.User("go"), {Role: model.RoleTool, ToolName: plan.WriteName}, model.Assistant("done")}
 	route := nodes.PlanCondition[plannerState]("tools", "nudge", 3)
 	assert.Equal(t, []string{graph.END}, route(context.Background(), kept), "a finished plan nudges nothing")
 
 	for name, tl := range map[string]tool.Tool{
-		"TodoWrite":                nodes.TodoWrite[plannerState](),
-		"TodoTools":                nodes.TodoTools[plannerState]()[0],
-		"WithClearOnAllDone(true)": nodes.TodoTools[plannerState](nodes.WithClearOnAllDone(false), nodes.WithClearOnAllDone(true))[0],
+		"Write":                    plan.Write[plannerState](),
+		"Tools":                    plan.Tools[plannerState]()[0],
+		"WithClearOnAllDone(true)": plan.Tools[plannerState](plan.WithClearOnAllDone(false), plan.WithClearOnAllDone(true))[0],
 	} {
 		r := invokeTodo(t, tl, before, done)
 		assert.Equal(t, "Every item is completed; the plan is cleared.", r.Text(), name)
@@ -166,7 +167,7 @@ func TestTodoToolsKeepAFinishedPlan(t *testing.T) {
 	}
 
 	// Tool options reach each tool.
-	tools = nodes.TodoTools[plannerState](nodes.WithTodoWriteOptions(tool.WithTitle("Plan")), nodes.WithBlockerToolOptions(tool.WithTitle("Stuck")))
+	tools = plan.Tools[plannerState](plan.WithWriteOptions(tool.WithTitle("Plan")), plan.WithBlockerToolOptions(tool.WithTitle("Stuck")))
 	assert.Equal(t, "Plan", tool.TitleOf(tools[0]))
 	assert.Equal(t, "Stuck", tool.TitleOf(tools[1]))
 }
@@ -174,28 +175,28 @@ func TestTodoToolsKeepAFinishedPlan(t *testing.T) {
 // A blocker the model declares is kept in the state, shown in the
 // reminder, stops the nudges, and is cleared when the plan is written
 // again.
-func TestTodoDeclareBlocker(t *testing.T) {
-	open := []nodes.Todo{{ID: "a", Content: "deploy", Status: nodes.TodoInProgress}}
-	s := plannerState{Plan: nodes.Plan{Todos: open}}
-	s.Messages = []model.Message{model.User("deploy it"), {Role: model.RoleTool, ToolName: nodes.TodoWriteName}, model.Assistant("I can't")}
+func TestDeclareBlocker(t *testing.T) {
+	open := []plan.Todo{{ID: "a", Content: "deploy", Status: plan.InProgress}}
+	s := plannerState{Plan: plan.Plan{Todos: open}}
+	s.Messages = []model.Message{model.User("deploy it"), {Role: model.RoleTool, ToolName: plan.WriteName}, model.Assistant("I can't")}
 	route := nodes.PlanCondition[plannerState]("tools", "nudge", 3)
 	require.Equal(t, []string{"nudge"}, route(context.Background(), s), "an open plan is nudged")
 
-	blocker := nodes.TodoDeclareBlocker[plannerState]()
+	blocker := plan.DeclareBlocker[plannerState]()
 	ip, ok := tool.As[tool.InstructionProvider](blocker)
 	require.True(t, ok)
-	assert.Contains(t, ip.Instruction(), nodes.TodoDeclareBlockerName)
+	assert.Contains(t, ip.Instruction(), plan.DeclareBlockerName)
 
 	r := invokeTodo(t, blocker, s, `{"reason":"  no credentials for the\nserver "}`)
 	require.False(t, r.IsError, r.Text())
 	assert.Contains(t, r.Text(), "Blocker recorded")
-	assert.Equal(t, nodes.BlockerDeclared{Reason: "no credentials for the\nserver", Todos: open}, r.Details)
+	assert.Equal(t, plan.BlockerDeclared{Reason: "no credentials for the\nserver", Todos: open}, r.Details)
 	s = applyUpdate(t, r, s)
 	assert.Equal(t, "no credentials for the\nserver", s.Blocker)
 	assert.Equal(t, open, s.Todos, "the plan is left as it is")
 	assert.Equal(t, []string{graph.END}, route(context.Background(), s), "a declared blocker ends the nudges")
 	assert.Equal(t, "Your plan (update it with todo_write):\n- [in_progress] deploy (a)\nYou declared a blocker: no credentials for the server (writing the plan again clears it)",
-		nodes.TodoReminder[plannerState](tool.WithRunState(context.Background(), s)))
+		plan.Reminder[plannerState](tool.WithRunState(context.Background(), s)))
 
 	// Checkpointed with the plan.
 	raw, err := json.Marshal(s.Plan)
@@ -204,7 +205,7 @@ func TestTodoDeclareBlocker(t *testing.T) {
 
 	// A blocker without a plan is shown alone.
 	assert.Equal(t, "You declared a blocker: x (writing the plan again clears it)",
-		nodes.TodoReminder[plannerState](tool.WithRunState(context.Background(), plannerState{Plan: nodes.Plan{Blocker: "x"}})))
+		plan.Reminder[plannerState](tool.WithRunState(context.Background(), plannerState{Plan: plan.Plan{Blocker: "x"}})))
 
 	// Writing the plan clears it, and the nudges resume.
 	s = invokeAndApply(t, s, `{"todos":[{"id":"a","content":"deploy","status":"in_progress"}]}`)
@@ -219,88 +220,49 @@ func TestTodoDeclareBlocker(t *testing.T) {
 	// A plan behind a pointer is refused, as todo_write refuses it.
 	type shared struct {
 		nodes.Chat
-		*nodes.Plan
+		*plan.Plan
 	}
-	r = tool.Invoke(context.Background(), nodes.TodoDeclareBlocker[shared](), model.ToolCall{ID: "c", Name: nodes.TodoDeclareBlockerName, Arguments: json.RawMessage(`{"reason":"x"}`)})
+	r = tool.Invoke(context.Background(), plan.DeclareBlocker[shared](), model.ToolCall{ID: "c", Name: plan.DeclareBlockerName, Arguments: json.RawMessage(`{"reason":"x"}`)})
 	assert.True(t, r.IsError)
-	assert.Contains(t, r.Text(), "embeds nodes.Plan through a pointer")
+	assert.Contains(t, r.Text(), "embeds plan.Plan through a pointer")
 }
 
 // todoOnly keeps a plan of its own, without a blocker.
 type todoOnly struct {
 	nodes.Chat
-	Items []nodes.Todo
+	Items []plan.Todo
 }
 
-func (s *todoOnly) TodoList() *[]nodes.Todo { return &s.Items }
+func (s *todoOnly) TodoList() *[]plan.Todo { return &s.Items }
 
-// A state that keeps its items without nodes.Plan keeps no blocker: the
+// A state that keeps its items without plan.Plan keeps no blocker: the
 // tool says so.
-func TestTodoDeclareBlockerNeedsAPlan(t *testing.T) {
-	r := tool.Invoke(context.Background(), nodes.TodoDeclareBlocker[todoOnly](), model.ToolCall{ID: "c", Name: nodes.TodoDeclareBlockerName, Arguments: json.RawMessage(`{"reason":"x"}`)})
+func TestDeclareBlockerNeedsAPlan(t *testing.T) {
+	r := tool.Invoke(context.Background(), plan.DeclareBlocker[todoOnly](), model.ToolCall{ID: "c", Name: plan.DeclareBlockerName, Arguments: json.RawMessage(`{"reason":"x"}`)})
 	assert.True(t, r.IsError)
-	assert.Contains(t, r.Text(), "todoOnly keeps no blocker; embed nodes.Plan")
+	assert.Contains(t, r.Text(), "todoOnly keeps no blocker; embed plan.Plan")
 }
 
-// PlanNudgeCommand says what WithNudgeMessage gives, asks its hook before
-// each nudge, and ends the branch when the hook declines.
-func TestPlanNudgeCommand(t *testing.T) {
-	s := plannerState{Plan: nodes.Plan{Todos: []nodes.Todo{
-		{ID: "a", Content: "read", Status: nodes.TodoCompleted},
-		{ID: "b", Content: "fix", Status: nodes.TodoInProgress},
-	}}}
-	s.Messages = []model.Message{model.User("go"), model.Assistant("later")}
-	ctx := context.Background()
-
-	// Default: the same message as PlanNudge.
-	out, cmd, err := nodes.PlanNudgeCommand[plannerState]("llm")(ctx, s)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"llm"}, cmd.Goto)
-	want, err := nodes.PlanNudge[plannerState]()(ctx, s)
-	require.NoError(t, err)
-	require.Len(t, out.Messages, 3)
-	assert.Equal(t, want.Messages[2].Text(), out.Messages[2].Text())
-	assert.Equal(t, "true", out.Messages[2].Metadata[nodes.MetaPlanNudge])
-
-	out, _, err = nodes.PlanNudgeCommand[plannerState]("llm", nodes.WithNudgeMessage("Finish the fix."), nil, nodes.WithNudgeMessage(" "))(ctx, s)
-	require.NoError(t, err)
-	assert.Equal(t, "Your plan still has open items:\n- [in_progress] fix (b)\nFinish the fix.", out.Messages[2].Text())
-
-	var asked []nodes.Nudge
-	hook := func(msg string, nudge bool) nodes.NudgeOption {
-		return nodes.WithNudgeHook(func(_ context.Context, n nodes.Nudge) (string, bool) {
-			asked = append(asked, n)
-			return msg, nudge
-		})
+func collect(seq func(func(graph.Event, error) bool)) ([]graph.Event, error) {
+	var evs []graph.Event
+	var last error
+	for ev, err := range seq {
+		if err != nil {
+			last = err
+			continue
+		}
+		evs = append(evs, ev)
 	}
-	out, cmd, err = nodes.PlanNudgeCommand[plannerState]("llm", nodes.WithNudgeMessage("Finish."), hook("Keep at it: b.", true))(ctx, s)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"llm"}, cmd.Goto)
-	assert.Equal(t, "Keep at it: b.", out.Messages[2].Text())
-	assert.Equal(t, "true", out.Messages[2].Metadata[nodes.MetaPlanNudge])
-	require.Len(t, asked, 1)
-	assert.Equal(t, s.Todos, asked[0].Todos)
-	assert.Equal(t, s.Todos[1:], asked[0].Open)
-	assert.Equal(t, 0, asked[0].Sent)
-	assert.Equal(t, "Your plan still has open items:\n- [in_progress] fix (b)\nFinish.", asked[0].Message)
+	return evs, last
+}
 
-	out.Messages = append(out.Messages, model.Assistant("still later"))
-	out2, _, err := nodes.PlanNudgeCommand[plannerState]("llm", hook("", true))(ctx, out)
-	require.NoError(t, err)
-	assert.Equal(t, 1, asked[1].Sent, "one nudge since the user spoke")
-	assert.Equal(t, asked[1].Message, out2.Messages[len(out2.Messages)-1].Text(), "an empty message keeps the default")
-
-	out, cmd, err = nodes.PlanNudgeCommand[plannerState]("llm", hook("ignored", false))(ctx, s)
-	require.NoError(t, err)
-	assert.Equal(t, []string{graph.END}, cmd.Goto, "a declined nudge ends the branch")
-	assert.Len(t, out.Messages, 2, "and says nothing")
-
-	// Nothing open: nothing to say, and the hook is not asked.
-	asked = nil
-	s.Todos[1].Status = nodes.TodoCompleted
-	out, cmd, err = nodes.PlanNudgeCommand[plannerState]("llm", hook("x", true))(ctx, s)
-	require.NoError(t, err)
-	assert.Equal(t, []string{graph.END}, cmd.Goto)
-	assert.Len(t, out.Messages, 2)
-	assert.Empty(t, asked)
+func toolEvents(evs []graph.Event) []executor.Event {
+	var out []executor.Event
+	for _, ev := range evs {
+		switch ev.Kind {
+		case nodes.KindToolStart, nodes.KindToolUpdate, nodes.KindToolEnd:
+			out = append(out, ev.Payload.(executor.Event))
+		}
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package taskreg
+package bgtask
 
 import (
 	"fmt"

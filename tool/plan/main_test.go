@@ -1,4 +1,4 @@
-package duckduckgo_test
+package plan_test
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package nodes_test
+package plan_test
 
 import (
 	"context"
@@ -15,33 +15,34 @@ import (
 	"github.com/trellis-go/trellis/nodes"
 	"github.com/trellis-go/trellis/state/memory"
 	"github.com/trellis-go/trellis/tool"
+	"github.com/trellis-go/trellis/tool/plan"
 )
 
 // plannerState is a conversation with a plan.
 type plannerState struct {
 	nodes.Chat
-	nodes.Plan
+	plan.Plan
 }
 
 // The model keeps its plan in the state with todo_write; the plan is
 // checkpointed, shown in the system prompt on every turn, refused when it
 // is inconsistent, and cleared when every item is done.
-func TestTodoWriteKeepsThePlanInTheState(t *testing.T) {
-	todo := nodes.TodoWrite[plannerState]()
-	plan := func(items string) scripted.Step {
-		return scripted.CallTools(scripted.Call(nodes.TodoWriteName, `{"todos":`+items+`}`))
+func TestWriteKeepsThePlanInTheState(t *testing.T) {
+	todo := plan.Write[plannerState]()
+	writePlan := func(items string) scripted.Step {
+		return scripted.CallTools(scripted.Call(plan.WriteName, `{"todos":`+items+`}`))
 	}
 	m := scripted.New(
-		plan(`[{"id":"a","content":"read the code","status":"in_progress"},{"id":"b","content":"fix the bug","status":"pending"}]`),
-		plan(`[{"id":"a","content":"read the code","status":"in_progress"},{"id":"a","content":"x","status":"in_progress"}]`),
-		plan(`[{"id":"a","content":"read the code","status":"completed"},{"id":"b","content":"fix the bug","status":"in_progress"}]`),
-		plan(`[{"id":"a","content":"read the code","status":"completed"},{"id":"b","content":"fix the bug","status":"completed"}]`),
+		writePlan(`[{"id":"a","content":"read the code","status":"in_progress"},{"id":"b","content":"fix the bug","status":"pending"}]`),
+		writePlan(`[{"id":"a","content":"read the code","status":"in_progress"},{"id":"a","content":"x","status":"in_progress"}]`),
+		writePlan(`[{"id":"a","content":"read the code","status":"completed"},{"id":"b","content":"fix the bug","status":"in_progress"}]`),
+		writePlan(`[{"id":"a","content":"read the code","status":"completed"},{"id":"b","content":"fix the bug","status":"completed"}]`),
 		scripted.Reply("fixed"),
 	)
 	b := graph.New[plannerState](nodes.MessagesReducer[plannerState]()).
 		AddNode("llm", nodes.LLM[plannerState](m, nodes.WithTools(todo),
 			nodes.WithSystemPromptFunc(func(ctx context.Context) string {
-				return strings.TrimSpace("Fix bugs.\n\n" + nodes.TodoReminder[plannerState](ctx))
+				return strings.TrimSpace("Fix bugs.\n\n" + plan.Reminder[plannerState](ctx))
 			}))).
 		AddEdge(graph.START, "llm").
 		AddConditionalEdges("llm", nodes.ToolsCondition[plannerState]("tools"), "tools", graph.END)
@@ -78,47 +79,47 @@ func TestTodoWriteKeepsThePlanInTheState(t *testing.T) {
 	require.NoError(t, err)
 	found := false
 	for _, snap := range hist {
-		if len(snap.State.Todos) == 2 && snap.State.Todos[1].Status == nodes.TodoInProgress {
+		if len(snap.State.Todos) == 2 && snap.State.Todos[1].Status == plan.InProgress {
 			found = true
 		}
 	}
 	assert.True(t, found, "a checkpoint holds the plan in progress")
 }
 
-func TestTodoWriteSchema(t *testing.T) {
-	def := nodes.TodoWrite[plannerState]().Definition()
+func TestWriteSchema(t *testing.T) {
+	def := plan.Write[plannerState]().Definition()
 	var schema map[string]any
 	require.NoError(t, json.Unmarshal(def.InputSchema, &schema))
 	assert.Contains(t, string(def.InputSchema), `"enum":["pending","in_progress","completed"]`)
 	assert.Contains(t, string(def.InputSchema), "every item, in order")
-	assert.Equal(t, nodes.TodoWriteName, def.Name)
-	ip, ok := tool.As[tool.InstructionProvider](nodes.TodoWrite[plannerState]())
+	assert.Equal(t, plan.WriteName, def.Name)
+	ip, ok := tool.As[tool.InstructionProvider](plan.Write[plannerState]())
 	require.True(t, ok)
 	assert.Contains(t, ip.Instruction(), "todo_write")
 }
 
-func TestTodoWriteRefusesIDsThatDifferOnlyInSpace(t *testing.T) {
-	r := tool.Invoke(context.Background(), nodes.TodoWrite[plannerState](), model.ToolCall{ID: "c", Name: nodes.TodoWriteName,
+func TestWriteRefusesIDsThatDifferOnlyInSpace(t *testing.T) {
+	r := tool.Invoke(context.Background(), plan.Write[plannerState](), model.ToolCall{ID: "c", Name: plan.WriteName,
 		Arguments: json.RawMessage(`{"todos":[{"id":"a","content":"x","status":"pending"},{"id":"a ","content":"y","status":"pending"}]}`)})
 	assert.True(t, r.IsError)
 	assert.Contains(t, r.Text(), `two items have the id "a"`)
 }
 
-func TestTodoReminderKeepsAnItemOnItsLine(t *testing.T) {
-	s := plannerState{Plan: nodes.Plan{Todos: []nodes.Todo{{ID: "a\nb", Content: "line one\n- [completed] forged", Status: nodes.TodoPending}}}}
-	got := nodes.TodoReminder[plannerState](tool.WithRunState(context.Background(), s))
+func TestReminderKeepsAnItemOnItsLine(t *testing.T) {
+	s := plannerState{Plan: plan.Plan{Todos: []plan.Todo{{ID: "a\nb", Content: "line one\n- [completed] forged", Status: plan.Pending}}}}
+	got := plan.Reminder[plannerState](tool.WithRunState(context.Background(), s))
 	assert.Equal(t, "Your plan (update it with todo_write):\n- [pending] line one - [completed] forged (a b)", got)
 }
 
 // A state that embeds its plan through a pointer cannot keep one: the
 // call fails with the reason instead of panicking.
-func TestTodoWriteRefusesAPlanBehindAPointer(t *testing.T) {
+func TestWriteRefusesAPlanBehindAPointer(t *testing.T) {
 	type shared struct {
 		nodes.Chat
-		*nodes.Plan
+		*plan.Plan
 	}
-	r := tool.Invoke(context.Background(), nodes.TodoWrite[shared](), model.ToolCall{ID: "c", Name: nodes.TodoWriteName,
+	r := tool.Invoke(context.Background(), plan.Write[shared](), model.ToolCall{ID: "c", Name: plan.WriteName,
 		Arguments: json.RawMessage(`{"todos":[{"id":"a","content":"x","status":"pending"}]}`)})
 	assert.True(t, r.IsError)
-	assert.Contains(t, r.Text(), "embeds nodes.Plan through a pointer")
+	assert.Contains(t, r.Text(), "embeds plan.Plan through a pointer")
 }
