@@ -12,9 +12,10 @@ import (
 	"unicode/utf8"
 )
 
-// DefaultGlobs are the files AddDir reads when it is given no patterns:
-// Markdown and plain text.
-var DefaultGlobs = []string{"*.md", "*.markdown", "*.txt"}
+// DefaultGlobs returns the patterns of the files AddDir reads when it is
+// given none: Markdown and plain text. Each call returns a new slice, so no
+// caller changes what another gets.
+func DefaultGlobs() []string { return []string{"*.md", "*.markdown", "*.txt"} }
 
 // DirReport says what AddDir did with the files it found.
 type DirReport struct {
@@ -39,7 +40,7 @@ type Skipped struct {
 // fstest.MapFS) whose paths match one of globs, each as a document whose
 // ID and source are its path (slash-separated, as fs.FS has it); a file
 // added before under the same path is replaced. Without globs it reads
-// DefaultGlobs.
+// DefaultGlobs().
 //
 // A pattern without "/" matches a file's base name in any directory
 // ("*.md"); one with "/" matches the whole path, each of its elements as
@@ -59,7 +60,7 @@ func (kb *KB) AddDir(ctx context.Context, fsys fs.FS, globs ...string) (DirRepor
 		return report, errors.New("knowledge: AddDir: the file system is nil")
 	}
 	if len(globs) == 0 {
-		globs = DefaultGlobs
+		globs = DefaultGlobs()
 	}
 	for _, g := range globs {
 		if err := checkGlob(g); err != nil {

@@ -101,3 +101,9 @@ func TestAddDirFromDisk(t *testing.T) {
 	_, err = kb.AddDir(context.Background(), os.DirFS(filepath.Join(dir, "missing")))
 	assert.ErrorContains(t, err, "knowledge: AddDir:")
 }
+
+func TestDefaultGlobsCannotBeChangedByACaller(t *testing.T) {
+	g := knowledge.DefaultGlobs()
+	g[0] = "*.secret"
+	assert.Equal(t, []string{"*.md", "*.markdown", "*.txt"}, knowledge.DefaultGlobs())
+}
