@@ -218,6 +218,32 @@ func jsonKind(goKind string) string {
 	return "number"
 }
 
+// startEvents begins the call's answer as a stream of server-sent events.
+// write sends one event and keepAlive a comment, each flushed at once;
+// both report false once the client is gone.
+func (c *call) startEvents() (write func(Event) bool, keepAlive func() bool) {
+	w := c.w
+	flusher, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flushed := func(err error) bool {
+		if err != nil {
+			return false
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return true
+	}
+	write = func(ev Event) bool { return flushed(writeSSE(w, rpcResult(c.id, c.event(ev)))) }
+	keepAlive = func() bool {
+		_, err := w.Write([]byte(": keep-alive\n\n"))
+		return flushed(err)
+	}
+	return write, keepAlive
+}
+
 func (c *call) fail(f *rpcFailure) { writeRPC(c.w, cmp.Or(f.status, http.StatusOK), c.id, nil, f) }
 
 func (c *call) reply(result any) { writeRPC(c.w, http.StatusOK, c.id, result, nil) }

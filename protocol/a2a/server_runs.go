@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 	"time"
@@ -396,20 +395,7 @@ func (s *Server) runsStream(c *call, taskID, runID string, since time.Time) {
 		c.fail(s.runsFailure("reading the task", taskID, err))
 		return
 	}
-	w := c.w
-	flusher, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	write := func(ev Event) bool {
-		if err := writeSSE(w, rpcResult(c.id, c.event(ev))); err != nil {
-			return false
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		return true
-	}
+	write, _ := c.startEvents()
 	t := s.view(ctx, rs, th)
 	if !write(Event{Task: t}) {
 		return

@@ -502,20 +502,7 @@ func (s *Server) streamEvents(c *call, t *taskRec, sub *subscriber, first Event)
 		delete(t.subs, sub)
 		s.mu.Unlock()
 	}()
-	w := c.w
-	flusher, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	write := func(ev Event) bool {
-		if err := writeSSE(w, rpcResult(c.id, c.event(ev))); err != nil {
-			return false
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
-		return true
-	}
+	write, keepAliveComment := c.startEvents()
 	if !write(first) {
 		return
 	}
@@ -534,11 +521,8 @@ func (s *Server) streamEvents(c *call, t *taskRec, sub *subscriber, first Event)
 				return
 			}
 		case <-keepAlive.C:
-			if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil {
+			if !keepAliveComment() {
 				return
-			}
-			if flusher != nil {
-				flusher.Flush()
 			}
 		case <-c.r.Context().Done():
 			return
