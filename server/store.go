@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -220,13 +221,7 @@ func (s *Server) deleteItem(w http.ResponseWriter, r *http.Request) error {
 func filterConds(filter map[string]json.RawMessage) ([]store.Cond, error) {
 	ops := map[string]store.Operator{"$eq": store.OpEq, "$ne": store.OpNe, "$gt": store.OpGt, "$gte": store.OpGte, "$lt": store.OpLt, "$lte": store.OpLte}
 	var conds []store.Cond
-	for _, field := range slices.Sorted(func(yield func(string) bool) {
-		for k := range filter {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, field := range slices.Sorted(maps.Keys(filter)) {
 		raw := filter[field]
 		var byOp map[string]json.RawMessage
 		if json.Unmarshal(raw, &byOp) == nil && len(byOp) > 0 && isOperators(byOp) {
