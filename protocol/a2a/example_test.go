@@ -10,6 +10,8 @@ import (
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/scripted"
 	"github.com/trellis-go/trellis/protocol/a2a"
+	"github.com/trellis-go/trellis/runs"
+	runsqlite "github.com/trellis-go/trellis/runs/sqlite"
 )
 
 func ExampleNewTool() {
@@ -141,4 +143,51 @@ func ExampleClient_SendStreamingMessage() {
 	// artifact answer
 	// status TASK_STATE_COMPLETED
 	// Once upon a time, a gopher wrote Go.
+}
+
+func ExampleWithRuns() {
+	// Tasks kept on the runs layer: any replica sharing the database (here
+	// an in-memory SQLite one, a single process) answers for them.
+	ctx := context.Background()
+	mgr, err := runsqlite.Open(ctx, ":memory:")
+	if err != nil {
+		panic(err)
+	}
+	defer mgr.Close()
+	weather, err := agent.NewReAct(scripted.New(scripted.Reply("Sunny, 24 °C.")),
+		agent.WithName("weather"), agent.WithCheckpointer(mgr.Saver()))
+	if err != nil {
+		panic(err)
+	}
+	if err := mgr.Register(runs.Graph(weather)); err != nil {
+		panic(err)
+	}
+	workCtx, stop := context.WithCancel(ctx)
+	worked := make(chan error, 1)
+	go func() { worked <- mgr.Work(workCtx) }()
+	defer func() { stop(); <-worked }()
+
+	srv, err := a2a.NewServer("weather", "Reports the weather.", weather, a2a.WithRuns(mgr))
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+
+	c, err := a2a.NewClient(hs.URL)
+	if err != nil {
+		panic(err)
+	}
+	ev, err := c.SendMessage(ctx, a2a.SendRequest{Message: a2a.Message{Parts: []a2a.Part{a2a.TextPart("Weather in Lisbon?")}}})
+	if err != nil {
+		panic(err)
+	}
+	task, err := c.GetTask(ctx, ev.Task.ID, nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(task.Status.State, "—", task.Artifacts[0].Parts[0].Text)
+	// Output:
+	// TASK_STATE_COMPLETED — Sunny, 24 °C.
 }
