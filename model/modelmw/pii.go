@@ -31,7 +31,24 @@ var (
 // RedactedEmail, RedactedCard and RedactedPhone. It is an example of
 // redaction with regular expressions, not a complete detector of
 // personal data: it finds what is written in the common formats only.
+//
+// Redacting is idempotent: RedactText(RedactText(s)) == RedactText(s).
+// One pass can expose new matches (a replacement ends a run of digits
+// and so gives a shorter run the word boundary it lacked), so passes
+// repeat until the text stops changing; each changing pass removes at
+// least one digit or '@', so the loop ends.
 func RedactText(text string) string {
+	for {
+		next := redactOnce(text)
+		if next == text {
+			return text
+		}
+		text = next
+	}
+}
+
+// redactOnce is one pass of RedactText.
+func redactOnce(text string) string {
 	text = emailRE.ReplaceAllString(text, RedactedEmail)
 	text = cardRE.ReplaceAllStringFunc(text, func(s string) string {
 		if luhn(s) {
