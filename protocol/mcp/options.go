@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -42,6 +43,8 @@ type options struct {
 	elicit           ElicitationHandler
 	sample           SamplingHandler
 	logger           *slog.Logger
+	oauth            *OAuth
+	oauthHandler     auth.OAuthHandler
 }
 
 func defaultOptions() options {

@@ -103,6 +103,13 @@ func New(cfg Config, opts ...Option) (*Toolset, error) {
 			return nil, err
 		}
 	}
+	if o.oauth != nil {
+		h, err := oauthFor(cfg, &o)
+		if err != nil {
+			return nil, fmt.Errorf("%w: server %s: %w", ErrInvalidConfig, quote(cfg.ServerName()), err)
+		}
+		o.oauthHandler = h
+	}
 	ts := &Toolset{
 		cfg:        cfg,
 		name:       cfg.ServerName(),

@@ -274,7 +274,7 @@ func newTransport(cfg Config, o *options, client *http.Client) (sdk.Transport, *
 		isolate(cmd)
 		return &sdk.CommandTransport{Command: cmd, TerminateDuration: cfg.terminateWait()}, p, nil
 	case TransportStreamableHTTP:
-		return &sdk.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: client}, nil, nil
+		return &sdk.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: client, OAuthHandler: o.oauthHandler}, nil, nil
 	case TransportSSE:
 		return &sdk.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: client}, nil, nil
 	}

@@ -37,7 +37,11 @@ var arguments = map[string]string{
 }
 
 func run(ctx context.Context, url, scenario string) error {
-	ts, err := mcp.New(mcp.Config{Name: "conformance", URL: url}, options(scenario)...)
+	opts, err := options(scenario)
+	if err != nil {
+		return err
+	}
+	ts, err := mcp.New(mcp.Config{Name: "conformance", URL: url}, opts...)
 	if err != nil {
 		return err
 	}
