@@ -393,9 +393,13 @@ func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, err
 	return oauth2.StaticTokenSource(tok), nil
 }
 
-// Authorize runs the flow.
+// Authorize runs the flow; its errors match ErrAuthorization.
 func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
-	return h.inner.Authorize(ctx, req, resp)
+	err := h.inner.Authorize(ctx, req, resp)
+	if err != nil && !errors.Is(err, ErrAuthorization) {
+		err = fmt.Errorf("%w: %w", ErrAuthorization, err)
+	}
+	return err
 }
 
 // save keeps tok in the store when it is new.
