@@ -234,18 +234,18 @@ func newOAuthHandler(c OAuth, server string, checks []func(*url.URL) error) (aut
 	if store == nil {
 		store = &MemoryTokenStore{}
 	}
-	var inner auth.OAuthHandler
-	var err error
-	switch {
-	case c.ClientCredentials:
-		inner, err = newClientCredentialsHandler(c, httpClient)
-	default:
-		inner, err = newAuthorizationCodeHandler(c, httpClient)
+	if c.ClientCredentials {
+		inner, err := newClientCredentialsHandler(c, httpClient)
+		if err != nil {
+			return nil, err
+		}
+		return &oauthHandler{inner: inner, store: store, server: server}, nil
 	}
+	inner, err := newAuthorizationCodeHandler(c, httpClient)
 	if err != nil {
 		return nil, err
 	}
-	return &oauthHandler{inner: inner, store: store, server: server}, nil
+	return &oauthHandler{inner: inner, legacy: &legacyFlow{c: c, client: httpClient}, store: store, server: server}, nil
 }
 
 // newAuthorizationCodeHandler builds the go-sdk's handler of the
@@ -366,18 +366,26 @@ func (t checkedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // flow or a refresh gives.
 type oauthHandler struct {
 	inner  auth.OAuthHandler
+	legacy *legacyFlow // for 2025-03-26 servers; nil for client credentials
 	store  TokenStore
 	server string
 
-	mu    sync.Mutex
-	saved string // the access token last saved
+	mu        sync.Mutex
+	saved     string // the access token last saved
+	useLegacy bool   // the legacy flow gave the current token
 }
 
 // TokenSource returns the flow's token source, which saves what it gives,
 // or, before the flow ran, the stored token.
 func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
-	src, err := h.inner.TokenSource(ctx)
-	if err != nil {
+	h.mu.Lock()
+	useLegacy := h.useLegacy
+	h.mu.Unlock()
+	var src oauth2.TokenSource
+	var err error
+	if useLegacy {
+		src = h.legacy.source()
+	} else if src, err = h.inner.TokenSource(ctx); err != nil {
 		return nil, err
 	}
 	if src != nil {
@@ -393,13 +401,35 @@ func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, err
 	return oauth2.StaticTokenSource(tok), nil
 }
 
-// Authorize runs the flow; its errors match ErrAuthorization.
+// Authorize runs the flow; when the go-sdk's fails on a server without
+// resource metadata, it runs the 2025-03-26 flow. Its errors match
+// ErrAuthorization.
 func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	err := h.inner.Authorize(ctx, req, resp)
+	if err == nil {
+		h.setLegacy(false)
+	} else if h.legacy != nil && ctx.Err() == nil {
+		challenges, perr := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+		if perr == nil && h.legacy.applies(ctx, challenges, req.URL) {
+			if lerr := h.legacy.authorize(ctx, challenges, req.URL); lerr != nil {
+				err = fmt.Errorf("%w (2025-03-26 flow: %w)", err, lerr)
+			} else {
+				h.setLegacy(true)
+				err = nil
+			}
+		}
+	}
 	if err != nil && !errors.Is(err, ErrAuthorization) {
 		err = fmt.Errorf("%w: %w", ErrAuthorization, err)
 	}
 	return err
+}
+
+// setLegacy records which flow gave the current token.
+func (h *oauthHandler) setLegacy(v bool) {
+	h.mu.Lock()
+	h.useLegacy = v
+	h.mu.Unlock()
 }
 
 // save keeps tok in the store when it is new.

@@ -27,8 +27,9 @@ import (
 // registration, the authorization code grant with PKCE and the refresh
 // token grant. It grants at once: /authorize redirects with a code.
 type fakeAS struct {
-	url       string
-	expiresIn int // of the access tokens it issues
+	url        string
+	issuerPath string
+	expiresIn  int // of the access tokens it issues
 
 	mu         sync.Mutex
 	n          int
@@ -48,10 +49,17 @@ type grant struct {
 
 func newFakeAS(t *testing.T) *fakeAS {
 	a := &fakeAS{expiresIn: 3600, codes: map[string]grant{}, refresh: map[string][]string{}, tokens: map[string][]string{}}
+	a.url = serveHTTP(t, a.routes())
+	return a
+}
+
+// routes returns the server's handler; its URLs start with a.url, its
+// issuer is a.url followed by a.issuerPath.
+func (a *fakeAS) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, oauthex.AuthServerMeta{
-			Issuer:                            a.url,
+			Issuer:                            a.url + a.issuerPath,
 			AuthorizationEndpoint:             a.url + "/authorize",
 			TokenEndpoint:                     a.url + "/token",
 			RegistrationEndpoint:              a.url + "/register",
@@ -123,13 +131,12 @@ func newFakeAS(t *testing.T) *fakeAS {
 			"refresh_token": refresh, "scope": strings.Join(scopes, " "),
 		})
 	})
-	a.url = serveHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a.mu.Lock()
 		a.authHeader = append(a.authHeader, r.Header.Get("Authorization"))
 		a.mu.Unlock()
 		mux.ServeHTTP(w, r)
-	}))
-	return a
+	})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -178,21 +185,35 @@ func protectedServer(t *testing.T, as *fakeAS, h http.Handler, base []string, ne
 			ScopesSupported:      base,
 		}).ServeHTTP(w, r)
 	})
-	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("/mcp", as.protect(h, func() string {
+		return strings.TrimSuffix(endpoint, "/mcp") + "/.well-known/oauth-protected-resource/mcp"
+	}, base, need))
+	endpoint = serveHTTP(t, mux) + "/mcp"
+	return endpoint
+}
+
+// protect serves h to requests with a token of as that has the scopes need
+// gives for the request's method. metadata gives the challenge's
+// resource_metadata, if any.
+func (as *fakeAS) protect(h http.Handler, metadata func() string, base []string, need func(method string) []string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		var msg struct {
 			Method string `json:"method"`
 		}
 		_ = json.Unmarshal(body, &msg)
-		metadata := strings.TrimSuffix(endpoint, "/mcp") + "/.well-known/oauth-protected-resource/mcp"
 		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		have, known := as.scopesOf(tok)
 		if !ok || !known {
-			challenge := fmt.Sprintf(`Bearer resource_metadata=%q`, metadata)
-			if len(base) > 0 {
-				challenge += fmt.Sprintf(`, scope=%q`, strings.Join(base, " "))
+			params := []string{}
+			if m := metadata(); m != "" {
+				params = append(params, fmt.Sprintf(`resource_metadata=%q`, m))
 			}
+			if len(base) > 0 {
+				params = append(params, fmt.Sprintf(`scope=%q`, strings.Join(base, " ")))
+			}
+			challenge := strings.TrimSpace("Bearer " + strings.Join(params, ", "))
 			w.Header().Set("WWW-Authenticate", challenge)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
@@ -200,15 +221,13 @@ func protectedServer(t *testing.T, as *fakeAS, h http.Handler, base []string, ne
 		want := need(msg.Method)
 		for _, s := range want {
 			if !slices.Contains(have, s) {
-				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`, strings.Join(want, " "), metadata))
+				w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`, strings.Join(want, " "), metadata()))
 				http.Error(w, "forbidden", http.StatusForbidden)
 				return
 			}
 		}
 		h.ServeHTTP(w, r)
-	}))
-	endpoint = serveHTTP(t, mux) + "/mcp"
-	return endpoint
+	})
 }
 
 // always needs the same scopes for every method.
@@ -320,6 +339,35 @@ func TestOAuthStepsUpScopeOnInsufficientScope(t *testing.T) {
 	require.Len(t, authorized, 2, "a first authorization, then the step-up")
 	assert.Equal(t, []string{"read"}, strings.Fields(authorized[0].Get("scope")))
 	assert.ElementsMatch(t, []string{"read", "write"}, strings.Fields(authorized[1].Get("scope")))
+}
+
+// A 2025-03-26 server without resource metadata is its own authorization
+// server: its metadata at the root is used even when it names an issuer
+// with a path, and the grant uses PKCE.
+func TestOAuthAuthorizesAtLegacyServerWithoutResourceMetadata(t *testing.T) {
+	as := &fakeAS{issuerPath: "/oauth", expiresIn: 3600, codes: map[string]grant{}, refresh: map[string][]string{}, tokens: map[string][]string{}}
+	srv, _ := newFixtureServer(t, nil)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", as.protect(srv.Handler(nil), func() string { return "" }, nil, always()))
+	mux.Handle("/", as.routes())
+	as.url = serveHTTP(t, mux)
+	endpoint := as.url + "/mcp"
+
+	ts, err := New(Config{Name: "p", URL: endpoint}, oauthOptions(nil)...)
+	require.NoError(t, err)
+	defer ts.Close()
+	ctx := ctxT(t, 10*time.Second)
+	tools, err := ts.Tools(ctx)
+	require.NoError(t, err)
+	r := call(ctx, find(t, tools, "add"), `{"a":1,"b":2}`)
+	require.False(t, r.IsError, r.Text())
+
+	authorized, forms, _ := as.seen()
+	require.Len(t, authorized, 1)
+	assert.Equal(t, "S256", authorized[0].Get("code_challenge_method"))
+	assert.Equal(t, "registered", authorized[0].Get("client_id"))
+	require.NotEmpty(t, forms)
+	assert.NotEmpty(t, forms[0].Get("code_verifier"))
 }
 
 // A token in the store is sent at once: no authorization is needed.

@@ -11,12 +11,6 @@ var expectedFailures = map[string]string{
 	"server-sse-polling": "no priming event nor retry field on a 2025-03-26 stream",
 
 	// Client side.
-	// The 2025-03-26 fallback finds no protected resource metadata and takes
-	// the server's origin as the authorization server; the scenario's
-	// metadata there names the issuer <origin>/oauth, and the go-sdk
-	// (v1.8.0), whose flow WithOAuth runs, refuses metadata whose issuer is
-	// not the one it was fetched for (RFC 8414 section 3.3).
-	"auth/2025-03-26-oauth-metadata-backcompat": "metadata issuer differs from the server's origin",
 	// Cross-app access (SEP-990, an extension): the ID token exchange and
 	// JWT bearer grant are not offered by WithOAuth.
 	"auth/cross-app-access-complete-flow": "no cross-app access (extension)",
