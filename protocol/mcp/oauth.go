@@ -80,6 +80,11 @@ type OAuth struct {
 	// ES256, an RSA key with RS256.
 	PrivateKey crypto.Signer
 
+	// CrossApp uses cross-app access (SEP-990, an extension) with ClientID
+	// and ClientSecret as the client's credentials at the server's
+	// authorization server, instead of the authorization code grant.
+	CrossApp *CrossAppAccess
+
 	// Store keeps the tokens, keyed by the Config's URL; a token found there
 	// is sent until the server refuses it. The default keeps them in memory
 	// for the toolset's life.
@@ -233,6 +238,16 @@ func newOAuthHandler(c OAuth, server string, checks []func(*url.URL) error) (aut
 	store := c.Store
 	if store == nil {
 		store = &MemoryTokenStore{}
+	}
+	if c.CrossApp != nil {
+		if c.ClientCredentials {
+			return nil, errors.New("OAuth takes ClientCredentials or CrossApp, not both")
+		}
+		inner, err := newCrossAppHandler(c, httpClient)
+		if err != nil {
+			return nil, err
+		}
+		return &oauthHandler{inner: inner, store: store, server: server}, nil
 	}
 	if c.ClientCredentials {
 		inner, err := newClientCredentialsHandler(c, httpClient)

@@ -10,8 +10,4 @@ var expectedFailures = map[string]string{
 	// 2025-03-26.
 	"server-sse-polling": "no priming event nor retry field on a 2025-03-26 stream",
 
-	// Client side.
-	// Cross-app access (SEP-990, an extension): the ID token exchange and
-	// JWT bearer grant are not offered by WithOAuth.
-	"auth/cross-app-access-complete-flow": "no cross-app access (extension)",
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto"
 	"crypto/x509"
 	"encoding/json"
@@ -27,10 +28,14 @@ type scenarioContext struct {
 	ClientID      string `json:"client_id"`
 	ClientSecret  string `json:"client_secret"`
 	PrivateKeyPEM string `json:"private_key_pem"`
+	IdPClientID   string `json:"idp_client_id"`
+	IdPIDToken    string `json:"idp_id_token"`
+	IdPIssuer     string `json:"idp_issuer"`
 }
 
-// oauth returns the OAuth configuration of an auth/ scenario: the
-// client_credentials grant for the scenarios that name it, else the
+// oauth returns the OAuth configuration of an auth/ scenario: cross-app
+// access with the scenario's ID token, or the client_credentials grant, for
+// the scenarios that name them, else the
 // authorization code grant completed without a browser (the suite's
 // authorization server redirects at once), with the pre-registered
 // credentials the scenario gives, if any.
@@ -40,6 +45,17 @@ func oauth(scenario string) (mcp.OAuth, error) {
 		if err := json.Unmarshal([]byte(raw), &sc); err != nil {
 			return mcp.OAuth{}, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
 		}
+	}
+	if strings.HasPrefix(scenario, "auth/cross-app-access") {
+		return mcp.OAuth{
+			ClientID:     sc.ClientID,
+			ClientSecret: sc.ClientSecret,
+			CrossApp: &mcp.CrossAppAccess{
+				IdPIssuer:   sc.IdPIssuer,
+				IdPClientID: sc.IdPClientID,
+				IDToken:     func(context.Context) (string, error) { return sc.IdPIDToken, nil },
+			},
+		}, nil
 	}
 	if strings.HasPrefix(scenario, "auth/client-credentials") {
 		cfg := mcp.OAuth{ClientCredentials: true, ClientID: sc.ClientID, ClientSecret: sc.ClientSecret}
