@@ -9,5 +9,4 @@ var expectedFailures = map[string]string{
 	// streams of protocol 2025-11-25 or later; the scenario's request says
 	// 2025-03-26.
 	"server-sse-polling": "no priming event nor retry field on a 2025-03-26 stream",
-
 }
