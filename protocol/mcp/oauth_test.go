@@ -27,9 +27,13 @@ import (
 // registration, the authorization code grant with PKCE and the refresh
 // token grant. It grants at once: /authorize redirects with a code.
 type fakeAS struct {
-	url        string
-	issuerPath string
-	expiresIn  int // of the access tokens it issues
+	url         string
+	issuerPath  string
+	expiresIn   int      // of the access tokens it issues
+	authMethods []string // token_endpoint_auth_methods_supported; default none
+	// grants is called for the grant types the server knows no rule
+	// of: it returns the scopes to grant, or an OAuth error code.
+	grants func(r *http.Request) (scopes []string, oauthErr string)
 
 	mu         sync.Mutex
 	n          int
@@ -58,6 +62,10 @@ func newFakeAS(t *testing.T) *fakeAS {
 func (a *fakeAS) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		methods := a.authMethods
+		if methods == nil {
+			methods = []string{"none"}
+		}
 		writeJSON(w, http.StatusOK, oauthex.AuthServerMeta{
 			Issuer:                            a.url + a.issuerPath,
 			AuthorizationEndpoint:             a.url + "/authorize",
@@ -66,7 +74,7 @@ func (a *fakeAS) routes() http.Handler {
 			ResponseTypesSupported:            []string{"code"},
 			GrantTypesSupported:               []string{"authorization_code", "refresh_token"},
 			CodeChallengeMethodsSupported:     []string{"S256"},
-			TokenEndpointAuthMethodsSupported: []string{"none"},
+			TokenEndpointAuthMethodsSupported: methods,
 		})
 	})
 	mux.HandleFunc("POST /register", func(w http.ResponseWriter, r *http.Request) {
@@ -119,8 +127,14 @@ func (a *fakeAS) routes() http.Handler {
 			}
 			scopes = s
 		default:
-			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
-			return
+			e := "unsupported_grant_type"
+			if a.grants != nil {
+				scopes, e = a.grants(r)
+			}
+			if e != "" {
+				writeJSON(w, http.StatusBadRequest, map[string]string{"error": e})
+				return
+			}
 		}
 		a.n++
 		access, refresh := fmt.Sprintf("access-%d", a.n), fmt.Sprintf("refresh-%d", a.n)
