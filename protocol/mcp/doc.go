@@ -18,6 +18,13 @@
 // leave it (ErrURLRefused), unless WithCrossOriginRedirects allows them, and
 // then sends no credentials there.
 //
+// WithOAuth authorizes the toolset to a streamable HTTP server with OAuth
+// 2.1, as the MCP authorization spec describes: discovery from the
+// server's 401, the authorization code grant with PKCE (the application's
+// Authorizer takes the user through the browser step), refresh, scope
+// step-up, or the client_credentials grant or cross-app access; tokens are
+// kept in a TokenStore and go to the server's origin alone.
+//
 // Init connects, performs the handshake and lists the tools, and fails fast
 // with a *ConnectError (ErrConnect) that says what failed: a command that
 // cannot be started, a refused connection, a failed handshake (quoting what
