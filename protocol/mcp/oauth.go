@@ -86,8 +86,11 @@ type OAuth struct {
 	CrossApp *CrossAppAccess
 
 	// Store keeps the tokens, keyed by the Config's URL; a token found there
-	// is sent until the server refuses it. The default keeps them in memory
-	// for the toolset's life.
+	// is sent until it expires or the server refuses it, and then the flow
+	// runs again (refreshing needs the client registration and endpoints of
+	// the flow that got the token, which only this toolset holds). The
+	// default keeps them in memory for the toolset's life. A toolset has one
+	// identity: for tokens per user, use a toolset per user.
 	Store TokenStore
 
 	// HTTPClient sends the requests for metadata, registration and tokens.
