@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -46,9 +44,7 @@ type crossAppHandler struct {
 	x                      CrossAppAccess
 	clientID, clientSecret string
 	client                 *http.Client
-
-	mu  sync.Mutex
-	src oauth2.TokenSource
+	tokenHolder
 }
 
 // newCrossAppHandler checks c and returns its handler.
@@ -63,24 +59,11 @@ func newCrossAppHandler(c OAuth, client *http.Client) (*crossAppHandler, error) 
 	return &crossAppHandler{x: *x, clientID: c.ClientID, clientSecret: c.ClientSecret, client: client}, nil
 }
 
-// TokenSource returns the token of the last authorization, or nil.
-func (h *crossAppHandler) TokenSource(context.Context) (oauth2.TokenSource, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.src, nil
-}
-
 // Authorize discovers the server's authorization server, exchanges the ID
 // token for an ID-JAG at the identity provider, and the ID-JAG for an
 // access token at the authorization server.
 func (h *crossAppHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	challenges, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
-	if err != nil {
-		return fmt.Errorf("the server's WWW-Authenticate header: %w", err)
-	}
-	prm, err := protectedResource(ctx, challenges, req.URL.String(), h.client)
+	challenges, prm, err := discoverResource(ctx, req, resp, h.client)
 	if err != nil {
 		return err
 	}
@@ -131,9 +114,7 @@ func (h *crossAppHandler) Authorize(ctx context.Context, req *http.Request, resp
 	if err != nil {
 		return fmt.Errorf("JWT bearer grant at the authorization server: %w", err)
 	}
-	h.mu.Lock()
-	h.src = oauth2.StaticTokenSource(tok)
-	h.mu.Unlock()
+	h.set(oauth2.StaticTokenSource(tok))
 	return nil
 }
 
@@ -161,32 +142,23 @@ func tokenEndpoint(ctx context.Context, client *http.Client, issuer string) (str
 		}
 	}
 	for _, place := range places {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, place, nil)
+		status, body, err := getMetadata(ctx, client, place)
 		if err != nil {
 			return "", err
 		}
-		req.Header.Set("Accept", "application/json")
-		resp, err := client.Do(req)
-		if err != nil {
-			return "", err
-		}
-		body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadata))
-		resp.Body.Close()
-		if err != nil {
-			return "", err
-		}
-		if resp.StatusCode >= 400 && resp.StatusCode < 500 {
+		if status >= 400 && status < 500 {
 			continue
 		}
-		if resp.StatusCode != http.StatusOK {
-			return "", fmt.Errorf("%s: status %d", showURL(req.URL), resp.StatusCode)
+		pu, _ := url.Parse(place)
+		if status != http.StatusOK {
+			return "", fmt.Errorf("%s: status %d", showURL(pu), status)
 		}
 		var meta struct {
 			Issuer        string `json:"issuer"`
 			TokenEndpoint string `json:"token_endpoint"`
 		}
 		if err := json.Unmarshal(body, &meta); err != nil {
-			return "", fmt.Errorf("%s: %w", showURL(req.URL), err)
+			return "", fmt.Errorf("%s: %w", showURL(pu), err)
 		}
 		if strings.TrimSuffix(meta.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
 			return "", fmt.Errorf("the metadata names the issuer %s", quoteN(meta.Issuer, maxShownURL))

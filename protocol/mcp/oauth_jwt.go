@@ -39,9 +39,7 @@ type jwtClientHandler struct {
 	key      crypto.Signer
 	method   jwt.SigningMethod
 	client   *http.Client
-
-	mu  sync.Mutex
-	src oauth2.TokenSource
+	tokenHolder
 }
 
 // newJWTClientHandler checks key and returns the handler.
@@ -61,24 +59,10 @@ func newJWTClientHandler(clientID string, key crypto.Signer, client *http.Client
 	return &jwtClientHandler{clientID: clientID, key: key, method: method, client: client}, nil
 }
 
-// TokenSource returns the token source of the last authorization, or nil.
-func (h *jwtClientHandler) TokenSource(context.Context) (oauth2.TokenSource, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.src, nil
-}
-
 // Authorize discovers the authorization server from the server's refusal
 // and gets a token from it.
 func (h *jwtClientHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	challenges, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
-	if err != nil {
-		return fmt.Errorf("%w: the server's WWW-Authenticate header: %w", ErrAuthorization, err)
-	}
-	resource := req.URL.String()
-	prm, err := protectedResource(ctx, challenges, resource, h.client)
+	challenges, prm, err := discoverResource(ctx, req, resp, h.client)
 	if err != nil {
 		return err
 	}
@@ -100,9 +84,7 @@ func (h *jwtClientHandler) Authorize(ctx context.Context, req *http.Request, res
 	if _, err := src.Token(); err != nil {
 		return fmt.Errorf("%w: %w", ErrAuthorization, err)
 	}
-	h.mu.Lock()
-	h.src = src
-	h.mu.Unlock()
+	h.set(src)
 	return nil
 }
 
@@ -147,6 +129,43 @@ func (s *assertionSource) Token() (*oauth2.Token, error) {
 		AuthStyle:      oauth2.AuthStyleInParams,
 	}
 	return cfg.Token(context.WithValue(s.ctx, oauth2.HTTPClient, s.h.client))
+}
+
+// tokenHolder keeps the token source of a handler's last authorization.
+type tokenHolder struct {
+	mu  sync.Mutex
+	src oauth2.TokenSource
+}
+
+// TokenSource returns the token source of the last authorization, or nil.
+func (h *tokenHolder) TokenSource(context.Context) (oauth2.TokenSource, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.src, nil
+}
+
+// set keeps src.
+func (h *tokenHolder) set(src oauth2.TokenSource) {
+	h.mu.Lock()
+	h.src = src
+	h.mu.Unlock()
+}
+
+// discoverResource reads the challenges of the server's refusal resp to
+// req, closing its body, and fetches the server's protected resource
+// metadata.
+func discoverResource(ctx context.Context, req *http.Request, resp *http.Response, client *http.Client) ([]oauthex.Challenge, *oauthex.ProtectedResourceMetadata, error) {
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	challenges, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("the server's WWW-Authenticate header: %w", err)
+	}
+	prm, err := protectedResource(ctx, challenges, req.URL.String(), client)
+	if err != nil {
+		return nil, nil, err
+	}
+	return challenges, prm, nil
 }
 
 // protectedResource fetches the protected resource metadata of resource:

@@ -73,12 +73,18 @@ func (l *legacyFlow) applies(ctx context.Context, challenges []oauthex.Challenge
 // get sends a GET to u and returns the status and at most maxMetadata
 // bytes of the body.
 func (l *legacyFlow) get(ctx context.Context, u string) (int, []byte, error) {
+	return getMetadata(ctx, l.client, u)
+}
+
+// getMetadata sends a GET for a JSON document to u and returns the status
+// and at most maxMetadata bytes of the body.
+func getMetadata(ctx context.Context, client *http.Client, u string) (int, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return 0, nil, err
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := l.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}

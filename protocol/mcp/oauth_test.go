@@ -244,6 +244,19 @@ func (as *fakeAS) protect(h http.Handler, metadata func() string, base []string,
 	})
 }
 
+// listAndCall lists the tools of the server at endpoint through a toolset
+// with opts and calls one, which must succeed.
+func listAndCall(ctx context.Context, t *testing.T, endpoint string, opts ...Option) {
+	t.Helper()
+	ts, err := New(Config{Name: "p", URL: endpoint}, opts...)
+	require.NoError(t, err)
+	defer ts.Close()
+	tools, err := ts.Tools(ctx)
+	require.NoError(t, err)
+	r := call(ctx, find(t, tools, "add"), `{"a":1,"b":2}`)
+	require.False(t, r.IsError, r.Text())
+}
+
 // always needs the same scopes for every method.
 func always(scopes ...string) func(string) []string {
 	return func(string) []string { return scopes }
@@ -269,14 +282,8 @@ func TestOAuthAuthorizesWithPKCEAndResourceIndicator(t *testing.T) {
 	endpoint := protectedServer(t, as, srv.Handler(nil), []string{"tools"}, always("tools"))
 	store := &MemoryTokenStore{}
 
-	ts, err := New(Config{Name: "p", URL: endpoint}, oauthOptions(store)...)
-	require.NoError(t, err)
-	defer ts.Close()
 	ctx := ctxT(t, 10*time.Second)
-	tools, err := ts.Tools(ctx)
-	require.NoError(t, err)
-	r := call(ctx, find(t, tools, "add"), `{"a":1,"b":2}`)
-	require.False(t, r.IsError, r.Text())
+	listAndCall(ctx, t, endpoint, oauthOptions(store)...)
 
 	authorized, forms, _ := as.seen()
 	require.Len(t, authorized, 1, "one authorization")
@@ -307,14 +314,8 @@ func TestOAuthRefreshesExpiredToken(t *testing.T) {
 	srv, _ := newFixtureServer(t, nil)
 	endpoint := protectedServer(t, as, srv.Handler(nil), nil, always())
 
-	ts, err := New(Config{Name: "p", URL: endpoint}, oauthOptions(nil)...)
-	require.NoError(t, err)
-	defer ts.Close()
 	ctx := ctxT(t, 10*time.Second)
-	tools, err := ts.Tools(ctx)
-	require.NoError(t, err)
-	r := call(ctx, find(t, tools, "add"), `{"a":1,"b":2}`)
-	require.False(t, r.IsError, r.Text())
+	listAndCall(ctx, t, endpoint, oauthOptions(nil)...)
 
 	authorized, forms, _ := as.seen()
 	assert.Len(t, authorized, 1, "no new authorization")
@@ -340,14 +341,8 @@ func TestOAuthStepsUpScopeOnInsufficientScope(t *testing.T) {
 		return []string{"read"}
 	})
 
-	ts, err := New(Config{Name: "p", URL: endpoint}, oauthOptions(nil)...)
-	require.NoError(t, err)
-	defer ts.Close()
 	ctx := ctxT(t, 10*time.Second)
-	tools, err := ts.Tools(ctx)
-	require.NoError(t, err)
-	r := call(ctx, find(t, tools, "add"), `{"a":1,"b":2}`)
-	require.False(t, r.IsError, r.Text())
+	listAndCall(ctx, t, endpoint, oauthOptions(nil)...)
 
 	authorized, _, _ := as.seen()
 	require.Len(t, authorized, 2, "a first authorization, then the step-up")
@@ -367,14 +362,8 @@ func TestOAuthAuthorizesAtLegacyServerWithoutResourceMetadata(t *testing.T) {
 	as.url = serveHTTP(t, mux)
 	endpoint := as.url + "/mcp"
 
-	ts, err := New(Config{Name: "p", URL: endpoint}, oauthOptions(nil)...)
-	require.NoError(t, err)
-	defer ts.Close()
 	ctx := ctxT(t, 10*time.Second)
-	tools, err := ts.Tools(ctx)
-	require.NoError(t, err)
-	r := call(ctx, find(t, tools, "add"), `{"a":1,"b":2}`)
-	require.False(t, r.IsError, r.Text())
+	listAndCall(ctx, t, endpoint, oauthOptions(nil)...)
 
 	authorized, forms, _ := as.seen()
 	require.Len(t, authorized, 1)
@@ -412,14 +401,8 @@ func TestOAuthTokenNeverLeavesServerOrigin(t *testing.T) {
 	var mine recorder
 	endpoint := protectedServer(t, as, mine.wrap(redirectTo(http.StatusTemporaryRedirect, otherURL)), nil, always())
 
-	ts, err := New(Config{Name: "p", URL: endpoint}, append(oauthOptions(nil), WithCrossOriginRedirects())...)
-	require.NoError(t, err)
-	defer ts.Close()
 	ctx := ctxT(t, 10*time.Second)
-	tools, err := ts.Tools(ctx)
-	require.NoError(t, err)
-	r := call(ctx, find(t, tools, "add"), `{"a":1,"b":2}`)
-	require.False(t, r.IsError, r.Text())
+	listAndCall(ctx, t, endpoint, append(oauthOptions(nil), WithCrossOriginRedirects())...)
 
 	require.NotEmpty(t, mine.requests())
 	for _, s := range mine.requests() {
