@@ -112,6 +112,12 @@ func (l *legacyFlow) metadata(ctx context.Context, origin *url.URL) (*oauthex.Au
 	case status != http.StatusOK:
 		return nil, fmt.Errorf("authorization server metadata: status %d", status)
 	}
+	return legacyMetadata(body, origin)
+}
+
+// legacyMetadata reads the authorization server metadata body found at
+// origin: its issuer must be on origin, its endpoints http(s) URLs.
+func legacyMetadata(body []byte, origin *url.URL) (*oauthex.AuthServerMeta, error) {
 	var meta oauthex.AuthServerMeta
 	if err := json.Unmarshal(body, &meta); err != nil {
 		return nil, fmt.Errorf("authorization server metadata: %w", err)
@@ -121,7 +127,7 @@ func (l *legacyFlow) metadata(ctx context.Context, origin *url.URL) (*oauthex.Au
 		return nil, fmt.Errorf("authorization server metadata: the issuer %s is not on the server's origin", quoteN(meta.Issuer, maxShownURL))
 	}
 	for _, e := range []string{meta.AuthorizationEndpoint, meta.TokenEndpoint, meta.RegistrationEndpoint} {
-		if u, err := url.Parse(e); e != "" && (err != nil || (u.Scheme != "https" && u.Scheme != "http")) {
+		if u, err := url.Parse(e); e != "" && (err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "") {
 			return nil, fmt.Errorf("authorization server metadata: endpoint %s is not an http(s) URL", quoteN(e, maxShownURL))
 		}
 	}

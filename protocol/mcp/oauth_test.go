@@ -497,3 +497,28 @@ func FuzzAuthorizationResult(f *testing.F) {
 		require.NotEmpty(t, res.Code)
 	})
 }
+
+// FuzzLegacyMetadata feeds the metadata document a 2025-03-26 server
+// serves: what is accepted names an issuer on the server's origin and
+// http(s) endpoints.
+func FuzzLegacyMetadata(f *testing.F) {
+	f.Add(`{"issuer":"http://127.0.0.1:8080/oauth","authorization_endpoint":"http://127.0.0.1:8080/authorize","token_endpoint":"http://127.0.0.1:8080/token"}`)
+	f.Add(`{"issuer":"http://evil.example","authorization_endpoint":"javascript:alert(1)","token_endpoint":"x"}`)
+	f.Add(`{"issuer":"http://127.0.0.1:8080","authorization_endpoint":"http://127.0.0.1:8080/a","token_endpoint":"http://h/t","registration_endpoint":"ftp://h/r"}`)
+	origin := &url.URL{Scheme: "http", Host: "127.0.0.1:8080"}
+	f.Fuzz(func(t *testing.T, body string) {
+		meta, err := legacyMetadata([]byte(body), origin)
+		if err != nil {
+			return
+		}
+		iss, err := url.Parse(meta.Issuer)
+		require.NoError(t, err)
+		require.Equal(t, originOf(origin), originOf(iss))
+		for _, e := range []string{meta.AuthorizationEndpoint, meta.TokenEndpoint} {
+			u, err := url.Parse(e)
+			require.NoError(t, err)
+			require.Contains(t, []string{"http", "https"}, u.Scheme)
+			require.NotEmpty(t, u.Host)
+		}
+	})
+}
