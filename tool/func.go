@@ -191,7 +191,7 @@ type FuncTool[In, Out any] struct {
 	core
 	plan    *arguments.Plan
 	fn      func(context.Context, In) (Out, error)
-	onePart bool // its results are one part (see NewFrames)
+	onePart bool // its results are one part (see newFrames)
 }
 
 // NewFunc builds a typed tool from fn. In must be a struct (or a pointer to
