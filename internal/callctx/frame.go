@@ -38,8 +38,7 @@ func Serve(f *Frame) *Frame {
 	if f != nil && f.used.CompareAndSwap(false, true) {
 		return f
 	}
-	n := new(Frame)
-	n.used.Store(true)
+	n := new(Frame) // handed to no one else: it needs no mark of use
 	if f != nil {
 		n.ctx.inherit(&f.ctx)
 	}
