@@ -319,3 +319,18 @@ func ExampleTitleOf() {
 	fmt.Println(tool.Name(renamed), "-", tool.TitleOf(renamed))
 	// Output: docs_search - Search the docs
 }
+
+// A permission rule judges the arguments the tool runs with: Prepare
+// gives them, repaired, coerced toward the schema and validated.
+func ExampleInvoker_Prepare() {
+	weather := tool.MustFunc("forecast", "Weather forecast for a city", forecast)
+	iv := tool.NewInvoker(tool.WithJSONRepair(true))
+	call := model.ToolCall{ID: "c1", Name: "forecast", Arguments: json.RawMessage(`{"city": "Oslo", "days": "3",}`)}
+	prepared, _, ok := iv.Prepare(weather, call)
+	fmt.Println(ok, string(prepared.Arguments))
+	_, res, ok := iv.Prepare(weather, model.ToolCall{ID: "c2", Name: "forecast", Arguments: json.RawMessage(`{"days": 30}`)})
+	fmt.Println(ok, res.ErrorCode)
+	// Output:
+	// true {"city":"Oslo","days":3}
+	// false invalid_arguments
+}
