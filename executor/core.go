@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/trellis-go/trellis/internal/callctx"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -73,13 +74,13 @@ func (c *core) forBatch(ctx context.Context) *core {
 }
 
 // newRequests returns the requests of a batch of n calls, each with the
-// frame that will hold its call's context (see tool.Frame), and room for
+// frame that will hold its call's context (see internal/callctx), and room for
 // their results, taking what the caller's room has (see internal/callroom).
 // Without room, a single call's are all in one allocation, and more
 // calls' in three. A call whose context outlives it keeps its batch's
 // frames.
 func newRequests(n int, room batchRoom) ([]Request, []tool.Result) {
-	var frames []tool.Frame
+	var frames []callctx.Frame
 	switch {
 	case n == 1 && room.Results == nil && room.Frames == nil:
 		return new(oneRequest).requests()
@@ -90,7 +91,7 @@ func newRequests(n int, room batchRoom) ([]Request, []tool.Result) {
 		o.req[0].frame = &o.frame
 		return o.req[:], resultsIn(room, 1)
 	default:
-		frames = make([]tool.Frame, n)
+		frames = make([]callctx.Frame, n)
 	}
 	reqs := make([]Request, n)
 	for i := range reqs {
@@ -114,23 +115,23 @@ func resultsIn(room batchRoom, n int) []tool.Result {
 // what the caller's room has; without room, a single call's come in one
 // allocation. first is the tool of the batch's first call: the frames of
 // several calls of a typed tool come with room for their results' parts
-// (see tool.NewFrames).
-func newFrames(n int, room batchRoom, first tool.Tool) ([]tool.Frame, []tool.Result) {
+// (see internal/callctx.NewFrames).
+func newFrames(n int, room batchRoom, first tool.Tool) ([]callctx.Frame, []tool.Result) {
 	switch {
 	case room.Frames != nil:
 		return room.Frames[:n:n], resultsIn(room, n)
 	case n == 1 && room.Results != nil:
-		return []tool.Frame{{}}, resultsIn(room, 1)
+		return []callctx.Frame{{}}, resultsIn(room, 1)
 	case n == 1:
 		o := new(oneFrame)
 		return o.frame[:], o.res[:]
 	}
-	return tool.NewFrames(n, first), resultsIn(room, n)
+	return frameOps.NewFrames(n, first), resultsIn(room, n)
 }
 
 // oneFrame is the storage of a single call's frame and result.
 type oneFrame struct {
-	frame [1]tool.Frame
+	frame [1]callctx.Frame
 	res   [1]tool.Result
 }
 
@@ -138,7 +139,7 @@ type oneFrame struct {
 // result.
 type oneRequest struct {
 	req   [1]Request
-	frame tool.Frame
+	frame callctx.Frame
 	res   [1]tool.Result
 }
 
@@ -146,7 +147,7 @@ type oneRequest struct {
 // frame, for a batch whose caller gave storage for the result.
 type oneRequestFrame struct {
 	req   [1]Request
-	frame tool.Frame
+	frame callctx.Frame
 }
 
 // requests returns the request, its frame in place, and the room for its
@@ -232,7 +233,7 @@ func (c *core) clock() time.Duration { return time.Since(c.epoch) }
 // handle runs the chain for one call; a panic becomes an error result.
 func (c *core) handle(ctx context.Context, req *Request) tool.Result {
 	if c.term != nil && req.Tool != nil {
-		// tool.Invoker.InvokeFrame recovers the tool's panics and settles
+		// The tool package's invocation recovers the tool's panics and settles
 		// the result as normalize does.
 		return c.term.invoke(ctx, req)
 	}
@@ -275,7 +276,7 @@ func (c *core) prepare(req *Request) {
 	if req.Tool == nil {
 		return
 	}
-	if call, _, ok := c.iv.Prepare(req.frame, req.Tool, req.Call); ok {
+	if call, _, ok := frameOps.Prepare(c.iv, req.frame, req.Tool, req.Call); ok {
 		req.Call.Arguments = call.Arguments
 	}
 }

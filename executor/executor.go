@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"slices"
 
+	"github.com/trellis-go/trellis/internal/callctx"
 	"github.com/trellis-go/trellis/internal/callroom"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
@@ -64,9 +65,9 @@ type batchRoom struct {
 	// Results receives the results; it is the lender's again once
 	// Execute returns.
 	Results []tool.Result
-	// Frames hold the calls' contexts (see tool.Frame). They are zero,
+	// Frames hold the calls' contexts (see internal/callctx). They are zero,
 	// and never used again.
-	Frames []tool.Frame
+	Frames []callctx.Frame
 }
 
 // roomFor returns the storage the caller behind ctx lent owner, the

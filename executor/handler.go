@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 
+	"github.com/trellis-go/trellis/internal/callctx"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -38,14 +39,19 @@ type Request struct {
 	// the executor's observer; nil when nobody observes.
 	watch *watch
 	slot  int
-	// frame stores the call's context (see tool.Frame); the frames of a
+	// frame stores the call's context (see internal/callctx); the frames of a
 	// batch's calls come in one allocation.
-	frame *tool.Frame
+	frame *callctx.Frame
 	// iv is the Invoker behind the executor's terminal handler, which
 	// Prepared prepares the arguments with; nil for a request made
 	// outside an executor.
 	iv *tool.Invoker
 }
+
+// frameOps are the tool package's operations on the frames that hold the
+// calls' contexts (see internal/callctx): invoking a call in its frame, and
+// preparing its arguments in it.
+var frameOps = callctx.OpsOf[*tool.Invoker, tool.Tool, tool.Result, tool.InvokeOption]()
 
 // defaultInvoker prepares the arguments of requests made outside an
 // executor: without JSON repair, as Terminal(nil) runs them.
@@ -77,9 +83,9 @@ func (r *Request) Prepared() (prepared *Request, res tool.Result, ok bool) {
 	f := r.frame
 	if f == nil {
 		// The mark of prepared arguments needs a frame to live in.
-		f = new(tool.Frame)
+		f = new(callctx.Frame)
 	}
-	call, res, ok := iv.Prepare(f, r.Tool, r.Call)
+	call, res, ok := frameOps.Prepare(iv, f, r.Tool, r.Call)
 	if !ok {
 		return r, res, false
 	}
@@ -224,9 +230,9 @@ func (t *terminal) Handle(ctx context.Context, req *Request) tool.Result {
 // invoke runs the call of a known tool (req.Tool is not nil).
 func (t *terminal) invoke(ctx context.Context, req *Request) tool.Result {
 	if w := req.watch; w != nil {
-		return t.iv.InvokeFrame(ctx, req.frame, req.Tool, req.Call, w.progressOption(req))
+		return frameOps.Invoke(t.iv, ctx, req.frame, req.Tool, req.Call, w.progressOption(req))
 	}
-	return t.iv.InvokeFrame(ctx, req.frame, req.Tool, req.Call)
+	return frameOps.Invoke(t.iv, ctx, req.frame, req.Tool, req.Call)
 }
 
 // unknownTool answers a call of a name the batch does not have.

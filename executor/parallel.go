@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/trellis-go/trellis/internal/callctx"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -208,7 +209,7 @@ const (
 type bare struct {
 	calls  []model.ToolCall
 	tools  []tool.Tool
-	frames []tool.Frame
+	frames []callctx.Frame
 	lookup Lookup
 }
 
@@ -545,7 +546,7 @@ func (pb *pbatch) runBody(i int) {
 		case pb.ctx.Err() != nil:
 			r = notRun(b.calls[i], pb.cause())
 		case b.tools[i] != nil:
-			r = pb.c.term.iv.InvokeFrame(pb.ctx, &b.frames[i], b.tools[i], b.calls[i])
+			r = frameOps.Invoke(pb.c.term.iv, pb.ctx, &b.frames[i], b.tools[i], b.calls[i])
 		default:
 			req := Request{Call: b.calls[i], Index: i, Tools: b.lookup, slot: i, frame: &b.frames[i]}
 			r = pb.c.handleChain(pb.ctx, &req)

@@ -3,80 +3,18 @@ package tool
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 
-	"github.com/trellis-go/trellis/internal/callscope"
+	"github.com/trellis-go/trellis/internal/callctx"
 	"github.com/trellis-go/trellis/internal/runctx"
 	"github.com/trellis-go/trellis/model"
 )
 
-type callIDKey struct{}
-
-type reporterKey struct{}
-
-// callContext carries a call's ID and, when the call reports progress or
-// has options of its own, its progress reporter and configuration, in one
-// context value, so that Invoke allocates once per call for all of them
-// (twice for a call with a reporter).
-type callContext struct {
-	context.Context
-	id string
-
-	// rare holds what few calls need: the slot callscope.Key keys keep their
-	// state in, and the mark of a call that passed its permission check;
-	// made on first use.
-	rare atomic.Pointer[rareState]
-
-	// ext holds the call's progress reporter and its own configuration;
-	// nil for a call with neither. It is set before the call runs.
-	ext *callExtra
-
-	// part is room for the call's result part (see NewFrames), taken by
-	// the typed tool that builds the result.
-	part *model.Part
-}
-
-// rareState is the part of a call's frame that few calls use (see
-// callContext.rare).
-type rareState struct {
-	// scope is the slot of this invocation that callscope.Key keys keep their
-	// state in.
-	scope atomic.Value
-	// auth is what the call was allowed as (see Frame.MarkAuthorized).
-	auth atomic.Pointer[authMark]
-	// prepared is what Invoker.Prepare made of the call's arguments, for a
-	// tool with a PrepareArguments hook (see preparedMark).
-	prepared atomic.Pointer[preparedMark]
-}
-
-// rareState returns c's rare state, made on first use.
-func (c *callContext) rareState() *rareState {
-	if r := c.rare.Load(); r != nil {
-		return r
-	}
-	c.rare.CompareAndSwap(nil, new(rareState))
-	return c.rare.Load()
-}
-
-// authMark returns what the call was allowed as, nil when nothing.
-func (c *callContext) authMark() *authMark {
-	if r := c.rare.Load(); r != nil {
-		return r.auth.Load()
-	}
-	return nil
-}
-
-// preparedMark returns what Invoker.Prepare made of the call's
-// arguments, nil when nothing.
-func (c *callContext) preparedMark() *preparedMark {
-	if r := c.rare.Load(); r != nil {
-		return r.prepared.Load()
-	}
-	return nil
-}
-
-// callExtra is the part of a call's context that most calls do without.
+// callExtra is package tool's extension of a call's context (see
+// callctx.Ext), for a call that reports progress or has options of its
+// own: one allocation for all of it.
 type callExtra struct {
+	callctx.Ext
+
 	// cfg is the Invoker's configuration with the call's own options, when
 	// it has some.
 	cfg invokeConfig
@@ -88,33 +26,30 @@ type callExtra struct {
 	done     bool
 }
 
-// Value answers the call's own keys and defers the rest to the parent.
-func (c *callContext) Value(key any) any {
-	switch k := key.(type) {
-	case callIDKey:
-		return c
-	case reporterKey:
-		if c.ext != nil && c.ext.sink != nil {
-			return c
-		}
-	case callscope.Key:
-		return k.ScopeOfCall(c.id, &c.rareState().scope)
+// extOf returns cc's extension, made on first use; cc's call has not
+// started.
+func extOf(cc *callctx.Context) *callExtra {
+	if cc.Ext != nil {
+		return cc.Ext.Owner.(*callExtra)
 	}
-	return c.Context.Value(key)
+	x := new(callExtra)
+	x.Owner = x
+	cc.Ext = &x.Ext
+	return x
 }
 
 // WithCallID returns a context that carries the ID of the tool call being
 // run. Invoke does this for every call; tools read it with CallID.
 func WithCallID(ctx context.Context, callID string) context.Context {
-	return &callContext{Context: ctx, id: callID}
+	return callctx.New(ctx, callID)
 }
 
 // CallID returns the ID of the tool call being run, or "" outside a call.
 // Tools use it to key per-call state, to tag logs, or to tie the events of a
 // sub-run to the call that started it.
 func CallID(ctx context.Context) string {
-	if c, ok := ctx.Value(callIDKey{}).(*callContext); ok {
-		return c.id
+	if c := callctx.From(ctx); c != nil {
+		return c.ID
 	}
 	return ""
 }
@@ -169,22 +104,20 @@ type Update struct {
 }
 
 // report delivers an update to the call's sink, unless the call returned.
-func (c *callContext) report(u Update) bool {
-	x := c.ext
+func (x *callExtra) report(callID string, u Update) bool {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.done {
 		return false
 	}
-	u.CallID, u.ToolName = c.id, x.toolName
+	u.CallID, u.ToolName = callID, x.toolName
 	x.sink(u)
 	return true
 }
 
 // closeProgress drops every later update. It waits for an update being
 // delivered.
-func (c *callContext) closeProgress() {
-	x := c.ext
+func (x *callExtra) closeProgress() {
 	x.mu.Lock()
 	x.done = true
 	x.mu.Unlock()
@@ -196,9 +129,9 @@ func (c *callContext) closeProgress() {
 // behind, say) is dropped, and so is one sent when nothing listens.
 // Updates from one call are delivered one at a time, in the order sent.
 func ReportProgress(ctx context.Context, u Update) bool {
-	r, ok := ctx.Value(reporterKey{}).(*callContext)
-	if !ok {
+	c := callctx.ReporterFrom(ctx)
+	if c == nil {
 		return false
 	}
-	return r.report(u)
+	return c.Ext.Owner.(*callExtra).report(c.ID, u)
 }

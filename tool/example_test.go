@@ -245,25 +245,6 @@ func ExampleCollectInstructions() {
 	// Finish with set_model_response.
 }
 
-// An executor that runs a batch allocates the frames of all its calls at
-// once and hands one to each call.
-func ExampleInvoker_InvokeFrame() {
-	weather := tool.MustFunc("forecast", "Weather forecast for a city", forecast)
-	calls := []model.ToolCall{
-		{ID: "c1", Name: "forecast", Arguments: json.RawMessage(`{"city":"Oslo"}`)},
-		{ID: "c2", Name: "forecast", Arguments: json.RawMessage(`{"city":"Lima","days":3}`)},
-	}
-	iv := tool.NewInvoker()
-	frames := make([]tool.Frame, len(calls))
-	for i, call := range calls {
-		r := iv.InvokeFrame(context.Background(), &frames[i], weather, call)
-		fmt.Println(call.ID, r.Text())
-	}
-	// Output:
-	// c1 Oslo: sunny for 1 day(s)
-	// c2 Lima: sunny for 3 day(s)
-}
-
 // One set of tools serves runs that may see different tools: the run's
 // context carries its own filters.
 func ExampleResolveWith() {
@@ -337,4 +318,19 @@ func ExampleTitleOf() {
 	renamed := tool.Rename(search, "docs_search")
 	fmt.Println(tool.Name(renamed), "-", tool.TitleOf(renamed))
 	// Output: docs_search - Search the docs
+}
+
+// A permission rule judges the arguments the tool runs with: Prepare
+// gives them, repaired, coerced toward the schema and validated.
+func ExampleInvoker_Prepare() {
+	weather := tool.MustFunc("forecast", "Weather forecast for a city", forecast)
+	iv := tool.NewInvoker(tool.WithJSONRepair(true))
+	call := model.ToolCall{ID: "c1", Name: "forecast", Arguments: json.RawMessage(`{"city": "Oslo", "days": "3",}`)}
+	prepared, _, ok := iv.Prepare(weather, call)
+	fmt.Println(ok, string(prepared.Arguments))
+	_, res, ok := iv.Prepare(weather, model.ToolCall{ID: "c2", Name: "forecast", Arguments: json.RawMessage(`{"days": 30}`)})
+	fmt.Println(ok, res.ErrorCode)
+	// Output:
+	// true {"city":"Oslo","days":3}
+	// false invalid_arguments
 }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"unsafe"
 
+	"github.com/trellis-go/trellis/internal/callctx"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool/internal/arguments"
 )
@@ -190,7 +191,7 @@ type FuncTool[In, Out any] struct {
 	core
 	plan    *arguments.Plan
 	fn      func(context.Context, In) (Out, error)
-	onePart bool // its results are one part (see NewFrames)
+	onePart bool // its results are one part (see newFrames)
 }
 
 // NewFunc builds a typed tool from fn. In must be a struct (or a pointer to
@@ -268,7 +269,7 @@ func (t *FuncTool[In, Out]) callFast(ctx context.Context, args json.RawMessage) 
 	if err != nil {
 		return returnedResult(out), true, err
 	}
-	return toResultIn(out, partSlot(ctx)), true, nil
+	return toResultIn(out, callctx.TakePart(ctx)), true, nil
 }
 
 func (t *FuncTool[In, Out]) self() Tool { return t }
@@ -314,7 +315,7 @@ func returnedResult[Out any](out Out) Result {
 func toResult[Out any](out Out) Result { return toResultIn(out, nil) }
 
 // toResultIn is toResult with slot, when not nil, as the storage of a
-// result of one part (see Frame).
+// result of one part (see newFrames).
 func toResultIn[Out any](out Out, slot *model.Part) Result {
 	switch o := any(out).(type) {
 	case nil:

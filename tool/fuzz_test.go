@@ -135,11 +135,11 @@ func FuzzPreparedArgumentsAreFinal(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte, repair bool) {
 		iv := NewInvoker(WithJSONRepair(repair))
 		call := model.ToolCall{ID: "1", Name: "fuzz", Arguments: in}
-		prepared, _, ok := iv.Prepare(nil, tl, call)
+		prepared, _, ok := iv.Prepare(tl, call)
 		if !ok {
 			return
 		}
-		again, _, ok := NewInvoker().Prepare(nil, tl, prepared)
+		again, _, ok := NewInvoker().Prepare(tl, prepared)
 		if !ok || !bytes.Equal(again.Arguments, prepared.Arguments) {
 			t.Fatalf("prepared %q (from %q) is not final: %q, %v", prepared.Arguments, in, again.Arguments, ok)
 		}

@@ -1,7 +1,6 @@
 package tool
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,8 +8,8 @@ import (
 	"iter"
 	"runtime/debug"
 	"sync"
-	"sync/atomic"
 
+	"github.com/trellis-go/trellis/internal/callctx"
 	"github.com/trellis-go/trellis/internal/deadline"
 	"github.com/trellis-go/trellis/model"
 )
@@ -167,12 +166,13 @@ func Invoke(ctx context.Context, t Tool, call model.ToolCall, opts ...InvokeOpti
 //     path and the arguments received, and the tool's body does not run.
 //     Arguments that need no repair and no coercion and that the schema
 //     accepts are usually checked (and, for a typed tool, decoded) in one
-//     pass over their text; the outcome is the pipeline's. Arguments that
-//     Prepare made final for t with this frame skip the repair and
-//     PrepareArguments steps;
+//     pass over their text; the outcome is the pipeline's. When an
+//     executor prepared the call's arguments already (see Prepare), they
+//     skip the repair and PrepareArguments steps;
 //  3. consults the tool's own permission checker (WithPermission, or a
 //     tool that implements PermissionChecker), unless the call passed it
-//     already (Frame.MarkAuthorized): the checker sees the arguments of
+//     already (an executor's permission middleware, or an MCP server's
+//     policy, checked it and recorded so): the checker sees the arguments of
 //     step 2, the very arguments the tool then runs with; a call it does
 //     not allow is answered with the structured denied result Authorize
 //     gives, and does not run;
@@ -190,38 +190,26 @@ func Invoke(ctx context.Context, t Tool, call model.ToolCall, opts ...InvokeOpti
 // tool gives the unknown-tool result. The result does not carry the call's
 // ID; the caller pairs it with the call (Result.Message).
 func (iv *Invoker) Invoke(ctx context.Context, t Tool, call model.ToolCall, opts ...InvokeOption) Result {
-	return iv.InvokeFrame(ctx, nil, t, call, opts...)
+	return iv.invokeFrame(ctx, nil, t, call, opts...)
 }
 
-// Frame is the storage of what a call's context carries while Invoke runs
-// it: the call's ID (a call that reports progress, or has options of its
-// own, keeps those in an allocation of their own). Invoke takes
-// a new frame for every call; an executor that runs a batch can allocate
-// the frames of all its calls at once and hand one to each call through
-// InvokeFrame. A frame serves a single call, ever, since the context that
-// holds it may outlive the call: InvokeFrame takes a new one when the
-// frame it is given has served already. The zero Frame is ready to use.
-type Frame struct {
-	cc   callContext
-	used atomic.Bool
+// The frames of calls (see internal/callctx) are the executors' and the
+// MCP server's business: package tool hands them its operations on frames
+// without exporting them.
+func init() {
+	callctx.Register(&callctx.Ops[*Invoker, Tool, Result, InvokeOption]{
+		Invoke:    (*Invoker).invokeFrame,
+		Prepare:   (*Invoker).prepare,
+		NewFrames: newFrames,
+	})
 }
 
-// NewFrames returns the frames of a batch of n calls (see Frame). When t,
-// the tool of the batch's first call, is a typed tool of this package
-// whose results are one part (a text or a JSON part), each frame comes
-// with room for its call's part, all of them in one allocation beside the
-// frames, so that the batch's calls of such tools do not allocate their
-// parts one by one. The parts of a batch's results then share that
-// storage, each with no room to grow.
-func NewFrames(n int, t Tool) []Frame {
-	fs := make([]Frame, n)
-	if n > 1 && resultsOnePart(t) {
-		parts := make([]model.Part, n)
-		for i := range fs {
-			fs[i].cc.part = &parts[i]
-		}
-	}
-	return fs
+// newFrames returns the frames of a batch of n calls whose first call is
+// of t: with room for the results' parts when t is a typed tool of this
+// package whose results are one part (a text or a JSON part), so that the
+// batch's calls of such tools do not allocate their parts one by one.
+func newFrames(n int, t Tool) []callctx.Frame {
+	return callctx.NewFrames(n, n > 1 && resultsOnePart(t))
 }
 
 // onePartTool is implemented by the typed tools of this package.
@@ -241,71 +229,6 @@ func resultsOnePart(t Tool) bool {
 	return ok && o.resultsOnePart()
 }
 
-// partSlot returns, and takes, the room for a result's part that the
-// frame of the call behind ctx has (see NewFrames); nil when it has none.
-func partSlot(ctx context.Context) *model.Part {
-	if cc, ok := ctx.(*callContext); ok && cc.part != nil {
-		p := cc.part
-		cc.part = nil
-		return p
-	}
-	return nil
-}
-
-// authMark is what a frame's call was allowed as: the tool and the call's
-// name and arguments that passed the tool's permission check.
-type authMark struct {
-	tool Tool
-	name string
-	args []byte
-}
-
-// MarkAuthorized records that call of t, which the frame f is to serve,
-// passed t's permission check already (Authorize, as the executor's
-// permission middleware runs it), so that InvokeFrame does not consult
-// t's checker a second time for that call. The mark holds for t and the
-// call's exact name and arguments only, and InvokeFrame honours it only
-// for the arguments the tool runs with (see Prepare): a check of the
-// arguments as received, which the pipeline then changes, is done again
-// on the changed ones, and a middleware that hands another tool or other
-// arguments on with the same frame gets them checked. Check and mark the
-// call Prepare returns. InvokeFrame marks the frame itself once the
-// checker allowed a call, so that a retry of the same call is not checked
-// again.
-func (f *Frame) MarkAuthorized(t Tool, call model.ToolCall) {
-	f.cc.rareState().auth.Store(&authMark{tool: t, name: call.Name, args: bytes.Clone(call.Arguments)})
-}
-
-// authorizedFor reports whether the mark m allows call of t.
-func (m *authMark) authorizedFor(t Tool, call *model.ToolCall) bool {
-	return m != nil && m.name == call.Name && bytes.Equal(m.args, call.Arguments) && identical(m.tool, t)
-}
-
-// identical reports whether a and b, two tools or two toolsets, are one
-// value. Values of types that cannot be compared count as different: that
-// they are one cannot be told.
-func identical[T any](a, b T) (eq bool) {
-	defer func() {
-		if recover() != nil {
-			eq = false
-		}
-	}()
-	return any(a) == any(b)
-}
-
-// preparedMark is what Invoker.Prepare made of a frame's call: the tool
-// and the final arguments. Only a tool with a PrepareArguments hook needs
-// one: the rest of the pipeline gives final arguments back unchanged.
-type preparedMark struct {
-	tool Tool
-	args []byte // a copy, owned by the mark
-}
-
-// preparedFor reports whether the mark m says args are final for t.
-func (m *preparedMark) preparedFor(t Tool, args []byte) bool {
-	return m != nil && bytes.Equal(m.args, args) && identical(m.tool, t)
-}
-
 // Prepare returns call with the arguments t runs with when iv invokes the
 // call: the arguments as received, run through the argument pipeline —
 // JSON repair when iv repairs, t's PrepareArguments hook, coercion toward
@@ -315,19 +238,25 @@ func (m *preparedMark) preparedFor(t Tool, args []byte) bool {
 //
 // Code that decides on a call before it runs — a permission policy, a hook,
 // a cache key — reads the arguments Prepare returns, and hands the call on
-// with them: then what it judged is exactly what the tool runs with. f is
-// the frame the call will be invoked with (see InvokeFrame); Prepare records
-// in it that these arguments are final for t, so that the tool's
-// PrepareArguments hook, which need not give the same result twice, is not
-// run on them again. Without a frame (f nil) nothing is recorded, and a
-// hook runs again when the prepared call is invoked.
+// with them: then what it judged is exactly what the tool runs with.
+// Invoking the prepared call runs a PrepareArguments hook on the prepared
+// arguments again; the executors, which prepare every call before their
+// hooks and middleware see it, keep the hook from running twice.
 //
 // When the arguments cannot be repaired, parsed or validated, ok is false
 // and res is the result Invoke answers the call with (ErrorCode
 // CodeInvalidArguments, Err an *ArgumentError): the tool must not run. A
 // panic in the hook is recovered into an error result likewise. A nil t,
 // and a declaration-only tool, give the call back as it is.
-func (iv *Invoker) Prepare(f *Frame, t Tool, call model.ToolCall) (prepared model.ToolCall, res Result, ok bool) {
+func (iv *Invoker) Prepare(t Tool, call model.ToolCall) (prepared model.ToolCall, res Result, ok bool) {
+	return iv.prepare(nil, t, call)
+}
+
+// prepare is Prepare with the call's frame f (nil for none): it records
+// in f that the prepared arguments are final for t, so that invoking the
+// call in f does not run t's PrepareArguments hook, which need not give
+// the same result twice, on them again.
+func (iv *Invoker) prepare(f *callctx.Frame, t Tool, call model.ToolCall) (prepared model.ToolCall, res Result, ok bool) {
 	if t == nil {
 		return call, Result{}, true
 	}
@@ -343,7 +272,7 @@ func (iv *Invoker) Prepare(f *Frame, t Tool, call model.ToolCall) (prepared mode
 	if name == "" {
 		name = t.Definition().Name
 	}
-	if p.prepare != nil && f != nil && f.cc.preparedMark().preparedFor(t, call.Arguments) {
+	if p.prepare != nil && f != nil && f.Context().Prepared(t, call.Arguments) {
 		return call, Result{}, true
 	}
 	defer func() {
@@ -360,14 +289,14 @@ func (iv *Invoker) Prepare(f *Frame, t Tool, call model.ToolCall) (prepared mode
 	}
 	call.Arguments = args.Raw
 	if p.prepare != nil && f != nil {
-		f.cc.rareState().prepared.Store(&preparedMark{tool: t, args: bytes.Clone(args.Raw)})
+		f.Context().MarkPrepared(t, args.Raw)
 	}
 	return call, Result{}, true
 }
 
-// InvokeFrame is Invoke with the call's context stored in f (see Frame);
-// a nil f stands for a new frame.
-func (iv *Invoker) InvokeFrame(ctx context.Context, f *Frame, t Tool, call model.ToolCall, opts ...InvokeOption) (res Result) {
+// invokeFrame is Invoke with the call's context stored in f (see
+// internal/callctx); a nil f stands for a new frame.
+func (iv *Invoker) invokeFrame(ctx context.Context, f *callctx.Frame, t Tool, call model.ToolCall, opts ...InvokeOption) (res Result) {
 	if t == nil {
 		return UnknownTool(call.Name, nil)
 	}
@@ -388,7 +317,7 @@ func (iv *Invoker) InvokeFrame(ctx context.Context, f *Frame, t Tool, call model
 	return res
 }
 
-// invocation is what InvokeFrame needs to answer a call whose tool
+// invocation is what invokeFrame needs to answer a call whose tool
 // panicked: the tool's name, and the Pending the call is registered in
 // while its tool runs, which a panic must not leave it in.
 type invocation struct {
@@ -399,15 +328,15 @@ type invocation struct {
 // invokeForeign runs a call of a tool of another package, whose profile
 // is found for every call, since nothing says the answers of its optional
 // interfaces stay the same (see profile).
-func (iv *Invoker) invokeForeign(ctx context.Context, f *Frame, t Tool, call *model.ToolCall, opts []InvokeOption, in *invocation, res *Result) {
+func (iv *Invoker) invokeForeign(ctx context.Context, f *callctx.Frame, t Tool, call *model.ToolCall, opts []InvokeOption, in *invocation, res *Result) {
 	var p profile
 	iv.profileOf(t, &p)
 	iv.invoke(ctx, f, t, &p, call, opts, in, res)
 }
 
 // invoke runs a call of t, whose profile is p, and stores its result in
-// res. InvokeFrame recovers its panics.
-func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, call *model.ToolCall, opts []InvokeOption, in *invocation, res *Result) {
+// res. invokeFrame recovers its panics.
+func (iv *Invoker) invoke(ctx context.Context, f *callctx.Frame, t Tool, p *profile, call *model.ToolCall, opts []InvokeOption, in *invocation, res *Result) {
 	if in.name == "" {
 		in.name = t.Definition().Name
 	}
@@ -415,41 +344,27 @@ func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, cal
 	// The call's context holds its ID in the frame, and its progress
 	// reporter and its own options, when it has them, next to it.
 	given := f // the caller's frame, which records the call's permission
-	if f == nil || !f.used.CompareAndSwap(false, true) {
-		// A frame that served already (the call is retried) passes on
-		// what it knows of the call's permission and arguments.
-		var (
-			auth *authMark
-			prep *preparedMark
-		)
-		if f != nil {
-			auth, prep = f.cc.authMark(), f.cc.preparedMark()
-		}
-		f = new(Frame)
-		if auth != nil || prep != nil {
-			r := f.cc.rareState()
-			r.auth.Store(auth)
-			r.prepared.Store(prep)
-		}
-	}
-	cc := &f.cc
-	cc.Context, cc.id = ctx, call.ID
+	// A frame that served already (the call is retried) is replaced by a
+	// new one, which keeps what it knows of the call's permission and
+	// arguments.
+	f = callctx.Serve(f)
+	cc := f.Context()
+	cc.Context, cc.ID = ctx, call.ID
 	cfg := &iv.cfg
 	if len(opts) > 0 {
-		cc.ext = &callExtra{cfg: iv.cfg}
+		x := extOf(cc)
+		x.cfg = iv.cfg
 		for _, o := range opts {
 			if o != nil {
-				o(&cc.ext.cfg)
+				o(&x.cfg)
 			}
 		}
-		cfg = &cc.ext.cfg
+		cfg = &x.cfg
 	}
 	if cfg.sink != nil {
-		if cc.ext == nil {
-			cc.ext = new(callExtra)
-		}
-		cc.ext.sink, cc.ext.toolName = cfg.sink, name
-		defer cc.closeProgress()
+		x := extOf(cc)
+		x.sink, x.toolName, x.Reports = cfg.sink, name, true
+		defer x.closeProgress()
 	}
 	// A long-running tool's call is registered before it runs, so that
 	// work that ends before the tool returns (its own goroutine, say) can
@@ -465,7 +380,7 @@ func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, cal
 	}
 	// Arguments Prepare made for this tool are not prepared again: the
 	// PrepareArguments hook need not give the same result twice.
-	prepared := p.prepare != nil && f.cc.preparedMark().preparedFor(t, call.Arguments)
+	prepared := p.prepare != nil && cc.Prepared(t, call.Arguments)
 	if p.checker != nil {
 		// The checker judges the arguments the tool runs with: they are
 		// made final first, once, and the tool runs with exactly those. A
@@ -479,7 +394,7 @@ func (iv *Invoker) invoke(ctx context.Context, f *Frame, t Tool, p *profile, cal
 				call.Arguments, prepared = args.Raw, true
 			}
 		}
-		if ok && !f.cc.authMark().authorizedFor(t, call) {
+		if ok && !cc.Authorized(t, call) {
 			var r Result
 			if r, ok = authorize(cc, t, p.checker, p.meta, *call, nil); !ok {
 				*res = r

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trellis-go/trellis/internal/callctx"
 	"github.com/trellis-go/trellis/model"
 )
 
@@ -423,7 +424,7 @@ func TestProfileServesOnlyTheToolItWasMadeFor(t *testing.T) {
 	assert.Equal(t, CodeDeclarationOnly, Invoke(context.Background(), decl, call).ErrorCode)
 }
 
-func TestInvokeFrameServesOneCall(t *testing.T) {
+func TestAFrameServesOneCall(t *testing.T) {
 	var kept []context.Context
 	tl, err := New(model.ToolDefinition{Name: "keep"}, func(ctx context.Context, _ string, _ json.RawMessage) (Result, error) {
 		kept = append(kept, ctx)
@@ -431,9 +432,9 @@ func TestInvokeFrameServesOneCall(t *testing.T) {
 	})
 	require.NoError(t, err)
 	var iv Invoker
-	var f Frame
+	var f callctx.Frame
 	for _, id := range []string{"c1", "c2", "c3"} {
-		r := iv.InvokeFrame(context.Background(), &f, tl, model.ToolCall{ID: id, Name: "keep"})
+		r := iv.invokeFrame(context.Background(), &f, tl, model.ToolCall{ID: id, Name: "keep"})
 		assert.Equal(t, id, r.Text())
 	}
 	require.Len(t, kept, 3)

@@ -115,3 +115,15 @@ func (m *Mutable) Close() error {
 	c := combined{name: m.name, sets: sets}
 	return c.Close()
 }
+
+// identical reports whether a and b, two toolsets, are one value. Values
+// of types that cannot be compared count as different: that they are one
+// cannot be told.
+func identical[T any](a, b T) (eq bool) {
+	defer func() {
+		if recover() != nil {
+			eq = false
+		}
+	}()
+	return any(a) == any(b)
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trellis-go/trellis/internal/callctx"
 	"github.com/trellis-go/trellis/model"
 )
 
@@ -150,22 +151,22 @@ func TestPreparedArgumentsRunAsTheCheckerSawThem(t *testing.T) {
 	assert.Equal(t, 1, hookRuns)
 
 	seen, hookRuns = nil, 0
-	var f Frame
-	prepared, _, ok := iv.Prepare(&f, tl, call)
+	var f callctx.Frame
+	prepared, _, ok := iv.prepare(&f, tl, call)
 	require.True(t, ok)
 	assert.JSONEq(t, `{"command":"echo hi","count":2}`, string(prepared.Arguments))
-	r = iv.InvokeFrame(context.Background(), &f, tl, prepared)
+	r = iv.invokeFrame(context.Background(), &f, tl, prepared)
 	require.False(t, r.IsError, r.Text())
 	assert.Equal(t, []string{`checker {"command":"echo hi","count":2}`, `tool {"command":"echo hi","count":2}`}, seen)
 	assert.Equal(t, 1, hookRuns, "the hook ran again on prepared arguments")
 
 	// Prepared arguments that were changed afterwards are prepared again.
 	seen, hookRuns = nil, 0
-	var g Frame
-	prepared, _, ok = iv.Prepare(&g, tl, call)
+	var g callctx.Frame
+	prepared, _, ok = iv.prepare(&g, tl, call)
 	require.True(t, ok)
 	prepared.Arguments = json.RawMessage(`{"command":"bye"}`)
-	r = iv.InvokeFrame(context.Background(), &g, tl, prepared)
+	r = iv.invokeFrame(context.Background(), &g, tl, prepared)
 	require.False(t, r.IsError, r.Text())
 	assert.Equal(t, []string{`checker {"command":"echo bye"}`, `tool {"command":"echo bye"}`}, seen)
 }
@@ -176,27 +177,27 @@ func TestPrepareArguments(t *testing.T) {
 	tl := MustFunc("shell", "", func(context.Context, shellArgs) (string, error) { return "", nil })
 	iv := NewInvoker(WithJSONRepair(true))
 	good := json.RawMessage(`{"command":"ls"}`)
-	got, _, ok := iv.Prepare(nil, tl, model.ToolCall{Name: "shell", Arguments: good})
+	got, _, ok := iv.Prepare(tl, model.ToolCall{Name: "shell", Arguments: good})
 	require.True(t, ok)
 	assert.Same(t, &good[0], &got.Arguments[0], "well-formed arguments are not copied")
 
-	got, _, ok = iv.Prepare(nil, tl, model.ToolCall{Name: "shell", Arguments: json.RawMessage(`{'command': 'ls', count: '4',}`)})
+	got, _, ok = iv.Prepare(tl, model.ToolCall{Name: "shell", Arguments: json.RawMessage(`{'command': 'ls', count: '4',}`)})
 	require.True(t, ok)
 	assert.JSONEq(t, `{"command":"ls","count":4}`, string(got.Arguments))
 
-	_, r, ok := iv.Prepare(nil, tl, model.ToolCall{Name: "shell", Arguments: json.RawMessage(`{"command": 3, "extra": true}`)})
+	_, r, ok := iv.Prepare(tl, model.ToolCall{Name: "shell", Arguments: json.RawMessage(`{"command": 3, "extra": true}`)})
 	require.False(t, ok)
 	assert.Equal(t, CodeInvalidArguments, r.ErrorCode)
 	assert.Equal(t, StatusFailed, r.Status)
 	assert.ErrorIs(t, r.Err, ErrInvalidArguments)
 
-	_, r, ok = NewInvoker().Prepare(nil, tl, model.ToolCall{Name: "shell", Arguments: json.RawMessage(`{"command": "ls",}`)})
+	_, r, ok = NewInvoker().Prepare(tl, model.ToolCall{Name: "shell", Arguments: json.RawMessage(`{"command": "ls",}`)})
 	require.False(t, ok, "without repair, broken JSON is refused")
 	assert.Equal(t, CodeInvalidArguments, r.ErrorCode)
 
 	panicky := MustFunc("p", "", func(context.Context, shellArgs) (string, error) { return "", nil },
 		WithPrepareArguments(func(map[string]any) map[string]any { panic("boom") }))
-	_, r, ok = iv.Prepare(nil, panicky, model.ToolCall{Name: "p", Arguments: good})
+	_, r, ok = iv.Prepare(panicky, model.ToolCall{Name: "p", Arguments: good})
 	require.False(t, ok)
 	assert.Equal(t, CodePanic, r.ErrorCode)
 }

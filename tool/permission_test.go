@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trellis-go/trellis/internal/callctx"
 	"github.com/trellis-go/trellis/model"
 )
 
@@ -145,32 +146,32 @@ func TestInvokeEnforcesTheToolsOwnChecker(t *testing.T) {
 	// Checked already: the checker is not consulted again, on a retry
 	// with the same frame either.
 	checks, failure, verdict = 0, nil, Deny("would refuse")
-	var f Frame
+	var f callctx.Frame
 	f.MarkAuthorized(rm, c)
 	var iv Invoker
-	assert.Equal(t, "removed", iv.InvokeFrame(ctx, &f, rm, c).Text())
-	assert.Equal(t, "removed", iv.InvokeFrame(ctx, &f, rm, c).Text(), "the used frame's mark passes on")
+	assert.Equal(t, "removed", iv.invokeFrame(ctx, &f, rm, c).Text())
+	assert.Equal(t, "removed", iv.invokeFrame(ctx, &f, rm, c).Text(), "the used frame's mark passes on")
 	assert.Zero(t, checks)
 
 	// The mark is for that tool and those arguments: the same frame handed
 	// other arguments, or another tool, is checked.
 	other := c
 	other.Arguments = json.RawMessage(`{"query":"/etc"}`)
-	r = iv.InvokeFrame(ctx, &f, rm, other)
+	r = iv.invokeFrame(ctx, &f, rm, other)
 	assert.Equal(t, StatusDenied, r.Status, "other arguments are checked")
 	rm2 := MustFunc("rm", "", func(context.Context, searchArgs) (string, error) { return "removed too", nil },
 		WithPermission(PermissionCheckerFunc(func(context.Context, PermissionRequest) (Decision, error) { return Deny("not this one"), nil })))
-	r = iv.InvokeFrame(ctx, &f, rm2, c)
+	r = iv.invokeFrame(ctx, &f, rm2, c)
 	assert.Contains(t, r.Text(), "not this one", "another tool is checked")
 
 	// An allowed check is remembered for the same call only.
 	checks, verdict = 0, Allow()
-	var g Frame
-	assert.Equal(t, "removed", iv.InvokeFrame(ctx, &g, rm, c).Text())
-	assert.Equal(t, "removed", iv.InvokeFrame(ctx, &g, rm, c).Text())
+	var g callctx.Frame
+	assert.Equal(t, "removed", iv.invokeFrame(ctx, &g, rm, c).Text())
+	assert.Equal(t, "removed", iv.invokeFrame(ctx, &g, rm, c).Text())
 	assert.Equal(t, 1, checks, "the retry was not checked again")
 	verdict = Deny("no")
-	assert.Equal(t, StatusDenied, iv.InvokeFrame(ctx, &g, rm, other).Status)
+	assert.Equal(t, StatusDenied, iv.invokeFrame(ctx, &g, rm, other).Status)
 
 	// A tool of another package that implements PermissionChecker is
 	// held to it too.

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/trellis-go/trellis/internal/callctx"
 	"github.com/trellis-go/trellis/internal/runctx"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -15,7 +16,7 @@ import (
 // Room lends nothing. It is kept small: it adds to the node's one
 // allocation.
 type Room struct {
-	frame [1]tool.Frame
+	frame [1]callctx.Frame
 	owner any                       // the executor the storage is lent to
 	buf   atomic.Pointer[resultBuf] // the results' storage, once taken
 }
@@ -30,7 +31,7 @@ func (r *Room) Lend(owner any) { r.owner = owner }
 // to owner, or when the storage was taken already. The results' storage
 // is the lender's again once owner's Execute returns; what it held before
 // does not matter, every result being written whole.
-func Take(ctx context.Context, owner any, n int) (results []tool.Result, frames []tool.Frame) {
+func Take(ctx context.Context, owner any, n int) (results []tool.Result, frames []callctx.Frame) {
 	r := runctx.Extra[Room](ctx)
 	if r == nil || n == 0 || r.owner != owner || r.buf.Load() != nil {
 		return nil, nil

@@ -1,7 +1,7 @@
 // Package callroom is the storage a ToolsNode lends the executor it runs a
 // batch with: room for the batch's results, taken from a pool and given
 // back once the node has read them into tool messages, and, for a single
-// call, the frame that holds the call's context (see tool.Frame), which
+// call, the frame that holds the call's context (see internal/callctx), which
 // comes in the same allocation as the node's run context
 // (internal/runctx.Working).
 //

@@ -36,9 +36,10 @@ var layers = []struct {
 	// internal/chatspan, the chat spans the LLM node and model middleware
 	// share, speaks model's vocabulary too.
 	{"model", []string{"model/...", "internal/runctx", "internal/chatspan"}},
-	// tool's argument pipeline, and the batch storage and call scope the
-	// executors and the ToolsNode share, belong with tool.
-	{"tool", []string{"tool", "tool/internal/...", "internal/callroom", "internal/callscope"}},
+	// tool's argument pipeline, the call context and its frames, and the
+	// batch storage and call scope the executors and the ToolsNode share,
+	// belong with tool.
+	{"tool", []string{"tool", "tool/internal/...", "internal/callctx", "internal/callroom", "internal/callscope"}},
 	{"executor", []string{"executor/..."}},
 	{"middleware", []string{"middleware/..."}},
 	// internal/bgtask, the background tasks of tool/shell and tool/docker,
@@ -123,6 +124,7 @@ func TestEveryPackageFindsItsLayer(t *testing.T) {
 		"toolbox":               "",
 		"model/openai":          "model",
 		"internal/runctx":       "model",
+		"internal/callctx":      "tool",
 		"internal/textcut":      "internal helpers",
 		"internal/integration":  "examples",
 		"protocol/mcp/broker":   "protocol",

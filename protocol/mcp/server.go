@@ -16,10 +16,17 @@ import (
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/trellis-go/trellis/internal/callctx"
 	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
+
+// frameOps are the tool package's operations on the frame that holds a
+// call's context (see internal/callctx): preparing the call's arguments in
+// it, so that they are final, and invoking the call in it, so that the
+// permission check made on them is not made again.
+var frameOps = callctx.OpsOf[*tool.Invoker, tool.Tool, tool.Result, tool.InvokeOption]()
 
 // ErrServe: a tool cannot be served over MCP (an empty or duplicate name, an
 // input schema that is not an object schema), or a server option is
@@ -438,10 +445,10 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 		// tool is then invoked with, in the frame that records them as
 		// final and authorized. Without a policy, Invoke prepares the
 		// arguments and consults the checker itself.
-		var frame *tool.Frame
+		var frame *callctx.Frame
 		if s.policy != nil {
-			frame = new(tool.Frame)
-			prepared, res, ok := s.invoker.Prepare(frame, t, call)
+			frame = new(callctx.Frame)
+			prepared, res, ok := frameOps.Prepare(s.invoker, frame, t, call)
 			if !ok {
 				return CallToolResult(res), nil // arguments the tool would refuse: it does not run
 			}
@@ -470,6 +477,6 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 		if req.Session != nil {
 			ctx = tool.WithPeer(ctx, sessionPeer{req.Session})
 		}
-		return CallToolResult(s.invoker.InvokeFrame(ctx, frame, t, call, opts...)), nil
+		return CallToolResult(frameOps.Invoke(s.invoker, ctx, frame, t, call, opts...)), nil
 	}
 }

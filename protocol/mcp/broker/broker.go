@@ -11,11 +11,18 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/trellis-go/trellis/internal/callctx"
 	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/protocol/mcp"
 	"github.com/trellis-go/trellis/tool"
 )
+
+// frameOps are the tool package's operations on the frame that holds a
+// call's context (see internal/callctx): preparing the call's arguments in
+// it, so that they are final, and invoking the call in it, so that the
+// permission check made on them is not made again.
+var frameOps = callctx.OpsOf[*tool.Invoker, tool.Tool, tool.Result, tool.InvokeOption]()
 
 // The names of the broker's tools.
 const (
@@ -581,7 +588,7 @@ func (b *Broker) buildTools() []tool.Tool {
 			call := model.ToolCall{ID: tool.CallID(ctx), Name: in.Tool, Arguments: innerArguments(in.Arguments)}
 			var (
 				iv    tool.Invoker
-				frame *tool.Frame
+				frame *callctx.Frame
 			)
 			if b.policy != nil {
 				// The policy judges the remote tool that is about to run,
@@ -590,8 +597,8 @@ func (b *Broker) buildTools() []tool.Tool {
 				// the remote tool's schema), which the tool is then
 				// invoked with, in the frame that records them as final
 				// and authorized.
-				frame = new(tool.Frame)
-				prepared, res, ok := iv.Prepare(frame, t, call)
+				frame = new(callctx.Frame)
+				prepared, res, ok := frameOps.Prepare(&iv, frame, t, call)
 				if !ok {
 					return res, nil // arguments the remote tool would refuse: nothing is sent
 				}
@@ -601,7 +608,7 @@ func (b *Broker) buildTools() []tool.Tool {
 				frame.MarkAuthorized(t, prepared)
 				call = prepared
 			}
-			r := iv.InvokeFrame(ctx, frame, t, call)
+			r := frameOps.Invoke(&iv, ctx, frame, t, call)
 			// The server's failures, not the arguments the broker refused
 			// before sending them.
 			if r.IsError && r.Err != nil && r.ErrorCode != tool.CodeInvalidArguments {
