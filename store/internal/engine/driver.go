@@ -49,10 +49,10 @@ type ScanOptions struct {
 	// Vectors loads the rows' vectors; Embedded keeps only the rows that
 	// have one.
 	Vectors, Embedded bool
-	// Equal holds equality conditions (store.Filter.Equalities) a driver
+	// Filter holds the search's conditions (store.Filter.Conds) a driver
 	// may use to skip rows; it may return rows that fail them (the engine
 	// tests every row), never leave out one that meets them.
-	Equal []store.Cond
+	Filter []store.Cond
 }
 
 // Driver keeps rows. Rows past their ExpiresAt (compared with the now

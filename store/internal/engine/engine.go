@@ -252,7 +252,7 @@ func (s *Store) Search(ctx context.Context, prefix []string, q store.Query) ([]s
 		return s.searchMeaning(ctx, p, q, f)
 	}
 	var rows []Row
-	err = s.d.Scan(ctx, ScanOptions{Prefix: p, Equal: f.Equalities()}, s.now(), func(r Row) error {
+	err = s.d.Scan(ctx, ScanOptions{Prefix: p, Filter: f.Conds()}, s.now(), func(r Row) error {
 		if f.Match(r.Value) {
 			rows = append(rows, r)
 		}

@@ -4,12 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -235,7 +233,7 @@ func (d *Driver) Scan(ctx context.Context, o engine.ScanOptions, now time.Time, 
 	if o.Embedded {
 		cond += ` AND vector IS NOT NULL`
 	}
-	cond, args = d.equal(cond, args, o.Equal)
+	cond, args = d.filter(cond, args, o.Filter)
 	cols := columns
 	if o.Vectors {
 		cols += `, vector`
@@ -296,50 +294,4 @@ func (d *Driver) Close() error {
 		return d.db.Close()
 	}
 	return nil
-}
-
-// equal narrows a scan's conditions with equality conditions: in Postgres
-// by JSONB containment (which the GIN index of migration 2 serves), in
-// SQLite by json_extract for string and number values. Conditions it
-// cannot express are left to the engine, which tests every row.
-func (d *Driver) equal(cond string, args []any, eqs []store.Cond) (string, []any) {
-	if len(eqs) == 0 {
-		return cond, args
-	}
-	if d.t.dialect == Postgres {
-		doc := map[string]any{}
-		for _, c := range eqs {
-			m := doc
-			parts := strings.Split(c.Path, ".")
-			for _, p := range parts[:len(parts)-1] {
-				sub, ok := m[p].(map[string]any)
-				if !ok {
-					sub = map[string]any{}
-					m[p] = sub
-				}
-				m = sub
-			}
-			m[parts[len(parts)-1]] = c.Value
-		}
-		b, err := json.Marshal(doc)
-		if err != nil {
-			return cond, args
-		}
-		args = append(args, string(b))
-		return cond + ` AND value @> $` + strconv.Itoa(len(args)) + `::jsonb`, args
-	}
-	for _, c := range eqs {
-		switch c.Value.(type) {
-		case string, float64:
-		default:
-			continue
-		}
-		if strings.ContainsAny(c.Path, `"\`) {
-			continue
-		}
-		path := `$."` + strings.ReplaceAll(c.Path, ".", `"."`) + `"`
-		args = append(args, path, c.Value)
-		cond += ` AND json_extract(value, $` + strconv.Itoa(len(args)-1) + `) = $` + strconv.Itoa(len(args))
-	}
-	return cond, args
 }
