@@ -193,12 +193,15 @@ func WithScopeFunc(fn ScopeFunc) Option {
 	}
 }
 
-// WithEmbedder makes the store rank by the cosine similarity of embedding
-// vectors rather than by words: Add embeds each entry's text, Load embeds
-// the loaded entries again (vectors are not saved), and Retrieve embeds the
-// query and returns the most similar entries, ties broken by recency. Every
-// vector of a scope must have one length. An Embedder's failure fails the
-// operation with an error that matches ErrEmbedding.
+// WithEmbedder gives the store's own in-process store.Store an embedder
+// (store.WithEmbedder), which makes it rank by the cosine similarity of
+// embedding vectors rather than by words: Add embeds each entry's text,
+// Load embeds the loaded entries again (vectors are not saved), and
+// Retrieve embeds the query and returns the most similar entries, ties
+// broken by recency. An entry whose vector has another length than the
+// query's is not found by meaning. An Embedder's failure fails the
+// operation with an error that matches ErrEmbedding. It does not combine
+// with WithStore or WithRunStore: give that store its embedder.
 func WithEmbedder(e Embedder) Option {
 	return func(c *config) {
 		if e == nil {
