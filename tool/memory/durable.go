@@ -192,6 +192,43 @@ func decode(it store.Item) (*item, error) {
 	return newItem(e.Entry, e.Added), nil
 }
 
+// maxCached bounds the entries the parse cache holds; past it the cache
+// starts again empty.
+const maxCached = 100_000
+
+// parsed is a decoded, tokenized item and the write it was read from.
+type parsed struct {
+	version int64
+	updated time.Time
+	it      *item
+}
+
+// parse returns the entry an item holds, from the cache when the item has
+// not been written since it was last parsed: an item read again (every
+// listing, eviction and lexical search reads the whole scope) is not
+// decoded and tokenized again. The *item is shared and must not be
+// changed.
+func (s *Store) parse(it store.Item) (*item, error) {
+	k := store.EncodeNamespace(it.Namespace) + "\x00" + it.Key
+	s.cacheMu.Lock()
+	p, ok := s.cache[k]
+	s.cacheMu.Unlock()
+	if ok && p.version == it.Version && p.updated.Equal(it.UpdatedAt) {
+		return p.it, nil
+	}
+	x, err := decode(it)
+	if err != nil {
+		return nil, err
+	}
+	s.cacheMu.Lock()
+	if len(s.cache) >= maxCached {
+		clear(s.cache)
+	}
+	s.cache[k] = parsed{version: it.Version, updated: it.UpdatedAt, it: x}
+	s.cacheMu.Unlock()
+	return x, nil
+}
+
 // entries returns the scope's entries in st, oldest first.
 func (s *Store) entries(ctx context.Context, st store.Store, scope string) ([]*item, error) {
 	items, err := st.Search(ctx, s.namespaceOf(scope), store.Query{Limit: s.readLimit()})
@@ -200,7 +237,7 @@ func (s *Store) entries(ctx context.Context, st store.Store, scope string) ([]*i
 	}
 	out := make([]*item, 0, len(items))
 	for _, it := range items {
-		x, err := decode(it)
+		x, err := s.parse(it)
 		if err != nil {
 			return nil, err
 		}
@@ -221,7 +258,7 @@ func (s *Store) list(ctx context.Context, st store.Store, scope string, f Filter
 			break
 		}
 		if f.match(&it.entry) {
-			out = append(out, it.entry)
+			out = append(out, it.entry.clone())
 		}
 	}
 	return out, nil
@@ -239,7 +276,7 @@ func (s *Store) retrieve(ctx context.Context, st store.Store, name, query string
 		case err == nil:
 			hits := make([]hit, 0, len(found))
 			for _, it := range found {
-				x, err := decode(it)
+				x, err := s.parse(it)
 				if err != nil {
 					return nil, err
 				}

@@ -247,6 +247,10 @@ type Store struct {
 	local store.Store
 	// load admits one Load at a time.
 	load sync.Mutex
+	// cache holds the entries parsed from items, by encoded namespace and
+	// key (see parse).
+	cacheMu sync.Mutex
+	cache   map[string]parsed
 }
 
 var _ tool.Retriever = (*Store)(nil)
@@ -287,7 +291,7 @@ func New(opts ...Option) (*Store, error) {
 	if len(c.problems) > 0 {
 		return nil, fmt.Errorf("memory: invalid options: %s", strings.Join(c.problems, "; "))
 	}
-	s := &Store{cfg: c}
+	s := &Store{cfg: c, cache: map[string]parsed{}}
 	if c.backend == nil {
 		var sopts []store.Option
 		if c.embed != nil {
