@@ -458,6 +458,14 @@ func testRanges(t *testing.T, newStore NewStore) {
 	items, err := s.Search(ctx, ns("r"), store.Query{Filter: []store.Cond{store.Gte("n", 1)}, Limit: 2, Offset: 1})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"big", "ten"}, keys(items))
+	// A page of a filter a backend cannot fully evaluate in its database
+	// (an inequality): the newest item fails it, the page still fills.
+	items, err = s.Search(ctx, ns("r"), store.Query{Filter: []store.Cond{store.Ne("s", "b")}, Limit: 2})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"big", "object"}, keys(items))
+	items, err = s.Search(ctx, ns("r"), store.Query{Filter: []store.Cond{store.Ne("s", "b")}, Limit: 2, Offset: 8})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"real", "int"}, keys(items))
 }
 
 // testMeaningRanges filters a search by meaning with ranges.

@@ -25,7 +25,11 @@ type Driver struct {
 	write sync.Mutex
 }
 
-var _ engine.Driver = (*Driver)(nil)
+var _ engine.Pager = (*Driver)(nil)
+
+// ScansNewestFirst implements engine.Pager: Scan orders and limits its
+// rows in SQL.
+func (d *Driver) ScansNewestFirst() {}
 
 // Open returns a driver on db in dialect, its tables named with prefix in
 // schema (Postgres; "" for the search_path's), after creating or migrating
@@ -238,7 +242,15 @@ func (d *Driver) Scan(ctx context.Context, o engine.ScanOptions, now time.Time, 
 	if o.Vectors {
 		cols += `, vector`
 	}
-	rs, err := d.db.QueryContext(ctx, d.t.expand(`SELECT `+cols+` FROM {items} WHERE `+cond), args...)
+	q := `SELECT ` + cols + ` FROM {items} WHERE ` + cond
+	if o.Newest {
+		q += ` ORDER BY updated_at DESC, namespace, key`
+	}
+	if o.Limit > 0 {
+		args = append(args, o.Limit)
+		q += ` LIMIT $` + strconv.Itoa(len(args))
+	}
+	rs, err := d.db.QueryContext(ctx, d.t.expand(q), args...)
 	if err != nil {
 		return err
 	}
