@@ -139,6 +139,38 @@ func BenchmarkSearchFilter(b *testing.B) {
 	}
 }
 
+// BenchmarkSearchRange searches with range conditions alone, which the SQL
+// backends evaluate in the database: a selective one on a number (one item
+// in a hundred) and one on a string.
+func BenchmarkSearchRange(b *testing.B) {
+	sizes := []int{10_000}
+	if !testing.Short() {
+		sizes = append(sizes, 100_000)
+	}
+	for name, open := range backends(b) {
+		for _, n := range sizes {
+			s := open(b)
+			fill(b, s, n)
+			for what, q := range map[string]store.Query{
+				"number": {Filter: []store.Cond{store.Gte("n", n/2), store.Lt("n", n/2+n/100)}, Limit: 10},
+				"string": {Filter: []store.Cond{store.Gte("text", "note 5"), store.Lt("text", "note 6")}, Limit: 10},
+			} {
+				b.Run(fmt.Sprintf("%s/%dk/%s", name, n/1000, what), func(b *testing.B) {
+					var lat latencies
+					for b.Loop() {
+						lat.time(func() {
+							items, err := s.Search(b.Context(), []string{"users"}, q)
+							require.NoError(b, err)
+							require.Len(b, items, 10)
+						})
+					}
+					lat.report(b)
+				})
+			}
+		}
+	}
+}
+
 // BenchmarkSearchMeaning compares the exact scan with the approximate
 // index (WithExactLimit) on the same items.
 func BenchmarkSearchMeaning(b *testing.B) {

@@ -135,6 +135,20 @@ func (f *Filter) Equalities() []Cond {
 	return out
 }
 
+// Conds returns every condition of the filter, in order, their values
+// decoded as in Equalities. SQL backends turn the ones they can express
+// into SQL, so that only matching rows are read; Match still decides.
+func (f *Filter) Conds() []Cond {
+	if f == nil {
+		return nil
+	}
+	out := make([]Cond, len(f.conds))
+	for i, c := range f.conds {
+		out[i] = Cond{Path: strings.Join(c.path, "."), Op: c.op, Value: c.want}
+	}
+	return out
+}
+
 // Empty reports whether the filter has no condition.
 func (f *Filter) Empty() bool { return f == nil || len(f.conds) == 0 }
 

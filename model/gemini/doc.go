@@ -34,4 +34,8 @@
 // ("RESOURCE_EXHAUSTED", "UNAVAILABLE", "INVALID_ARGUMENT") and the
 // message, and a request past the model's window has the Code
 // "context_length_exceeded".
+//
+// NewEmbedder gives the Gemini API's embedding models as a model.Embedder
+// (batchEmbedContents, DefaultEmbedBatch texts a request), with the same
+// options, retries and error classes.
 package gemini

@@ -58,3 +58,17 @@ func ExampleModel_Generate_tools() {
 	}
 	fmt.Println(final.Message.Text())
 }
+
+// An embedder for search by meaning, here of the long-term store; the key
+// comes from GEMINI_API_KEY when WithAPIKey is not given.
+func ExampleNewEmbedder() {
+	e, err := gemini.NewEmbedder("gemini-embedding-001", gemini.WithDimensions(768), gemini.WithTaskType("SEMANTIC_SIMILARITY"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	vecs, err := e.Embed(context.Background(), []string{"Ana likes window seats", "Bob is allergic to peanuts"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(vecs), len(vecs[0]))
+}

@@ -53,6 +53,10 @@ type config struct {
 	thinking     *genai.ThinkingConfig
 	outputs      []string
 	streamLimits model.StreamLimits
+	dimensions   int           // WithDimensions
+	embedBatch   int           // WithEmbedBatch
+	embedTimeout time.Duration // WithEmbedTimeout
+	taskType     string        // WithTaskType
 	errs         []error
 }
 
@@ -222,6 +226,24 @@ func New(name string, opts ...Option) (*Model, error) {
 	if len(c.errs) > 0 {
 		return nil, fmt.Errorf("gemini: %w", errors.Join(c.errs...))
 	}
+	client, err := newClient(&c)
+	if err != nil {
+		return nil, err
+	}
+	return &Model{
+		name:     name,
+		client:   client,
+		retry:    c.retry,
+		settings: c.settings,
+		timeout:  c.timeout,
+		thinking: c.thinking,
+		outputs:  c.outputs,
+	}, nil
+}
+
+// newClient returns the SDK client c describes, its transport bounded by
+// c's stream limits.
+func newClient(c *config) (*genai.Client, error) {
 	sl := c.streamLimits.WithDefaults()
 	limits := streamlimit.Limits{Idle: sl.IdleTimeout, MaxEvent: sl.MaxEventBytes, MaxTotal: sl.MaxBytes}
 	hc := &http.Client{}
@@ -249,15 +271,7 @@ func New(name string, opts ...Option) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gemini: %w", err)
 	}
-	return &Model{
-		name:     name,
-		client:   client,
-		retry:    c.retry,
-		settings: c.settings,
-		timeout:  c.timeout,
-		thinking: c.thinking,
-		outputs:  c.outputs,
-	}, nil
+	return client, nil
 }
 
 // boundTransport puts the stream limits on every request and its reply:

@@ -14,7 +14,8 @@
 //
 // The suite covers round trips and versions, not-found, invalid-argument
 // and conflict errors, namespaces and their prefixes, atomic batches,
-// conditional writes racing, filters (equality and ranges, nested fields,
+// conditional writes racing, filters (equality and ranges on numbers and
+// strings, fields missing or of another type, nested fields,
 // paging, order), namespace listing, expiry and sweeping, search by
 // meaning both exact and through the approximate index (which must see
 // writes made after it was built), isolation from callers' mutations,

@@ -52,6 +52,8 @@ func cases() []testCase {
 		{name: "Apply/IsAtomic", run: testApplyAtomic},
 		{name: "Apply/LaterOpsSeeEarlierOnes", run: testApplySequence},
 		{name: "Search/FilterEqualityAndRanges", run: testFilter},
+		{name: "Search/RangesByTypeMissingFieldsAndPaging", run: testRanges},
+		{name: "Search/MeaningWithRanges", run: testMeaningRanges},
 		{name: "Search/NewestFirstWithPaging", run: testSearchOrder},
 		{name: "Search/BadQueriesAreInvalid", run: testBadQuery},
 		{name: "ListNamespaces/PrefixDepthAndPaging", run: testListNamespaces},
@@ -384,6 +386,99 @@ func testFilter(t *testing.T, newStore NewStore) {
 		require.NoError(t, err, name)
 		assert.ElementsMatch(t, tc.want, keys(items), name)
 	}
+}
+
+// testRanges holds fields of every JSON type under the same names, so that
+// a backend filtering in its database must compare numbers with numbers
+// and strings with strings, byte by byte, and skip everything else.
+func testRanges(t *testing.T, newStore NewStore) {
+	ctx := t.Context()
+	clk := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	s := newStore(t, store.WithClock(clk.Now))
+	docs := []struct {
+		key   string
+		value string
+	}{
+		{"int", `{"n": 1, "s": "apple"}`},
+		{"real", `{"n": 2.5, "s": "banana"}`},
+		{"negative", `{"n": -3, "s": "Cherry"}`},
+		{"ten", `{"n": 10, "s": "\u00e4rger"}`},
+		{"swapped", `{"n": "7", "s": 7}`},
+		{"bool", `{"n": true, "s": false}`},
+		{"null", `{"n": null, "s": null}`},
+		{"missing", `{"other": 1}`},
+		{"object", `{"n": {"v": 5}, "s": ["a", "b"]}`},
+		{"big", `{"n": 9007199254740993, "s": ""}`},
+		{"exp", `{"n": 1e3, "s": "b"}`},
+	}
+	for _, d := range docs {
+		clk.Advance(time.Second)
+		_, err := s.Put(ctx, ns("r"), d.key, json.RawMessage(d.value))
+		require.NoError(t, err, d.key)
+	}
+	const two53 = 9007199254740992 // what 2^53+1 is as a float64
+	for name, tc := range map[string]struct {
+		conds []store.Cond
+		want  []string
+	}{
+		"gt number":            {[]store.Cond{store.Gt("n", 1)}, []string{"real", "ten", "big", "exp"}},
+		"gte number":           {[]store.Cond{store.Gte("n", 1)}, []string{"int", "real", "ten", "big", "exp"}},
+		"lt number":            {[]store.Cond{store.Lt("n", 2.5)}, []string{"int", "negative"}},
+		"lte negative":         {[]store.Cond{store.Lte("n", -3)}, []string{"negative"}},
+		"between":              {[]store.Cond{store.Gt("n", 0), store.Lte("n", 10)}, []string{"int", "real", "ten"}},
+		"exponent":             {[]store.Cond{store.Gte("n", 1000), store.Lt("n", 1001)}, []string{"exp"}},
+		"float64 precision":    {[]store.Cond{store.Lte("n", two53), store.Gte("n", two53)}, []string{"big"}},
+		"above float64":        {[]store.Cond{store.Gt("n", two53)}, nil},
+		"eq float64":           {[]store.Cond{store.Eq("n", two53)}, []string{"big"}},
+		"string on number":     {[]store.Cond{store.Gt("n", "5")}, []string{"swapped"}},
+		"number on string":     {[]store.Cond{store.Lt("s", 100)}, []string{"swapped"}},
+		"gte string":           {[]store.Cond{store.Gte("s", "b")}, []string{"real", "ten", "exp"}},
+		"lt string":            {[]store.Cond{store.Lt("s", "b")}, []string{"int", "negative", "big"}},
+		"bytewise case":        {[]store.Cond{store.Gte("s", "C"), store.Lt("s", "a")}, []string{"negative"}},
+		"bytewise non-ascii":   {[]store.Cond{store.Gt("s", "z")}, []string{"ten"}},
+		"empty string":         {[]store.Cond{store.Lte("s", "")}, []string{"big"}},
+		"missing field":        {[]store.Cond{store.Lt("absent", 100)}, nil},
+		"missing nested":       {[]store.Cond{store.Gte("n.absent", "")}, nil},
+		"nested in object":     {[]store.Cond{store.Lt("n.v", 6)}, []string{"object"}},
+		"through a scalar":     {[]store.Cond{store.Gt("s.x", "")}, nil},
+		"eq string":            {[]store.Cond{store.Eq("n", "7")}, []string{"swapped"}},
+		"eq number":            {[]store.Cond{store.Eq("s", 7)}, []string{"swapped"}},
+		"eq false":             {[]store.Cond{store.Eq("s", false)}, []string{"bool"}},
+		"eq null":              {[]store.Cond{store.Eq("n", nil)}, []string{"null"}},
+		"ne with range":        {[]store.Cond{store.Ne("s", "apple"), store.Lt("n", 2)}, []string{"negative"}},
+		"contradiction":        {[]store.Cond{store.Gt("n", 5), store.Lt("n", 5)}, nil},
+		"eq and range":         {[]store.Cond{store.Eq("s", "b"), store.Gt("n", 999)}, []string{"exp"}},
+		"eq of the wrong type": {[]store.Cond{store.Eq("n", "1")}, nil},
+	} {
+		items, err := s.Search(ctx, ns("r"), store.Query{Filter: tc.conds})
+		require.NoError(t, err, name)
+		assert.ElementsMatch(t, tc.want, keys(items), name)
+	}
+	// Paging applies to the matching items, newest first.
+	items, err := s.Search(ctx, ns("r"), store.Query{Filter: []store.Cond{store.Gte("n", 1)}, Limit: 2, Offset: 1})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"big", "ten"}, keys(items))
+	// A page of a filter a backend cannot fully evaluate in its database
+	// (an inequality): the newest item fails it, the page still fills.
+	items, err = s.Search(ctx, ns("r"), store.Query{Filter: []store.Cond{store.Ne("s", "b")}, Limit: 2})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"big", "object"}, keys(items))
+	items, err = s.Search(ctx, ns("r"), store.Query{Filter: []store.Cond{store.Ne("s", "b")}, Limit: 2, Offset: 8})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"real", "int"}, keys(items))
+}
+
+// testMeaningRanges filters a search by meaning with ranges.
+func testMeaningRanges(t *testing.T, newStore NewStore) {
+	ctx := t.Context()
+	s, _ := newSemantic(t, newStore, store.WithIndex("text"))
+	for i, text := range []string{"red apples", "red cherries", "red wine", "green apples"} {
+		_, err := s.Put(ctx, ns("m"), fmt.Sprint("k", i), obj(t, map[string]any{"text": text, "year": 2020 + i, "tag": fmt.Sprint("t", i)}))
+		require.NoError(t, err)
+	}
+	items, err := s.Search(ctx, ns("m"), store.Query{Text: "red apples", Filter: []store.Cond{store.Gte("year", 2021), store.Lt("tag", "t3")}})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"k1", "k2"}, keys(items))
 }
 
 func testSearchOrder(t *testing.T, newStore NewStore) {

@@ -33,7 +33,7 @@ func TestConcurrentUse(t *testing.T) {
 					return
 				}
 				if i%7 == 6 && i < 25 { // every ID is added again after its last delete
-					_ = kb.Delete(id)
+					_ = kb.Remove(ctx, id)
 				}
 			}
 		})

@@ -68,22 +68,26 @@
 // can narrow a search itself. Tools wraps the tool in a toolset that
 // rebuilds that schema when documents change.
 //
-// # Persistence
+// # Where the documents live
 //
-// The knowledge base lives in memory. Save and Load write and read its
-// documents as versioned JSON; SaveFile writes a file atomically and
-// LoadFile reads one. Chunks and vectors are not saved: Load cuts the
-// documents again with its own options and embeds them again. A snapshot
-// that is cut short, is not JSON or holds documents the knowledge base
-// would refuse is an error matching ErrCorrupt, and the knowledge base
-// keeps what it had.
+// Every document is kept in a long-term store (package store) as an item
+// under a namespace ("trellis", "knowledge" unless set), and indexed in
+// the process: its chunks, their words and, with an embedder, their
+// vectors. Without WithStore the knowledge base has a store of its own in
+// the process (store/memory). WithStore(st) puts the documents in st
+// instead — store/sqlite for one machine, store/postgres for replicas —
+// so the corpus outlives the process, and every process on the same store
+// searches the same documents: AddDocument and Remove write to the store,
+// Sync reads what other processes added, changed or removed (Search does
+// so by itself at most every SyncInterval).
 //
-// # Durable and shared: on a store.Store
+// # Snapshots
 //
-// WithStore(st) writes every document through to a long-term store
-// (package store; store/sqlite, store/postgres) as well as indexing it in
-// the process: the corpus outlives the process, and every process on the
-// same store searches the same documents. Sync reads what other processes
-// added, changed or removed (Search does so by itself at most every
-// SyncInterval); Remove deletes from the store too.
+// Save and Load write and read the documents as versioned JSON; SaveFile
+// writes a file atomically and LoadFile reads one. Chunks and vectors are
+// not saved: Load cuts the documents again with its own options, embeds
+// them again, and makes them the store's documents in one batch. A
+// snapshot that is cut short, is not JSON or holds documents the knowledge
+// base would refuse is an error matching ErrCorrupt, and the knowledge
+// base keeps what it had.
 package knowledge

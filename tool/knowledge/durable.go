@@ -16,6 +16,10 @@ import (
 // other processes added, changed or deleted.
 const SyncInterval = 5 * time.Second
 
+// defaultNamespace is where a knowledge base keeps its documents unless
+// WithStore names another namespace.
+var defaultNamespace = []string{"trellis", "knowledge"}
+
 // WithStore keeps the documents in st, under namespace ("trellis",
 // "knowledge" when none is given), as well as in the process: they outlive
 // the process, and every process on the same store (store/sqlite,
@@ -30,7 +34,7 @@ func WithStore(st store.Store, namespace ...string) Option {
 			c.problems = append(c.problems, "WithStore: the store is nil")
 		}
 		if len(namespace) == 0 {
-			namespace = []string{"trellis", "knowledge"}
+			namespace = defaultNamespace
 		}
 		if err := store.ValidateNamespace(namespace); err != nil {
 			c.problems = append(c.problems, fmt.Sprintf("WithStore: %v", err))
@@ -58,24 +62,22 @@ func (kb *KB) storeDocument(ctx context.Context, doc *document) (int64, error) {
 	return it.Version, nil
 }
 
-// Remove deletes the document with the given ID, from the store too when
-// the knowledge base has one (WithStore). An ID no document has is an
-// error that matches ErrNotFound.
+// Remove deletes the document with the given ID from the knowledge base
+// and its store. An ID the store has no document with is an error that
+// matches ErrNotFound.
 func (kb *KB) Remove(ctx context.Context, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if kb.cfg.store != nil {
-		_, err := kb.cfg.store.Get(ctx, kb.cfg.namespace, id)
-		switch {
-		case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalid):
-			return fmt.Errorf("%w: no document has the id %q", ErrNotFound, id)
-		case err != nil:
-			return fmt.Errorf("knowledge: %w", err)
-		}
-		if err := kb.cfg.store.Delete(ctx, kb.cfg.namespace, id); err != nil {
-			return fmt.Errorf("knowledge: %w", err)
-		}
+	_, err := kb.cfg.store.Get(ctx, kb.cfg.namespace, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrInvalid):
+		return fmt.Errorf("%w: no document has the id %q", ErrNotFound, id)
+	case err != nil:
+		return fmt.Errorf("knowledge: %w", err)
+	}
+	if err := kb.cfg.store.Delete(ctx, kb.cfg.namespace, id); err != nil {
+		return fmt.Errorf("knowledge: %w", err)
 	}
 	kb.mu.Lock()
 	defer kb.mu.Unlock()
@@ -88,10 +90,11 @@ func (kb *KB) Remove(ctx context.Context, id string) error {
 
 // Sync brings the knowledge base up to date with its store (WithStore):
 // documents other processes added or changed are chunked, embedded and
-// indexed, and those deleted are dropped. Without a store it does nothing.
+// indexed, and those deleted are dropped. A knowledge base without
+// WithStore has nothing to read: only it writes to its own store.
 func (kb *KB) Sync(ctx context.Context) error {
-	if kb.cfg.store == nil {
-		return nil
+	if kb.cfg.ownStore {
+		return nil // only this knowledge base writes to its own store
 	}
 	items, err := kb.cfg.store.Search(ctx, kb.cfg.namespace, store.Query{Limit: 1 << 30})
 	if err != nil {
@@ -148,7 +151,7 @@ func (kb *KB) Sync(ctx context.Context) error {
 
 // syncIfDue runs Sync when SyncInterval has passed since the last one.
 func (kb *KB) syncIfDue(ctx context.Context) error {
-	if kb.cfg.store == nil {
+	if kb.cfg.ownStore {
 		return nil
 	}
 	kb.mu.RLock()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/trellis-go/trellis/internal/lexrank"
 	"github.com/trellis-go/trellis/store"
+	storemem "github.com/trellis-go/trellis/store/memory"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -160,8 +161,9 @@ type config struct {
 	maxPerDocument int
 	merge          bool
 	embed          Embedder
-	store          store.Store // WithStore
+	store          store.Store // WithStore, else the KB's own store/memory one
 	namespace      []string
+	ownStore       bool // store is the KB's own: no other process writes to it
 	problems       []string
 }
 
@@ -314,6 +316,9 @@ func New(opts ...Option) (*KB, error) {
 	if len(c.problems) > 0 {
 		return nil, fmt.Errorf("knowledge: invalid options: %s", strings.Join(c.problems, "; "))
 	}
+	if c.store == nil {
+		c.store, c.namespace, c.ownStore = storemem.New(), defaultNamespace, true
+	}
 	return &KB{cfg: c, docs: map[string]*document{}, postings: map[string]map[*chunk]struct{}{},
 		durable: durableState{versions: map[string]int64{}}}, nil
 }
@@ -348,11 +353,9 @@ func (kb *KB) AddDocument(ctx context.Context, d Doc) error {
 	if err != nil {
 		return err
 	}
-	var version int64
-	if kb.cfg.store != nil {
-		if version, err = kb.storeDocument(ctx, doc); err != nil {
-			return err
-		}
+	version, err := kb.storeDocument(ctx, doc)
+	if err != nil {
+		return err
 	}
 	kb.mu.Lock()
 	defer kb.mu.Unlock()
@@ -360,9 +363,7 @@ func (kb *KB) AddDocument(ctx context.Context, d Doc) error {
 		return err
 	}
 	kb.insert(doc)
-	if kb.cfg.store != nil {
-		kb.durable.versions[doc.doc.ID] = version
-	}
+	kb.durable.versions[doc.doc.ID] = version
 	return nil
 }
 
@@ -558,10 +559,17 @@ func (kb *KB) remove(doc *document) {
 }
 
 // Delete removes the document with the given ID and its chunks. An ID no
-// document has is an error that matches ErrNotFound. A knowledge base on
-// a store (WithStore) removes it from the store with Remove, which takes a
-// context; Delete removes it from the process only.
+// document has is an error that matches ErrNotFound.
+//
+// Deprecated: Delete takes no context, so it removes the document from the
+// store only when the store is the knowledge base's own (no WithStore);
+// from a store given with WithStore it removes it from the process only.
+// Use Remove, which removes it from the store in every case.
 func (kb *KB) Delete(id string) error {
+	if kb.cfg.ownStore {
+		// The in-process store does no I/O: no context bounds it.
+		return kb.Remove(context.Background(), id)
+	}
 	kb.mu.Lock()
 	defer kb.mu.Unlock()
 	doc := kb.docs[id]

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/trellis-go/trellis/internal/snapio"
+	"github.com/trellis-go/trellis/store"
 )
 
 // SnapshotVersion is the version of the format Save writes; Load reads it
@@ -56,7 +57,9 @@ func (kb *KB) Save(w io.Writer) error {
 // knowledge base would refuse (no ID, text that is not UTF-8, larger than
 // WithMaxDocumentSize, an ID twice) is an error that says what is wrong,
 // matches ErrCorrupt and leaves the knowledge base as it was. A knowledge
-// base with an Embedder embeds the loaded chunks.
+// base with an Embedder embeds the loaded chunks. The loaded documents
+// replace those of the knowledge base's store (its own, or the one given
+// with WithStore, which other replicas then read with Sync) in one batch.
 func (kb *KB) Load(ctx context.Context, r io.Reader) error {
 	var snap snapshot
 	if err := snapio.DecodeJSON(r, &snap); err != nil {
@@ -92,6 +95,10 @@ func (kb *KB) Load(ctx context.Context, r io.Reader) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	versions, err := kb.replaceStored(ctx, docs)
+	if err != nil {
+		return err
+	}
 	fresh := &KB{cfg: kb.cfg, docs: map[string]*document{}, postings: map[string]map[*chunk]struct{}{}}
 	for _, doc := range docs {
 		fresh.insert(doc)
@@ -100,8 +107,42 @@ func (kb *KB) Load(ctx context.Context, r io.Reader) error {
 	defer kb.mu.Unlock()
 	kb.docs, kb.postings = fresh.docs, fresh.postings
 	kb.chunks, kb.terms, kb.dim = fresh.chunks, fresh.terms, fresh.dim
+	kb.durable.versions = versions
 	kb.version++
 	return nil
+}
+
+// replaceStored makes docs the store's documents, in one batch that
+// deletes the others, and returns the versions written.
+func (kb *KB) replaceStored(ctx context.Context, docs []*document) (map[string]int64, error) {
+	items, err := kb.cfg.store.Search(ctx, kb.cfg.namespace, store.Query{Limit: 1 << 30})
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: %w", err)
+	}
+	keep := make(map[string]bool, len(docs))
+	ops := make([]store.Op, 0, len(docs)+len(items))
+	for _, doc := range docs {
+		value, err := json.Marshal(doc.doc)
+		if err != nil {
+			return nil, fmt.Errorf("knowledge: %w", err)
+		}
+		keep[doc.doc.ID] = true
+		ops = append(ops, store.PutOp(kb.cfg.namespace, doc.doc.ID, value, store.WithIndexFields()))
+	}
+	for _, it := range items {
+		if len(it.Namespace) == len(kb.cfg.namespace) && !keep[it.Key] {
+			ops = append(ops, store.DeleteOp(kb.cfg.namespace, it.Key))
+		}
+	}
+	written, err := kb.cfg.store.Apply(ctx, ops)
+	if err != nil {
+		return nil, fmt.Errorf("knowledge: storing the snapshot: %w", err)
+	}
+	versions := make(map[string]int64, len(docs))
+	for i, doc := range docs {
+		versions[doc.doc.ID] = written[i].Version
+	}
+	return versions, nil
 }
 
 // SaveFile writes the knowledge base's snapshot (see Save) to the file at

@@ -1,6 +1,8 @@
-// Package memory is an in-process memory store for agents: what an
-// application keeps for a user across runs (facts, preferences,
-// decisions), found again by relevance to a query.
+// Package memory is a memory store for agents: what an application keeps
+// for a user across runs (facts, preferences, decisions), found again by
+// relevance to a query. The entries live in a long-term store
+// (store.Store): the Store's own in the process unless WithStore or
+// WithRunStore gives another.
 //
 //	store, err := memory.New(memory.WithMaxEntries(1000))
 //	...
@@ -45,11 +47,12 @@
 // entries and query give the same order on every run. A query with no word
 // to match (empty, or stop words only) returns the newest entries.
 //
-// WithEmbedder ranks by meaning instead, with an embedding model the
-// application supplies: entries are embedded when added (and again when
-// loaded) and a query when searched, and Retrieve returns the entries
-// whose vectors have the highest cosine similarity to the query's,
-// whatever it is, newest first among equals.
+// Retrieve ranks by meaning instead when the store.Store has an embedder
+// (store.WithEmbedder; WithEmbedder gives one to the Store's own): entries
+// are embedded when added (and again when loaded) and a query when
+// searched, and Retrieve returns the entries whose vectors have the
+// highest cosine similarity to the query's, whatever it is, newest first
+// among equals. Vectors of another length than the query's never match.
 //
 // # Bounds
 //
@@ -59,31 +62,31 @@
 // (DefaultMaxEntrySize; its text, topics and metadata) is refused with an
 // error that matches ErrTooLarge and names the limit; memory_add passes it
 // to the model, which can save a shorter memory. The number of scopes is
-// not bounded; a scope whose last entry is deleted is dropped.
+// not bounded.
 //
-// # Durable and shared: on a store.Store
+// # Where the entries live
 //
-// WithStore(st) keeps the entries in a long-term store (package store)
+// Each scope is a namespace of a store.Store ("trellis", "memory",
+// "scope:"+scope; WithNamespace changes the first labels), each entry an
+// item keyed by its ID. Without options that store is the Store's own, in
+// the process (store/memory). WithStore(st) keeps the entries in st
 // instead: store/sqlite for one machine, store/postgres for replicas that
-// share what they remember. Each scope is a namespace of st ("trellis",
-// "memory", "scope:"+scope; WithNamespace changes the first labels), each
-// entry an item keyed by its ID, so the entries outlive the process and
-// every replica sees every other's. Scopes, limits, validation, the tools
-// and the lexical ranking work as in memory; when st has an embedder
-// (store.WithEmbedder) Retrieve ranks by meaning through st's search.
-// WithRunStore takes the store from the run instead (graph.WithStore), so
-// one memory.Store serves graphs with different stores. Save and Load
-// have nothing to do there and return ErrDurable.
+// share what they remember, so the entries outlive the process and every
+// replica sees every other's. WithRunStore takes the store from the run
+// (graph.WithStore), so one memory.Store serves graphs with different
+// stores, and uses its own when the context carries none. Scopes, limits,
+// validation, the tools and the ranking are the same on every store.
 //
-// # Persistence
+// # Snapshots
 //
-// Without WithStore the store lives in memory. Save and Load write and read all scopes as
-// versioned JSON on an io.Writer and io.Reader; SaveFile writes a file
-// atomically (a temporary file, synced, renamed over the old one; mode
-// 0600) and LoadFile reads one. Load checks the whole snapshot before
+// Save and Load write and read all scopes of the Store's own in-process
+// store as versioned JSON on an io.Writer and io.Reader; SaveFile writes a
+// file atomically (a temporary file, synced, renamed over the old one;
+// mode 0600) and LoadFile reads one. Load checks the whole snapshot before
 // replacing anything: a file that is cut short, is not JSON or holds
 // entries the store would refuse is an error matching ErrCorrupt that says
 // what is wrong and where, and the store keeps what it had. Nothing is
 // saved by itself: call SaveFile when it suits the program (after a run,
-// at exit, on a timer).
+// at exit, on a timer). With WithStore or WithRunStore the store.Store
+// keeps the entries, and Save and Load return ErrDurable.
 package memory

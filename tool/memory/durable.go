@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/trellis-go/trellis/store"
@@ -22,8 +23,8 @@ import (
 var defaultNamespace = []string{"trellis", "memory"}
 
 // ErrDurable is returned by Save, Load, SaveFile and LoadFile of a store
-// whose entries live in a store.Store (WithStore, WithRunStore), which
-// keeps them itself.
+// whose entries live in a store.Store given to it (WithStore,
+// WithRunStore), which keeps them itself.
 var ErrDurable = errors.New("memory: entries are kept by a store.Store; there is no snapshot to save or load")
 
 // WithStore keeps the entries in st instead of in the process: they are
@@ -60,9 +61,8 @@ func WithNamespace(labels ...string) Option {
 	}
 }
 
-// durable returns the store.Store ctx's operations go to, nil for the
-// process's memory.
-func (s *Store) durable(ctx context.Context) store.Store {
+// backend returns the store.Store ctx's operations go to.
+func (s *Store) backend(ctx context.Context) store.Store {
 	if s.cfg.backend != nil {
 		return s.cfg.backend
 	}
@@ -71,19 +71,46 @@ func (s *Store) durable(ctx context.Context) store.Store {
 			return st
 		}
 	}
-	return nil
+	return s.local
+}
+
+func (s *Store) namespace() []string {
+	if s.cfg.namespace == nil {
+		return defaultNamespace
+	}
+	return s.cfg.namespace
 }
 
 func (s *Store) namespaceOf(scope string) []string {
-	ns := s.cfg.namespace
-	if ns == nil {
-		ns = defaultNamespace
-	}
-	return append(slices.Clip(ns), "scope:"+scope)
+	return append(slices.Clip(s.namespace()), "scope:"+scope)
 }
 
-// addDurable stores the checked entry e in st.
-func (s *Store) addDurable(ctx context.Context, st store.Store, e Entry) (string, error) {
+// stored is an entry as an item's value: the entry's fields and when it
+// was added, which orders the entries of one CreatedAt.
+type stored struct {
+	Entry
+	Added int64 `json:"added,omitempty"`
+}
+
+// lastAdded is the Added of the entry this process added last: each
+// addition takes a later one, even within one clock tick.
+var lastAdded atomic.Int64
+
+func addedNow() int64 {
+	for {
+		last, now := lastAdded.Load(), time.Now().UnixNano()
+		if now <= last {
+			now = last + 1
+		}
+		if lastAdded.CompareAndSwap(last, now) {
+			return now
+		}
+	}
+}
+
+// add stores the checked entry e in st and evicts what the scope's limit
+// leaves no room for.
+func (s *Store) add(ctx context.Context, st store.Store, e Entry) (string, error) {
 	ns := s.namespaceOf(e.Scope)
 	newID := e.ID == ""
 	for {
@@ -92,7 +119,7 @@ func (s *Store) addDurable(ctx context.Context, st store.Store, e Entry) (string
 			_, _ = rand.Read(b[:])
 			e.ID = "mem-" + hex.EncodeToString(b[:])
 		}
-		value, err := json.Marshal(e)
+		value, err := json.Marshal(stored{Entry: e, Added: addedNow()})
 		if err != nil {
 			return "", fmt.Errorf("memory: %w", err)
 		}
@@ -103,26 +130,42 @@ func (s *Store) addDurable(ctx context.Context, st store.Store, e Entry) (string
 			}
 			return "", fmt.Errorf("%w: scope %q has an entry with id %q already", ErrInvalidEntry, e.Scope, e.ID)
 		}
+		if errors.Is(err, ErrEmbedding) {
+			return "", err
+		}
 		if err != nil {
 			return "", fmt.Errorf("memory: %w", err)
 		}
 		break
 	}
-	// Evict what the limit leaves no room for: the oldest, which a search
-	// lists last.
-	extra, err := st.Search(ctx, ns, store.Query{Offset: s.cfg.maxEntries, Limit: 1000})
-	if err != nil {
-		return "", fmt.Errorf("memory: %w", err)
-	}
-	for _, it := range extra {
-		if err := st.Delete(ctx, ns, it.Key); err != nil {
-			return "", fmt.Errorf("memory: %w", err)
-		}
-	}
-	return e.ID, nil
+	return e.ID, s.evict(ctx, st, e.Scope)
 }
 
-func (s *Store) deleteDurable(ctx context.Context, st store.Store, scope, id string) error {
+// evict deletes the oldest entries of scope beyond the limit.
+func (s *Store) evict(ctx context.Context, st store.Store, scope string) error {
+	ns := s.namespaceOf(scope)
+	over, err := st.Search(ctx, ns, store.Query{Offset: s.cfg.maxEntries, Limit: 1})
+	if err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	if len(over) == 0 {
+		return nil
+	}
+	items, err := s.entries(ctx, st, scope)
+	if err != nil {
+		return err
+	}
+	var ops []store.Op
+	for _, it := range items[:max(0, len(items)-s.cfg.maxEntries)] {
+		ops = append(ops, store.DeleteOp(ns, it.entry.ID))
+	}
+	if _, err := st.Apply(ctx, ops); err != nil {
+		return fmt.Errorf("memory: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) delete(ctx context.Context, st store.Store, scope, id string) error {
 	ns := s.namespaceOf(scope)
 	if _, err := st.Get(ctx, ns, id); err != nil {
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
@@ -136,28 +179,76 @@ func (s *Store) deleteDurable(ctx context.Context, st store.Store, scope, id str
 	return nil
 }
 
-// entriesDurable returns the scope's entries in st, oldest first.
-func (s *Store) entriesDurable(ctx context.Context, st store.Store, scope string) ([]*item, error) {
-	items, err := st.Search(ctx, s.namespaceOf(scope), store.Query{Limit: s.cfg.maxEntries})
+// readLimit is the most items one read of a scope asks for: the limit of
+// entries with room for additions that race with an eviction.
+func (s *Store) readLimit() int { return s.cfg.maxEntries + 1024 }
+
+// decode returns the entry an item holds.
+func decode(it store.Item) (*item, error) {
+	var e stored
+	if err := it.Decode(&e); err != nil {
+		return nil, fmt.Errorf("%w: item %q: %w", ErrCorrupt, it.Key, err)
+	}
+	return newItem(e.Entry, e.Added), nil
+}
+
+// maxCached bounds the entries the parse cache holds; past it the cache
+// starts again empty.
+const maxCached = 100_000
+
+// parsed is a decoded, tokenized item and the write it was read from.
+type parsed struct {
+	version int64
+	updated time.Time
+	it      *item
+}
+
+// parse returns the entry an item holds, from the cache when the item has
+// not been written since it was last parsed: an item read again (every
+// listing, eviction and lexical search reads the whole scope) is not
+// decoded and tokenized again. The *item is shared and must not be
+// changed.
+func (s *Store) parse(it store.Item) (*item, error) {
+	k := store.EncodeNamespace(it.Namespace) + "\x00" + it.Key
+	s.cacheMu.Lock()
+	p, ok := s.cache[k]
+	s.cacheMu.Unlock()
+	if ok && p.version == it.Version && p.updated.Equal(it.UpdatedAt) {
+		return p.it, nil
+	}
+	x, err := decode(it)
+	if err != nil {
+		return nil, err
+	}
+	s.cacheMu.Lock()
+	if len(s.cache) >= maxCached {
+		clear(s.cache)
+	}
+	s.cache[k] = parsed{version: it.Version, updated: it.UpdatedAt, it: x}
+	s.cacheMu.Unlock()
+	return x, nil
+}
+
+// entries returns the scope's entries in st, oldest first.
+func (s *Store) entries(ctx context.Context, st store.Store, scope string) ([]*item, error) {
+	items, err := st.Search(ctx, s.namespaceOf(scope), store.Query{Limit: s.readLimit()})
 	if err != nil {
 		return nil, fmt.Errorf("memory: %w", err)
 	}
 	out := make([]*item, 0, len(items))
-	for i, it := range items {
-		var e Entry
-		if err := it.Decode(&e); err != nil {
-			return nil, fmt.Errorf("%w: item %q: %w", ErrCorrupt, it.Key, err)
+	for _, it := range items {
+		x, err := s.parse(it)
+		if err != nil {
+			return nil, err
 		}
-		x := newItem(e)
-		x.seq = uint64(len(items) - i)
 		out = append(out, x)
 	}
-	slices.SortFunc(out, older)
+	slices.SortStableFunc(out, older)
 	return out, nil
 }
 
-func (s *Store) listDurable(ctx context.Context, st store.Store, scope string, f Filter) ([]Entry, error) {
-	items, err := s.entriesDurable(ctx, st, scope)
+func (s *Store) list(ctx context.Context, st store.Store, scope string, f Filter) ([]Entry, error) {
+	items, err := s.entries(ctx, st, scope)
 	if err != nil {
 		return nil, err
 	}
@@ -167,38 +258,44 @@ func (s *Store) listDurable(ctx context.Context, st store.Store, scope string, f
 			break
 		}
 		if f.match(&it.entry) {
-			out = append(out, it.entry)
+			out = append(out, it.entry.clone())
 		}
 	}
 	return out, nil
 }
 
-func (s *Store) retrieveDurable(ctx context.Context, st store.Store, name, query string, limit int) ([]tool.Document, error) {
+// minScore keeps every entry in a search by meaning, those pointing away
+// from the query included; only vectors of another length (a score of
+// minus infinity) are left out.
+const minScore = -2
+
+func (s *Store) retrieve(ctx context.Context, st store.Store, name, query string, limit int) ([]tool.Document, error) {
 	if strings.TrimSpace(query) != "" {
-		found, err := st.Search(ctx, s.namespaceOf(name), store.Query{Text: query, Limit: limit})
+		found, err := st.Search(ctx, s.namespaceOf(name), store.Query{Text: query, Limit: s.readLimit(), MinScore: minScore})
 		switch {
 		case err == nil:
-			docs := make([]tool.Document, 0, len(found))
+			hits := make([]hit, 0, len(found))
 			for _, it := range found {
-				var e Entry
-				if err := it.Decode(&e); err != nil {
-					return nil, fmt.Errorf("%w: item %q: %w", ErrCorrupt, it.Key, err)
+				x, err := s.parse(it)
+				if err != nil {
+					return nil, err
 				}
-				docs = append(docs, newItem(e).document(it.Score))
+				hits = append(hits, hit{x, it.Score})
 			}
-			return docs, nil
+			return rankedDocs(hits, limit), nil
+		case errors.Is(err, ErrEmbedding):
+			return nil, err
 		case !errors.Is(err, store.ErrNoEmbedder):
 			return nil, fmt.Errorf("memory: %w", err)
 		}
 	}
-	// Lexical ranking over the scope's entries, as in memory.
-	items, err := s.entriesDurable(ctx, st, name)
+	// Lexical ranking over the scope's entries.
+	items, err := s.entries(ctx, st, name)
 	if err != nil {
 		return nil, err
 	}
-	sc := &scope{byID: map[string]*item{}, df: map[string]int{}}
+	sc := &scope{items: items, df: map[string]int{}}
 	for _, it := range items {
-		sc.items = append(sc.items, it)
 		for t := range it.tf {
 			sc.df[t]++
 		}

@@ -7,18 +7,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/trellis-go/trellis/internal/snapio"
+	"github.com/trellis-go/trellis/store"
 )
 
 // SnapshotVersion is the version of the format Save writes; Load reads it
 // alone.
 const SnapshotVersion = 1
-
-// embedBatch is how many texts Load gives the Embedder at a time.
-const embedBatch = 256
 
 // snapshot is what Save writes: every entry of every scope, scope by scope
 // (in the order of their names) and oldest first within each.
@@ -30,25 +30,27 @@ type snapshot struct {
 // Save writes every entry of the store, of all scopes, to w as JSON, for
 // Load to read back. Embedding vectors are not written.
 func (s *Store) Save(w io.Writer) error {
-	if s.cfg.backend != nil || s.cfg.fromRun {
+	if s.local == nil || s.cfg.fromRun {
 		return ErrDurable
 	}
-	s.mu.RLock()
-	names := slices.Sorted(func(yield func(string) bool) {
-		for name := range s.scopes {
-			if !yield(name) {
-				return
-			}
-		}
-	})
+	// Save takes no context (its signature predates the store); the
+	// in-process store it reads does no I/O.
+	ctx := context.Background()
+	scopes, err := s.scopes(ctx)
+	if err != nil {
+		return err
+	}
 	snap := snapshot{Version: SnapshotVersion, Entries: []*Entry{}}
-	for _, name := range names {
-		for _, it := range s.scopes[name].items {
-			e := it.entry.clone()
+	for _, name := range scopes {
+		items, err := s.entries(ctx, s.local, name)
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			e := it.entry
 			snap.Entries = append(snap.Entries, &e)
 		}
 	}
-	s.mu.RUnlock()
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	enc.SetIndent("", "  ")
@@ -61,6 +63,27 @@ func (s *Store) Save(w io.Writer) error {
 	return nil
 }
 
+// scopes returns the names of the scopes of the in-process store, in
+// order.
+func (s *Store) scopes(ctx context.Context) ([]string, error) {
+	depth := len(s.namespace()) + 1
+	var out []string
+	for offset := 0; ; offset += 1000 {
+		nss, err := s.local.ListNamespaces(ctx, store.NamespaceQuery{Prefix: s.namespace(), MaxDepth: depth, Limit: 1000, Offset: offset})
+		if err != nil {
+			return nil, fmt.Errorf("memory: %w", err)
+		}
+		for _, ns := range nss {
+			if name, ok := strings.CutPrefix(ns[len(ns)-1], "scope:"); ok && len(ns) == depth {
+				out = append(out, name)
+			}
+		}
+		if len(nss) < 1000 {
+			return out, nil
+		}
+	}
+}
+
 // Load replaces the store's entries, of all scopes, with those of a
 // snapshot Save wrote, read from r. It checks the whole snapshot before it
 // changes anything: a snapshot that is not valid JSON, is cut short, has
@@ -68,9 +91,10 @@ func (s *Store) Save(w io.Writer) error {
 // text, a duplicate ID in its scope, larger than WithMaxEntrySize) is an
 // error that says what is wrong, matches ErrCorrupt and leaves the store
 // as it was. A scope with more entries than WithMaxEntries keeps the
-// newest. A store with an Embedder embeds the loaded entries.
+// newest. A store with an Embedder embeds the loaded entries; when that
+// fails the store keeps what it had too.
 func (s *Store) Load(ctx context.Context, r io.Reader) error {
-	if s.cfg.backend != nil || s.cfg.fromRun {
+	if s.local == nil || s.cfg.fromRun {
 		return ErrDurable
 	}
 	var snap snapshot
@@ -80,7 +104,8 @@ func (s *Store) Load(ctx context.Context, r io.Reader) error {
 	if snap.Version != SnapshotVersion {
 		return fmt.Errorf("%w: the snapshot has version %d; this store reads version %d", ErrCorrupt, snap.Version, SnapshotVersion)
 	}
-	items := make([]*item, 0, len(snap.Entries))
+	byScope := map[string][]*item{}
+	ids := map[[2]string]bool{}
 	for i, e := range snap.Entries {
 		if e == nil {
 			return fmt.Errorf("%w: entry %d is null", ErrCorrupt, i)
@@ -88,40 +113,47 @@ func (s *Store) Load(ctx context.Context, r io.Reader) error {
 		if err := s.check(e, true); err != nil {
 			return fmt.Errorf("%w: entry %d: %w", ErrCorrupt, i, err)
 		}
-		items = append(items, newItem(*e))
-	}
-	if s.cfg.embed != nil {
-		for start := 0; start < len(items); start += embedBatch {
-			batch := items[start:min(start+embedBatch, len(items))]
-			texts := make([]string, len(batch))
-			for i, it := range batch {
-				texts[i] = it.entry.Text
-			}
-			vecs, err := s.embed(ctx, texts)
-			if err != nil {
-				return err
-			}
-			for i, it := range batch {
-				it.vec = vecs[i]
-			}
+		if ids[[2]string{e.Scope, e.ID}] {
+			return fmt.Errorf("%w: entry %d: %w: scope %q has an entry with id %q already", ErrCorrupt, i, ErrInvalidEntry, e.Scope, e.ID)
 		}
+		ids[[2]string{e.Scope, e.ID}] = true
+		byScope[e.Scope] = append(byScope[e.Scope], newItem(*e, int64(i)))
 	}
-	if err := ctx.Err(); err != nil {
+	s.load.Lock()
+	defer s.load.Unlock()
+	// One batch deletes what the store holds and puts the snapshot's
+	// entries: all of it happens, or none.
+	var ops []store.Op
+	old, err := s.scopes(ctx)
+	if err != nil {
 		return err
 	}
-	fresh := &Store{cfg: s.cfg, scopes: map[string]*scope{}}
-	for i, it := range items {
-		if err := fresh.insert(it, false); err != nil {
-			if errors.Is(err, ErrInvalidEntry) {
-				return fmt.Errorf("%w: entry %d: %w", ErrCorrupt, i, err)
-			}
+	for _, name := range old {
+		items, err := s.entries(ctx, s.local, name)
+		if err != nil {
 			return err
 		}
+		for _, it := range items {
+			ops = append(ops, store.DeleteOp(s.namespaceOf(name), it.entry.ID))
+		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.scopes = fresh.scopes
-	s.seq = max(s.seq, fresh.seq)
+	for _, name := range slices.Sorted(maps.Keys(byScope)) {
+		items := byScope[name]
+		slices.SortStableFunc(items, older)
+		for _, it := range items[max(0, len(items)-s.cfg.maxEntries):] {
+			value, err := json.Marshal(stored{Entry: it.entry, Added: addedNow()})
+			if err != nil {
+				return fmt.Errorf("memory: %w", err)
+			}
+			ops = append(ops, store.PutOp(s.namespaceOf(name), it.entry.ID, value, store.WithIndexFields("text")))
+		}
+	}
+	if _, err := s.local.Apply(ctx, ops); err != nil {
+		if errors.Is(err, ErrEmbedding) {
+			return err
+		}
+		return fmt.Errorf("memory: %w", err)
+	}
 	return nil
 }
 

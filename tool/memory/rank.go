@@ -45,16 +45,6 @@ func (sc *scope) bm25(terms []string) []hit {
 	return hits
 }
 
-// cosine scores every entry of the scope by the cosine similarity of its
-// vector with q; both are unit vectors.
-func (sc *scope) cosine(q []float32) []hit {
-	hits := make([]hit, 0, len(sc.items))
-	for _, it := range sc.items {
-		hits = append(hits, hit{it, lexrank.Dot(it.vec, q)})
-	}
-	return hits
-}
-
 // newest returns the scope's n newest entries with a score of zero.
 func (sc *scope) newest(n int) []hit {
 	items := sc.items[max(0, len(sc.items)-n):]

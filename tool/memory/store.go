@@ -3,8 +3,6 @@ package memory
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -14,7 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/store"
+	storemem "github.com/trellis-go/trellis/store/memory"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -193,12 +193,15 @@ func WithScopeFunc(fn ScopeFunc) Option {
 	}
 }
 
-// WithEmbedder makes the store rank by the cosine similarity of embedding
-// vectors rather than by words: Add embeds each entry's text, Load embeds
-// the loaded entries again (vectors are not saved), and Retrieve embeds the
-// query and returns the most similar entries, ties broken by recency. Every
-// vector of a scope must have one length. An Embedder's failure fails the
-// operation with an error that matches ErrEmbedding.
+// WithEmbedder gives the store's own in-process store.Store an embedder
+// (store.WithEmbedder), which makes it rank by the cosine similarity of
+// embedding vectors rather than by words: Add embeds each entry's text,
+// Load embeds the loaded entries again (vectors are not saved), and
+// Retrieve embeds the query and returns the most similar entries, ties
+// broken by recency. An entry whose vector has another length than the
+// query's is not found by meaning. An Embedder's failure fails the
+// operation with an error that matches ErrEmbedding. It does not combine
+// with WithStore or WithRunStore: give that store its embedder.
 func WithEmbedder(e Embedder) Option {
 	return func(c *config) {
 		if e == nil {
@@ -227,40 +230,44 @@ func ScopeOf(ctx context.Context) string {
 // contextScope is the ScopeFunc of a store built without WithScopeFunc.
 func contextScope(ctx context.Context) (string, error) { return ScopeOf(ctx), nil }
 
-// Store is an in-process memory store, safe for concurrent use. It
-// implements tool.Retriever, so it can be the memory of a run
-// (tool.WithMemory, agent.WithMemory) and the source of a retrieval tool
-// (tool.NewRetrieval); Tools gives a model tools to add, search and delete
-// its entries.
+// Store is a memory store for agents, safe for concurrent use. It keeps
+// its entries in a store.Store: its own in-process one (store/memory)
+// unless WithStore or WithRunStore gives another. It implements
+// tool.Retriever, so it can be the memory of a run (tool.WithMemory,
+// agent.WithMemory) and the source of a retrieval tool (tool.NewRetrieval);
+// Tools gives a model tools to add, search and delete its entries.
 //
 // One store serves many users: every operation works in the scope its
 // context names (see WithScope and WithScopeFunc), and sees nothing of
 // other scopes, not even their word statistics.
 type Store struct {
-	cfg    config
-	mu     sync.RWMutex
-	scopes map[string]*scope
-	seq    uint64 // orders entries added at one time
+	cfg config
+	// local keeps the entries when no other store.Store is given (and
+	// when WithRunStore finds none in the context).
+	local store.Store
+	// load admits one Load at a time.
+	load sync.Mutex
+	// cache holds the entries parsed from items, by encoded namespace and
+	// key (see parse).
+	cacheMu sync.Mutex
+	cache   map[string]parsed
 }
 
 var _ tool.Retriever = (*Store)(nil)
 
 // scope holds one scope's entries and the statistics lexical ranking uses.
 type scope struct {
-	items    []*item // oldest first: by CreatedAt, then seq
-	byID     map[string]*item
+	items    []*item        // oldest first: by CreatedAt, then seq
 	df       map[string]int // how many entries hold each term
 	totalLen int            // the terms of all entries
-	dim      int            // the length of its vectors, with an embedder
 }
 
-// item is an entry as the store keeps it.
+// item is an entry as lexical ranking reads it.
 type item struct {
 	entry  Entry
-	seq    uint64
+	seq    int64          // orders entries of one CreatedAt: the later added is higher
 	tf     map[string]int // the entry's terms and their counts
 	length int            // its number of terms
-	vec    []float32      // unit vector, with an embedder
 }
 
 func older(a, b *item) int {
@@ -284,7 +291,15 @@ func New(opts ...Option) (*Store, error) {
 	if len(c.problems) > 0 {
 		return nil, fmt.Errorf("memory: invalid options: %s", strings.Join(c.problems, "; "))
 	}
-	return &Store{cfg: c, scopes: map[string]*scope{}}, nil
+	s := &Store{cfg: c, cache: map[string]parsed{}}
+	if c.backend == nil {
+		var sopts []store.Option
+		if c.embed != nil {
+			sopts = append(sopts, store.WithEmbedder(embedder{c.embed}))
+		}
+		s.local = storemem.New(sopts...)
+	}
+	return s, nil
 }
 
 // scopeOf returns the scope of ctx's operation.
@@ -321,23 +336,7 @@ func (s *Store) Add(ctx context.Context, e Entry) (string, error) {
 	if e.CreatedAt.IsZero() {
 		e.CreatedAt = nowRounded()
 	}
-	if st := s.durable(ctx); st != nil {
-		return s.addDurable(ctx, st, e)
-	}
-	it := newItem(e)
-	if s.cfg.embed != nil {
-		vecs, err := s.embed(ctx, []string{e.Text})
-		if err != nil {
-			return "", err
-		}
-		it.vec = vecs[0]
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.insert(it, e.ID == ""); err != nil {
-		return "", err
-	}
-	return it.entry.ID, nil
+	return s.add(ctx, s.backend(ctx), e)
 }
 
 // check validates and normalizes e for storing; loading says whether it
@@ -391,7 +390,7 @@ func (s *Store) check(e *Entry, loading bool) error {
 }
 
 // newItem indexes e's terms: the words of its text and of its topics.
-func newItem(e Entry) *item {
+func newItem(e Entry, seq int64) *item {
 	terms := tokenize(e.Text, nil)
 	for _, t := range e.Topics {
 		terms = tokenize(t, terms)
@@ -400,66 +399,7 @@ func newItem(e Entry) *item {
 	for _, t := range terms {
 		tf[t]++
 	}
-	return &item{entry: e, tf: tf, length: len(terms)}
-}
-
-// insert adds it to its scope, making up its ID when newID, and evicts what
-// the scope's limit leaves no room for. s.mu is held.
-func (s *Store) insert(it *item, newID bool) error {
-	sc := s.scopes[it.entry.Scope]
-	if sc == nil {
-		sc = &scope{byID: map[string]*item{}, df: map[string]int{}}
-	}
-	if newID {
-		it.entry.ID = sc.newID()
-	} else if _, taken := sc.byID[it.entry.ID]; taken {
-		return fmt.Errorf("%w: scope %q has an entry with id %q already", ErrInvalidEntry, it.entry.Scope, it.entry.ID)
-	}
-	if it.vec != nil {
-		if len(sc.items) > 0 && sc.dim != len(it.vec) {
-			return fmt.Errorf("%w: the entry's vector has %d dimensions, those of scope %q have %d", ErrEmbedding, len(it.vec), it.entry.Scope, sc.dim)
-		}
-		sc.dim = len(it.vec)
-	}
-	s.scopes[it.entry.Scope] = sc
-	s.seq++
-	it.seq = s.seq
-	i, _ := slices.BinarySearchFunc(sc.items, it, older)
-	sc.items = slices.Insert(sc.items, i, it)
-	sc.byID[it.entry.ID] = it
-	for t := range it.tf {
-		sc.df[t]++
-	}
-	sc.totalLen += it.length
-	for len(sc.items) > s.cfg.maxEntries {
-		sc.remove(0)
-	}
-	return nil
-}
-
-// newID returns an ID no entry of sc has.
-func (sc *scope) newID() string {
-	var b [6]byte
-	for {
-		_, _ = rand.Read(b[:])
-		id := "mem-" + hex.EncodeToString(b[:])
-		if _, taken := sc.byID[id]; !taken {
-			return id
-		}
-	}
-}
-
-// remove drops the entry at index i.
-func (sc *scope) remove(i int) {
-	it := sc.items[i]
-	sc.items = slices.Delete(sc.items, i, i+1)
-	delete(sc.byID, it.entry.ID)
-	for t := range it.tf {
-		if sc.df[t]--; sc.df[t] == 0 {
-			delete(sc.df, t)
-		}
-	}
-	sc.totalLen -= it.length
+	return &item{entry: e, seq: seq, tf: tf, length: len(terms)}
 }
 
 // Delete removes the entry with the given ID from the scope of ctx. An ID
@@ -472,25 +412,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if st := s.durable(ctx); st != nil {
-		return s.deleteDurable(ctx, st, name, id)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sc := s.scopes[name]
-	var it *item
-	if sc != nil {
-		it = sc.byID[id]
-	}
-	if it == nil {
-		return fmt.Errorf("%w: no entry has the id %q", ErrNotFound, id)
-	}
-	i, _ := slices.BinarySearchFunc(sc.items, it, older)
-	sc.remove(i)
-	if len(sc.items) == 0 {
-		delete(s.scopes, name)
-	}
-	return nil
+	return s.delete(ctx, s.backend(ctx), name, id)
 }
 
 // List returns copies of the entries of ctx's scope that f selects, newest
@@ -503,25 +425,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st := s.durable(ctx); st != nil {
-		return s.listDurable(ctx, st, name, f)
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	out := []Entry{}
-	sc := s.scopes[name]
-	if sc == nil {
-		return out, nil
-	}
-	for _, it := range slices.Backward(sc.items) {
-		if f.Limit > 0 && len(out) == f.Limit {
-			break
-		}
-		if f.match(&it.entry) {
-			out = append(out, it.entry.clone())
-		}
-	}
-	return out, nil
+	return s.list(ctx, s.backend(ctx), name, f)
 }
 
 // Retrieve returns at most limit entries of ctx's scope relevant to query,
@@ -530,12 +434,12 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Entry, error) {
 // CreatedAtKey added. A limit of zero or less is
 // tool.DefaultRetrievalLimit.
 //
-// Without an Embedder the ranking is lexical (see the package
-// documentation): only entries that share a word with the query are
-// returned, scored with BM25 over the scope's entries. A query with no
-// word to match (empty, or only stop words) returns the newest entries,
-// with a score of zero. Ties go to the newer entry. With an Embedder, see
-// WithEmbedder.
+// Without an embedder (WithEmbedder, or the store.Store's) the ranking is
+// lexical (see the package documentation): only entries that share a word
+// with the query are returned, scored with BM25 over the scope's entries.
+// A query with no word to match (empty, or only stop words) returns the
+// newest entries, with a score of zero. Ties go to the newer entry. With
+// an embedder, see WithEmbedder.
 func (s *Store) Retrieve(ctx context.Context, query string, limit int) ([]tool.Document, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -547,36 +451,7 @@ func (s *Store) Retrieve(ctx context.Context, query string, limit int) ([]tool.D
 	if limit <= 0 {
 		limit = tool.DefaultRetrievalLimit
 	}
-	if st := s.durable(ctx); st != nil {
-		return s.retrieveDurable(ctx, st, name, query, limit)
-	}
-	var qvec []float32
-	if s.cfg.embed != nil && strings.TrimSpace(query) != "" {
-		vecs, err := s.embed(ctx, []string{query})
-		if err != nil {
-			return nil, err
-		}
-		qvec = vecs[0]
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	sc := s.scopes[name]
-	if sc == nil {
-		return []tool.Document{}, nil
-	}
-	var hits []hit
-	switch terms := queryTerms(query); {
-	case qvec != nil:
-		if len(qvec) != sc.dim {
-			return nil, fmt.Errorf("%w: the query's vector has %d dimensions, the entries' have %d", ErrEmbedding, len(qvec), sc.dim)
-		}
-		hits = sc.cosine(qvec)
-	case len(terms) > 0 && s.cfg.embed == nil:
-		hits = sc.bm25(terms)
-	default:
-		hits = sc.newest(limit)
-	}
-	return rankedDocs(hits, limit), nil
+	return s.retrieve(ctx, s.backend(ctx), name, query, limit)
 }
 
 // document returns the entry as Retrieve gives it.
@@ -592,26 +467,31 @@ func (it *item) document(score float64) tool.Document {
 	return tool.Document{ID: it.entry.ID, Content: it.entry.Text, Score: score, Metadata: meta}
 }
 
-// embed calls the store's Embedder and checks what it gives: one finite
-// vector per text, each made a unit vector.
-func (s *Store) embed(ctx context.Context, texts []string) ([][]float32, error) {
-	vecs, err := s.cfg.embed(ctx, texts)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrEmbedding, err)
-	}
-	if len(vecs) != len(texts) {
-		return nil, fmt.Errorf("%w: the embedder gave %d vectors for %d texts", ErrEmbedding, len(vecs), len(texts))
-	}
-	out := make([][]float32, len(vecs))
-	for i, v := range vecs {
-		if len(v) == 0 {
-			return nil, fmt.Errorf("%w: the embedder gave an empty vector", ErrEmbedding)
+// embedder is a store.Embedder over an Embedder of this package: it
+// splits the texts into batches of embedBatch and checks what it is given,
+// one finite, non-empty vector per text; its errors match ErrEmbedding.
+type embedder struct{ embed Embedder }
+
+// embedBatch is how many texts one call of an Embedder gets at most.
+const embedBatch = 256
+
+func (e embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return model.EmbedBatches(ctx, texts, embedBatch, func(ctx context.Context, batch []string) ([][]float32, error) {
+		vecs, err := e.embed(ctx, batch)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrEmbedding, err)
 		}
-		u, ok := unit(v)
-		if !ok {
-			return nil, fmt.Errorf("%w: the embedder gave a vector with a value that is not a finite number", ErrEmbedding)
+		if len(vecs) != len(batch) {
+			return nil, fmt.Errorf("%w: the embedder gave %d vectors for %d texts", ErrEmbedding, len(vecs), len(batch))
 		}
-		out[i] = u
-	}
-	return out, nil
+		for _, v := range vecs {
+			if len(v) == 0 {
+				return nil, fmt.Errorf("%w: the embedder gave an empty vector", ErrEmbedding)
+			}
+			if _, ok := unit(v); !ok {
+				return nil, fmt.Errorf("%w: the embedder gave a vector with a value that is not a finite number", ErrEmbedding)
+			}
+		}
+		return vecs, nil
+	})
 }

@@ -49,10 +49,25 @@ type ScanOptions struct {
 	// Vectors loads the rows' vectors; Embedded keeps only the rows that
 	// have one.
 	Vectors, Embedded bool
-	// Equal holds equality conditions (store.Filter.Equalities) a driver
+	// Filter holds the search's conditions (store.Filter.Conds) a driver
 	// may use to skip rows; it may return rows that fail them (the engine
 	// tests every row), never leave out one that meets them.
-	Equal []store.Cond
+	Filter []store.Cond
+	// Newest and Limit, for a driver that implements Pager, ask for the
+	// rows newest first (UpdatedAt, latest first, then NS and Key in byte
+	// order) and for at most Limit of them (every one when zero). Other
+	// drivers ignore them.
+	Newest bool
+	Limit  int
+}
+
+// Pager is a Driver whose Scan honours ScanOptions.Newest and Limit: a
+// search without text then reads the rows of its page, not every row that
+// meets its filter.
+type Pager interface {
+	Driver
+	// ScansNewestFirst marks the driver; it does nothing.
+	ScansNewestFirst()
 }
 
 // Driver keeps rows. Rows past their ExpiresAt (compared with the now

@@ -251,8 +251,11 @@ func (s *Store) Search(ctx context.Context, prefix []string, q store.Query) ([]s
 		}
 		return s.searchMeaning(ctx, p, q, f)
 	}
+	if _, ok := s.d.(Pager); ok {
+		return s.searchNewest(ctx, p, q, f)
+	}
 	var rows []Row
-	err = s.d.Scan(ctx, ScanOptions{Prefix: p, Equal: f.Equalities()}, s.now(), func(r Row) error {
+	err = s.d.Scan(ctx, ScanOptions{Prefix: p, Filter: f.Conds()}, s.now(), func(r Row) error {
 		if f.Match(r.Value) {
 			rows = append(rows, r)
 		}
@@ -277,6 +280,45 @@ func (s *Store) Search(ctx context.Context, prefix []string, q store.Query) ([]s
 		items[i] = toItem(r, nil)
 	}
 	return items, nil
+}
+
+// errEnough stops a scan that has read what it needs.
+var errEnough = errors.New("enough rows")
+
+// searchNewest is Search without text on a Pager: the driver returns the
+// rows newest first, at most a page of them (offset and limit), which are
+// tested against the filter. When some fail it (the driver's filtering may
+// keep rows the filter does not) and the driver may have had more, the
+// scan runs again without a limit, and stops once the page is full.
+func (s *Store) searchNewest(ctx context.Context, p string, q store.Query, f *store.Filter) ([]store.Item, error) {
+	want := q.Offset + q.Limit
+	now := s.now()
+	conds := f.Conds()
+	for limit := want; ; limit = 0 {
+		var rows []Row
+		n := 0
+		err := s.d.Scan(ctx, ScanOptions{Prefix: p, Filter: conds, Newest: true, Limit: limit}, now, func(r Row) error {
+			n++
+			if f.Match(r.Value) {
+				rows = append(rows, r)
+			}
+			if len(rows) == want {
+				return errEnough
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, errEnough) {
+			return nil, fmt.Errorf("store: search: %w", err)
+		}
+		if len(rows) == want || limit == 0 || n < limit {
+			rows = page(rows, q.Offset, q.Limit)
+			items := make([]store.Item, len(rows))
+			for i, r := range rows {
+				items[i] = toItem(r, nil)
+			}
+			return items, nil
+		}
+	}
 }
 
 func page[T any](xs []T, offset, limit int) []T {

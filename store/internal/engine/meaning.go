@@ -47,11 +47,11 @@ func (s *Store) searchMeaning(ctx context.Context, p string, q store.Query, f *s
 	var all []Row // kept to build an index when the prefix turns out large
 	n := 0
 	build := s.cfg.ExactLimit > 0
-	var equal []store.Cond
+	var conds []store.Cond
 	if !build {
-		equal = f.Equalities() // an index is built from every row
+		conds = f.Conds() // an index is built from every row
 	}
-	err = s.d.Scan(ctx, ScanOptions{Prefix: p, Vectors: true, Embedded: true, Equal: equal}, s.now(), func(r Row) error {
+	err = s.d.Scan(ctx, ScanOptions{Prefix: p, Vectors: true, Embedded: true, Filter: conds}, s.now(), func(r Row) error {
 		n++
 		if build {
 			all = append(all, Row{NS: r.NS, Key: r.Key, Vector: r.Vector, Seq: r.Seq})

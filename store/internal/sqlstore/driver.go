@@ -4,12 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -27,7 +25,11 @@ type Driver struct {
 	write sync.Mutex
 }
 
-var _ engine.Driver = (*Driver)(nil)
+var _ engine.Pager = (*Driver)(nil)
+
+// ScansNewestFirst implements engine.Pager: Scan orders and limits its
+// rows in SQL.
+func (d *Driver) ScansNewestFirst() {}
 
 // Open returns a driver on db in dialect, its tables named with prefix in
 // schema (Postgres; "" for the search_path's), after creating or migrating
@@ -235,12 +237,20 @@ func (d *Driver) Scan(ctx context.Context, o engine.ScanOptions, now time.Time, 
 	if o.Embedded {
 		cond += ` AND vector IS NOT NULL`
 	}
-	cond, args = d.equal(cond, args, o.Equal)
+	cond, args = d.filter(cond, args, o.Filter)
 	cols := columns
 	if o.Vectors {
 		cols += `, vector`
 	}
-	rs, err := d.db.QueryContext(ctx, d.t.expand(`SELECT `+cols+` FROM {items} WHERE `+cond), args...)
+	q := `SELECT ` + cols + ` FROM {items} WHERE ` + cond
+	if o.Newest {
+		q += ` ORDER BY updated_at DESC, namespace, key`
+	}
+	if o.Limit > 0 {
+		args = append(args, o.Limit)
+		q += ` LIMIT $` + strconv.Itoa(len(args))
+	}
+	rs, err := d.db.QueryContext(ctx, d.t.expand(q), args...)
 	if err != nil {
 		return err
 	}
@@ -296,50 +306,4 @@ func (d *Driver) Close() error {
 		return d.db.Close()
 	}
 	return nil
-}
-
-// equal narrows a scan's conditions with equality conditions: in Postgres
-// by JSONB containment (which the GIN index of migration 2 serves), in
-// SQLite by json_extract for string and number values. Conditions it
-// cannot express are left to the engine, which tests every row.
-func (d *Driver) equal(cond string, args []any, eqs []store.Cond) (string, []any) {
-	if len(eqs) == 0 {
-		return cond, args
-	}
-	if d.t.dialect == Postgres {
-		doc := map[string]any{}
-		for _, c := range eqs {
-			m := doc
-			parts := strings.Split(c.Path, ".")
-			for _, p := range parts[:len(parts)-1] {
-				sub, ok := m[p].(map[string]any)
-				if !ok {
-					sub = map[string]any{}
-					m[p] = sub
-				}
-				m = sub
-			}
-			m[parts[len(parts)-1]] = c.Value
-		}
-		b, err := json.Marshal(doc)
-		if err != nil {
-			return cond, args
-		}
-		args = append(args, string(b))
-		return cond + ` AND value @> $` + strconv.Itoa(len(args)) + `::jsonb`, args
-	}
-	for _, c := range eqs {
-		switch c.Value.(type) {
-		case string, float64:
-		default:
-			continue
-		}
-		if strings.ContainsAny(c.Path, `"\`) {
-			continue
-		}
-		path := `$."` + strings.ReplaceAll(c.Path, ".", `"."`) + `"`
-		args = append(args, path, c.Value)
-		cond += ` AND json_extract(value, $` + strconv.Itoa(len(args)-1) + `) = $` + strconv.Itoa(len(args))
-	}
-	return cond, args
 }
