@@ -89,6 +89,7 @@ type invokeConfig struct {
 	repair  bool
 	sink    func(Update)
 	pending *Pending
+	policy  Policy
 }
 
 // InvokeOption configures Invoke and Invoker. A nil InvokeOption does
@@ -108,6 +109,18 @@ func WithJSONRepair(on bool) InvokeOption {
 // only while the call runs; the sink must not block for long.
 func WithProgress(sink func(Update)) InvokeOption {
 	return func(c *invokeConfig) { c.sink = sink }
+}
+
+// WithPolicy makes Invoke consult policy, after the tool's own permission
+// checker, before the tool runs. The policy judges the call's final
+// arguments (after repair, PrepareArguments and coercion), the very
+// arguments the tool then runs with, so a policy cannot be passed by
+// arguments that change on the way to the tool. A call the policy does not
+// allow is answered with the structured denied result Authorize gives. A
+// call an executor's permission middleware checked already is checked
+// again against policy. Inside an executor, prefer middleware.Permission.
+func WithPolicy(policy Policy) InvokeOption {
+	return func(c *invokeConfig) { c.policy = policy }
 }
 
 // WithPending registers the calls that return a pending result in p, so
@@ -170,7 +183,8 @@ func Invoke(ctx context.Context, t Tool, call model.ToolCall, opts ...InvokeOpti
 //     executor prepared the call's arguments already (see Prepare), they
 //     skip the repair and PrepareArguments steps;
 //  3. consults the tool's own permission checker (WithPermission, or a
-//     tool that implements PermissionChecker), unless the call passed it
+//     tool that implements PermissionChecker) and the policy of WithPolicy,
+//     unless the call passed the checker
 //     already (an executor's permission middleware, or an MCP server's
 //     policy, checked it and recorded so): the checker sees the arguments of
 //     step 2, the very arguments the tool then runs with; a call it does
@@ -381,10 +395,11 @@ func (iv *Invoker) invoke(ctx context.Context, f *callctx.Frame, t Tool, p *prof
 	// Arguments Prepare made for this tool are not prepared again: the
 	// PrepareArguments hook need not give the same result twice.
 	prepared := p.prepare != nil && cc.Prepared(t, call.Arguments)
-	if p.checker != nil {
-		// The checker judges the arguments the tool runs with: they are
-		// made final first, once, and the tool runs with exactly those. A
-		// mark of an earlier check holds only for those final arguments.
+	if p.checker != nil || cfg.policy != nil {
+		// The checker (and a policy given to Invoke) judges the arguments
+		// the tool runs with: they are made final first, once, and the tool
+		// runs with exactly those. A mark of an earlier check holds only
+		// for those final arguments, and never stands in for the policy.
 		ok := true
 		if !prepared && !p.declOnly {
 			args, aerr := runArguments(name, call.Arguments, p.schema, p.prepare, cfg.repair, false)
@@ -394,9 +409,9 @@ func (iv *Invoker) invoke(ctx context.Context, f *callctx.Frame, t Tool, p *prof
 				call.Arguments, prepared = args.Raw, true
 			}
 		}
-		if ok && !cc.Authorized(t, call) {
+		if ok && (cfg.policy != nil || !cc.Authorized(t, call)) {
 			var r Result
-			if r, ok = authorize(cc, t, p.checker, p.meta, *call, nil); !ok {
+			if r, ok = authorize(cc, t, p.checker, p.meta, *call, cfg.policy); !ok {
 				*res = r
 			} else if given != nil {
 				given.MarkAuthorized(t, *call) // a retry of the call is not checked again

@@ -94,6 +94,39 @@ func TestOwnCheckerSeesTheArgumentsTheToolRunsWith(t *testing.T) {
 	}
 }
 
+// A policy given to Invoke with WithPolicy judges the same final arguments
+// as the tool's own checker, so a caller outside an executor can enforce a
+// policy that repaired or prepared arguments cannot slip past.
+func TestInvokePolicySeesTheArgumentsTheToolRunsWith(t *testing.T) {
+	allowAll := PermissionCheckerFunc(func(context.Context, PermissionRequest) (Decision, error) { return Allow(), nil })
+	var seen []string
+	policy := PolicyFunc(func(_ context.Context, req PermissionRequest) (Decision, error) {
+		seen = append(seen, string(req.Call.Arguments))
+		return naiveRefusal(req.Call.Arguments), nil
+	})
+	for _, tc := range refusedArguments {
+		t.Run(tc.name, func(t *testing.T) {
+			var ran int
+			tl := MustFunc("shell", "", func(context.Context, shellArgs) (string, error) { ran++; return "ran", nil },
+				WithPrepareArguments(renameCmd))
+			call := model.ToolCall{ID: "1", Name: "shell", Arguments: json.RawMessage(tc.args)}
+			for _, r := range []Result{
+				NewInvoker(WithJSONRepair(true), WithPolicy(policy)).Invoke(context.Background(), tl, call),
+				Invoke(context.Background(), tl, call, WithJSONRepair(true), WithPolicy(policy)),
+				Invoke(context.Background(), &foreignShell{ran: &ran, checker: allowAll}, call, WithJSONRepair(true), WithPolicy(policy)),
+			} {
+				assert.Equal(t, CodePermissionDenied, r.ErrorCode, r.Text())
+			}
+			assert.Zero(t, ran, "the tool ran")
+		})
+	}
+	seen = nil
+	r := Invoke(context.Background(), MustFunc("shell", "", func(context.Context, shellArgs) (string, error) { return "ran", nil }),
+		model.ToolCall{ID: "2", Name: "shell", Arguments: json.RawMessage(`{"command": "ls",}`)}, WithJSONRepair(true), WithPolicy(policy))
+	assert.False(t, r.IsError, r.Text())
+	assert.Equal(t, []string{`{"command":"ls"}`}, seen, "the policy saw the repaired arguments")
+}
+
 // foreignShell is a shell tool of another package: it prepares and checks
 // its own arguments through the interfaces.
 type foreignShell struct {
