@@ -334,3 +334,30 @@ func ExampleInvoker_Prepare() {
 	// true {"city":"Oslo","days":3}
 	// false invalid_arguments
 }
+
+// A policy given to Invoke judges the arguments the tool runs with: here
+// the repaired ones, so the trailing comma does not hide the command.
+func ExampleWithPolicy() {
+	type shellArgs struct {
+		Command string `json:"command"`
+	}
+	shell := tool.MustFunc("shell", "Runs a command.", func(_ context.Context, in shellArgs) (string, error) {
+		return "ran " + in.Command, nil
+	})
+	noRM := tool.PolicyFunc(func(_ context.Context, req tool.PermissionRequest) (tool.Decision, error) {
+		var in shellArgs
+		_ = json.Unmarshal(req.Call.Arguments, &in)
+		if strings.HasPrefix(in.Command, "rm ") {
+			return tool.Deny("rm is not allowed"), nil
+		}
+		return tool.Allow(), nil
+	})
+	for _, args := range []string{`{"command": "ls",}`, `{"command": "rm -rf /tmp/x",}`} {
+		call := model.ToolCall{ID: "1", Name: "shell", Arguments: json.RawMessage(args)}
+		r := tool.Invoke(context.Background(), shell, call, tool.WithJSONRepair(true), tool.WithPolicy(noRM))
+		fmt.Println(r.Status, r.ErrorCode)
+	}
+	// Output:
+	// success
+	// denied permission_denied
+}
