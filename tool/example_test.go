@@ -355,7 +355,7 @@ func ExampleWithPolicy() {
 	for _, args := range []string{`{"command": "ls",}`, `{"command": "rm -rf /tmp/x",}`} {
 		call := model.ToolCall{ID: "1", Name: "shell", Arguments: json.RawMessage(args)}
 		r := tool.Invoke(context.Background(), shell, call, tool.WithJSONRepair(true), tool.WithPolicy(noRM))
-		fmt.Println(r.Status, r.ErrorCode)
+		fmt.Println(strings.TrimSpace(fmt.Sprint(r.Status, " ", r.ErrorCode)))
 	}
 	// Output:
 	// success
