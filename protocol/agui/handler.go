@@ -217,10 +217,9 @@ func NewHandler[S any, PS nodes.ChatState[S]](g *graph.Graph[S], opts ...Option)
 	if cfg.interrupt == nil {
 		cfg.interrupt = describeInterrupt
 	}
-	// GetState without a checkpointer fails at once; with one it reads (a
-	// thread that does not exist), which tells the two apart.
-	_, err := g.GetState(context.Background(), ThreadPrefix+"probe")
-	r.saver = !errors.Is(err, graph.ErrNoCheckpointer)
+	// Whether runs keep threads is the graph's configuration: asked of the
+	// graph, not of its checkpointer, so that building a handler does no I/O.
+	r.saver = g.Checkpointer() != nil
 	return &Handler{cfg: cfg, runner: r}, nil
 }
 
