@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/sse"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/nodes"
 	"github.com/trellis-go/trellis/state"
@@ -383,8 +384,8 @@ func newSink(w http.ResponseWriter, fail func(error)) *sink {
 
 // send writes one event as an SSE data line.
 func (s *sink) send(ev event) {
-	b := encodeEvent(ev, time.Now().UnixMilli())
-	s.write("data: " + string(b) + "\n\n")
+	b, _ := sse.Encode(sse.Event{Data: encodeEvent(ev, time.Now().UnixMilli())}) // fails only for an ID or type
+	s.write(string(b))
 	select {
 	case s.wrote <- struct{}{}:
 	default:
@@ -424,7 +425,7 @@ func (s *sink) keepAlive(period time.Duration) (stop func()) {
 				select {
 				case <-s.wrote:
 				default:
-					s.write(": keep-alive\n\n")
+					s.write(sse.KeepAlive)
 				}
 			}
 		}
