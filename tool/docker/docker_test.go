@@ -311,8 +311,9 @@ func TestOptionsAndHosts(t *testing.T) {
 		}
 	}
 	for host, want := range map[string]string{
-		"ssh://me@box":          "only unix:// and tcp://",
-		"npipe:////./pipe/dock": "only unix:// and tcp://",
+		"fd://3":                "only unix://, tcp:// and ssh://",
+		"npipe:////./pipe/dock": "named pipes",
+		"ssh://me@box/path":     "not of the form ssh://",
 		"unix://":               "not of the form unix:///",
 		"tcp://":                "not of the form",
 	} {

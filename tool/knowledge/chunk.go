@@ -152,8 +152,8 @@ type parsed struct {
 
 // parse finds the sections of text: for Markdown, by its headings (ATX and
 // setext), with its front matter, thematic breaks and heading lines left
-// out of every block and fenced code blocks kept whole; for other text,
-// one section of paragraphs.
+// out of every block and code blocks (fenced or indented) kept whole; for
+// other text, one section of paragraphs.
 //
 // The Markdown syntax is goldmark's (CommonMark): it tells headings, code
 // blocks and thematic breaks from text. Only the blocks at the top of the
@@ -234,7 +234,7 @@ func parse(text string, markdown bool) parsed {
 		case *ast.Heading:
 			heading(n.Level, headingTitle(src, n))
 		case *ast.ThematicBreak:
-		case *ast.FencedCodeBlock:
+		case *ast.FencedCodeBlock, *ast.CodeBlock:
 			cur.blocks = append(cur.blocks, block{start: lines[from].start, end: lines[to-1].end, code: true})
 		default:
 			cur.blocks = append(cur.blocks, paragraphs(text, lines[from:to])...)
