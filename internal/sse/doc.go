@@ -11,9 +11,10 @@
 // before its blank line is incomplete and is discarded, as the format
 // says, whatever server sent it.
 //
-// The format is small and the module needs a bounded reader (one event's
-// data is capped, and the cap fails with the same error as the clients'
-// other stream limits), which no library of the Go ecosystem offers
-// without pulling an HTTP client of its own along; so it is written here,
-// once, with a fuzz target that checks it against the format's rules.
+// Written here rather than taken from a library: the reader is some
+// eighty lines, and the clients need it bounded (one event's data capped,
+// failing with the same error as their other stream limits) and fed by
+// their own HTTP requests, while the event-stream libraries of the Go
+// ecosystem come with HTTP clients and servers of their own. A fuzz target
+// checks it against the format's rules, written out line by line.
 package sse
