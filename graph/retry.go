@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"time"
+
+	"github.com/trellis-go/trellis/internal/backoff"
 )
 
 // RetryPolicy retries a failing node. The zero value of each field takes the
@@ -64,14 +65,11 @@ func (p *RetryPolicy) delay(attempt int) time.Duration {
 	if limit == 0 {
 		limit = 30 * time.Second
 	}
-	w := float64(d) * math.Pow(f, float64(attempt-1))
-	if w > float64(limit) {
-		w = float64(limit)
-	}
+	j := 0.0
 	if p.Jitter {
-		w = w/2 + rand.Float64()*w/2
+		j = 0.5
 	}
-	return time.Duration(w)
+	return backoff.Policy{Initial: d, Factor: f, Max: limit, Jitter: j}.Wait(attempt - 1)
 }
 
 // retryable reports whether err deserves another try, cancellation aside.

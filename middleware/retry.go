@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/trellis-go/trellis/executor"
+	"github.com/trellis-go/trellis/internal/backoff"
+	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -142,7 +143,10 @@ func DefaultRetryOn(ctx context.Context, info RetryInfo) bool {
 // retrying (see WithRetryOn and DefaultRetryOn), waiting between attempts
 // with exponential backoff: the first wait is the initial interval, each
 // next one is multiplied by the backoff factor and capped at the maximum
-// interval, with jitter. It gives up after the maximum attempts, when the
+// interval, with jitter. A failure that asks for a wait (a provider's
+// Retry-After, in a *model.ProviderError, or a RateLimitError's RetryAfter)
+// gets that wait instead, and is not retried when it asks for longer than
+// the maximum interval. It gives up after the maximum attempts, when the
 // next attempt would start after the maximum elapsed time or after the
 // deadline of the caller's context, and the result of the last attempt
 // answers the call. When the caller's context ends while Retry waits, the
@@ -179,7 +183,7 @@ func Retry(opts ...RetryOption) executor.Middleware {
 
 func (c *retryConfig) run(ctx context.Context, next executor.Handler, req *executor.Request) tool.Result {
 	start := c.clock.Now()
-	wait := c.initial
+	policy := backoff.Policy{Initial: c.initial, Factor: c.factor, Max: c.maxInterval, Jitter: c.jitter}
 	for n := 1; ; n++ {
 		r := next.Handle(ctx, req)
 		if n >= c.attempts || neverRetried(ctx, r) {
@@ -189,7 +193,10 @@ func (c *retryConfig) run(ctx context.Context, next executor.Handler, req *execu
 		if !c.retryOn(ctx, RetryInfo{Request: req, Attempt: n, Result: r, Elapsed: elapsed}) {
 			return r
 		}
-		d := c.jittered(min(wait, c.maxInterval))
+		d, ok := policy.Next(n-1, askedWait(r.Err))
+		if !ok {
+			return r // asked to wait longer than the maximum interval
+		}
 		if c.maxElapsed > 0 && elapsed+d > c.maxElapsed {
 			return r
 		}
@@ -206,7 +213,6 @@ func (c *retryConfig) run(ctx context.Context, next executor.Handler, req *execu
 		if err := c.clock.Sleep(ctx, d); err != nil {
 			return goneWhileWaiting(ctx, req.Call.Name, n, r)
 		}
-		wait = time.Duration(min(float64(wait)*c.factor, float64(c.maxInterval)))
 	}
 }
 
@@ -230,11 +236,15 @@ func goneWhileWaiting(ctx context.Context, name string, n int, r tool.Result) to
 	return out
 }
 
-// jittered draws a wait from [d·(1−jitter), d].
-func (c *retryConfig) jittered(d time.Duration) time.Duration {
-	if c.jitter == 0 || d <= 0 {
-		return d
+// askedWait returns the wait a failure asked for before another attempt:
+// a provider's Retry-After (model.ProviderError) or the time until a rate
+// limit allows the call (RateLimitError); 0 when it asked for none.
+func askedWait(err error) time.Duration {
+	if pe, ok := errors.AsType[*model.ProviderError](err); ok {
+		return pe.RetryAfter
 	}
-	low := float64(d) * (1 - c.jitter)
-	return time.Duration(low + rand.Float64()*(float64(d)-low))
+	if rl, ok := errors.AsType[*RateLimitError](err); ok {
+		return rl.RetryAfter
+	}
+	return 0
 }

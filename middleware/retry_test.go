@@ -94,6 +94,35 @@ func TestRetryCountsAndDelays(t *testing.T) {
 	}
 }
 
+// TestRetryWaitsAsLongAsTheFailureAsks: a provider's Retry-After and a
+// rate limit's wait replace the backoff, and one longer than the maximum
+// interval ends the retries.
+func TestRetryWaitsAsLongAsTheFailureAsks(t *testing.T) {
+	asked := &model.ProviderError{Provider: "p", StatusCode: 429, RetryAfter: 1500 * time.Millisecond}
+	limited := &middleware.RateLimitError{Tool: "api", RetryAfter: 700 * time.Millisecond}
+	for name, tc := range map[string]struct {
+		err    error
+		runs   int64
+		sleeps []time.Duration
+	}{
+		"retry-after":         {asked, 3, []time.Duration{1500 * time.Millisecond, 1500 * time.Millisecond}},
+		"rate limit":          {limited, 3, []time.Duration{700 * time.Millisecond, 700 * time.Millisecond}},
+		"longer than the cap": {&model.ProviderError{Provider: "p", StatusCode: 503, RetryAfter: time.Hour}, 1, nil},
+		"asked for no wait":   {&model.ProviderError{Provider: "p", StatusCode: 503}, 3, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			clock := newFakeClock()
+			c := newCounted(t, "api", readOnly, failTimes(10, tc.err))
+			h := handler(middleware.Retry(middleware.WithClock(clock), middleware.WithInitialInterval(100*time.Millisecond),
+				middleware.WithMaxInterval(10*time.Second), middleware.WithJitter(0)))
+			r := h.Handle(context.Background(), req(c, "1", ""))
+			assert.Equal(t, tool.StatusFailed, r.Status)
+			assert.Equal(t, tc.runs, c.Runs())
+			assert.Equal(t, tc.sleeps, clock.Sleeps())
+		})
+	}
+}
+
 func TestRetryJitterBounds(t *testing.T) {
 	clock := newFakeClock()
 	c := newCounted(t, "api", readOnly, failTimes(100, errFlaky))

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trellis-go/trellis/internal/backoff"
 	"github.com/trellis-go/trellis/internal/pause"
 )
 
@@ -250,21 +250,12 @@ func (r Retry) delay(attempt int, err error) (time.Duration, bool) {
 	if maxDelay <= 0 {
 		maxDelay = DefaultMaxDelay
 	}
-	if pe, ok := errors.AsType[*ProviderError](err); ok && pe.RetryAfter > 0 {
-		if pe.RetryAfter > maxDelay {
-			return 0, false
-		}
-		return pe.RetryAfter, true
-	}
-	d := maxDelay
-	if attempt < 62 {
-		if b := base << attempt; b > 0 && b < maxDelay {
-			d = b
-		}
+	var asked time.Duration
+	if pe, ok := errors.AsType[*ProviderError](err); ok {
+		asked = pe.RetryAfter
 	}
 	// Equal jitter: half fixed, half random, so concurrent callers spread out.
-	half := d / 2
-	return half + rand.N(d-half+1), true
+	return backoff.Policy{Initial: base, Factor: 2, Max: maxDelay, Jitter: 0.5}.Next(attempt, asked)
 }
 
 func (r Retry) sleep(ctx context.Context, d time.Duration) error {

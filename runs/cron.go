@@ -51,7 +51,7 @@ var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month 
 func (m *Manager) Schedule(ctx context.Context, schedule string, req Request) (Cron, error) {
 	sched, err := cronParser.Parse(schedule)
 	if err != nil {
-		return Cron{}, fmt.Errorf("runs: %w: schedule %s: %v", ErrInvalid, quoteCut(schedule), err)
+		return Cron{}, fmt.Errorf("runs: %w: schedule %s: %w", ErrInvalid, quoteCut(schedule), err)
 	}
 	if req.Resume != nil || req.After != 0 {
 		return Cron{}, fmt.Errorf("runs: %w: a scheduled run cannot resume a thread or be delayed", ErrInvalid)
@@ -62,7 +62,7 @@ func (m *Manager) Schedule(ctx context.Context, schedule string, req Request) (C
 	body, err := json.Marshal(cronRequest{Graph: req.Graph, Thread: req.Thread, IfNotExists: req.IfNotExists, Input: req.Input,
 		Strategy: req.Strategy, Metadata: req.Metadata, Modes: uint16(req.Modes), StepLimit: req.StepLimit})
 	if err != nil {
-		return Cron{}, fmt.Errorf("runs: %w: %v", ErrInvalid, err)
+		return Cron{}, fmt.Errorf("runs: %w: %w", ErrInvalid, err)
 	}
 	c := Cron{ID: uuid.Must(uuid.NewV7()).String(), Schedule: schedule, Request: req, CreatedAt: time.Now().UTC()}
 	c.Next = sched.Next(c.CreatedAt).UTC()

@@ -154,11 +154,11 @@ func (a *adapter[S]) input(latest S, raw json.RawMessage) (S, error) {
 	}
 	var props map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &props); err != nil {
-		return latest, fmt.Errorf("%w: the input must be a JSON object of state fields: %v", ErrInvalid, err)
+		return latest, fmt.Errorf("%w: the input must be a JSON object of state fields: %w", ErrInvalid, err)
 	}
 	var update S
 	if err := json.Unmarshal(raw, &update); err != nil {
-		return latest, fmt.Errorf("%w: the input does not fit the state of graph %q: %v", ErrInvalid, a.g.Name(), err)
+		return latest, fmt.Errorf("%w: the input does not fit the state of graph %q: %w", ErrInvalid, a.g.Name(), err)
 	}
 	names := make([]string, 0, len(props))
 	for k := range props {

@@ -324,7 +324,7 @@ func (m *Manager) start(ctx context.Context, tx *sql.Tx, r *runner, req *Request
 	}
 	meta, err := json.Marshal(orEmpty(req.Metadata))
 	if err != nil {
-		return Run{}, fmt.Errorf("runs: %w: metadata: %v", ErrInvalid, err)
+		return Run{}, fmt.Errorf("runs: %w: metadata: %w", ErrInvalid, err)
 	}
 	// The thread's row is the lock that orders its runs.
 	res, err := m.exec(ctx, tx, `INSERT INTO {threads} (thread_id, owner, graph, status, metadata, created_at, updated_at)
@@ -350,7 +350,7 @@ func (m *Manager) start(ctx context.Context, tx *sql.Tx, r *runner, req *Request
 	sr := storedRequest{Input: req.Input, Resume: req.Resume, Modes: uint16(req.Modes), StepLimit: req.StepLimit}
 	body, err := json.Marshal(sr)
 	if err != nil {
-		return Run{}, fmt.Errorf("runs: %w: %v", ErrInvalid, err)
+		return Run{}, fmt.Errorf("runs: %w: %w", ErrInvalid, err)
 	}
 	startAt := now + req.After.Microseconds()
 	run := Run{ID: id, Thread: thread, Graph: r.name, Status: StatusPending, Strategy: req.Strategy, Metadata: req.Metadata,

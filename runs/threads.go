@@ -61,7 +61,7 @@ func (m *Manager) CreateThread(ctx context.Context, id string, metadata map[stri
 	}
 	meta, err := json.Marshal(orEmpty(metadata))
 	if err != nil {
-		return Thread{}, fmt.Errorf("runs: %w: metadata: %v", ErrInvalid, err)
+		return Thread{}, fmt.Errorf("runs: %w: metadata: %w", ErrInvalid, err)
 	}
 	res, err := m.exec(ctx, nil, `INSERT INTO {threads} (thread_id, owner, status, metadata, created_at, updated_at)
 		VALUES ($1, $2, 'idle', $3, {now}, {now}) ON CONFLICT (thread_id) DO NOTHING`, id, OwnerOf(ctx), string(meta))
@@ -99,7 +99,7 @@ func (m *Manager) UpdateThread(ctx context.Context, id string, metadata map[stri
 		}
 		b, err := json.Marshal(cur)
 		if err != nil {
-			return fmt.Errorf("runs: %w: metadata: %v", ErrInvalid, err)
+			return fmt.Errorf("runs: %w: metadata: %w", ErrInvalid, err)
 		}
 		_, err = m.exec(ctx, tx, `UPDATE {threads} SET metadata = $2, updated_at = {now} WHERE thread_id = $1`, id, string(b))
 		return err
@@ -150,7 +150,7 @@ func (m *Manager) SearchThreads(ctx context.Context, q ThreadQuery) ([]Thread, e
 	}
 	meta, err := json.Marshal(orEmpty(q.Metadata))
 	if err != nil {
-		return nil, fmt.Errorf("runs: %w: metadata: %v", ErrInvalid, err)
+		return nil, fmt.Errorf("runs: %w: metadata: %w", ErrInvalid, err)
 	}
 	if m.b.Dialect == DialectPostgres {
 		rows, err := m.query(ctx, nil, `SELECT `+threadColumns+` FROM {threads}

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/sse"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/scripted"
 	"github.com/trellis-go/trellis/runs"
@@ -279,29 +279,20 @@ func (e *env) open(t *testing.T, method, path string, body any, headers ...strin
 func readEvents(t *testing.T, r io.Reader, n int) []event {
 	t.Helper()
 	var out []event
-	var cur event
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if cur.Event != "" {
-				out = append(out, cur)
-				if len(out) == n {
-					return out
-				}
-			}
-			cur = event{}
-		case strings.HasPrefix(line, "id: "):
-			cur.ID = line[4:]
-		case strings.HasPrefix(line, "event: "):
-			cur.Event = line[7:]
-		case strings.HasPrefix(line, "data: "):
-			cur.Data = json.RawMessage(line[6:])
+	rd := sse.NewReader(r, 1<<20)
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			return out
+		}
+		if ev.Type == "" {
+			continue
+		}
+		out = append(out, event{ID: ev.ID, Event: ev.Type, Data: json.RawMessage(ev.Data)})
+		if len(out) == n {
+			return out
 		}
 	}
-	return out
 }
 
 func names(evs []event) []string {

@@ -155,7 +155,7 @@ func fromAPI(raw json.RawMessage) (model.Message, error) {
 		} `json:"additional_kwargs"`
 	}
 	if err := json.Unmarshal(raw, &in); err != nil {
-		return model.Message{}, fmt.Errorf("a message is not an object: %v", err)
+		return model.Message{}, fmt.Errorf("a message is not an object: %w", err)
 	}
 	m := model.Message{ID: in.ID, Name: in.Name, ToolCallID: in.ToolCallID, ToolName: in.ToolName, IsError: in.IsError || in.Status == "error"}
 	kind := in.Type
@@ -194,7 +194,7 @@ func fromAPI(raw json.RawMessage) (model.Message, error) {
 			Arguments json.RawMessage `json:"arguments"`
 		}
 		if err := json.Unmarshal(in.ToolCalls, &calls); err != nil {
-			return model.Message{}, fmt.Errorf("a message's tool_calls are not a list of calls: %v", err)
+			return model.Message{}, fmt.Errorf("a message's tool_calls are not a list of calls: %w", err)
 		}
 		for _, c := range calls {
 			args := c.Args
@@ -225,7 +225,7 @@ func partsOf(raw json.RawMessage) ([]model.Part, error) {
 	if raw[0] == '"' {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, fmt.Errorf("a message's content: %v", err)
+			return nil, fmt.Errorf("a message's content: %w", err)
 		}
 		if s == "" {
 			return nil, nil
@@ -244,7 +244,7 @@ func partsOf(raw json.RawMessage) ([]model.Part, error) {
 			ImageURL json.RawMessage `json:"image_url"`
 		}
 		if err := json.Unmarshal(b, &blk); err != nil {
-			return nil, fmt.Errorf("a content block is not an object: %v", err)
+			return nil, fmt.Errorf("a content block is not an object: %w", err)
 		}
 		switch blk.Type {
 		case "text":

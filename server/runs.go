@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/trellis-go/trellis/internal/sse"
 	"github.com/trellis-go/trellis/runs"
 )
 
@@ -755,15 +757,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run runs.Run, k 
 		if err != nil {
 			b, _ = json.Marshal(fmt.Sprintf("(an event that does not encode as JSON: %v)", err))
 		}
-		var buf bytes.Buffer
-		if id != "" {
-			buf.WriteString("id: " + id + "\n")
-		}
-		buf.WriteString("event: " + event + "\ndata: ")
-		buf.Write(b)
-		buf.WriteString("\n\n")
-		if _, err := w.Write(buf.Bytes()); err != nil {
-			return false
+		if err := sse.Write(w, sse.Event{ID: id, Type: event, Data: b}); err != nil {
+			return !errors.Is(err, sse.ErrLineBreak) // an event name with a line break is skipped
 		}
 		flusher.Flush()
 		return true
@@ -814,7 +809,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run runs.Run, k 
 			s.disconnected(r.Context(), run, cancelOnDisconnect)
 			return nil
 		case <-tick.C:
-			if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil {
+			if _, err := io.WriteString(w, sse.KeepAlive); err != nil {
 				return nil
 			}
 			flusher.Flush()
@@ -841,7 +836,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run runs.Run, k 
 			if ev.Kind == runs.KindRunEnd && ev.Seq > after {
 				switch ev.Status {
 				case runs.StatusError:
-					out = append(out, sse{event: "error", data: map[string]any{"error": "Error", "message": cut(firstLine(ev.Error), 500)}})
+					out = append(out, apiEvent{event: "error", data: map[string]any{"error": "Error", "message": cut(firstLine(ev.Error), 500)}})
 				}
 			}
 			if ev.Seq <= after {

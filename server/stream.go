@@ -76,8 +76,8 @@ func recordedModes(modes []string) graph.Mode {
 	return m
 }
 
-// sse is one server-sent event.
-type sse struct {
+// apiEvent is one server-sent event of the API, before encoding.
+type apiEvent struct {
 	event string
 	data  any
 }
@@ -123,9 +123,9 @@ func (t *translator) name(mode string, path []string) string {
 // visible says whether an event at path is streamed at all.
 func (t *translator) visible(path []string) bool { return len(path) == 0 || t.subgraphs }
 
-func (t *translator) translate(ev runs.Event) []sse {
-	var out []sse
-	emit := func(mode string, data any) { out = append(out, sse{event: t.name(mode, ev.Path), data: data}) }
+func (t *translator) translate(ev runs.Event) []apiEvent {
+	var out []apiEvent
+	emit := func(mode string, data any) { out = append(out, apiEvent{event: t.name(mode, ev.Path), data: data}) }
 	top := len(ev.Path) == 0
 	switch ev.Kind {
 	case graph.KindValues:
@@ -160,10 +160,10 @@ func (t *translator) translate(ev runs.Event) []sse {
 		// The reference server reports an interrupt as a chunk of the
 		// values and updates modes: {"__interrupt__": [...]}.
 		if t.modes[modeValues] {
-			out = append(out, sse{event: modeValues, data: map[string]any{"__interrupt__": list}})
+			out = append(out, apiEvent{event: modeValues, data: map[string]any{"__interrupt__": list}})
 		}
 		if t.modes[modeUpdates] {
-			out = append(out, sse{event: modeUpdates, data: map[string]any{"__interrupt__": list}})
+			out = append(out, apiEvent{event: modeUpdates, data: map[string]any{"__interrupt__": list}})
 		}
 	case nodes.KindModelStart:
 		var call nodes.ModelCall
@@ -236,8 +236,8 @@ func replyKey(ev runs.Event) string { return strings.Join(ev.Path, "/") + "/" + 
 
 // delta tells a chunk of a reply: as a message chunk with its metadata
 // (messages-tuple), and as the reply so far (messages).
-func (t *translator) delta(ev runs.Event) []sse {
-	var out []sse
+func (t *translator) delta(ev runs.Event) []apiEvent {
+	var out []apiEvent
 	var c model.Chunk
 	if json.Unmarshal(ev.Payload, &c) != nil {
 		return nil
@@ -255,21 +255,21 @@ func (t *translator) delta(ev runs.Event) []sse {
 	meta := map[string]any{"langgraph_node": ev.Node, "langgraph_step": ev.Step, "langgraph_path": append([]string{}, ev.Path...),
 		"run_id": t.run, "thread_id": t.thread, "tags": []string{}}
 	if t.modes[modeMessagesTuple] {
-		out = append(out, sse{event: t.name(modeMessages, ev.Path), data: []any{chunkMessage(rep.id, c), meta}})
+		out = append(out, apiEvent{event: t.name(modeMessages, ev.Path), data: []any{chunkMessage(rep.id, c), meta}})
 	}
 	if t.modes[modeMessages] {
 		if !t.meta[rep.id] {
 			t.meta[rep.id] = true
-			out = append(out, sse{event: t.name("messages/metadata", ev.Path), data: map[string]any{rep.id: map[string]any{"metadata": meta}}})
+			out = append(out, apiEvent{event: t.name("messages/metadata", ev.Path), data: map[string]any{rep.id: map[string]any{"metadata": meta}}})
 		}
-		out = append(out, sse{event: t.name("messages/partial", ev.Path), data: []lcMessage{rep.message()}})
+		out = append(out, apiEvent{event: t.name("messages/partial", ev.Path), data: []lcMessage{rep.message()}})
 	}
 	return out
 }
 
 // complete tells the messages of a new state that were not told complete
 // before (messages mode).
-func (t *translator) complete(obj map[string]json.RawMessage) []sse {
+func (t *translator) complete(obj map[string]json.RawMessage) []apiEvent {
 	list, ok := obj[messagesField]
 	if !ok {
 		return nil
@@ -289,7 +289,7 @@ func (t *translator) complete(obj map[string]json.RawMessage) []sse {
 	if len(done) == 0 {
 		return nil
 	}
-	return []sse{{event: "messages/complete", data: done}}
+	return []apiEvent{{event: "messages/complete", data: done}}
 }
 
 // update is what a node wrote: the fields it wrote, with, for a list,

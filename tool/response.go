@@ -86,7 +86,7 @@ func NewSetModelResponseSchema(schema json.RawMessage, opts ...ResponseOption) (
 	}
 	var doc map[string]any
 	if err := json.Unmarshal(schema, &doc); err != nil {
-		return nil, fmt.Errorf("set model response: %w: the schema must be a JSON object: %v", ErrInvalidSchema, err)
+		return nil, fmt.Errorf("set model response: %w: the schema must be a JSON object: %w", ErrInvalidSchema, err)
 	}
 	wrapped := false
 	if doc["type"] != "object" {

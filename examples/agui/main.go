@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -194,81 +192,60 @@ type result struct {
 	calls    map[string]string // call ID → arguments
 }
 
-// runOnce posts one run and prints its events.
+// runOnce posts one run with the AG-UI client and prints its events.
 func runOnce(ctx context.Context, w io.Writer, url string, input map[string]any) (result, error) {
 	body, err := json.Marshal(input)
 	if err != nil {
 		return result{}, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
+	var in agui.RunInput
+	if err := json.Unmarshal(body, &in); err != nil {
 		return result{}, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
+	client, err := agui.NewClient(url)
 	if err != nil {
 		return result{}, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return result{}, fmt.Errorf("the agent refused the request: %s: %s", resp.Status, strings.TrimSpace(string(msg)))
 	}
 	res := result{calls: map[string]string{}}
 	names := map[string]string{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 8<<20)
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
-		}
-		var ev struct {
-			Type       string          `json:"type"`
-			Delta      string          `json:"delta"`
-			MessageID  string          `json:"messageId"`
-			ToolCallID string          `json:"toolCallId"`
-			Name       string          `json:"toolCallName"`
-			Content    json.RawMessage `json:"content"`
-			Message    string          `json:"message"`
-			Messages   []any           `json:"messages"`
-			Outcome    struct {
-				Type    string   `json:"type"`
-				Pending []string `json:"pendingToolCallIds"`
-			} `json:"outcome"`
-		}
-		if err := json.Unmarshal([]byte(data), &ev); err != nil {
-			return result{}, fmt.Errorf("a malformed event %q: %w", data, err)
+	for ev, err := range client.Run(ctx, &in) {
+		if err != nil {
+			return result{}, err
 		}
 		switch ev.Type {
-		case "TEXT_MESSAGE_START":
+		case agui.EventTextMessageStart:
 			fmt.Fprint(w, "agent: ")
-		case "TEXT_MESSAGE_CONTENT":
+		case agui.EventTextMessageContent:
 			fmt.Fprint(w, ev.Delta)
-		case "TEXT_MESSAGE_END":
+		case agui.EventTextMessageEnd:
 			fmt.Fprintln(w)
-		case "TOOL_CALL_START":
-			names[ev.ToolCallID] = ev.Name
-		case "TOOL_CALL_ARGS":
+		case agui.EventToolCallStart:
+			names[ev.ToolCallID] = ev.ToolCallName
+		case agui.EventToolCallArgs:
 			res.calls[ev.ToolCallID] += ev.Delta
-		case "TOOL_CALL_END":
+		case agui.EventToolCallEnd:
 			fmt.Fprintf(w, "call:  %s %s\n", names[ev.ToolCallID], res.calls[ev.ToolCallID])
-		case "TOOL_CALL_RESULT":
+		case agui.EventToolCallResult:
 			var text string
 			_ = json.Unmarshal(ev.Content, &text)
 			fmt.Fprintf(w, "result: %s\n", strings.ReplaceAll(text, "\n", "; "))
-		case "MESSAGES_SNAPSHOT":
-			res.messages = ev.Messages
-		case "RUN_ERROR":
+		case agui.EventMessagesSnapshot:
+			b, err := json.Marshal(ev.Messages)
+			if err != nil {
+				return result{}, err
+			}
+			res.messages = nil
+			if err := json.Unmarshal(b, &res.messages); err != nil {
+				return result{}, err
+			}
+		case agui.EventRunError:
 			return result{}, fmt.Errorf("the run failed: %s", ev.Message)
-		case "RUN_FINISHED":
-			res.pending = ev.Outcome.Pending
+		case agui.EventRunFinished:
+			if ev.Outcome != nil {
+				res.pending = ev.Outcome.PendingToolCallIDs
+			}
 			return res, nil
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return result{}, err
 	}
 	return result{}, errors.New("the stream ended before the run did")
 }

@@ -86,7 +86,7 @@ func describe(dec *json.Decoder, err error) error {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("it ends early, at byte %d (a write cut short?)", dec.InputOffset())
 	case errors.As(err, &syntax):
-		return fmt.Errorf("it is not valid JSON: %v, at byte %d", err, syntax.Offset)
+		return fmt.Errorf("it is not valid JSON: %w, at byte %d", err, syntax.Offset)
 	case errors.As(err, &typ):
 		return fmt.Errorf("%s holds a JSON %s where a %s belongs, at byte %d", typ.Field, typ.Value, typ.Type, typ.Offset)
 	case strings.HasPrefix(err.Error(), "json: unknown field"):

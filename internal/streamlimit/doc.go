@@ -15,7 +15,7 @@
 // included. A body that is not an event stream (a JSON reply) has no blank
 // lines and counts as one event.
 //
-// Events is the bounded reader of an event stream for the clients that
-// parse one themselves (A2A, AG-UI): it caps one event's data exactly, as
-// their options promise, and reports the cap with the same *Error.
+// internal/sse, the event-stream reader of the clients that parse one
+// themselves (A2A, AG-UI), caps one event's data exactly, as their options
+// promise, and reports the cap with the same *Error.
 package streamlimit

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/trellis-go/trellis/internal/backoff"
 	"github.com/trellis-go/trellis/internal/httpstatus"
 	"github.com/trellis-go/trellis/internal/pause"
 	"github.com/trellis-go/trellis/internal/streamlimit"
@@ -481,7 +482,7 @@ func (c *Client) post(ctx context.Context, ep endpoint, id int64, m string, para
 // again after a transient status within the retry budget. It returns the
 // last answer whatever its status; the caller closes its body.
 func (c *Client) do(ctx context.Context, send func(*http.Request) (*http.Response, error), newReq func() (*http.Request, error)) (*http.Response, error) {
-	wait := c.cfg.retryWait
+	policy := backoff.Policy{Initial: c.cfg.retryWait, Factor: 2, Max: c.cfg.maxRetryWait}
 	for attempt := 0; ; attempt++ {
 		req, err := newReq()
 		if err != nil {
@@ -502,12 +503,10 @@ func (c *Client) do(ctx context.Context, send func(*http.Request) (*http.Respons
 		if !httpstatus.Transient(resp.StatusCode) || attempt >= c.cfg.retries {
 			return resp, nil
 		}
-		d := wait
-		if ra, ok := model.RetryAfter(resp.Header, time.Now()); ok {
-			d = ra
-		}
-		if d > c.cfg.maxRetryWait {
-			return resp, nil // the caller reports the status
+		asked, _ := model.RetryAfter(resp.Header, time.Now())
+		d, ok := policy.Next(attempt, asked)
+		if !ok {
+			return resp, nil // asked to wait too long: the caller reports the status
 		}
 		// Read a little of the body so that the connection can be reused.
 		_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
@@ -515,7 +514,6 @@ func (c *Client) do(ctx context.Context, send func(*http.Request) (*http.Respons
 		if err := pause.Sleep(ctx, d); err != nil {
 			return nil, err
 		}
-		wait = min(wait*2, c.cfg.maxRetryWait)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/sse"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/nodes"
 )
@@ -23,7 +24,7 @@ func TestSSEReader(t *testing.T) {
 		"retry: 100\n\n" + // no data: no event
 		"data:no-space\n\n" +
 		"data\n\n" + // a data field without a value: an empty line of data
-		"data: last without blank line"
+		"data: last without blank line" // cut off by the end: discarded
 	r := newSSEReader(strings.NewReader(stream), 1024)
 	var got []string
 	for {
@@ -34,7 +35,7 @@ func TestSSEReader(t *testing.T) {
 		require.NoError(t, err)
 		got = append(got, string(data))
 	}
-	assert.Equal(t, []string{"{\"a\":\n1}", "no-space", "", "last without blank line"}, got)
+	assert.Equal(t, []string{"{\"a\":\n1}", "no-space", ""}, got)
 
 	r = newSSEReader(strings.NewReader("data: "+strings.Repeat("x", 2000)+"\n\n"), 1024)
 	_, err := r.next()
@@ -46,7 +47,7 @@ func TestSSEReader(t *testing.T) {
 
 func TestWriteSSE(t *testing.T) {
 	var b strings.Builder
-	require.NoError(t, writeSSE(&b, []byte("{\"a\":\n1}")))
+	require.NoError(t, sse.Write(&b, sse.Event{Data: []byte("{\"a\":\n1}")}))
 	assert.Equal(t, "data: {\"a\":\ndata: 1}\n\n", b.String())
 	r := newSSEReader(strings.NewReader(b.String()), 1024)
 	data, err := r.next()
@@ -207,7 +208,7 @@ func TestSSEReaderCarriageReturns(t *testing.T) {
 		require.NoError(t, err)
 		got = append(got, string(data))
 	}
-	assert.Equal(t, []string{"one", "two\n2", "three", "four"}, got)
+	assert.Equal(t, []string{"one", "two\n2", "three"}, got, "four, cut off by the end, is discarded")
 
 	// An event ended by CRs is delivered without waiting for more bytes.
 	pr, pw := io.Pipe()

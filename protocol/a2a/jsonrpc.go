@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/trellis-go/trellis/internal/sse"
 	"github.com/trellis-go/trellis/internal/streamlimit"
 	"github.com/trellis-go/trellis/internal/textcut"
 )
@@ -139,34 +140,20 @@ func snippet(body []byte) string {
 
 // sseReader reads the events of a text/event-stream, returning the data of
 // each. It holds at most max bytes of one event.
-type sseReader struct{ events *streamlimit.Events }
+type sseReader struct{ events *sse.Reader }
 
 func newSSEReader(r io.Reader, max int) *sseReader {
-	return &sseReader{events: streamlimit.NewEvents(r, max)}
+	return &sseReader{events: sse.NewReader(r, max)}
 }
 
 // next returns the data of the next event that has some, or io.EOF at the
 // end of the stream. An event cut short by the end of the stream is
-// dispatched, as a stream whose last event lacks its blank line is common.
-// An event past the limit fails with ErrResponseTooLarge (and
-// streamlimit.ErrEventTooLarge).
+// discarded, as the format says. An event past the limit fails with
+// ErrResponseTooLarge (and streamlimit.ErrEventTooLarge).
 func (s *sseReader) next() ([]byte, error) {
-	data, _, err := s.events.Next()
+	ev, err := s.events.Next()
 	if errors.Is(err, streamlimit.ErrEventTooLarge) {
 		return nil, fmt.Errorf("%w: %w", ErrResponseTooLarge, err)
 	}
-	return data, err
-}
-
-// writeSSE writes one event whose data is payload.
-func writeSSE(w io.Writer, payload []byte) error {
-	var b bytes.Buffer
-	for line := range bytes.SplitSeq(payload, []byte{'\n'}) {
-		b.WriteString("data: ")
-		b.Write(line)
-		b.WriteByte('\n')
-	}
-	b.WriteByte('\n')
-	_, err := w.Write(b.Bytes())
-	return err
+	return ev.Data, err
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -258,10 +257,9 @@ func NewServer[S any, PS State[S]](name, description string, agent *graph.Graph[
 	if cfg.errorText == nil {
 		cfg.errorText = func(err error) string { return err.Error() }
 	}
-	// GetState without a checkpointer fails at once; with one it reads
-	// (a thread that does not exist), which tells the two apart.
-	_, err := agent.GetState(context.Background(), ThreadPrefix+"probe")
-	saver := !errors.Is(err, graph.ErrNoCheckpointer)
+	// Whether tasks keep threads is the graph's configuration: asked of the
+	// graph, not of its checkpointer, so that building a server does no I/O.
+	saver := agent.Checkpointer() != nil
 
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/trellis-go/trellis/internal/sse"
 )
 
 // rpcFailure is a JSON-RPC error the server answers with.
@@ -236,7 +238,7 @@ func (c *call) startEvents() (write func(Event) bool, keepAlive func() bool) {
 		}
 		return true
 	}
-	write = func(ev Event) bool { return flushed(writeSSE(w, rpcResult(c.id, c.event(ev)))) }
+	write = func(ev Event) bool { return flushed(sse.Write(w, sse.Event{Data: rpcResult(c.id, c.event(ev))})) }
 	keepAlive = func() bool {
 		_, err := w.Write([]byte(": keep-alive\n\n"))
 		return flushed(err)

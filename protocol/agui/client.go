@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/trellis-go/trellis/internal/sse"
 	"github.com/trellis-go/trellis/internal/streamlimit"
 )
 
@@ -370,13 +371,12 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 // error.
 func readEvents(r io.Reader, max int) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		events := streamlimit.NewEvents(r, max)
+		events := sse.NewReader(r, max)
 		for {
-			raw, cut, err := events.Next()
+			e, err := events.Next()
+			raw := e.Data
 			switch {
-			case errors.Is(err, io.EOF), cut:
-				// Data left without its blank line is an event the
-				// stream cut: dropped.
+			case errors.Is(err, io.EOF):
 				return
 			case errors.Is(err, streamlimit.ErrEventTooLarge):
 				yield(Event{}, fmt.Errorf("agui: an event larger than %d bytes: %w", max, err))

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/sse"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/nodes"
 	"github.com/trellis-go/trellis/state"
@@ -217,10 +218,9 @@ func NewHandler[S any, PS nodes.ChatState[S]](g *graph.Graph[S], opts ...Option)
 	if cfg.interrupt == nil {
 		cfg.interrupt = describeInterrupt
 	}
-	// GetState without a checkpointer fails at once; with one it reads (a
-	// thread that does not exist), which tells the two apart.
-	_, err := g.GetState(context.Background(), ThreadPrefix+"probe")
-	r.saver = !errors.Is(err, graph.ErrNoCheckpointer)
+	// Whether runs keep threads is the graph's configuration: asked of the
+	// graph, not of its checkpointer, so that building a handler does no I/O.
+	r.saver = g.Checkpointer() != nil
 	return &Handler{cfg: cfg, runner: r}, nil
 }
 
@@ -384,8 +384,8 @@ func newSink(w http.ResponseWriter, fail func(error)) *sink {
 
 // send writes one event as an SSE data line.
 func (s *sink) send(ev event) {
-	b := encodeEvent(ev, time.Now().UnixMilli())
-	s.write("data: " + string(b) + "\n\n")
+	b, _ := sse.Encode(sse.Event{Data: encodeEvent(ev, time.Now().UnixMilli())}) // fails only for an ID or type
+	s.write(string(b))
 	select {
 	case s.wrote <- struct{}{}:
 	default:
@@ -425,7 +425,7 @@ func (s *sink) keepAlive(period time.Duration) (stop func()) {
 				select {
 				case <-s.wrote:
 				default:
-					s.write(": keep-alive\n\n")
+					s.write(sse.KeepAlive)
 				}
 			}
 		}

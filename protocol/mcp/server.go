@@ -363,7 +363,7 @@ func MCPTool(def model.ToolDefinition, m tool.Metadata) (*sdk.Tool, error) {
 	in := map[string]any{}
 	if len(def.InputSchema) > 0 {
 		if err := json.Unmarshal(def.InputSchema, &in); err != nil {
-			return nil, fmt.Errorf("%w: tool %s: the input schema is not a JSON object: %v", ErrServe, quote(def.Name), err)
+			return nil, fmt.Errorf("%w: tool %s: the input schema is not a JSON object: %w", ErrServe, quote(def.Name), err)
 		}
 	}
 	switch typ, ok := in["type"]; {

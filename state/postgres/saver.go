@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"math/rand/v2"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -14,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	jitter "github.com/trellis-go/trellis/internal/backoff"
 	"github.com/trellis-go/trellis/internal/pause"
 	"github.com/trellis-go/trellis/state"
 )
@@ -385,7 +385,7 @@ func again(ctx context.Context, attempt func() error) error {
 // backOff waits half to all of backoff, so that the statements that collided
 // do not collide again, or until ctx ends, returning its cause.
 func backOff(ctx context.Context, backoff time.Duration) error {
-	if err := pause.Sleep(ctx, backoff/2+rand.N(backoff/2+1)); err != nil {
+	if err := pause.Sleep(ctx, jitter.Jitter(backoff, 0.5)); err != nil {
 		return context.Cause(ctx)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/trellis-go/trellis/state"
 	"github.com/trellis-go/trellis/state/sqlite"
@@ -68,4 +69,25 @@ func ExampleWithSynchronous() {
 	fmt.Println(sqlite.SynchronousFull)
 	// Output:
 	// FULL
+}
+
+// ExampleOpenContext bounds the opening, which may wait for a file other
+// processes hold busy, by a deadline of the caller's.
+func ExampleOpenContext() {
+	dir, err := os.MkdirTemp("", "trellis-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	s, err := sqlite.OpenContext(ctx, filepath.Join(dir, "checkpoints.db"))
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	_, err = s.Get(ctx, "nobody", "", "")
+	fmt.Println(errors.Is(err, state.ErrNotFound))
+	// Output: true
 }

@@ -16,6 +16,7 @@ import (
 	driver "modernc.org/sqlite" // also registers the "sqlite" database/sql driver
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/trellis-go/trellis/internal/pause"
 	"github.com/trellis-go/trellis/state"
 )
 
@@ -46,8 +47,16 @@ var _ state.Saver = (*Saver)(nil)
 //
 // Open sets write-ahead-log mode, the busy timeout and the synchronous mode
 // on every connection, and creates or migrates the store's tables before it
-// returns.
+// returns. Open is OpenContext with a context that never ends.
 func Open(path string, opts ...Option) (*Saver, error) {
+	return OpenContext(context.Background(), path, opts...)
+}
+
+// OpenContext is Open that gives up when ctx ends: while the schema is
+// created or migrated, and while it waits for a database another process
+// holds busy. The context bounds the opening only, not the store's later
+// use.
+func OpenContext(ctx context.Context, path string, opts ...Option) (*Saver, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
 		o(&cfg)
@@ -68,7 +77,7 @@ func Open(path string, opts ...Option) (*Saver, error) {
 	}
 	s := newSaver(db, true)
 	s.guard = cfg.guard
-	if err := s.initWaiting(cfg.busyTimeout); err != nil {
+	if err := s.initWaiting(ctx, cfg.busyTimeout); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
@@ -78,16 +87,19 @@ func Open(path string, opts ...Option) (*Saver, error) {
 // initWaiting readies a store Open made, trying again while the database
 // is busy, until timeout has passed. A connection that switches a file
 // several processes are creating at once to WAL can meet a lock SQLite
-// answers with SQLITE_BUSY at once, without waiting for it.
-func (s *Saver) initWaiting(timeout time.Duration) error {
+// answers with SQLITE_BUSY at once, without waiting for it. It stops, with
+// the last error joined with ctx's, when ctx ends during a wait.
+func (s *Saver) initWaiting(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	wait := time.Millisecond
 	for {
-		err := s.init(context.Background())
+		err := s.init(ctx)
 		if err == nil || !isBusy(err) || time.Now().Add(wait).After(deadline) {
 			return err
 		}
-		time.Sleep(wait)
+		if perr := pause.Sleep(ctx, wait); perr != nil {
+			return errors.Join(err, perr)
+		}
 		wait = min(2*wait, 50*time.Millisecond)
 	}
 }

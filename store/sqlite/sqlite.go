@@ -22,8 +22,16 @@ import (
 // Open sets write-ahead-log mode, a 5 second busy timeout, synchronous
 // NORMAL (a commit survives the process being killed; a power cut may roll
 // back the last few) and write transactions that lock at BEGIN, and
-// creates or migrates the store's tables before it returns.
+// creates or migrates the store's tables before it returns. Open is
+// OpenContext with a context that never ends.
 func Open(path string, opts ...store.Option) (store.Store, error) {
+	return OpenContext(context.Background(), path, opts...)
+}
+
+// OpenContext is Open that gives up when ctx ends while the tables are
+// created or migrated. The context bounds the opening only, not the
+// store's later use.
+func OpenContext(ctx context.Context, path string, opts ...store.Option) (store.Store, error) {
 	dsn, inMemory, err := buildDSN(path)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store: open %q: %w", path, err)
@@ -35,7 +43,7 @@ func Open(path string, opts ...store.Option) (store.Store, error) {
 	if inMemory {
 		db.SetMaxOpenConns(1) // each connection would get its own database
 	}
-	s, err := open(context.Background(), db, true, opts)
+	s, err := open(ctx, db, true, opts)
 	if err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("sqlite store: open %q: %w", path, err)

@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"context"
 	"database/sql"
 	"path/filepath"
 	"testing"
@@ -88,4 +89,14 @@ func TestStoresWithOtherTablePrefixesShareAFileApart(t *testing.T) {
 	assert.ErrorIs(t, err, store.ErrNotFound)
 	_, err = sqlite.Open(path, store.WithTablePrefix("bad-prefix"))
 	assert.Error(t, err)
+}
+
+// TestOpenContextFailsWithAnEndedContext: the tables are created under
+// OpenContext's context, so an ended one fails the opening with its error
+// and leaves nothing open.
+func TestOpenContextFailsWithAnEndedContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := sqlite.OpenContext(ctx, filepath.Join(t.TempDir(), "store.db"))
+	require.ErrorIs(t, err, context.Canceled)
 }

@@ -224,7 +224,7 @@ func Prepare(name string, a Artifact, maxSize int64) (Artifact, error) {
 	if mt == "" {
 		mt = guessType(name, a.Data)
 	} else if _, _, err := mime.ParseMediaType(mt); err != nil {
-		return Artifact{}, fmt.Errorf("%w: artifact %q: media type %q: %v", ErrInvalidArtifact, name, a.MediaType, err)
+		return Artifact{}, fmt.Errorf("%w: artifact %q: media type %q: %w", ErrInvalidArtifact, name, a.MediaType, err)
 	}
 	out := Artifact{Data: append([]byte{}, a.Data...), MediaType: mt}
 	if len(a.Metadata) > 0 {

@@ -3,6 +3,7 @@ package docker
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,9 +69,10 @@ type client struct {
 	hc      *http.Client
 }
 
-// newClient returns a client of the daemon at host: unix:///path or
-// tcp://host:port. It does not connect.
-func newClient(host string) (*client, error) {
+// newClient returns a client of the daemon at host: unix:///path,
+// tcp://host:port (in TLS when tlsCfg is not nil) or
+// ssh://[user@]host[:port]. It does not connect.
+func newClient(host string, tlsCfg *tls.Config) (*client, error) {
 	// A unix address is the socket's path, verbatim, after "unix://", as
 	// the docker command reads it: a URL parser would take the first
 	// component of a relative path (unix://var/run/docker.sock) for a host
@@ -80,37 +82,69 @@ func newClient(host string) (*client, error) {
 		if !ok || path == "" {
 			return nil, fmt.Errorf("docker: the daemon's address %q is not of the form unix:///path/to/docker.sock", host)
 		}
-		return newClientAt(host, "unix", path, "http://docker"), nil
+		dialer := &net.Dialer{Timeout: 10 * time.Second}
+		return newClientAt(host, "http://docker", func(ctx context.Context) (net.Conn, error) {
+			return dialer.DialContext(ctx, "unix", path)
+		}), nil
 	}
 	u, err := url.Parse(host)
 	if err != nil {
 		return nil, fmt.Errorf("docker: the daemon's address %q: %w", host, err)
 	}
-	var network, addr, base string
 	switch u.Scheme {
 	case "tcp":
 		if u.Host == "" || u.Path != "" && u.Path != "/" {
 			return nil, fmt.Errorf("docker: the daemon's address %q is not of the form tcp://host:port", host)
 		}
-		network, addr = "tcp", u.Host
+		addr := u.Host
 		if u.Port() == "" {
-			addr = net.JoinHostPort(u.Hostname(), "2375")
+			port := "2375"
+			if tlsCfg != nil {
+				port = "2376"
+			}
+			addr = net.JoinHostPort(u.Hostname(), port)
 		}
-		base = "http://" + addr
+		dialer := &net.Dialer{Timeout: 10 * time.Second}
+		if tlsCfg == nil {
+			return newClientAt(host, "http://"+addr, func(ctx context.Context) (net.Conn, error) {
+				return dialer.DialContext(ctx, "tcp", addr)
+			}), nil
+		}
+		cfg := tlsCfg.Clone()
+		if cfg.ServerName == "" {
+			cfg.ServerName = u.Hostname()
+		}
+		td := &tls.Dialer{NetDialer: dialer, Config: cfg}
+		return newClientAt(host, "https://"+addr, func(ctx context.Context) (net.Conn, error) {
+			return td.DialContext(ctx, "tcp", addr)
+		}), nil
+	case "ssh":
+		args, err := sshTarget(host, u)
+		if err != nil {
+			return nil, err
+		}
+		return newClientAt(host, "http://docker", func(ctx context.Context) (net.Conn, error) {
+			return sshDial(ctx, args)
+		}), nil
+	case "npipe":
+		return nil, fmt.Errorf("docker: the daemon's address %q: named pipes are the transport of Docker on Windows, which this package does not support", host)
 	default:
-		return nil, fmt.Errorf("docker: the daemon's address %q: only unix:// and tcp:// (without TLS) are supported", host)
+		return nil, fmt.Errorf("docker: the daemon's address %q: only unix://, tcp:// and ssh:// are supported", host)
 	}
-	return newClientAt(host, network, addr, base), nil
 }
 
-// newClientAt returns a client that dials addr on network for every
-// request, whose URLs start with base.
-func newClientAt(host, network, addr, base string) *client {
-	dialer := &net.Dialer{Timeout: 10 * time.Second}
+// newClientAt returns a client that dials with dial for every request,
+// whose URLs start with base.
+func newClientAt(host, base string, dial func(context.Context) (net.Conn, error)) *client {
 	tr := &http.Transport{
-		// The address is fixed: the URL's host names no one.
+		// The address is fixed: the URL's host names no one. TLS, when
+		// spoken, is the dialer's: the transport sees a connection ready
+		// for HTTP.
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return dialer.DialContext(ctx, network, addr)
+			return dial(ctx)
+		},
+		DialTLSContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return dial(ctx)
 		},
 		Proxy:               nil, // never through a proxy, whatever the environment says
 		MaxIdleConnsPerHost: 4,

@@ -45,8 +45,11 @@
 // The package speaks the Docker Engine API itself, over HTTP, with no
 // Docker library: to the daemon at WithHost, or DOCKER_HOST, or
 // DefaultHost (unix:///var/run/docker.sock). A tcp://host:port address is
-// spoken to in plain HTTP; TLS, ssh:// and Docker contexts are not
-// supported. New asks the daemon for its API version (GET /_ping) and
+// spoken to in plain HTTP, or in TLS with WithTLS or DOCKER_TLS_VERIFY
+// (and the certificates of DOCKER_CERT_PATH); an ssh://[user@]host
+// address is reached through the ssh command, which runs "docker system
+// dial-stdio" on the host. Named pipes (Docker on Windows) and Docker
+// contexts are not supported. New asks the daemon for its API version (GET /_ping) and
 // speaks it, up to the newest version the package knows; it needs 1.25
 // (Docker 1.13) or later. The daemon must already have the image, unless
 // WithPull lets New pull it: a missing image is an error wrapping

@@ -3,6 +3,7 @@ package docker
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
@@ -131,6 +132,7 @@ type config struct {
 	bgtask.Limits
 	name     string
 	host     string
+	tls      *tls.Config // for a tcp:// daemon; nil for plain HTTP
 	pull     bool
 	shell    []string
 	memory   int64
@@ -161,15 +163,35 @@ func WithName(name string) Option {
 	}
 }
 
-// WithHost sets the daemon's address: unix:///path/to/docker.sock or
-// tcp://host:port (plain HTTP; TLS is not supported). Without it the
-// environment variable DOCKER_HOST is used, and without that DefaultHost.
+// WithHost sets the daemon's address: unix:///path/to/docker.sock,
+// tcp://host:port (plain HTTP, or TLS with WithTLS) or
+// ssh://[user@]host[:port] (the ssh command runs "docker system
+// dial-stdio" on the host, as the docker command does; its configuration
+// and keys are the ssh command's). Named pipes (npipe://, Docker on
+// Windows) are not supported. Without WithHost the environment variable
+// DOCKER_HOST is used, with TLS when DOCKER_TLS_VERIFY is set (the
+// certificates of DOCKER_CERT_PATH, default ~/.docker: ca.pem, cert.pem,
+// key.pem), and without DOCKER_HOST DefaultHost.
 func WithHost(host string) Option {
 	return func(c *config) {
 		if strings.TrimSpace(host) == "" {
 			c.problem("WithHost: the address is empty")
 		}
 		c.host = host
+	}
+}
+
+// WithTLS speaks TLS with cfg to a tcp:// daemon (WithHost or
+// DOCKER_HOST), whose port is then 2376 unless the address names one. cfg
+// holds the CA that signed the daemon's certificate (RootCAs) and the
+// client's certificate (Certificates); its ServerName defaults to the
+// address's host. Without it, DOCKER_TLS_VERIFY decides, as WithHost says.
+func WithTLS(cfg *tls.Config) Option {
+	return func(c *config) {
+		if cfg == nil {
+			c.problem("WithTLS: the configuration is nil")
+		}
+		c.tls = cfg
 	}
 }
 
@@ -434,13 +456,17 @@ func New(ctx context.Context, image string, opts ...Option) (*Toolset, error) {
 	c.Timeout = min(c.Timeout, c.MaxTimeout)
 	if c.host == "" {
 		c.host = cmpOr(os.Getenv("DOCKER_HOST"), DefaultHost)
-		if tls := os.Getenv("DOCKER_TLS_VERIFY"); tls != "" && strings.HasPrefix(c.host, "tcp://") {
-			// The docker command would speak TLS to this daemon; plain HTTP
-			// would only be answered with an opaque 400.
-			return nil, fmt.Errorf("docker: DOCKER_TLS_VERIFY=%s asks for TLS to %s, which this package does not speak; use a unix socket, or a tcp:// daemon without TLS", tls, c.host)
+		if os.Getenv("DOCKER_TLS_VERIFY") != "" && strings.HasPrefix(c.host, "tcp://") && c.tls == nil {
+			// The docker command speaks TLS to this daemon, with the
+			// certificates of DOCKER_CERT_PATH.
+			cfg, err := tlsFromEnv()
+			if err != nil {
+				return nil, err
+			}
+			c.tls = cfg
 		}
 	}
-	cl, err := newClient(c.host)
+	cl, err := newClient(c.host, c.tls)
 	if err != nil {
 		return nil, err
 	}

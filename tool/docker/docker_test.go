@@ -2,10 +2,14 @@ package docker
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -307,8 +311,9 @@ func TestOptionsAndHosts(t *testing.T) {
 		}
 	}
 	for host, want := range map[string]string{
-		"ssh://me@box":          "only unix:// and tcp://",
-		"npipe:////./pipe/dock": "only unix:// and tcp://",
+		"fd://3":                "only unix://, tcp:// and ssh://",
+		"npipe:////./pipe/dock": "named pipes",
+		"ssh://me@box/path":     "not of the form ssh://",
 		"unix://":               "not of the form unix:///",
 		"tcp://":                "not of the form",
 	} {
@@ -724,14 +729,94 @@ func TestUnixHostRelativePath(t *testing.T) {
 	}
 }
 
-// TestTLSDaemonRefusedClearly checks that a DOCKER_HOST the docker command
-// would reach over TLS is refused with a message that says so, rather
-// than spoken to in plain HTTP.
-func TestTLSDaemonRefusedClearly(t *testing.T) {
-	t.Setenv("DOCKER_HOST", "tcp://127.0.0.1:2376")
+// TestTLSDaemonFromTheEnvironment reaches a daemon that speaks TLS the way
+// the docker command does: DOCKER_HOST with DOCKER_TLS_VERIFY, checking
+// the daemon's certificate against DOCKER_CERT_PATH's ca.pem. Without the
+// CA, the daemon's certificate is refused.
+func TestTLSDaemonFromTheEnvironment(t *testing.T) {
+	f := newFake(t, "tls")
+	certs := t.TempDir()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: f.srv.Certificate().Raw})
+	if err := os.WriteFile(filepath.Join(certs, "ca.pem"), ca, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DOCKER_HOST", f.host)
 	t.Setenv("DOCKER_TLS_VERIFY", "1")
-	_, err := New(context.Background(), "alpine:3.20")
-	if err == nil || !strings.Contains(err.Error(), "DOCKER_TLS_VERIFY=1 asks for TLS to tcp://127.0.0.1:2376") {
-		t.Fatalf("got %v", err)
+	t.Setenv("DOCKER_CERT_PATH", certs)
+	box, err := New(context.Background(), "alpine:3.20")
+	if err != nil {
+		t.Fatalf("New over TLS: %v", err)
+	}
+	_ = box.Close()
+	if len(f.requests("GET /_ping")) == 0 {
+		t.Error("the daemon was not asked for its version")
+	}
+
+	t.Setenv("DOCKER_CERT_PATH", t.TempDir()) // no ca.pem: the system's roots
+	_, err = New(context.Background(), "alpine:3.20")
+	var unknown x509.UnknownAuthorityError
+	if !errors.As(err, &unknown) {
+		t.Fatalf("a daemon certificate no CA signed: got %v", err)
+	}
+}
+
+// TestWithTLSSpeaksTLSToATCPDaemon gives the TLS configuration in code.
+func TestWithTLSSpeaksTLSToATCPDaemon(t *testing.T) {
+	f := newFake(t, "tls")
+	pool := x509.NewCertPool()
+	pool.AddCert(f.srv.Certificate())
+	box, err := New(context.Background(), "alpine:3.20", WithHost(f.host), WithTLS(&tls.Config{RootCAs: pool}))
+	if err != nil {
+		t.Fatalf("New with WithTLS: %v", err)
+	}
+	_ = box.Close()
+	if _, err := New(context.Background(), "alpine:3.20", WithTLS(nil)); err == nil || !strings.Contains(err.Error(), "WithTLS") {
+		t.Errorf("WithTLS(nil): %v", err)
+	}
+}
+
+// TestSSHHostRunsDialStdio reaches the daemon of an ssh:// address through
+// the ssh command, which runs "docker system dial-stdio" on the host: here
+// a stand-in ssh (this test binary) that joins its standard input and
+// output to the fake daemon's socket.
+func TestSSHHostRunsDialStdio(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the test binary as a stand-in ssh command; run without -short")
+	}
+	f := newFake(t, "unix")
+	bin := t.TempDir()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\nexec \"" + exe + "\" \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "ssh"), []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	argsFile := filepath.Join(t.TempDir(), "args")
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv(fakeSSHSocket, strings.TrimPrefix(f.host, "unix://"))
+	t.Setenv(fakeSSHArgs, argsFile)
+
+	box, err := New(context.Background(), "alpine:3.20", WithHost("ssh://builder@build.example:2222"))
+	if err != nil {
+		t.Fatalf("New over ssh: %v", err)
+	}
+	r := bashCall(t, box, "echo hi")
+	_ = box.Close()
+	if r.IsError || !strings.Contains(r.Text(), "hi") {
+		t.Errorf("bash over ssh: %q", r.Text())
+	}
+	args, err := os.ReadFile(argsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "-o ConnectTimeout=30 -T -l builder -p 2222 -- build.example docker system dial-stdio"; string(args) != want {
+		t.Errorf("ssh ran with %q, want %q", args, want)
+	}
+	for _, host := range []string{"ssh://", "ssh://-oProxyCommand=x", "ssh://h/path", "npipe:////./pipe/docker_engine"} {
+		if _, err := New(context.Background(), "alpine", WithHost(host)); err == nil {
+			t.Errorf("host %q accepted", host)
+		}
 	}
 }

@@ -2,6 +2,8 @@ package docker_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"time"
 
@@ -68,4 +70,27 @@ func ExampleNew() {
 	defer box.Close() // kills and removes the container
 	// Give box to an agent: agent.NewReAct(m, agent.WithToolsets(box)).
 	fmt.Println("commands run in", box.Workdir(), "in container", box.ContainerID()[:12])
+}
+
+// ExampleWithTLS reaches a remote daemon over TLS with certificates the
+// program holds (DOCKER_TLS_VERIFY and DOCKER_CERT_PATH do the same from
+// the environment). It needs such a daemon, so it does not run as a test.
+func ExampleWithTLS() {
+	caPEM := []byte("-----BEGIN CERTIFICATE-----\n...") // the CA that signed the daemon's certificate
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	cert, err := tls.LoadX509KeyPair("/etc/myapp/docker-cert.pem", "/etc/myapp/docker-key.pem")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	box, err := docker.New(ctx, "alpine:3.20", docker.WithHost("tcp://builder.internal:2376"),
+		docker.WithTLS(&tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer box.Close()
 }

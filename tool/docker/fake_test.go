@@ -127,10 +127,14 @@ func startFake(network string) (*fakeDaemon, error) {
 		f.srv.Listener.Close()
 		f.srv.Listener = l
 		f.host = "unix://" + sock
-	case "tcp":
+	case "tcp", "tls":
 		f.host = "tcp://" + f.srv.Listener.Addr().String()
 	default:
 		return nil, fmt.Errorf("network %q", network)
+	}
+	if network == "tls" {
+		f.srv.StartTLS()
+		return f, nil
 	}
 	f.srv.Start()
 	return f, nil

@@ -15,7 +15,7 @@ import (
 func realDaemon(t *testing.T) string {
 	t.Helper()
 	host := cmpOr(os.Getenv("DOCKER_HOST"), DefaultHost)
-	c, err := newClient(host)
+	c, err := newClient(host, nil)
 	if err == nil {
 		defer c.close()
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)

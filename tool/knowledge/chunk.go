@@ -7,6 +7,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	gmtext "github.com/yuin/goldmark/text"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -115,101 +118,6 @@ func frontMatter(text string, lines []line) (int, map[string]string) {
 	return 0, nil
 }
 
-// indent returns how many spaces (a tab counting as four) begin s, and s
-// without them.
-func indent(s string) (int, string) {
-	n := 0
-	for i, r := range s {
-		switch r {
-		case ' ':
-			n++
-		case '\t':
-			n += 4
-		default:
-			return n, s[i:]
-		}
-	}
-	return n, ""
-}
-
-// atxHeading parses a Markdown heading line ("## Title ##"): its level
-// (1 to 6) and title, or level 0 when s is not one.
-func atxHeading(s string) (int, string) {
-	n, s := indent(s)
-	if n > 3 || !strings.HasPrefix(s, "#") {
-		return 0, ""
-	}
-	level := len(s) - len(strings.TrimLeft(s, "#"))
-	if level > 6 {
-		return 0, ""
-	}
-	rest := s[level:]
-	if rest != "" && rest[0] != ' ' && rest[0] != '\t' {
-		return 0, ""
-	}
-	rest = strings.TrimSpace(rest)
-	// A closing sequence of #s goes, when a space comes before it.
-	if t := strings.TrimRight(rest, "#"); t != rest && (t == "" || strings.HasSuffix(t, " ") || strings.HasSuffix(t, "\t")) {
-		rest = strings.TrimSpace(t)
-	}
-	return level, rest
-}
-
-// fence parses a code fence line ("```go", "~~~"): its character and
-// length, or 0 when s is not one.
-func fence(s string) (byte, int, string) {
-	n, s := indent(s)
-	if n > 3 || len(s) < 3 || (s[0] != '`' && s[0] != '~') {
-		return 0, 0, ""
-	}
-	c := s[0]
-	k := len(s) - len(strings.TrimLeft(s, string(c)))
-	if k < 3 || (c == '`' && strings.ContainsRune(s[k:], '`')) {
-		return 0, 0, ""
-	}
-	return c, k, strings.TrimSpace(s[k:])
-}
-
-// underline reports whether s is a setext heading's underline: a run of "="
-// (level 1) or "-" (level 2).
-func underline(s string) int {
-	n, s := indent(s)
-	s = strings.TrimRight(s, " \t")
-	switch {
-	case n > 3 || s == "":
-		return 0
-	case strings.Trim(s, "=") == "":
-		return 1
-	case strings.Trim(s, "-") == "":
-		return 2
-	}
-	return 0
-}
-
-// thematicBreak reports whether s is a Markdown thematic break: three or
-// more "-", "*" or "_", alone with spaces.
-func thematicBreak(s string) bool {
-	n, s := indent(s)
-	if n > 3 || s == "" {
-		return false
-	}
-	c := s[0]
-	if c != '-' && c != '*' && c != '_' {
-		return false
-	}
-	k := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case c:
-			k++
-		case ' ', '\t':
-		default:
-			return false
-		}
-	}
-	return k >= 3
-}
-
 // maxTitle is the length, in runes, of the longest heading or title the
 // knowledge base keeps: every chunk of a section carries its headings and
 // its document's title, in its terms and in the results, so a longer one
@@ -244,24 +152,54 @@ type parsed struct {
 
 // parse finds the sections of text: for Markdown, by its headings (ATX and
 // setext), with its front matter, thematic breaks and heading lines left
-// out of every block and the insides of fenced code blocks kept whole; for
+// out of every block and code blocks (fenced or indented) kept whole; for
 // other text, one section of paragraphs.
+//
+// The Markdown syntax is goldmark's (CommonMark): it tells headings, code
+// blocks and thematic breaks from text. Only the blocks at the top of the
+// document are read; each spans the lines from where it starts to where
+// the next one does. Blocks other than headings, breaks and code are cut
+// into paragraphs at blank lines, which the chunker packs.
 func parse(text string, markdown bool) parsed {
 	var p parsed
 	lines := splitLines(text)
-	first := 0
-	if markdown {
-		first, p.fields = frontMatter(text, lines)
+	if !markdown {
+		p.sections = []section{{blocks: paragraphs(text, lines)}}
+		return p.tidy(text)
+	}
+	first, fields := frontMatter(text, lines)
+	p.fields = fields
+	if first >= len(lines) {
+		return p
+	}
+	base := lines[first].start
+	src := []byte(text[base:])
+	doc := goldmark.DefaultParser().Parse(gmtext.NewReader(src))
+	// lineOf returns the index of the line that holds byte offset off of
+	// text.
+	lineOf := func(off int) int {
+		i, _ := slices.BinarySearchFunc(lines, off, func(l line, off int) int {
+			if l.end < off {
+				return -1
+			}
+			if l.start > off {
+				return 1
+			}
+			return 0
+		})
+		return i
+	}
+	startOf := func(n ast.Node) int {
+		if pos := n.Pos(); pos >= 0 {
+			return lineOf(base + pos)
+		}
+		if n.Lines().Len() > 0 {
+			return lineOf(base + n.Lines().At(0).Start)
+		}
+		return -1
 	}
 	var levels [6]string
 	cur := section{}
-	var para *block // the open paragraph, if any
-	closePara := func() {
-		if para != nil {
-			cur.blocks = append(cur.blocks, *para)
-			para = nil
-		}
-	}
 	heading := func(level int, title string) {
 		title = clipTitle(title)
 		if len(cur.blocks) > 0 {
@@ -280,58 +218,79 @@ func parse(text string, markdown bool) parsed {
 		}
 		cur = section{headings: path}
 	}
-	for i := first; i < len(lines); i++ {
-		l := lines[i]
-		s := text[l.start:l.end]
-		if isBlank(s) {
-			closePara()
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		from := startOf(n)
+		if from < 0 {
 			continue
 		}
-		if markdown {
-			if level, title := atxHeading(s); level > 0 {
-				closePara()
-				heading(level, title)
-				continue
+		to := len(lines) // the lines of n are lines[from:to]
+		for next := n.NextSibling(); next != nil; next = next.NextSibling() {
+			if at := startOf(next); at >= 0 {
+				to = max(at, from+1)
+				break
 			}
-			if level := underline(s); level > 0 && para != nil {
-				// The open paragraph was a heading.
-				title := strings.Join(strings.Fields(text[para.start:para.end]), " ")
+		}
+		switch n := n.(type) {
+		case *ast.Heading:
+			heading(n.Level, headingTitle(src, n))
+		case *ast.ThematicBreak:
+		case *ast.FencedCodeBlock, *ast.CodeBlock:
+			cur.blocks = append(cur.blocks, block{start: lines[from].start, end: lines[to-1].end, code: true})
+		default:
+			cur.blocks = append(cur.blocks, paragraphs(text, lines[from:to])...)
+		}
+	}
+	if len(cur.blocks) > 0 {
+		p.sections = append(p.sections, cur)
+	}
+	return p.tidy(text)
+}
+
+// headingTitle returns the text of heading h of src: an ATX heading's line
+// without its #s, a setext heading's lines joined by single spaces.
+func headingTitle(src []byte, h *ast.Heading) string {
+	segs := h.Lines()
+	switch segs.Len() {
+	case 0:
+		return ""
+	case 1:
+		seg := segs.At(0)
+		return strings.TrimSpace(string(seg.Value(src)))
+	}
+	var words []string
+	for i := range segs.Len() {
+		seg := segs.At(i)
+		words = append(words, strings.Fields(string(seg.Value(src)))...)
+	}
+	return strings.Join(words, " ")
+}
+
+// paragraphs cuts lines of text into blocks at blank lines.
+func paragraphs(text string, lines []line) []block {
+	var out []block
+	var para *block
+	for _, l := range lines {
+		if isBlank(text[l.start:l.end]) {
+			if para != nil {
+				out = append(out, *para)
 				para = nil
-				heading(level, title)
-				continue
 			}
-			if thematicBreak(s) {
-				closePara()
-				continue
-			}
-			if c, k, _ := fence(s); k > 0 {
-				closePara()
-				j := i + 1
-				for ; j < len(lines); j++ {
-					if d, m, info := fence(text[lines[j].start:lines[j].end]); d == c && m >= k && info == "" {
-						break
-					}
-				}
-				end := len(text)
-				if j < len(lines) {
-					end = lines[j].end
-				} else {
-					j = len(lines) - 1
-				}
-				cur.blocks = append(cur.blocks, block{start: l.start, end: end, code: true})
-				i = j
-				continue
-			}
+			continue
 		}
 		if para == nil {
 			para = &block{start: l.start}
 		}
 		para.end = l.end
 	}
-	closePara()
-	if len(cur.blocks) > 0 {
-		p.sections = append(p.sections, cur)
+	if para != nil {
+		out = append(out, *para)
 	}
+	return out
+}
+
+// tidy trims the white space around every block and drops the blocks and
+// sections left empty.
+func (p parsed) tidy(text string) parsed {
 	for i := range p.sections {
 		for j := range p.sections[i].blocks {
 			b := &p.sections[i].blocks[j]

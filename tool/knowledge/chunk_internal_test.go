@@ -10,7 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-func TestATXHeading(t *testing.T) {
+// TestATXHeadingLinesStartSections parses a line followed by a paragraph:
+// a heading line heads the paragraph's section, with its title; any other
+// line is text of the paragraph's section, which has no headings.
+func TestATXHeadingLinesStartSections(t *testing.T) {
 	for _, c := range []struct {
 		line  string
 		level int
@@ -27,9 +30,22 @@ func TestATXHeading(t *testing.T) {
 		{"####### seven", 0, ""},
 		{"text # not", 0, ""},
 	} {
-		level, title := atxHeading(c.line)
-		assert.Equal(t, c.level, level, c.line)
-		assert.Equal(t, c.title, title, c.line)
+		p := parse(c.line+"\n\nbody", true)
+		if !assert.NotEmpty(t, p.sections, c.line) {
+			continue
+		}
+		last := p.sections[len(p.sections)-1]
+		switch {
+		case c.level == 0:
+			assert.Nil(t, last.headings, c.line)
+		case c.title == "":
+			assert.Nil(t, last.headings, "%s: an empty heading adds nothing to the path", c.line)
+			assert.Len(t, p.sections, 1, c.line)
+		default:
+			assert.Equal(t, []string{c.title}, last.headings, c.line)
+			assert.Len(t, p.sections, 1, "%s: the heading line is in no block", c.line)
+		}
+		assert.Equal(t, c.level == 1, p.h1 != "", c.line)
 	}
 }
 

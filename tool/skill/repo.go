@@ -333,7 +333,7 @@ func (sc *scanner) dir(dir string, depth int, up []fs.FileInfo) error {
 			}
 			return fmt.Errorf("skill: reading %s: %w", sc.r.label, err)
 		}
-		sc.problem(dir, fmt.Errorf("the directory cannot be read: %v", cause(err)))
+		sc.problem(dir, fmt.Errorf("the directory cannot be read: %w", cause(err)))
 		return nil
 	}
 	for _, e := range entries {
@@ -396,7 +396,7 @@ func (sc *scanner) skill(dir string, e fs.DirEntry) {
 	}
 	sfs, release, err := sc.r.skillFS(dir)
 	if err != nil {
-		sc.problem(dir, fmt.Errorf("the directory cannot be opened: %v", cause(err)))
+		sc.problem(dir, fmt.Errorf("the directory cannot be opened: %w", cause(err)))
 		return
 	}
 	defer release()

@@ -419,13 +419,13 @@ func readError(s *Skill, p string, err error) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("skill %q has no file %q; %s lists its files", s.Name, p, LoadName)
 	case errors.As(err, &ke):
-		return fmt.Errorf("%q of skill %q cannot be read: %v", p, s.Name, ke)
+		return fmt.Errorf("%q of skill %q cannot be read: %w", p, s.Name, ke)
 	case errors.As(err, &se):
-		return fmt.Errorf("%q of skill %q cannot be read: %v", p, s.Name, se)
+		return fmt.Errorf("%q of skill %q cannot be read: %w", p, s.Name, se)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%q of skill %q cannot be read: permission denied", p, s.Name)
 	}
-	return fmt.Errorf("%q of skill %q cannot be read: %v", p, s.Name, cause(err))
+	return fmt.Errorf("%q of skill %q cannot be read: %w", p, s.Name, cause(err))
 }
 
 // quoteAll quotes names and joins them with sep.

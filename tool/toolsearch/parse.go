@@ -25,11 +25,11 @@ func parseSelection(text string) ([]string, error) {
 	}
 	raw, err := tool.RepairJSON([]byte(text))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v (reply %q)", ErrUnusableAnswer, err, textcut.Clip(text, 80, "..."))
+		return nil, fmt.Errorf("%w: %w (reply %q)", ErrUnusableAnswer, err, textcut.Clip(text, 80, "..."))
 	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnusableAnswer, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnusableAnswer, err)
 	}
 	list, ok := listOf(v)
 	if !ok {

@@ -43,7 +43,7 @@ func precheck(wasm []byte) error {
 		s := sectionReader{reader: reader{b: r.b[:size]}, id: id, locals: &locals}
 		r.b = r.b[size:]
 		if err := s.check(); err != nil {
-			return fmt.Errorf("section %d: %v", id, err)
+			return fmt.Errorf("section %d: %w", id, err)
 		}
 	}
 	return nil
@@ -307,7 +307,7 @@ func (s *sectionReader) custom() error {
 			err = fmt.Errorf("%d bytes remain after the items", len(sub.b))
 		}
 		if err != nil {
-			return fmt.Errorf("name subsection %d: %v", id, err)
+			return fmt.Errorf("name subsection %d: %w", id, err)
 		}
 	}
 	return nil

@@ -6,7 +6,10 @@
 // An HTML page becomes plain text that keeps its shape: headings marked
 // with '#', list items with "- ", links written as "text (URL)" with
 // absolute URLs, preformatted text line for line, and no scripts, styles or
-// page head but the title (see HTMLText). Plain text, Markdown, JSON, CSV
+// page head but the title (see HTMLText). A page that reads as an article
+// is cut to its article first: the site's header, navigation, sidebars,
+// banners and footer are left out, found as the reader view of a browser
+// finds them (a port of Readability). Plain text, Markdown, JSON, CSV
 // and XML are returned as they are; images, PDFs and other binary types are
 // refused. The model reads the page's final URL, its title and its text,
 // cut at WithMaxLength characters (its max_length argument may ask for

@@ -45,6 +45,18 @@ const maxLinkURL = 2 << 10
 // htmlText is HTMLText that stops once the text passes budget bytes (no
 // limit when 0); complete reports whether it did not.
 func htmlText(page string, base *url.URL, budget int) (title, text string, complete bool) {
+	return pageText(page, base, budget, false)
+}
+
+// articleText is htmlText of the page's article alone, when the page reads
+// as one: its navigation, header, footer, sidebars and other chrome are
+// left out (see mainContent). A page that does not read as an article is
+// converted whole. The title is the page's <title> either way.
+func articleText(page string, base *url.URL, budget int) (title, text string, complete bool) {
+	return pageText(page, base, budget, true)
+}
+
+func pageText(page string, base *url.URL, budget int, article bool) (title, text string, complete bool) {
 	doc, err := html.Parse(strings.NewReader(page))
 	if err != nil { // nested too deep for the parser
 		title, text, complete = flatText(page, budget)
@@ -61,8 +73,14 @@ func htmlText(page string, base *url.URL, budget int) (title, text string, compl
 			}
 		}
 	}
+	root := doc
+	if article {
+		if n := mainContent(doc, base); n != nil {
+			root = n
+		}
+	}
 	c := &converter{base: base, lineStart: true, budget: budget}
-	c.walk(doc)
+	c.walk(root)
 	return title, tidy(c.b.String()), !c.over
 }
 

@@ -384,7 +384,7 @@ func (c *config) fetch(ctx context.Context, in Args) (Page, []string, error) {
 	if isHTML {
 		// The conversion stops well past what can be shown: links to long
 		// URLs can make the text much longer than the page.
-		page.Title, text, complete = htmlText(text, res.Request.URL, 4*limit+4096)
+		page.Title, text, complete = articleText(text, res.Request.URL, 4*limit+4096)
 	} else {
 		text = strings.TrimSpace(text)
 	}

@@ -99,16 +99,9 @@ func page(t *testing.T, r tool.Result) webfetch.Page {
 }
 
 // articleText is testdata/article.html as the model reads it, with BASE
-// for the test server's address.
-const articleText = `The Kettle Blog (BASE/)
-
-- Home (BASE/)
-- Archive (BASE/archive/)
-- Shop (https://shop.example.org/)
-
-# Brewing tea & coffee
-
-By Ada (BASE/authors/ada) · 3 min read
+// for the test server's address: its article, without the site's header,
+// navigation and footer, and without the heading that repeats the title.
+const articleText = `By Ada (BASE/authors/ada) · 3 min read
 
 Water that is too hot scalds green tea; water that is too cool leaves coffee sour. Here’s what we’ve learned — mostly the hard way.
 
@@ -134,9 +127,7 @@ Tea | 3
 Coffee | 15
 
 Read the water guide (BASE/guides/water.html?units=metric) or write to kettle@example.org. See also https://example.org/faq
-and nothing.
-
-© 2026 The Kettle Blog · Privacy (BASE/privacy)`
+and nothing.`
 
 func TestFetchReadsAnHTMLPage(t *testing.T) {
 	article, err := os.ReadFile("testdata/article.html")

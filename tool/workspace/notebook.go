@@ -90,7 +90,7 @@ func (w *Toolset) notebookEditTool() (tool.Tool, error) {
 			// result is still a notebook guards the file against a fault here
 			// all the same.
 			if _, err := parseNotebook(p, out); err != nil {
-				return "", fmt.Errorf("the edit would not leave a valid notebook (%v); %q was not changed", err, clip(p))
+				return "", fmt.Errorf("the edit would not leave a valid notebook (%w); %q was not changed", err, clip(p))
 			}
 			if err := w.write(p, out); err != nil {
 				return "", pathError(p, err)
@@ -263,7 +263,7 @@ func invalidJSON(p string, data, fin []byte, body int) error {
 	err := json.Unmarshal(fin[body:], &v)
 	var se *json.SyntaxError
 	if !errors.As(err, &se) {
-		return fmt.Errorf("%q is not a valid notebook: invalid JSON: %v", clip(p), err)
+		return fmt.Errorf("%q is not a valid notebook: invalid JSON: %w", clip(p), err)
 	}
 	// Offset counts the bytes read, the offending one included.
 	off := min(body+int(se.Offset), len(data))

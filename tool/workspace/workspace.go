@@ -285,5 +285,5 @@ func pathError(p string, err error) error {
 		// no exported value to compare with.
 		return &outsideError{path: p, why: "a symbolic link on the way leads out of it"}
 	}
-	return fmt.Errorf("%q cannot be accessed: %v", clip(p), cause)
+	return fmt.Errorf("%q cannot be accessed: %w", clip(p), cause)
 }

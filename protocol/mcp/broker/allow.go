@@ -35,7 +35,7 @@ func parsePattern(s string) (pattern, error) {
 	}
 	u, err := url.Parse(body)
 	if err != nil {
-		return pattern{}, fmt.Errorf("allow-list entry %s: %v", quoteURL(s), parseError(err))
+		return pattern{}, fmt.Errorf("allow-list entry %s: %w", quoteURL(s), parseError(err))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return pattern{}, fmt.Errorf("allow-list entry %s: the scheme must be http or https", quoteURL(s))
@@ -76,7 +76,7 @@ func (p pattern) match(u *url.URL) bool {
 func checkURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s is not a URL: %v", ErrNotAllowed, quoteURL(raw), parseError(err))
+		return nil, fmt.Errorf("%w: %s is not a URL: %w", ErrNotAllowed, quoteURL(raw), parseError(err))
 	}
 	switch {
 	case u.Scheme != "http" && u.Scheme != "https":
