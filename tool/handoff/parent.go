@@ -13,7 +13,8 @@ import (
 const MetaParentGoto = "trellis.handoff.parent_goto"
 
 // ToParent returns a tool result, for a tool of an agent that a handoff
-// runs, that ends the agent's loop (Terminate) and routes its caller: once
+// runs, that ends the agent's loop (Terminate: when every result of its
+// batch terminates, as tool.AllTerminate says) and routes its caller: once
 // the handoff returns, the caller's ToolsNode goes to node rather than
 // back to the caller's model. graph.END ends the caller's turn, with the
 // agent's answer as the turn's answer (the handoff's result terminates and
