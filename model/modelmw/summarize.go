@@ -61,7 +61,10 @@ type SummaryPolicy struct {
 // in. Outside a graph (no WithHistory in the context) nothing stores the
 // summary, and each call over the limit asks for one.
 //
-// The summarizing call fails the call it serves with its error.
+// Summarize counts messages of the conversation as the LLM node sends
+// it: put it outside (before, in Chain's list) any middleware that drops
+// messages, such as Trim, which then works as a hard cap behind it. The
+// summarizing call fails the call it serves with its error.
 func Summarize(m model.Model, p SummaryPolicy) Middleware {
 	if m == nil {
 		panic("modelmw: Summarize with a nil model")
