@@ -195,6 +195,15 @@ func WithOutputGuardrails(guards ...modelmw.Guardrail) Option {
 	return WithModelMiddleware(modelmw.OutputGuardrails(guards...))
 }
 
+// WithSummarization keeps the conversation the agent's model is sent
+// within p by summarizing its older messages with m (a small model will
+// do): see modelmw.Summarize. The summary is stored in the thread, so it
+// is computed once and found again when the thread is resumed, in this
+// process or another.
+func WithSummarization(m model.Model, p modelmw.SummaryPolicy) Option {
+	return WithModelMiddleware(modelmw.Summarize(m, p))
+}
+
 // WithLLMOptions passes options to the agent's LLM node.
 func WithLLMOptions(opts ...nodes.LLMOption) Option {
 	return func(c *config) { c.llm = append(c.llm, opts...) }

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -212,6 +213,17 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 		if cfg.name != "" {
 			sctx = modelmw.WithAgent(sctx, cfg.name)
 		}
+		// Messages the middleware adds to the conversation for good (a
+		// summary) are stored before the reply.
+		var (
+			addedMu sync.Mutex
+			added   []model.Message
+		)
+		sctx = modelmw.WithHistory(sctx, func(msg model.Message) {
+			addedMu.Lock()
+			defer addedMu.Unlock()
+			added = append(added, msg)
+		})
 		resp, err := generate(sctx, m, req, cfg.stream)
 		span.End(ctx, resp, err)
 		if err != nil {
@@ -249,6 +261,12 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 				return *s, &HopLimitError{Limit: cfg.maxHops, LastReply: reply}
 			}
 		}
+		addedMu.Lock()
+		for _, msg := range added {
+			msg.ID = NewMessageID()
+			*msgs = append(*msgs, msg)
+		}
+		addedMu.Unlock()
 		AppendReply(msgs, reply)
 		if resp.FinishReason == model.FinishPaused && !reply.HasToolCalls() {
 			// The provider paused a long turn (its own tools at work): the

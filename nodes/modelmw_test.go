@@ -48,3 +48,31 @@ func TestModelEndEventsCarryTheRunsUsageSoFar(t *testing.T) {
 	assert.Equal(t, 30, ledger.Total().TotalTokens)
 	assert.Equal(t, "DONE", last.Messages[len(last.Messages)-1].Text(), "the node's calls go through its middleware")
 }
+
+func TestLLMNodeStoresWhatMiddlewareAddsToHistoryBeforeTheReply(t *testing.T) {
+	note := modelmw.Before(func(ctx context.Context, req *model.Request) (*model.Request, *model.Response, error) {
+		msg := model.System("a note for the thread")
+		msg.Metadata = map[string]string{"kind": "note"}
+		require.True(t, modelmw.AddToHistory(ctx, msg), "the LLM node takes history")
+		return req, nil, nil
+	})
+	g, err := graph.New[agentState]().
+		AddNode("llm", nodes.LLM[agentState](scripted.New(scripted.Reply("hello")), nodes.WithModelMiddleware(note))).
+		AddEdge(graph.START, "llm").
+		Compile()
+	require.NoError(t, err)
+	out, err := g.Invoke(t.Context(), user("hi"))
+	require.NoError(t, err)
+	require.Len(t, out.Messages, 3)
+	assert.Equal(t, "a note for the thread", out.Messages[1].Text())
+	assert.Equal(t, "note", out.Messages[1].Metadata["kind"])
+	assert.NotEmpty(t, out.Messages[1].ID, "a stored message gets an ID")
+	assert.Equal(t, "hello", out.Messages[2].Text())
+
+	// A call that fails stores nothing.
+	failing := nodes.LLM[agentState](scripted.New(scripted.Fail(model.ErrOverloaded)), nodes.WithModelMiddleware(note))
+	s, err := failing(t.Context(), user("hi"))
+	require.Error(t, err)
+	assert.Len(t, s.Messages, 1)
+	assert.False(t, modelmw.AddToHistory(t.Context(), model.User("x")), "no history outside an LLM node")
+}

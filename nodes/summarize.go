@@ -3,7 +3,6 @@ package nodes
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
@@ -11,8 +10,9 @@ import (
 )
 
 // MetaSummary is the Message.Metadata key that marks the message a
-// Summarize node wrote in place of the messages it summarized.
-const MetaSummary = "trellis.summary"
+// Summarize node wrote in place of the messages it summarized (the key of
+// modelmw.Summarize's summaries too).
+const MetaSummary = modelmw.MetaSummary
 
 // SummaryPolicy says when a Summarize node summarizes and what it keeps.
 type SummaryPolicy struct {
@@ -24,15 +24,9 @@ type SummaryPolicy struct {
 	// its results); the messages before it, after the leading system
 	// messages, are summarized. Zero keeps a quarter of MaxTokens.
 	KeepTokens int
-	// Instructions replace the default instructions of the summarizing
-	// call.
+	// Instructions replace modelmw.DefaultSummaryInstructions.
 	Instructions string
 }
-
-const defaultSummaryInstructions = "Summarize the conversation below for the assistant that continues it: " +
-	"the user's goals and preferences, facts learned, decisions made, tools called and what they returned, " +
-	"and what is still open. Be concise and keep names, numbers and identifiers exact. " +
-	"When it begins with an earlier summary, fold that summary in."
 
 // Summarize returns a node that keeps the conversation within p: when it
 // is larger than p.MaxTokens, the node asks m (a small model will do) for
@@ -51,10 +45,6 @@ func Summarize[S any, PS ChatState[S]](m model.Model, p SummaryPolicy) graph.Nod
 	if keep <= 0 {
 		keep = max(p.MaxTokens/4, 1)
 	}
-	instructions := p.Instructions
-	if instructions == "" {
-		instructions = defaultSummaryInstructions
-	}
 	return func(ctx context.Context, s S) (S, error) {
 		msgs := *PS(&s).ChatMessages()
 		if p.MaxTokens <= 0 || modelmw.EstimateTokens(&model.Request{Messages: msgs}) <= p.MaxTokens {
@@ -69,16 +59,14 @@ func Summarize[S any, PS ChatState[S]](m model.Model, p SummaryPolicy) graph.Nod
 		if cut <= head {
 			return s, nil // the end to keep is all there is
 		}
-		resp, err := m.Generate(ctx, &model.Request{Messages: []model.Message{
-			model.System(instructions),
-			model.User(transcript(msgs[head:cut])),
-		}})
+		summary, err := modelmw.SummaryMessage(ctx, m, msgs[head:cut], p.Instructions)
 		if err != nil {
-			return s, fmt.Errorf("nodes: summarizing %d messages: %w", cut-head, err)
+			return s, fmt.Errorf("nodes: %w", err)
 		}
-		summary := model.User("Summary of the conversation so far:\n\n" + strings.TrimSpace(resp.Message.Text()))
+		// The node's summary takes the place of the messages in the
+		// conversation, as the user's.
+		summary.Role = model.RoleUser
 		summary.ID = NewMessageID()
-		summary.Metadata = map[string]string{MetaSummary: "true"}
 		out := make([]model.Message, 0, head+1+len(tail))
 		out = append(out, msgs[:head]...)
 		out = append(out, summary)
@@ -86,20 +74,4 @@ func Summarize[S any, PS ChatState[S]](m model.Model, p SummaryPolicy) graph.Nod
 		*PS(&s).ChatMessages() = out
 		return s, nil
 	}
-}
-
-// transcript renders messages as text for a summarizing model.
-func transcript(msgs []model.Message) string {
-	var b strings.Builder
-	for _, m := range msgs {
-		role := string(m.Role)
-		if m.Metadata[MetaSummary] != "" {
-			role = "earlier summary"
-		}
-		fmt.Fprintf(&b, "[%s] %s\n", role, m.Text())
-		for _, c := range m.ToolCalls {
-			fmt.Fprintf(&b, "[tool call %s] %s\n", c.Name, c.Arguments)
-		}
-	}
-	return b.String()
 }

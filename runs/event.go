@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model/modelmw"
 )
 
 // KindRunEnd is the kind of the last event of every run's stream: Status
-// says how the run ended, Error why it failed or was cancelled, and
-// Interrupts what an interrupted run waits for.
+// says how the run ended, Error why it failed or was cancelled,
+// Interrupts what an interrupted run waits for, and Usage the tokens its
+// model calls took.
 const KindRunEnd graph.EventKind = "run_end"
 
 // Event is one event of a run as the runs layer records it: a graph.Event
@@ -50,6 +52,11 @@ type Event struct {
 	// Interrupts are what an interrupted run waits for (graph.KindInterrupt,
 	// KindRunEnd).
 	Interrupts []graph.PendingInterrupt `json:"interrupts,omitempty"`
+	// Usage is the token usage of the run's model calls, in all, per
+	// model and per agent (KindRunEnd; nil when the run made none). It
+	// counts the calls of the attempt that ended the run: those of an
+	// earlier attempt, whose worker stopped or died, are not in it.
+	Usage *modelmw.Report `json:"usage,omitempty"`
 }
 
 // encodeEvent turns a graph event into its recorded form. A value that

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model/modelmw"
 	"github.com/trellis-go/trellis/state"
 )
 
@@ -75,6 +76,7 @@ type outcome struct {
 	err        error // the failure, for StatusError, or the stop cause
 	interrupts []graph.PendingInterrupt
 	state      json.RawMessage // the final state (success or interrupt)
+	usage      *modelmw.Report // the model calls of the attempt, nil for none
 }
 
 func (a *adapter[S]) exec(ctx context.Context, x *execution) outcome {

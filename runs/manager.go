@@ -20,6 +20,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivermigrate"
 
+	"github.com/trellis-go/trellis/model/modelmw"
 	"github.com/trellis-go/trellis/state"
 )
 
@@ -514,22 +515,57 @@ func (m *Manager) Output(ctx context.Context, id string) (json.RawMessage, error
 	if r.Status != StatusSuccess {
 		return nil, fmt.Errorf("runs: output of run %s (%s): %w", quoteCut(id), r.Status, ErrNoOutput)
 	}
-	var data []byte
-	err = m.queryRow(ctx, nil, `SELECT data FROM {events} WHERE run_id = $1 ORDER BY seq DESC LIMIT 1`, id).Scan(&data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("runs: output of run %s: its events are gone (WithEventRetention): %w", quoteCut(id), ErrNoOutput)
-	}
+	end, err := m.lastEvent(ctx, id, "output")
 	if err != nil {
-		return nil, fmt.Errorf("runs: output of run %s: %w", quoteCut(id), err)
+		return nil, err
 	}
-	var end Event
-	if err := json.Unmarshal(data, &end); err != nil {
-		return nil, fmt.Errorf("runs: output of run %s: %w", quoteCut(id), err)
-	}
-	if end.Kind != KindRunEnd || len(end.State) == 0 {
+	if len(end.State) == 0 {
 		return nil, fmt.Errorf("runs: output of run %s: its end recorded no state: %w", quoteCut(id), ErrNoOutput)
 	}
 	return end.State, nil
+}
+
+// Usage returns the token usage of an ended run's model calls (the Usage
+// of its KindRunEnd event): in all, per model and per agent. A run that
+// made no model call reports the zero Report; one that has not ended
+// fails with ErrNoOutput; a run of another owner is not found.
+func (m *Manager) Usage(ctx context.Context, id string) (modelmw.Report, error) {
+	r, err := m.Get(ctx, id)
+	if err != nil {
+		return modelmw.Report{}, err
+	}
+	if !r.Status.Final() {
+		return modelmw.Report{}, fmt.Errorf("runs: usage of run %s (%s): %w", quoteCut(id), r.Status, ErrNoOutput)
+	}
+	end, err := m.lastEvent(ctx, id, "usage")
+	if err != nil {
+		return modelmw.Report{}, err
+	}
+	if end.Usage == nil {
+		return modelmw.Report{}, nil
+	}
+	return *end.Usage, nil
+}
+
+// lastEvent reads the KindRunEnd event of an ended run; what names the
+// caller's purpose in errors.
+func (m *Manager) lastEvent(ctx context.Context, id, what string) (Event, error) {
+	var data []byte
+	err := m.queryRow(ctx, nil, `SELECT data FROM {events} WHERE run_id = $1 ORDER BY seq DESC LIMIT 1`, id).Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Event{}, fmt.Errorf("runs: %s of run %s: its events are gone (WithEventRetention): %w", what, quoteCut(id), ErrNoOutput)
+	}
+	if err != nil {
+		return Event{}, fmt.Errorf("runs: %s of run %s: %w", what, quoteCut(id), err)
+	}
+	var end Event
+	if err := json.Unmarshal(data, &end); err != nil {
+		return Event{}, fmt.Errorf("runs: %s of run %s: %w", what, quoteCut(id), err)
+	}
+	if end.Kind != KindRunEnd {
+		return Event{}, fmt.Errorf("runs: %s of run %s: its end is not recorded: %w", what, quoteCut(id), ErrNoOutput)
+	}
+	return end, nil
 }
 
 // Runs lists a thread's runs, newest first.

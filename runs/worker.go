@@ -17,6 +17,7 @@ import (
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/internal/pause"
+	"github.com/trellis-go/trellis/model/modelmw"
 	"github.com/trellis-go/trellis/state"
 )
 
@@ -343,11 +344,17 @@ func (m *Manager) execute(jobCtx context.Context, c *claimed) error {
 	rec := m.newRecorder(c.id, c.epoch, c.attempt, c.seq)
 	var out outcome
 	if c.cancel == "" {
-		out = r.exec(fctx, &execution{
+		// Every model call of the run (through an LLM node, an agent or a
+		// modelmw chain) records its usage here; the run's end reports it.
+		ledger := modelmw.NewLedger()
+		out = r.exec(modelmw.WithLedger(fctx, ledger), &execution{
 			thread: c.thread, req: &c.req, continuing: c.wrote,
 			gate: m.gate(ar), head: f.setHead,
 			emit: func(ev graph.Event) { rec.add(encodeEvent(&ev)) },
 		})
+		if report := ledger.Report(); report.Calls > 0 {
+			out.usage = &report
+		}
 	} else {
 		cancel(errCancelRequested)
 		out = outcome{status: StatusCancelled, err: errCancelRequested}
@@ -502,9 +509,9 @@ func (m *Manager) finalize(ctx context.Context, c *claimed, out outcome) error {
 			case CancelAction(cancel) == CancelRollback && wrote:
 				return errRollBackFirst
 			case CancelAction(cancel) == CancelRollback:
-				out, msg = outcome{status: StatusCancelled}, "cancelled before it wrote anything to its thread"
+				out, msg = outcome{status: StatusCancelled, usage: out.usage}, "cancelled before it wrote anything to its thread"
 			case cancel != "" && out.status != StatusSuccess:
-				out, msg = outcome{status: StatusCancelled}, "cancelled"
+				out, msg = outcome{status: StatusCancelled, usage: out.usage}, "cancelled"
 			}
 			return m.end(ctx, tx, c, out, msg)
 		})
@@ -517,7 +524,7 @@ func (m *Manager) finalize(ctx context.Context, c *claimed, out outcome) error {
 				return fmt.Errorf("runs: roll back run %s: %w", c.id, err)
 			}
 			rolledBack = true
-			out, msg = outcome{status: StatusCancelled}, "cancelled; the thread was rolled back to where the run began"
+			out, msg = outcome{status: StatusCancelled, usage: out.usage}, "cancelled; the thread was rolled back to where the run began"
 			continue
 		case errors.Is(err, ErrLeaseLost):
 			return nil
@@ -574,7 +581,7 @@ func (m *Manager) end(ctx context.Context, tx *sql.Tx, c *claimed, out outcome, 
 		return ErrLeaseLost
 	}
 	end := Event{Seq: c.seq + 1, Run: c.id, Attempt: c.attempt, Kind: KindRunEnd, Time: time.Now(),
-		Status: out.status, Error: msg, Interrupts: out.interrupts}
+		Status: out.status, Error: msg, Interrupts: out.interrupts, Usage: out.usage}
 	if out.status == StatusSuccess {
 		end.State = out.state
 	}

@@ -178,7 +178,8 @@ func newEnv(t *testing.T, opts ...server.Option) *env {
 				last = msg.Text()
 			}
 		}
-		return &model.Response{Message: model.Assistant("echo: " + last)}, nil
+		return &model.Response{Message: model.Assistant("echo: " + last), Model: "echo-1",
+			Usage: model.Usage{InputTokens: 7, OutputTokens: 3, TotalTokens: 10}}, nil
 	})
 	mdl := scripted.New()
 	mdl.Fallback = &echoModel

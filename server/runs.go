@@ -72,6 +72,22 @@ func (s *Server) runRoutes() {
 		return s.joinStream(w, r, run)
 	})
 	s.route("POST /threads/{thread}/runs/{run}/cancel", s.cancelRun)
+	// Not in the LangGraph API: the token usage of an ended run's model
+	// calls (runs.Manager.Usage), in all, per model and per agent.
+	s.route("GET /threads/{thread}/runs/{run}/usage", func(w http.ResponseWriter, r *http.Request) error {
+		run, err := s.threadRun(r)
+		if err != nil {
+			return err
+		}
+		u, err := s.m.Usage(r.Context(), run.ID)
+		if errors.Is(err, runs.ErrNoOutput) {
+			return &apiError{status: http.StatusConflict, msg: fmt.Sprintf("run %q has not ended: its usage is known when it ends", cut(run.ID, 64))}
+		}
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, u)
+	})
 }
 
 // serverKey is the key of run metadata under which the server keeps what

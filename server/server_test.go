@@ -279,6 +279,33 @@ func TestMessagesAreServedAsLangChainMessagesAndStreamedTokenByToken(t *testing.
 	assert.Equal(t, "ai", msgs[1].(obj)["type"])
 }
 
+func TestRunUsageReportsTheTokensOfItsModelCalls(t *testing.T) {
+	e := newEnv(t)
+	require.Equal(t, 200, e.call(t, "POST", "/threads", obj{"thread_id": "t"}, nil))
+	var run obj
+	require.Equal(t, 200, e.call(t, "POST", "/threads/t/runs", obj{"assistant_id": "chat",
+		"input": obj{"messages": []obj{{"type": "human", "content": "hello"}}}}, &run))
+	id := run["run_id"].(string)
+	require.Equal(t, 200, e.call(t, "GET", "/threads/t/runs/"+id+"/join", nil, nil))
+	var u struct {
+		Calls int `json:"calls"`
+		Total struct {
+			InputTokens  int `json:"input_tokens"`
+			OutputTokens int `json:"output_tokens"`
+		} `json:"total"`
+		ByModel map[string]any `json:"by_model"`
+		ByAgent map[string]any `json:"by_agent"`
+	}
+	require.Equal(t, 200, e.call(t, "GET", "/threads/t/runs/"+id+"/usage", nil, &u))
+	assert.Equal(t, 1, u.Calls)
+	assert.Equal(t, 7, u.Total.InputTokens)
+	assert.Equal(t, 3, u.Total.OutputTokens)
+	assert.Contains(t, u.ByModel, "echo-1")
+	assert.Contains(t, u.ByAgent, "chat")
+	var detail obj
+	assert.Equal(t, http.StatusNotFound, e.call(t, "GET", "/threads/other/runs/"+id+"/usage", nil, &detail))
+}
+
 func TestOwnersSeeOnlyTheirOwnThreadsAndRuns(t *testing.T) {
 	e := newEnv(t, bearerAuth(map[string]string{"tok-ann": "ann", "tok-bob": "bob"}))
 	ann := []string{"Authorization", "Bearer tok-ann"}

@@ -22,5 +22,6 @@
 // before the call that would exceed its limit. Guard runs input and output
 // guardrails, which stop a run with a *TripwireError; RedactPII rewrites
 // what the model is sent. Trim keeps a conversation within a token limit
-// without separating a tool call from its results.
+// without separating a tool call from its results; Summarize replaces its
+// older turns with a summary that the LLM node stores in the thread.
 package modelmw

@@ -119,3 +119,26 @@ func ExampleTrimMessages() {
 	// assistant: "first answer" 0 calls
 	// user: "second question" 0 calls
 }
+
+func ExampleSummarize() {
+	small := scripted.New(scripted.Reply("The user is planning a trip to Oslo."))
+	big := scripted.New(scripted.Reply("Pack warm layers."))
+	m := modelmw.Chain(big, modelmw.Summarize(small, modelmw.SummaryPolicy{MaxTokens: 60, KeepTokens: 20}))
+
+	msgs := []model.Message{model.System("You help travellers.")}
+	for range 4 {
+		msgs = append(msgs, model.User(strings.Repeat("I am going to Oslo in May. ", 4)), model.Assistant("Noted."))
+	}
+	msgs = append(msgs, model.User("What should I pack?"))
+	if _, err := m.Generate(context.Background(), &model.Request{Messages: msgs}); err != nil {
+		panic(err)
+	}
+	for _, msg := range big.Requests()[0].Messages {
+		fmt.Printf("%s: %s\n", msg.Role, strings.ReplaceAll(msg.Text(), "\n\n", " "))
+	}
+	// Output:
+	// system: You help travellers.
+	// system: Summary of the conversation so far: The user is planning a trip to Oslo.
+	// assistant: Noted.
+	// user: What should I pack?
+}

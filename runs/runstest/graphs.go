@@ -155,13 +155,14 @@ func graphs(t testing.TB, m *runs.Manager, gs *gates) {
 
 // reportModel plays the "reporter" agent: asked anything, it calls the
 // report tool (call ID "call-report"); otherwise it says what the report
-// tool answered last.
+// tool answered last. Each reply reports reportUsage.
 type reportModel struct{}
 
 func (reportModel) Generate(_ context.Context, req *model.Request) (*model.Response, error) {
 	last := req.Messages[len(req.Messages)-1]
 	if last.Role == model.RoleUser {
-		return &model.Response{Message: model.Assistant("", model.ToolCall{ID: "call-report", Name: "report", Arguments: []byte("{}")})}, nil
+		return &model.Response{Message: model.Assistant("", model.ToolCall{ID: "call-report", Name: "report", Arguments: []byte("{}")}),
+			Model: reportModelName, Usage: reportUsage}, nil
 	}
 	text := ""
 	for _, m := range req.Messages {
@@ -169,8 +170,13 @@ func (reportModel) Generate(_ context.Context, req *model.Request) (*model.Respo
 			text = m.Text()
 		}
 	}
-	return &model.Response{Message: model.Assistant("report: " + text)}, nil
+	return &model.Response{Message: model.Assistant("report: " + text), Model: reportModelName, Usage: reportUsage}, nil
 }
+
+// reportModel's name and the usage of each of its replies.
+const reportModelName = "report-1"
+
+var reportUsage = model.Usage{InputTokens: 10, OutputTokens: 5, TotalTokens: 15}
 
 func (r reportModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
 	resp, err := r.Generate(ctx, req)

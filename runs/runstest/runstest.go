@@ -15,6 +15,7 @@ import (
 
 	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/runs"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -53,6 +54,7 @@ func Run(t *testing.T, newDB func(t *testing.T) DB) {
 		{"ShutdownHandsRunsBackAtABoundary", testDrain},
 		{"ExpiredLeaseIsTakenOverAndTheOldHolderCommitsNothing", testTakeOver},
 		{"LateToolResultsAreAcceptedByAnyManager", testCompleteCall},
+		{"RunEndReportsTheUsageOfTheRunsModelCalls", testUsage},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -684,6 +686,49 @@ func testCompleteCall(t *testing.T, db DB) {
 	assert.ErrorIs(t, err, runs.ErrNotFound)
 	_, err = other.CompleteCall(ctx, "reporter", r.Thread, "call-report", "report", tool.PendingResult("again"))
 	assert.ErrorIs(t, err, runs.ErrInvalid)
+}
+
+func testUsage(t *testing.T, db DB) {
+	gs := newGates()
+	m := worker(t, db, gs)
+	other := client(t, db, gs)
+	ctx := t.Context()
+	in := []byte(`{"messages":[{"role":"user","content":[{"type":"text","text":"a report"}]}]}`)
+	r, err := m.Start(ctx, runs.Request{Graph: "reporter", Input: in})
+	require.NoError(t, err)
+	done := wait(t, m, r.ID)
+	require.Equal(t, runs.StatusSuccess, done.Status, done.Error)
+
+	// Two model calls: the tool call, then the answer to its result.
+	want := model.Usage{InputTokens: 20, OutputTokens: 10, TotalTokens: 30}
+	u, err := other.Usage(ctx, r.ID)
+	require.NoError(t, err, "Usage from any manager")
+	assert.Equal(t, 2, u.Calls)
+	assert.Equal(t, want, u.Total)
+	assert.Equal(t, want, u.ByModel[reportModelName])
+	assert.Equal(t, want, u.ByAgent["reporter"])
+
+	var last runs.Event
+	for ev, err := range other.Stream(ctx, r.ID, 0) {
+		require.NoError(t, err)
+		last = ev
+	}
+	require.Equal(t, runs.KindRunEnd, last.Kind)
+	require.NotNil(t, last.Usage, "the run's end event carries its usage")
+	assert.Equal(t, want, last.Usage.Total)
+
+	// A run without model calls reports none.
+	plain, err := m.Start(ctx, runs.Request{Graph: "echo", Input: input("hi")})
+	require.NoError(t, err)
+	require.Equal(t, runs.StatusSuccess, wait(t, m, plain.ID).Status)
+	u, err = m.Usage(ctx, plain.ID)
+	require.NoError(t, err)
+	assert.Zero(t, u.Calls)
+	assert.Zero(t, u.Total)
+
+	// A run of another owner is not found.
+	_, err = m.Usage(runs.WithOwner(ctx, "someone-else"), r.ID)
+	assert.ErrorIs(t, err, runs.ErrNotFound)
 }
 
 func count[T comparable](xs []T, x T) int {

@@ -21,7 +21,16 @@
 // call sees the tasks and answers of its earlier calls in the caller's
 // thread (one history per key), recorded in the metadata of the caller's
 // tool messages (MetaHistory), so that the history is checkpointed, forked
-// and replayed with the caller's conversation.
+// and replayed with the caller's conversation. WithInputFilter lets a
+// function decide what the agent sees (WithoutTools, LastMessages, or
+// one's own).
+//
+// # Routing the caller
+//
+// A tool of the agent that answers with ToParent ends the agent's loop and
+// routes the caller's graph once the handoff returns: graph.END ends the
+// caller's turn with the agent's answer, another node name continues the
+// caller's graph there (a transfer its ToolsNode declares).
 //
 // # Result
 //

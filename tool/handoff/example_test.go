@@ -138,3 +138,45 @@ func ExampleNewDynamic() {
 	// building an agent (Act as a security auditor.) with tools [grep]
 	// 1 finding: handlers/admin.go:12: no auth check
 }
+
+// A handoff's agent ends its caller's turn: its tool answers with
+// ToParent(..., graph.END), and the supervisor's model is not called
+// again.
+func ExampleToParent() {
+	approve := tool.MustFunc("approve_refund", "Approves a refund.", func(context.Context, struct{}) (tool.Result, error) {
+		return handoff.ToParent("Refund approved.", graph.END), nil
+	})
+	refunds, err := agent.NewReAct(scripted.New(scripted.CallTools(scripted.Call("approve_refund", `{}`))),
+		agent.WithName("refunds"), agent.WithTools(approve))
+	if err != nil {
+		panic(err)
+	}
+	h, err := handoff.New("refunds", "Handles refunds.", refunds)
+	if err != nil {
+		panic(err)
+	}
+	boss := scripted.New(scripted.CallTools(scripted.Call("refunds", `{"task":"Refund order 42."}`)))
+	g, err := agent.NewReAct(boss, agent.WithTools(h))
+	if err != nil {
+		panic(err)
+	}
+	out, err := g.Invoke(context.Background(), agent.Ask("I want my money back."))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(agent.FinalText(out.Messages), boss.Calls())
+	// Output: Refund approved. 1
+}
+
+// An input filter gives the agent the caller's conversation without its
+// tool traffic.
+func ExampleWithInputFilter() {
+	writer := scripted.New(scripted.Reply("Dear customer, ..."))
+	g, err := agent.NewReAct(writer, agent.WithName("writer"))
+	if err != nil {
+		panic(err)
+	}
+	_, err = handoff.New("writer", "Writes letters.", g, handoff.WithInputFilter(handoff.WithoutTools))
+	fmt.Println(err)
+	// Output: <nil>
+}

@@ -278,6 +278,14 @@ func (r *runner[S, PS]) result(out Output, task model.Message, hkey string) (too
 	}
 	res.Details = out
 	res.Terminate = r.cfg.direct
+	if to, ok := parentRoute(out.Messages); ok {
+		if to == graph.END {
+			// The agent ends its caller's turn: its answer is the turn's.
+			res.Actions.Escalate, res.Terminate = true, true
+		} else {
+			res.Actions.TransferTo = to
+		}
+	}
 	if hkey != "" {
 		rec, err := json.Marshal(historyRecord{Key: hkey, Messages: append([]model.Message{task}, out.Messages...)})
 		if err != nil {
@@ -292,6 +300,15 @@ func (r *runner[S, PS]) result(out Output, task model.Message, hkey string) (too
 // when it is shared, or after the agent's own history under the key hkey.
 func (r *runner[S, PS]) input(ctx context.Context, task model.Message, hkey string) ([]model.Message, error) {
 	switch {
+	case r.cfg.filter != nil:
+		in, err := r.cfg.filter(ctx, history(tool.Conversation(ctx)), task)
+		if err != nil {
+			return nil, fmt.Errorf("input filter: %w", err)
+		}
+		if len(in) == 0 {
+			return nil, errors.New("input filter: the agent's input is empty")
+		}
+		return in, nil
 	case r.cfg.shared:
 		return append(history(tool.Conversation(ctx)), task), nil
 	case hkey != "":

@@ -34,6 +34,7 @@ type config struct {
 	hasMeta  bool
 	metadata tool.Metadata
 	maxWait  time.Duration
+	filter   InputFilter
 }
 
 func newConfig(opts []Option) config {
@@ -46,6 +47,9 @@ func newConfig(opts []Option) config {
 	if c.shared && c.persist != nil {
 		c.problems = append(c.problems, "WithSharedHistory and WithPersistentHistory exclude each other: an agent sees either the caller's conversation or its own")
 	}
+	if c.filter != nil && (c.shared || c.persist != nil) {
+		c.problems = append(c.problems, "WithInputFilter decides the agent's whole input: it excludes WithSharedHistory and WithPersistentHistory")
+	}
 	return c
 }
 
@@ -55,6 +59,65 @@ func newConfig(opts []Option) config {
 // made the call and the answers to its calls. The agent still sees its own
 // system prompt, not the caller's.
 func WithSharedHistory() Option { return func(c *config) { c.shared = true } }
+
+// InputFilter decides what an agent is given when it is handed a task:
+// history is the caller's conversation (tool.Conversation) without the
+// assistant message that made the call and the answers to its calls, and
+// task is the task message the handoff made of the call's arguments. It
+// returns the agent's input, which should end with the task. It must not
+// modify history's messages in place.
+type InputFilter func(ctx context.Context, history []model.Message, task model.Message) ([]model.Message, error)
+
+// WithInputFilter lets f decide what the agent sees of the caller's
+// conversation, beyond the task alone (the default) and the whole
+// conversation (WithSharedHistory): the last turns, the messages without
+// tool traffic (WithoutTools), a summary, redacted text. An error from f
+// fails the call. It excludes WithSharedHistory and WithPersistentHistory.
+func WithInputFilter(f InputFilter) Option {
+	return func(c *config) {
+		if f == nil {
+			c.problems = append(c.problems, "WithInputFilter with a nil filter")
+			return
+		}
+		c.filter = f
+	}
+}
+
+// WithoutTools is an InputFilter that gives the agent the caller's
+// conversation without tool traffic: tool messages are dropped, and
+// assistant messages lose their tool calls (and are dropped when nothing
+// else is left of them), then the task.
+func WithoutTools(_ context.Context, history []model.Message, task model.Message) ([]model.Message, error) {
+	out := make([]model.Message, 0, len(history)+1)
+	for _, m := range history {
+		switch {
+		case m.Role == model.RoleTool:
+			continue
+		case m.HasToolCalls():
+			m.ToolCalls = nil
+			if len(m.Content) == 0 {
+				continue
+			}
+		}
+		out = append(out, m)
+	}
+	return append(out, task), nil
+}
+
+// LastMessages returns an InputFilter that gives the agent the last n
+// messages of the caller's conversation, then the task. The cut never
+// starts with tool messages, whose calls would be missing.
+func LastMessages(n int) InputFilter {
+	return func(_ context.Context, history []model.Message, task model.Message) ([]model.Message, error) {
+		from := max(len(history)-n, 0)
+		for from < len(history) && history[from].Role == model.RoleTool {
+			from++
+		}
+		out := make([]model.Message, 0, len(history)-from+1)
+		out = append(out, history[from:]...)
+		return append(out, task), nil
+	}
+}
 
 // WithPersistentHistory lets the agent continue its own conversation from
 // one call to the next in the caller's thread: each call gives it the tasks
