@@ -95,7 +95,9 @@ func (m *Manager) events(ctx context.Context, run string, after int64, limit int
 // recorder writes the events of one attempt at a run, in batches: a batch
 // is what arrives within a millisecond of its first event, or while the
 // previous batch was being written, so a busy run writes few large batches
-// and a quiet one writes a step's events at once.
+// and a quiet one writes a step's events at once. The attempt's first
+// event is written at once, alone: streams waiting for the run's start
+// see it without the wait.
 // Its writes are fenced like checkpoints: events of a worker that lost the
 // run's lease are dropped.
 type recorder struct {
@@ -139,6 +141,7 @@ func (rec *recorder) loop() {
 	batch := make([]Event, 0, 16)
 	window := time.NewTimer(time.Hour)
 	window.Stop()
+	started := false
 	for first := range rec.ch {
 		batch = append(batch[:0], first)
 		// The events of one step come microseconds apart (a node's end,
@@ -146,7 +149,7 @@ func (rec *recorder) loop() {
 		// so that a step's events cost one commit, not one each.
 		window.Reset(recorderWindow)
 	fill:
-		for len(batch) < recorderBatch {
+		for started && len(batch) < recorderBatch {
 			select {
 			case ev, ok := <-rec.ch:
 				if !ok {
@@ -158,6 +161,7 @@ func (rec *recorder) loop() {
 			}
 		}
 		window.Stop()
+		started = true
 		if rec.fenced {
 			continue
 		}
