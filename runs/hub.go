@@ -13,24 +13,35 @@ type hub struct {
 
 func newHub() *hub { return &hub{subs: map[string]map[chan struct{}]struct{}{}} }
 
+// eventsOf is the hub's ID for the events a run's recorder in this process
+// writes: streams follow it, and Wait, which needs only the run's end (its
+// own ID), is not woken by each batch.
+func eventsOf(run string) string { return "e:" + run }
+
 // subscribe returns a channel that receives a value (dropped when one is
-// already waiting) each time id is signalled, and a function that ends
-// the subscription.
-func (h *hub) subscribe(id string) (<-chan struct{}, func()) {
+// already waiting) each time one of ids is signalled, and a function that
+// ends the subscription.
+func (h *hub) subscribe(ids ...string) (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
 	h.mu.Lock()
-	set := h.subs[id]
-	if set == nil {
-		set = map[chan struct{}]struct{}{}
-		h.subs[id] = set
+	for _, id := range ids {
+		set := h.subs[id]
+		if set == nil {
+			set = map[chan struct{}]struct{}{}
+			h.subs[id] = set
+		}
+		set[ch] = struct{}{}
 	}
-	set[ch] = struct{}{}
 	h.mu.Unlock()
 	return ch, func() {
 		h.mu.Lock()
-		delete(set, ch)
-		if len(set) == 0 && h.subs[id] != nil && len(h.subs[id]) == 0 {
-			delete(h.subs, id)
+		for _, id := range ids {
+			if set := h.subs[id]; set != nil {
+				delete(set, ch)
+				if len(set) == 0 {
+					delete(h.subs, id)
+				}
+			}
 		}
 		h.mu.Unlock()
 	}

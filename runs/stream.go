@@ -26,7 +26,7 @@ func (m *Manager) Stream(ctx context.Context, id string, after int64) iter.Seq2[
 			return
 		}
 		m.follow(ctx)
-		wake, stop := m.hub.subscribe(id)
+		wake, stop := m.hub.subscribe(id, eventsOf(id))
 		defer stop()
 		for {
 			evs, err := m.events(ctx, id, after, 256)
@@ -202,7 +202,7 @@ func (rec *recorder) write(batch []Event) error {
 		if n == 0 {
 			return ErrLeaseLost
 		}
-		m.hub.signal(rec.run)
+		m.hub.signal(eventsOf(rec.run))
 		return nil
 	}
 	err := m.tx(ctx, func(tx *sql.Tx) error {
@@ -217,7 +217,7 @@ func (rec *recorder) write(batch []Event) error {
 		return insertEvents(ctx, tx, m, rec.run, seqs, datas)
 	})
 	if err == nil {
-		m.hub.signal(rec.run)
+		m.hub.signal(eventsOf(rec.run))
 	}
 	return err
 }
