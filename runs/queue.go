@@ -188,15 +188,19 @@ func (q *LocalQueue) settle(tx *sql.Tx, committed bool) {
 	q.changed = make(chan struct{})
 }
 
-// retry queues j again after a delay that grows with its attempts.
-func (q *LocalQueue) retry(j *localJob) {
+// retry queues j again after a delay that grows with its attempts; a job
+// whose worker stopped before it could begin (failed is false) is queued
+// again as it was.
+func (q *LocalQueue) retry(j *localJob, failed bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	j.attempts++
-	if j.attempts >= 100 {
-		return // as River discards a job after its attempts
+	if failed {
+		j.attempts++
+		if j.attempts >= 100 {
+			return // as River discards a job after its attempts
+		}
+		j.at = time.Now().Add(min(time.Duration(j.attempts)*time.Second, 30*time.Second))
 	}
-	j.at = time.Now().Add(min(time.Duration(j.attempts)*time.Second, 30*time.Second))
 	heap.Push(&q.jobs, j)
 	q.byID[j.id] = j
 	close(q.changed)
@@ -261,9 +265,13 @@ func (m *Manager) dispatch(ctx context.Context) {
 		go func() {
 			defer m.localRuns.Done()
 			defer func() { <-m.local }()
-			if err := m.work(ctx, j.job, j.id); err != nil && ctx.Err() == nil {
-				m.log.Warn("runs: a run failed to start; it will be tried again", "run", j.job.Run, "error", err)
-				q.retry(j)
+			if err := m.work(ctx, j.job, j.id); err != nil {
+				// The run was not begun: another worker, or this one's
+				// next Work, tries again.
+				if ctx.Err() == nil {
+					m.log.Warn("runs: a run failed to start; it will be tried again", "run", j.job.Run, "error", err)
+				}
+				q.retry(j, ctx.Err() == nil)
 			}
 		}()
 	}
