@@ -169,3 +169,33 @@ func BenchmarkRun(b *testing.B) {
 		}
 	}
 }
+
+func TestRunsStartAndStreamWithoutPolling(t *testing.T) {
+	ctx := t.Context()
+	// A poll interval no test waits out: the run must be taken, streamed
+	// and seen ended through the process's own signals.
+	m, err := Open(ctx, WithRuns(runs.WithFetch(0, time.Hour)))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, m.Close()) })
+	chain3(t, m)
+	work(t, m)
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	for range 3 {
+		r, err := m.Start(sctx, runs.Request{Graph: "chain3", Input: []byte(`{"n":0}`)})
+		require.NoError(t, err)
+		var last runs.Event
+		n := 0
+		for ev, err := range m.Stream(sctx, r.ID, 0) {
+			require.NoError(t, err)
+			require.Equal(t, int64(n+1), ev.Seq, "events come in order, none missing")
+			last = ev
+			n++
+		}
+		require.Equal(t, runs.KindRunEnd, last.Kind)
+		require.Equal(t, runs.StatusSuccess, last.Status, last.Error)
+		end, err := m.Wait(sctx, r.ID)
+		require.NoError(t, err)
+		require.Equal(t, runs.StatusSuccess, end.Status)
+	}
+}
