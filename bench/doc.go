@@ -21,10 +21,12 @@
 // commits are counted in a database of their own, trellis_bench_commits,
 // created on first use. BenchmarkCommitFloor needs pgbench.
 //
-// BenchmarkServerVersusLangGraphJS serves the same graph from Trellis's
-// LangGraph Server API (package server) and from the LangGraph.js reference
-// server (@langchain/langgraph-api, in memory, node/server.mjs), and drives
-// both with the official SDK client in the same run.
+// BenchmarkServerVersusLangGraphJS serves the same graphs (three nodes in a
+// row, and a ReAct agent on a scripted model) from Trellis's LangGraph
+// Server API (package server), on the memory, SQLite and PostgreSQL runs
+// backends, and from the LangGraph.js reference server
+// (@langchain/langgraph-api, in memory, node/server.mjs), and drives them
+// all with the official SDK client in the same run.
 //
 // The runs layer's benchmarks (BenchmarkRuns*) start this test binary again
 // as worker processes; see docs/performance.md for what each reports.

@@ -72,8 +72,13 @@ func (trellisHops) Generate(_ context.Context, req *model.Request) (*model.Respo
 }
 
 func (m trellisHops) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Chunk, error] {
+	return m.streamOf(m.Generate(ctx, req))
+}
+
+// streamOf streams a scripted model's response: its text, its tool calls,
+// its finish reason.
+func (trellisHops) streamOf(resp *model.Response, err error) iter.Seq2[model.Chunk, error] {
 	return func(yield func(model.Chunk, error) bool) {
-		resp, err := m.Generate(ctx, req)
 		if err != nil {
 			yield(model.Chunk{}, err)
 			return

@@ -25,8 +25,13 @@ type Backend struct {
 	// DB reaches the database; the runs layer's tables live in it, beside
 	// River's and the checkpoints.
 	DB *sql.DB
-	// Driver is River's driver over DB.
+	// Driver is River's driver over DB. It is not needed with Local.
 	Driver riverdriver.Driver[*sql.Tx]
+	// Local, when set, queues runs in the process's memory instead of in
+	// River's tables: for a database that no other process reaches, such
+	// as runs/memory's. The Managers opened on one such database share
+	// one LocalQueue.
+	Local *LocalQueue
 	// Schema is the PostgreSQL schema of the tables, empty for the
 	// search_path's. SQLite ignores it.
 	Schema string

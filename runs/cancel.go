@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/riverqueue/river/rivertype"
 )
 
 // Cancel stops a run. A run still waiting for its turn on a busy thread is
@@ -91,7 +89,7 @@ func (m *Manager) requestCancel(ctx context.Context, tx *sql.Tx, id string, acti
 			WHERE run_id = $1`, id, why); err != nil {
 			return err
 		}
-		if _, err := m.river.JobCancelTx(ctx, tx, job); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+		if err := m.queue.cancel(ctx, tx, job); err != nil {
 			return err
 		}
 		if err := m.endEvent(ctx, tx, id, StatusCancelled, why); err != nil {

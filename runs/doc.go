@@ -10,7 +10,9 @@
 // of threads, in the same database, so that a thread can be found by its
 // metadata and status, a busy thread's next run waits its turn, and a
 // run's events can be streamed from any replica. Open a Manager with
-// runs/postgres or runs/sqlite:
+// runs/postgres or runs/sqlite, or, for one process with no database and
+// no durability, runs/memory (whose runs are queued in the process, a
+// LocalQueue, instead of River):
 //
 //	m, err := postgres.Open(ctx, dsn)
 //	g, err := builder.Compile(graph.WithCheckpointer(m.Saver()))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model/modelmw"
@@ -27,6 +28,7 @@ type Runnable interface {
 // worker writes with the worker's lease on the run.
 func Graph[S any](g *graph.Graph[S]) Runnable {
 	a := &adapter[S]{g: g, fields: jsonFields(reflect.TypeFor[S]())}
+	a.described = sync.OnceValue(a.describe)
 	a.r = &runner{name: g.Name(), exec: a.exec, rollback: a.rollback, head: a.head, saver: g.Checkpointer, state: a}
 	return a
 }
@@ -35,6 +37,10 @@ type adapter[S any] struct {
 	g      *graph.Graph[S]
 	fields map[string]string // JSON name, lower-cased → Go field name
 	r      *runner
+	// described is what info returns, derived once: the schema and the
+	// Mermaid chart cost a reflection and a drawing, and servers ask for
+	// them with each request.
+	described func() GraphInfo
 }
 
 func (a *adapter[S]) Name() string      { return a.g.Name() }

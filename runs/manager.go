@@ -36,7 +36,8 @@ type Manager struct {
 	t      tables
 	cfg    config
 	log    *slog.Logger
-	river  *river.Client[*sql.Tx]
+	river  *river.Client[*sql.Tx] // nil with a LocalQueue
+	queue  jobQueue
 	graphs sync.Map // name → *runner
 	hub    *hub
 
@@ -68,7 +69,7 @@ type Manager struct {
 // Applications call runs/postgres.Open or runs/sqlite.Open, which make the
 // Backend.
 func New(ctx context.Context, b Backend, opts ...Option) (*Manager, error) {
-	if b.DB == nil || b.Driver == nil || b.Saver == nil {
+	if b.DB == nil || b.Driver == nil && b.Local == nil || b.Saver == nil {
 		return nil, errors.New("runs: the backend lacks a database, a River driver or a checkpointer")
 	}
 	if b.Dialect != DialectPostgres && b.Dialect != DialectSQLite {
@@ -96,6 +97,15 @@ func New(ctx context.Context, b Backend, opts ...Option) (*Manager, error) {
 	if err := t.migrate(ctx, b.DB); err != nil {
 		return nil, err
 	}
+	m := &Manager{b: b, saver: &observedSaver{b.Saver}, t: t, cfg: cfg, log: cfg.logger, active: map[string]*activeRun{}, cancelled: map[string]time.Time{}}
+	if m.log == nil {
+		m.log = discard()
+	}
+	m.hub = newHub()
+	if b.Local != nil {
+		m.queue = b.Local.queue()
+		return m, nil
+	}
 	migrator, err := rivermigrate.New(b.Driver, &rivermigrate.Config{Schema: b.Schema, Logger: discard()})
 	if err != nil {
 		return nil, fmt.Errorf("runs: river migrations: %w", err)
@@ -103,11 +113,7 @@ func New(ctx context.Context, b Backend, opts ...Option) (*Manager, error) {
 	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return nil, fmt.Errorf("runs: river migrations: %w", err)
 	}
-	m := &Manager{b: b, saver: &observedSaver{b.Saver}, t: t, cfg: cfg, log: cfg.logger, active: map[string]*activeRun{}, cancelled: map[string]time.Time{}}
-	if m.log == nil {
-		m.log = discard()
-	}
-	m.hub = newHub()
+	m.queue = riverQueue{m}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &runWorker{m: m})
 	river.AddWorker(workers, &cronWorker{m: m})
@@ -250,7 +256,7 @@ func (m *Manager) Start(ctx context.Context, req Request) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	if out.job != nil {
+	if out.job != nil && m.b.Local == nil {
 		m.runHere(*out.job, out.jobID)
 		out.job = nil
 	}
@@ -416,18 +422,14 @@ func (m *Manager) enqueue(ctx context.Context, tx *sql.Tx, job runJob, startAt i
 // enqueueJob is enqueue, returning the River job's ID.
 func (m *Manager) enqueueJob(ctx context.Context, tx *sql.Tx, job runJob, startAt int64) (int64, error) {
 	run := job.Run
-	opts := &river.InsertOpts{Queue: m.cfg.queue, MaxAttempts: 100}
-	if at := fromMicros(startAt); time.Until(at) > 0 {
-		opts.ScheduledAt = at
-	}
-	res, err := m.river.InsertTx(ctx, tx, job, opts)
+	id, err := m.queue.insert(ctx, tx, job, fromMicros(startAt))
 	if err != nil {
 		return 0, fmt.Errorf("runs: queue run %s: %w", run, err)
 	}
-	if _, err := m.exec(ctx, tx, `UPDATE {runs} SET job_id = $2 WHERE run_id = $1`, run, res.Job.ID); err != nil {
+	if _, err := m.exec(ctx, tx, `UPDATE {runs} SET job_id = $2 WHERE run_id = $1`, run, id); err != nil {
 		return 0, fmt.Errorf("runs: queue run %s: %w", run, err)
 	}
-	return res.Job.ID, nil
+	return id, nil
 }
 
 // tx runs fn in a transaction, committing when it returns nil.
@@ -438,12 +440,23 @@ func (m *Manager) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
+		m.settleQueue(tx, false)
 		return err
 	}
 	if err := tx.Commit(); err != nil {
+		m.settleQueue(tx, false)
 		return fmt.Errorf("runs: commit: %w", err)
 	}
+	m.settleQueue(tx, true)
 	return nil
+}
+
+// settleQueue tells a LocalQueue how tx ended: the jobs queued in it are
+// queued once it committed.
+func (m *Manager) settleQueue(tx *sql.Tx, committed bool) {
+	if m.b.Local != nil {
+		m.b.Local.settle(tx, committed)
+	}
 }
 
 // notifyTx queues the notification in tx: it goes out if tx commits.

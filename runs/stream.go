@@ -14,7 +14,9 @@ import (
 // for all), waiting for new ones until the run's last event (KindRunEnd),
 // and then ends. A client that reconnects passes the Seq of the last event
 // it saw and misses nothing. The run may execute on any worker; the events
-// come from the database, so any Manager on it streams any run.
+// come from the database, so any Manager on it streams any run (those a
+// worker of this process has just recorded are read from its memory, with
+// no query).
 //
 // Events are kept for the event retention after the run ends (see
 // WithEventRetention); a stream of a run whose events are gone ends at
@@ -26,10 +28,19 @@ func (m *Manager) Stream(ctx context.Context, id string, after int64) iter.Seq2[
 			return
 		}
 		m.follow(ctx)
-		wake, stop := m.hub.subscribe(id)
+		var err error
+		wake, stop := m.hub.subscribe(id, eventsOf(id))
 		defer stop()
 		for {
-			evs, err := m.events(ctx, id, after, 256)
+			// The events this process's recorder committed come from
+			// memory; the others, and the run's end, from the database.
+			var evs []Event
+			datas, live := m.hub.recent(id, after, 256)
+			if live {
+				evs, err = decodeEvents(id, datas)
+			} else {
+				evs, err = m.events(ctx, id, after, 256)
+			}
 			if err != nil {
 				yield(Event{}, err)
 				return
@@ -40,27 +51,29 @@ func (m *Manager) Stream(ctx context.Context, id string, after int64) iter.Seq2[
 					return
 				}
 			}
-			if len(evs) == 256 {
+			if len(evs) == 256 || live && len(evs) > 0 {
 				continue
 			}
-			r, err := m.Get(ctx, id)
-			if err != nil {
-				yield(Event{}, err)
-				return
-			}
-			if r.Status.Final() {
-				// Its last event was recorded with its end: read once more.
-				evs, err := m.events(ctx, id, after, MaxLimit)
+			if !live {
+				r, err := m.Get(ctx, id)
 				if err != nil {
 					yield(Event{}, err)
 					return
 				}
-				for _, ev := range evs {
-					if !yield(ev, nil) {
+				if r.Status.Final() {
+					// Its last event was recorded with its end: read once more.
+					evs, err := m.events(ctx, id, after, MaxLimit)
+					if err != nil {
+						yield(Event{}, err)
 						return
 					}
+					for _, ev := range evs {
+						if !yield(ev, nil) {
+							return
+						}
+					}
+					return
 				}
-				return
 			}
 			if err := m.sleep(ctx, wake); err != nil {
 				yield(Event{}, err)
@@ -68,6 +81,19 @@ func (m *Manager) Stream(ctx context.Context, id string, after int64) iter.Seq2[
 			}
 		}
 	}
+}
+
+// decodeEvents decodes the events of run stored as datas.
+func decodeEvents(run string, datas [][]byte) ([]Event, error) {
+	out := make([]Event, 0, len(datas))
+	for _, data := range datas {
+		var ev Event
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return nil, fmt.Errorf("runs: events of run %s: a stored event does not decode: %w", quoteCut(run), err)
+		}
+		out = append(out, ev)
+	}
+	return out, nil
 }
 
 // events reads up to limit events of run after seq.
@@ -95,7 +121,9 @@ func (m *Manager) events(ctx context.Context, run string, after int64, limit int
 // recorder writes the events of one attempt at a run, in batches: a batch
 // is what arrives within a millisecond of its first event, or while the
 // previous batch was being written, so a busy run writes few large batches
-// and a quiet one writes a step's events at once.
+// and a quiet one writes a step's events at once. The attempt's first
+// event is written at once, alone: streams waiting for the run's start
+// see it without the wait.
 // Its writes are fenced like checkpoints: events of a worker that lost the
 // run's lease are dropped.
 type recorder struct {
@@ -117,6 +145,7 @@ const recorderWindow = time.Millisecond
 
 func (m *Manager) newRecorder(run string, epoch int64, attempt int, seq int64) *recorder {
 	rec := &recorder{m: m, run: run, epoch: epoch, attempt: attempt, seq: seq, ch: make(chan Event, 1024), done: make(chan struct{})}
+	m.hub.openLog(run, seq+1)
 	go rec.loop()
 	return rec
 }
@@ -132,6 +161,7 @@ func (rec *recorder) add(ev Event) {
 func (rec *recorder) close() {
 	close(rec.ch)
 	<-rec.done
+	rec.m.hub.closeLog(rec.run)
 }
 
 func (rec *recorder) loop() {
@@ -139,6 +169,7 @@ func (rec *recorder) loop() {
 	batch := make([]Event, 0, 16)
 	window := time.NewTimer(time.Hour)
 	window.Stop()
+	started := false
 	for first := range rec.ch {
 		batch = append(batch[:0], first)
 		// The events of one step come microseconds apart (a node's end,
@@ -146,7 +177,7 @@ func (rec *recorder) loop() {
 		// so that a step's events cost one commit, not one each.
 		window.Reset(recorderWindow)
 	fill:
-		for len(batch) < recorderBatch {
+		for started && len(batch) < recorderBatch {
 			select {
 			case ev, ok := <-rec.ch:
 				if !ok {
@@ -158,6 +189,7 @@ func (rec *recorder) loop() {
 			}
 		}
 		window.Stop()
+		started = true
 		if rec.fenced {
 			continue
 		}
@@ -198,7 +230,7 @@ func (rec *recorder) write(batch []Event) error {
 		if n == 0 {
 			return ErrLeaseLost
 		}
-		m.hub.signal(rec.run)
+		m.hub.record(rec.run, seqs, datas)
 		return nil
 	}
 	err := m.tx(ctx, func(tx *sql.Tx) error {
@@ -213,7 +245,7 @@ func (rec *recorder) write(batch []Event) error {
 		return insertEvents(ctx, tx, m, rec.run, seqs, datas)
 	})
 	if err == nil {
-		m.hub.signal(rec.run)
+		m.hub.record(rec.run, seqs, datas)
 	}
 	return err
 }

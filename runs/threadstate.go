@@ -1,11 +1,13 @@
 package runs
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -435,6 +437,14 @@ func (a *adapter[S]) fork(ctx context.Context, thread, checkpoint string) (strin
 }
 
 func (a *adapter[S]) info() GraphInfo {
+	gi := a.described()
+	// A copy each: the caller may change what it gets.
+	gi.Nodes, gi.StateSchema, gi.Fields = slices.Clone(gi.Nodes), bytes.Clone(gi.StateSchema), maps.Clone(gi.Fields)
+	return gi
+}
+
+// describe derives the GraphInfo of a's graph.
+func (a *adapter[S]) describe() GraphInfo {
 	fields := make(map[string]string, len(a.fields))
 	for lower, engine := range a.fields {
 		fields[engine] = jsonName(reflect.TypeFor[S](), engine, lower)

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/internal/pause"
@@ -58,7 +57,10 @@ func (m *Manager) Work(ctx context.Context) error {
 	m.follow(ctx)
 	wg.Go(func() { m.reapLoop(bg) })
 	wg.Go(func() { m.sweepLoop(bg) })
-	if err := m.river.Start(bg); err != nil {
+	if m.b.Local != nil {
+		wg.Go(func() { m.dispatch(workCtx) })
+		wg.Go(func() { m.cronLoop(bg) })
+	} else if err := m.river.Start(bg); err != nil {
 		stopBG()
 		wg.Wait()
 		return fmt.Errorf("runs: start workers: %w", err)
@@ -76,7 +78,10 @@ func (m *Manager) Work(ctx context.Context) error {
 		m.cancelAll(errDrain)
 	}
 	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.cfg.drainTimeout)
-	err := m.river.Stop(stopCtx)
+	var err error
+	if m.river != nil {
+		err = m.river.Stop(stopCtx)
+	}
 	if waitFor(stopCtx, &m.localRuns) != nil && err == nil {
 		err = stopCtx.Err()
 	}
@@ -87,7 +92,10 @@ func (m *Manager) Work(ctx context.Context) error {
 		m.cancelAll(errDrain)
 		stopWork()
 		hard, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		err = m.river.StopAndCancel(hard)
+		err = nil
+		if m.river != nil {
+			err = m.river.StopAndCancel(hard)
+		}
 		if werr := waitFor(hard, &m.localRuns); err == nil {
 			err = werr
 		}
@@ -676,7 +684,7 @@ func (m *Manager) reap(ctx context.Context) error {
 			if err := m.enqueue(ctx, tx, runJob{Run: e.run}, 0); err != nil {
 				return err
 			}
-			if _, err := m.river.JobCancelTx(ctx, tx, e.job); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+			if err := m.queue.cancel(ctx, tx, e.job); err != nil {
 				return fmt.Errorf("cancel the job of run %s: %w", e.run, err)
 			}
 			taken = append(taken, e.run+" "+e.thread)
@@ -722,14 +730,10 @@ func (m *Manager) reapFetched(ctx context.Context) error {
 			return err
 		}
 		for _, p := range list {
-			job, err := m.river.JobGetTx(ctx, tx, p.job)
-			if errors.Is(err, rivertype.ErrNotFound) {
-				job = nil
-			} else if err != nil {
+			stuck, err := m.queue.lost(ctx, tx, p.job, m.cfg.lease)
+			if err != nil {
 				return err
 			}
-			stuck := job == nil || job.State == rivertype.JobStateRunning && job.AttemptedAt != nil && time.Since(*job.AttemptedAt) > m.cfg.lease ||
-				job.State == rivertype.JobStateCompleted || job.State == rivertype.JobStateCancelled || job.State == rivertype.JobStateDiscarded
 			if !stuck {
 				continue
 			}
@@ -743,10 +747,8 @@ func (m *Manager) reapFetched(ctx context.Context) error {
 			if err := m.enqueue(ctx, tx, runJob{Run: p.run}, 0); err != nil {
 				return err
 			}
-			if job != nil && job.State == rivertype.JobStateRunning {
-				if _, err := m.river.JobCancelTx(ctx, tx, p.job); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
-					return fmt.Errorf("cancel the job of run %s: %w", p.run, err)
-				}
+			if err := m.queue.cancel(ctx, tx, p.job); err != nil {
+				return fmt.Errorf("cancel the job of run %s: %w", p.run, err)
 			}
 			requeued = append(requeued, p.run)
 		}

@@ -10,9 +10,11 @@
 // that call Work on the Manager's database, so any replica serves any
 // thread, and a stream is served from the database, so it can be joined or
 // resumed (Last-Event-ID) on any replica. For one process with no
-// durability, runs/sqlite.Open(ctx, ":memory:") is the whole backend:
+// durability — development, tests, single-process tools — runs/memory
+// is the whole backend, with no database at all and runs queued in the
+// process; runs/sqlite and runs/postgres are for runs that outlive it:
 //
-//	m, err := sqlite.Open(ctx, ":memory:")
+//	m, err := memory.Open(ctx)
 //	g, err := builder.Compile(graph.WithCheckpointer(m.Saver()))
 //	err = m.Register(runs.Graph(g))
 //	go m.Work(ctx)

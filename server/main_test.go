@@ -21,6 +21,7 @@ import (
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/scripted"
 	"github.com/trellis-go/trellis/runs"
+	"github.com/trellis-go/trellis/runs/memory"
 	"github.com/trellis-go/trellis/runs/sqlite"
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/state"
@@ -128,14 +129,37 @@ type env struct {
 	gate *gate
 }
 
+// The backends the tests' server runs on.
+const (
+	onMemory = "memory" // runs/memory, the default
+	onSQLite = "sqlite" // runs/sqlite, in memory
+)
+
 func newEnv(t *testing.T, opts ...server.Option) *env {
+	t.Helper()
+	return newEnvOn(t, onMemory, opts...)
+}
+
+// newEnvOn is newEnv on the backend named backend.
+func newEnvOn(t *testing.T, backend string, opts ...server.Option) *env {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("the server's tests run graphs on a worker and take seconds (-short)")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	m, err := sqlite.Open(ctx, ":memory:", sqlite.WithRuns(runs.WithFetch(time.Millisecond, 10*time.Millisecond)))
+	var (
+		m   *runs.Manager
+		err error
+	)
+	switch backend {
+	case onMemory:
+		m, err = memory.Open(ctx)
+	case onSQLite:
+		m, err = sqlite.Open(ctx, ":memory:", sqlite.WithRuns(runs.WithFetch(time.Millisecond, 10*time.Millisecond)))
+	default:
+		t.Fatalf("unknown backend %q", backend)
+	}
 	require.NoError(t, err)
 	e := &env{m: m, gate: newGate()}
 	reducers := []graph.Option{

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/server"
-	"github.com/trellis-go/trellis/store/memory"
+	storememory "github.com/trellis-go/trellis/store/memory"
 )
 
 // sdkModules finds the directory whose node_modules holds the pinned
@@ -50,13 +50,17 @@ func TestOfficialSDKDrivesTheServer(t *testing.T) {
 		}
 		t.Skip("the LangGraph SDK is not installed: run `cd .ci && npm ci` to run the compatibility suite")
 	}
-	e := newEnv(t, server.WithStore(memory.New()))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "sdk", "compat.mjs"), e.http.URL, modules)
-	out, err := cmd.CombinedOutput()
-	t.Logf("compat.mjs:\n%s", out)
-	if err != nil {
-		t.Fatalf("the SDK suite failed: %v", err)
+	for _, backend := range []string{onMemory, onSQLite} {
+		t.Run(backend, func(t *testing.T) {
+			e := newEnvOn(t, backend, server.WithStore(storememory.New()))
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "sdk", "compat.mjs"), e.http.URL, modules)
+			out, err := cmd.CombinedOutput()
+			t.Logf("compat.mjs:\n%s", out)
+			if err != nil {
+				t.Fatalf("the SDK suite failed: %v", err)
+			}
+		})
 	}
 }

@@ -7,11 +7,13 @@
 //
 //   node server.mjs serve PORT DIR
 //     starts the reference server on 127.0.0.1:PORT with Chain3
-//     (chain3graph.mjs) registered as "chain3", its files (the dev
+//     (chain3graph.mjs) registered as "chain3" and the ReAct shape
+//     (reactgraph.mjs) as "react", its files (the dev
 //     server's JSON snapshots of its in-memory state) in DIR, no auth, no
 //     tracing; it logs as `langgraph dev` does and runs until killed.
 //   node server.mjs drive URL ASSISTANT SEQ CLIENTS PER_CLIENT STREAMS
-//     against the server at URL: SEQ sequential stateless runs
+//     against the server at URL, running ASSISTANT ("chain3" or "react"):
+//     SEQ sequential stateless runs
 //     (client.runs.wait), then CLIENTS concurrent clients doing
 //     PER_CLIENT runs each, then STREAMS sequential streamed runs
 //     (client.runs.stream, stream mode values), timing the first event
@@ -39,16 +41,33 @@ async function serve(port, dir) {
     // `langgraph dev`'s default --n-jobs-per-worker.
     nWorkers: Number(process.env.BENCH_REFERENCE_WORKERS || 10),
     cwd: dir,
-    graphs: { chain3: fileURLToPath(new URL("./chain3graph.mjs", import.meta.url)) + ":graph" },
+    graphs: {
+      chain3: fileURLToPath(new URL("./chain3graph.mjs", import.meta.url)) + ":graph",
+      react: fileURLToPath(new URL("./reactgraph.mjs", import.meta.url)) + ":graph",
+    },
   });
   process.stderr.write(`reference server listening on ${host}\n`);
 }
 
 const now = () => performance.now();
 
+// The input of each assistant's runs, and the check of their output.
+const shapes = {
+  chain3: {
+    input: { n: 0 },
+    check: (out) => out?.n === 3,
+  },
+  react: {
+    input: { messages: [{ role: "user", content: "hi" }] },
+    // The user's message, the model's call, the tool's answer, "done".
+    check: (out) => Array.isArray(out?.messages) && out.messages.length === 4 && out.messages.at(-1).content === "done",
+  },
+};
+
 async function runOnce(client, assistant) {
-  const out = await client.runs.wait(null, assistant, { input: { n: 0 } });
-  if (out?.n !== 3) throw new Error(`run returned ${JSON.stringify(out)}, want n=3`);
+  const shape = shapes[assistant];
+  const out = await client.runs.wait(null, assistant, { input: shape.input });
+  if (!shape.check(out)) throw new Error(`run of ${assistant} returned ${JSON.stringify(out)}`);
 }
 
 async function drive(url, assistant, seq, clients, perClient, streams) {
@@ -75,7 +94,7 @@ async function drive(url, assistant, seq, clients, perClient, streams) {
     const t0 = now();
     let sawFirst = false;
     let sawValues = false;
-    for await (const ev of client.runs.stream(null, assistant, { input: { n: 0 }, streamMode: "values" })) {
+    for await (const ev of client.runs.stream(null, assistant, { input: shapes[assistant].input, streamMode: "values" })) {
       if (!sawFirst) {
         first.push(now() - t0);
         sawFirst = true;

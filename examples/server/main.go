@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/runs"
+	runsmemory "github.com/trellis-go/trellis/runs/memory"
 	"github.com/trellis-go/trellis/runs/sqlite"
 	"github.com/trellis-go/trellis/server"
 	"github.com/trellis-go/trellis/store"
@@ -41,10 +42,20 @@ type service struct {
 	api   *server.Server
 }
 
-// open opens the runs backend at db (":memory:" for one process without
-// durability), registers the supervisor and builds the API.
+// open opens the runs backend: the SQLite file db, or, when db is empty
+// or ":memory:", runs/memory (one process, no database, no durability);
+// it registers the supervisor and builds the API.
 func open(ctx context.Context, db, token string, dev bool) (*service, error) {
-	m, err := sqlite.Open(ctx, db)
+	inMemory := db == "" || db == ":memory:"
+	var (
+		m   *runs.Manager
+		err error
+	)
+	if inMemory {
+		m, err = runsmemory.Open(ctx)
+	} else {
+		m, err = sqlite.Open(ctx, db)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +71,7 @@ func open(ctx context.Context, db, token string, dev bool) (*service, error) {
 	// The long-term store the /store endpoints serve: in memory with the
 	// runs, or in a SQLite file beside theirs.
 	st := memory.New()
-	if db != ":memory:" {
+	if !inMemory {
 		if st, err = storesqlite.Open(strings.TrimSuffix(db, ".db") + "-store.db"); err != nil {
 			_ = m.Close()
 			return nil, err
@@ -96,7 +107,7 @@ func run(ctx context.Context, logw io.Writer, args []string, ready chan<- string
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	fs.SetOutput(logw)
 	addr := fs.String("addr", "127.0.0.1:2024", "address to listen on")
-	db := fs.String("db", ":memory:", "SQLite database of runs and threads (:memory: keeps them in this process)")
+	db := fs.String("db", "", "SQLite database file of runs and threads (empty: kept in this process, with no database)")
 	token := fs.String("token", "", "bearer token the requests must carry (none when empty)")
 	dev := fs.Bool("dev", false, "serve the dev page at /dev/")
 	if err := fs.Parse(args); err != nil {
