@@ -8,6 +8,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/trellis-go/trellis/tool"
 )
 
 // Defaults of the toolset's options.
@@ -40,6 +42,8 @@ type options struct {
 	crossOrigin      bool
 	urlChecks        []func(*url.URL) error
 	elicit           ElicitationHandler
+	elicitSet        bool
+	logLevel         tool.LogLevel
 	sample           SamplingHandler
 	logger           *slog.Logger
 }

@@ -42,8 +42,9 @@ type Toolset struct {
 	opened  int // sessions opened so far
 	closed  bool
 	tools   []tool.Tool
-	changes uint64 // bumped by list_changed and by new sessions
-	listed  uint64 // value of changes when tools was listed
+	changes uint64                 // bumped by list_changed and by new sessions
+	listed  uint64                 // value of changes when tools was listed
+	calls   map[*inflight]struct{} // tool calls in flight
 
 	wg sync.WaitGroup // session watchers and change hooks
 }
@@ -111,6 +112,13 @@ func New(cfg Config, opts ...Option) (*Toolset, error) {
 		done:       make(chan struct{}),
 	}
 	ts.client = sdk.NewClient(&sdk.Implementation{Name: o.clientName, Version: o.clientVersion}, ts.clientOptions())
+	if len(cfg.Roots) > 0 {
+		roots := make([]*sdk.Root, len(cfg.Roots))
+		for i, r := range cfg.Roots {
+			roots[i] = &sdk.Root{URI: r.URI, Name: r.Name}
+		}
+		ts.client.AddRoots(roots...)
+	}
 	if t := cfg.transport(); (t == TransportStreamableHTTP || t == TransportSSE) && o.transportFunc == nil {
 		var err error
 		if ts.http, ts.owned, err = newHTTPClient(cfg, &o); err != nil {
@@ -355,6 +363,14 @@ func (ts *Toolset) connect(ctx context.Context) (*session, error) {
 		return nil, cerr("connect", proc, fmt.Errorf("no answer within %v", ts.cfg.connectTimeout()))
 	}
 
+	if lvl := ts.o.logLevel; lvl != "" {
+		if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil {
+			// Best effort: a server that refuses the level still serves.
+			lctx, lcancel := context.WithTimeout(sctx, ts.cfg.connectTimeout())
+			_ = cs.SetLoggingLevel(lctx, &sdk.SetLoggingLevelParams{Level: sdk.LoggingLevel(lvl)})
+			lcancel()
+		}
+	}
 	s := &session{cs: cs, proc: proc, cancel: cancel, dead: make(chan struct{})}
 	ts.mu.Lock()
 	if ts.closed {
