@@ -50,10 +50,11 @@ func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.logger = l }
 }
 
-// WithLogLevel asks the server, on each new session, to send log messages
-// of level and above (logging/setLevel): "debug", "info", "notice",
-// "warning", "error", "critical", "alert" or "emergency". A server without
-// the logging capability is not asked.
+// WithLogLevel asks the server to send log messages of level and above:
+// "debug", "info", "notice", "warning", "error", "critical", "alert" or
+// "emergency". On protocol 2025-11-25 and earlier it is set on each new
+// session (logging/setLevel, for servers with the logging capability); on
+// 2026-07-28 each tool call carries it in its _meta.
 func WithLogLevel(level tool.LogLevel) Option {
 	return func(o *options) { o.logLevel = level }
 }

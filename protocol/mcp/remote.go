@@ -186,7 +186,12 @@ func (t *remoteTool) Call(ctx context.Context, _ string, args json.RawMessage) (
 	defer done()
 	var res *sdk.CallToolResult
 	err := t.ts.do(cctx, "call "+name, func(ctx context.Context, s *session) error {
-		r, err := s.cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		p := &sdk.CallToolParams{Name: name, Arguments: args}
+		if lvl := t.ts.o.logLevel; lvl != "" {
+			// Protocol 2026-07-28 takes the level per request.
+			p.Meta = sdk.Meta{sdk.MetaKeyLogLevel: string(lvl)}
+		}
+		r, err := s.cs.CallTool(ctx, p)
 		res = r
 		return err
 	})
