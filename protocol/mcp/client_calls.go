@@ -19,6 +19,18 @@ type inflight struct {
 
 	mu    sync.Mutex
 	pause error // the *graph.InterruptError a handler raised, if any
+	ended bool  // the call returned
+}
+
+// emit sends a custom event into the stream of the run the call belongs
+// to, while the call is in flight; once it returned, the event is dropped
+// (the node that made the call may have finished).
+func (c *inflight) emit(name string, payload any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.ended {
+		graph.EmitCustom(c.ctx, name, payload)
+	}
 }
 
 // paused records err, an interrupt raised while handling a server request
@@ -58,6 +70,9 @@ func (ts *Toolset) startCall(ctx context.Context, name string) (c *inflight, cct
 		ts.mu.Lock()
 		delete(ts.calls, c)
 		ts.mu.Unlock()
+		c.mu.Lock()
+		c.ended = true
+		c.mu.Unlock()
 		cancel()
 	}
 }

@@ -173,11 +173,11 @@ func (ts *Toolset) clientOptions() *sdk.ClientOptions {
 	l := ts.o.logger
 	co.LoggingMessageHandler = func(ctx context.Context, req *sdk.LoggingMessageRequest) {
 		p := req.Params
+		if c := ts.callOf(ctx); c != nil {
+			c.emit(LogEventName, LogEvent{Server: ts.name, Level: tool.LogLevel(p.Level), Logger: p.Logger, Data: p.Data})
+		}
 		if l != nil {
 			l.Log(ctx, slogLevel(p.Level), fmt.Sprint(p.Data), "mcp_server", ts.name, "logger", p.Logger)
-		}
-		if c := ts.callOf(ctx); c != nil {
-			graph.EmitCustom(c.ctx, LogEventName, LogEvent{Server: ts.name, Level: tool.LogLevel(p.Level), Logger: p.Logger, Data: p.Data})
 		}
 	}
 	return co

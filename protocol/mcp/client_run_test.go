@@ -26,6 +26,13 @@ import (
 // again with the responses.
 func askingServer(t *testing.T) *sdk.Server {
 	t.Helper()
+	return askingServerLogged(t, nil)
+}
+
+// askingServerLogged is askingServer whose tool "noisy" logs a message and
+// then waits for logged, when not nil, to be closed.
+func askingServerLogged(t *testing.T, logged <-chan struct{}) *sdk.Server {
+	t.Helper()
 	srv := sdk.NewServer(&sdk.Implementation{Name: "asking", Version: "v0"}, &sdk.ServerOptions{
 		Capabilities: &sdk.ServerCapabilities{Logging: &sdk.LoggingCapabilities{}},
 	})
@@ -62,6 +69,15 @@ func askingServer(t *testing.T) *sdk.Server {
 	srv.AddTool(&sdk.Tool{Name: "noisy", InputSchema: obj}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		if err := req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "info", Logger: "db", Data: "connected"}); err != nil {
 			return nil, err
+		}
+		if logged != nil {
+			// The client handles notifications apart from answers: the
+			// call must not end before the message is handled.
+			select {
+			case <-logged:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 		}
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil
 	})
@@ -199,13 +215,19 @@ func TestSamplingPolicyAllowsOrDenies(t *testing.T) {
 
 // logBuffer is a concurrency-safe slog destination.
 type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
+	mu     sync.Mutex
+	b      strings.Builder
+	wrote  chan struct{}
+	closed bool
 }
 
 func (l *logBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if !l.closed {
+		l.closed = true
+		close(l.wrote)
+	}
 	return l.b.Write(p)
 }
 
@@ -216,8 +238,8 @@ func (l *logBuffer) String() string {
 }
 
 func TestServerLogsGoToSlogAndTheRunsStream(t *testing.T) {
-	var buf logBuffer
-	ts := sdkToolset(t, askingServer(t), WithLogLevel(tool.LogDebug),
+	buf := logBuffer{wrote: make(chan struct{})}
+	ts := sdkToolset(t, askingServerLogged(t, buf.wrote), WithLogLevel(tool.LogDebug),
 		WithLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	g := callGraph(t, remote(t, ts, "noisy"))
 	var logs []LogEvent
