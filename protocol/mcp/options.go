@@ -44,6 +44,7 @@ type options struct {
 	elicit           ElicitationHandler
 	elicitSet        bool
 	logLevel         tool.LogLevel
+	resourceTools    bool
 	sample           SamplingHandler
 	logger           *slog.Logger
 }

@@ -423,6 +423,7 @@ func (ts *Toolset) list(ctx context.Context, s *session) ([]tool.Tool, error) {
 		}
 		tools = append(tools, rt)
 	}
+	tools = ts.withResourceTools(tools, s)
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if ts.sess == s {
