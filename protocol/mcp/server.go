@@ -44,6 +44,8 @@ type Server struct {
 	mu      sync.RWMutex
 	tools   map[string]tool.Tool
 	prints  map[string]string // name → the JSON of the MCP tool last added
+
+	stateKey []byte // signs the request states of multi round-trip calls
 }
 
 // ServerOption configures a Server.
@@ -60,6 +62,7 @@ type serverConfig struct {
 	templates     []ResourceTemplate
 	prompts       []Prompt
 	completer     Completer
+	stateKey      []byte
 }
 
 // WithImplementation sets the name and version the server gives clients in
@@ -174,6 +177,11 @@ func NewServer(ctx context.Context, set tool.Toolset, opts ...ServerOption) (*Se
 		origins: origins,
 		tools:   map[string]tool.Tool{},
 		prints:  map[string]string{},
+
+		stateKey: c.stateKey,
+	}
+	if s.stateKey == nil {
+		s.stateKey = newStateKey()
 	}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: c.name, Version: c.version}, &so)
 	c.addExtras(s.mcp)
@@ -466,6 +474,14 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 				}
 				_ = req.Session.NotifyProgress(ctx, p)
 			}))
+		}
+		if multiRoundTrip(req.Session) {
+			p, err := s.roundTrip(req, name, req.Params.Arguments)
+			if err != nil {
+				return nil, err
+			}
+			ctx = tool.WithPeer(ctx, p)
+			return s.finish(p, CallToolResult(s.invoker.InvokeFrame(ctx, frame, t, call, opts...))), nil
 		}
 		if req.Session != nil {
 			ctx = tool.WithPeer(ctx, sessionPeer{req.Session})
