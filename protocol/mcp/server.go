@@ -200,10 +200,12 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error { return s.mcp.
 
 // Handler returns an http.Handler serving the streamable HTTP transport,
 // behind the server's Origin check (see WithAllowedOrigins); opts may be
-// nil. It authenticates no one: put the application's authentication in
+// nil. Requests of a session are served as of the protocol version the
+// session negotiated, even when a client names an older one in its
+// MCP-Protocol-Version header. It authenticates no one: put the application's authentication in
 // front of it.
 func (s *Server) Handler(opts *sdk.StreamableHTTPOptions) http.Handler {
-	return s.CheckOrigin(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, opts))
+	return s.CheckOrigin(s.sessionVersion(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, opts)))
 }
 
 // SSEHandler returns an http.Handler serving the older HTTP+SSE transport,
@@ -475,6 +477,7 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 				_ = req.Session.NotifyProgress(ctx, p)
 			}))
 		}
+		ctx = withStreamCloser(ctx, req)
 		if multiRoundTrip(req.Session) {
 			p, err := s.roundTrip(req, name, req.Params.Arguments)
 			if err != nil {

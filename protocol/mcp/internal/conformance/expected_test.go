@@ -4,12 +4,6 @@ package conformance
 // fails when one of them passes, so that the list only shrinks: remove a
 // scenario from it in the change that makes it pass.
 var expectedFailures = map[string]string{
-	// Server side.
-	// The go-sdk (v1.8.0) writes the priming event and the retry field only on
-	// streams of protocol 2025-11-25 or later; the scenario's request says
-	// 2025-03-26.
-	"server-sse-polling": "no priming event nor retry field on a 2025-03-26 stream",
-
 	// Client side.
 	// OAuth 2.1 (the MCP authorization spec) is not implemented by the client.
 	"auth/metadata-default":                     "no OAuth",
