@@ -23,6 +23,12 @@ import (
 // tools after the server says they changed, and opens a new session when the
 // old one is lost (see WithReconnect).
 //
+// Requests the server sends while serving a call (elicitation, sampling,
+// log messages) are handled with the values of the call's context: the one
+// the go-sdk handles them with on protocol 2026-07-28, else the only call in
+// flight (with several in flight on one toolset, such a request cannot be
+// told apart and gets none).
+//
 // Whoever creates a Toolset closes it; Close ends the session and, for stdio,
 // the server's process. A Toolset is safe for concurrent use.
 type Toolset struct {
