@@ -90,6 +90,9 @@ func InterruptElicitation(ctx context.Context, req tool.ElicitRequest) (tool.Eli
 		if _, ok := errors.AsType[*graph.InterruptError](err); ok {
 			return tool.ElicitResult{}, err
 		}
+		// No call of a graph run to pause: the request came outside a
+		// run, or while several calls were in flight and none can be told
+		// to be the one asking.
 		return tool.ElicitResult{}, fmt.Errorf("mcp: server %s asked for input outside a graph run, and no elicitation handler is set: %w", quote(q.Server), err)
 	}
 	if ans.Action == "" {

@@ -175,11 +175,11 @@ func (s *Server) openState(st, name string, args json.RawMessage) (map[string]js
 	if !ok {
 		return nil, bad
 	}
-	mac, err := base64.RawURLEncoding.DecodeString(sig)
+	mac, err := base64.RawURLEncoding.Strict().DecodeString(sig)
 	if err != nil || !hmac.Equal(mac, s.stateMAC(enc, name, args)) {
 		return nil, bad
 	}
-	body, err := base64.RawURLEncoding.DecodeString(enc)
+	body, err := base64.RawURLEncoding.Strict().DecodeString(enc)
 	if err != nil {
 		return nil, bad
 	}

@@ -119,3 +119,30 @@ func TestRoundTripStateIsBoundToTheServerAndTheCall(t *testing.T) {
 	assert.ErrorContains(t, err, "request state")
 	assert.Equal(t, before, runs)
 }
+
+// FuzzRequestState: a request state from a client is accepted only when
+// this server sealed it for the same tool and arguments, and reading one
+// never panics.
+func FuzzRequestState(f *testing.F) {
+	srv, err := NewServer(context.Background(), tool.NewStatic("s"), WithRoundTripKey([]byte("0123456789abcdef0123456789abcdef")))
+	if err != nil {
+		f.Fatal(err)
+	}
+	sealed := srv.sealState(map[string]json.RawMessage{"q0": json.RawMessage(`{"action":"accept"}`)}, "book", json.RawMessage(`{}`))
+	f.Add(sealed, "book", `{}`)
+	f.Add("e30.AAAA", "book", `{}`)
+	f.Add(".", "", "")
+	f.Add(sealed+"x", "book", `{}`)
+	f.Fuzz(func(t *testing.T, st, name, args string) {
+		answers, err := srv.openState(st, name, json.RawMessage(args))
+		if err != nil {
+			return
+		}
+		if st != sealed || name != "book" || args != `{}` {
+			t.Fatalf("accepted a state it did not seal: %q for %q %q", st, name, args)
+		}
+		if len(answers) != 1 {
+			t.Fatalf("answers: %v", answers)
+		}
+	})
+}
