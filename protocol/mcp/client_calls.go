@@ -125,16 +125,19 @@ func (m mergedContext) Value(key any) any {
 	return m.Context.Value(key)
 }
 
-// handled records the interrupt err carries, if any, on the call c: a
-// handler that paused the run (graph.Interrupt) ends the call, which then
-// returns the interrupt instead of the server's answer.
-func handled(c *inflight, err error) {
+// handled records the interrupt err carries, if any, on the call c, and
+// reports whether it did: a handler that paused the run (graph.Interrupt)
+// ends the call, which then returns the interrupt instead of the server's
+// answer.
+func handled(c *inflight, err error) bool {
 	if c == nil || err == nil {
-		return
+		return false
 	}
-	if _, ok := errors.AsType[*graph.InterruptError](err); ok {
-		c.paused(err)
+	if _, ok := errors.AsType[*graph.InterruptError](err); !ok {
+		return false
 	}
+	c.paused(err)
+	return true
 }
 
 type serverKey struct{}

@@ -134,7 +134,12 @@ func (ts *Toolset) clientOptions() *sdk.ClientOptions {
 			hctx, c := ts.requestContext(ctx)
 			res, err := fn(hctx, er)
 			if err != nil {
-				handled(c, err)
+				if handled(c, err) {
+					// The run waits for a person; the call is cancelled,
+					// and made again when the run resumes. The server
+					// learns nothing of the run.
+					return &sdk.ElicitResult{Action: "cancel"}, nil
+				}
 				return nil, err
 			}
 			if res.Action == "accept" {
@@ -159,7 +164,10 @@ func (ts *Toolset) clientOptions() *sdk.ClientOptions {
 			hctx, c := ts.requestContext(ctx)
 			res, err := fn(hctx, sr)
 			if err != nil {
-				handled(c, err)
+				if handled(c, err) {
+					// As for elicitation: the server learns nothing of the run.
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the request waits for approval; the call is cancelled"}
+				}
 				if errors.Is(err, ErrSamplingDenied) {
 					// The code and message the specification gives a refusal.
 					return nil, &jsonrpc.Error{Code: -1, Message: "User rejected sampling request"}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,11 +18,16 @@ import (
 )
 
 func TestBrokeredCallPausesTheRunOnAServersQuestion(t *testing.T) {
+	var mu sync.Mutex
+	var actions []string
 	ask := tool.MustFunc("confirm", "asks", func(ctx context.Context, _ noArgs) (string, error) {
 		ans, err := tool.Elicit(ctx, tool.ElicitRequest{Message: "Sure?", Schema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`)})
 		if err != nil {
 			return "", err
 		}
+		mu.Lock()
+		actions = append(actions, ans.Action)
+		mu.Unlock()
 		if ans.Content["ok"] == true {
 			return "confirmed", nil
 		}
@@ -71,4 +77,13 @@ func TestBrokeredCallPausesTheRunOnAServersQuestion(t *testing.T) {
 	out, err := g.Resume(t.Context(), "b", graph.WithResumeValue(tool.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}))
 	require.NoError(t, err)
 	assert.Equal(t, "confirmed", out.Out)
+	mu.Lock()
+	defer mu.Unlock()
+	// The first question was dismissed (or the call cancelled before the
+	// server read the answer): the server learns nothing of the run.
+	require.NotEmpty(t, actions)
+	assert.Equal(t, "accept", actions[len(actions)-1])
+	for _, a := range actions[:len(actions)-1] {
+		assert.Equal(t, "cancel", a)
+	}
 }
