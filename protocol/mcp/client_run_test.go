@@ -287,3 +287,38 @@ func TestRootsComeFromTheConfig(t *testing.T) {
 	_, err = New(Config{Name: "bad", Command: "x", Roots: []Root{{URI: "/srv/project"}}})
 	assert.ErrorIs(t, err, ErrInvalidConfig)
 }
+
+func TestLogLevelIsSetOnSessionsOfEarlierProtocols(t *testing.T) {
+	buf := logBuffer{wrote: make(chan struct{})}
+	noisy := tool.MustFunc("noisy", "logs", func(ctx context.Context, _ struct{}) (string, error) {
+		if err := tool.Log(ctx, tool.LogInfo, "warming up"); err != nil {
+			return "", err
+		}
+		select { // until the client handled the message
+		case <-buf.wrote:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		return "done", nil
+	})
+	srv, err := NewServer(t.Context(), tool.NewStatic("s", noisy))
+	require.NoError(t, err)
+	// Streamable HTTP on a stateful handler negotiates 2025-11-25.
+	url := serveHTTP(t, srv.Handler(nil)) + "/"
+	ts, err := New(Config{Name: "web", URL: url}, WithLogLevel(tool.LogInfo),
+		WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+	require.NoError(t, err)
+	defer ts.Close()
+	g := callGraph(t, remote(t, ts, "noisy"))
+	var logs []LogEvent
+	for ev, err := range g.Stream(t.Context(), callState{}, graph.WithModes(graph.ModeCustom), graph.WithThread("t4")) {
+		require.NoError(t, err)
+		if ev.Name == LogEventName {
+			logs = append(logs, ev.Payload.(LogEvent))
+		}
+	}
+	require.Len(t, logs, 1)
+	assert.Equal(t, "warming up", logs[0].Data)
+	assert.Equal(t, "web", logs[0].Server)
+	assert.Contains(t, buf.String(), "warming up")
+}
