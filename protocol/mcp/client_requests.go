@@ -150,7 +150,11 @@ func (ts *Toolset) clientOptions() *sdk.ClientOptions {
 	}
 	if fn := ts.o.sample; fn != nil {
 		co.CreateMessageHandler = func(ctx context.Context, req *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
-			sr := tool.SamplingRequest{SystemPrompt: req.Params.SystemPrompt, MaxTokens: int(req.Params.MaxTokens)}
+			sr := tool.SamplingRequest{SystemPrompt: req.Params.SystemPrompt, MaxTokens: int(req.Params.MaxTokens), Stop: req.Params.StopSequences}
+			if t := req.Params.Temperature; t != 0 {
+				// The go-sdk cannot tell 0 from absent; 0 is taken as absent.
+				sr.Temperature = &t
+			}
 			for _, m := range req.Params.Messages {
 				if m == nil {
 					continue

@@ -54,7 +54,7 @@ func askingServerLogged(t *testing.T, logged <-chan struct{}) *sdk.Server {
 		r, ok := req.Params.InputResponses["s"].(*sdk.CreateMessageWithToolsResult)
 		if !ok {
 			return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"s": &sdk.CreateMessageParams{
-				SystemPrompt: "Be brief.", MaxTokens: 50,
+				SystemPrompt: "Be brief.", MaxTokens: 50, Temperature: 0.2, StopSequences: []string{"\n\n"},
 				Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "2+2?"}}},
 			}}}, nil
 		}
@@ -189,6 +189,9 @@ func TestSamplingAsksThePersonThenAnswersWithTheModel(t *testing.T) {
 	require.Len(t, reqs, 1)
 	assert.Equal(t, "Be brief.", reqs[0].Messages[0].Text())
 	assert.Equal(t, 50, reqs[0].Settings.MaxTokens)
+	require.NotNil(t, reqs[0].Settings.Temperature)
+	assert.Equal(t, 0.2, *reqs[0].Settings.Temperature)
+	assert.Equal(t, []string{"\n\n"}, reqs[0].Settings.Stop)
 }
 
 func TestSamplingPolicyAllowsOrDenies(t *testing.T) {

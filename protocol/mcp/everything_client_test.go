@@ -65,6 +65,8 @@ func TestEverythingSamplingWithAModel(t *testing.T) {
 	assert.Equal(t, model.RoleSystem, reqs[0].Messages[0].Role)
 	assert.Contains(t, reqs[0].Messages[1].Text(), "write a haiku")
 	assert.Equal(t, 42, reqs[0].Settings.MaxTokens)
+	require.NotNil(t, reqs[0].Settings.Temperature)
+	assert.Equal(t, 0.7, *reqs[0].Settings.Temperature, "the server's temperature")
 }
 
 func TestEverythingRootsResourcesAndPrompts(t *testing.T) {

@@ -48,7 +48,10 @@ func samplingParams(ss *sdk.ServerSession, req tool.SamplingRequest) (*sdk.Creat
 	if ip := ss.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Sampling == nil {
 		return nil, fmt.Errorf("%w: the MCP client does not offer sampling", tool.ErrNoPeer)
 	}
-	params := &sdk.CreateMessageParams{SystemPrompt: req.SystemPrompt, MaxTokens: int64(req.MaxTokens)}
+	params := &sdk.CreateMessageParams{SystemPrompt: req.SystemPrompt, MaxTokens: int64(req.MaxTokens), StopSequences: req.Stop}
+	if req.Temperature != nil {
+		params.Temperature = *req.Temperature
+	}
 	if params.MaxTokens <= 0 {
 		params.MaxTokens = DefaultSamplingMaxTokens
 	}

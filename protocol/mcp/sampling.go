@@ -55,7 +55,8 @@ type SamplingApproval struct {
 // asking fails.
 //
 // The model gets the server's system prompt as a system message, then the
-// server's messages, with the server's token limit; it answers with its
+// server's messages, with the server's token limit, temperature and stop
+// sequences; it answers with its
 // reply's text, image and audio parts (the first of them: sampling answers
 // with one content block), and its finish reason as MCP's stop reason
 // ("endTurn", "maxTokens", or the provider's).
@@ -85,7 +86,7 @@ func SampleWith(m model.Model, policy SamplingPolicy) SamplingHandler {
 		default:
 			return tool.SamplingResult{}, ErrSamplingDenied
 		}
-		mreq := &model.Request{Settings: model.Settings{MaxTokens: req.MaxTokens}}
+		mreq := &model.Request{Settings: model.Settings{MaxTokens: req.MaxTokens, Temperature: req.Temperature, Stop: req.Stop}}
 		if req.SystemPrompt != "" {
 			mreq.Messages = append(mreq.Messages, model.System(req.SystemPrompt))
 		}
