@@ -36,6 +36,10 @@ type SamplingRequest struct {
 	SystemPrompt string `json:"system_prompt,omitempty"`
 	// MaxTokens bounds the answer; zero means a caller's default.
 	MaxTokens int `json:"max_tokens,omitempty"`
+	// Temperature, when set, is the sampling temperature asked for.
+	Temperature *float64 `json:"temperature,omitempty"`
+	// Stop lists sequences that end the answer.
+	Stop []string `json:"stop,omitempty"`
 }
 
 // SamplingResult is the caller's model's answer.

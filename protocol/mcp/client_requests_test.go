@@ -12,10 +12,8 @@ import (
 	"github.com/trellis-go/trellis/tool"
 )
 
-// The handlers are called directly: between a go-sdk v1.8.0 client and
-// server the session is on protocol 2026-07-28, where a server asks in the
-// call's result instead (multi round-trip requests), which Server does not
-// do yet; the conformance suite drives them over 2025-11-25.
+// The handlers are called directly here; client_run_test.go and
+// serve_roundtrip_test.go run them over sessions.
 func TestToolsetAnswersElicitationWithDefaultsAndSampling(t *testing.T) {
 	ts, err := New(Config{Name: "x", URL: "http://127.0.0.1:1/mcp"},
 		WithElicitation(func(_ context.Context, r tool.ElicitRequest) (tool.ElicitResult, error) {

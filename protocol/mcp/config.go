@@ -64,6 +64,11 @@ type Config struct {
 	// (WithHeaderFunc) runs after them and may override them.
 	Headers map[string]string `json:"headers,omitempty"`
 
+	// Roots are the directories and files the server may work in
+	// (roots/list), as file:// URIs. Servers are told that the list may
+	// change (roots.listChanged).
+	Roots []Root `json:"roots,omitempty"`
+
 	// ConnectTimeout bounds one connection attempt: starting the command or
 	// reaching the URL, the initialize handshake and listing the tools.
 	// Zero means DefaultConnectTimeout.
@@ -75,6 +80,14 @@ type Config struct {
 	// to exit on its own before it is sent SIGTERM (and later SIGKILL).
 	// Zero means DefaultTerminateWait.
 	TerminateWait time.Duration `json:"terminate_wait,omitempty"`
+}
+
+// Root is a directory or file an MCP server may work in.
+type Root struct {
+	// URI is a file:// URI ("file:///home/ann/project").
+	URI string `json:"uri"`
+	// Name is a name to show for it.
+	Name string `json:"name,omitempty"`
 }
 
 // transport returns the transport c uses, inferring it when unset.
@@ -145,6 +158,11 @@ func (c Config) Validate() error {
 	default:
 		problems = append(problems, fmt.Sprintf("unknown transport %s (want %q, %q or %q)",
 			quote(string(t)), TransportStdio, TransportStreamableHTTP, TransportSSE))
+	}
+	for _, r := range c.Roots {
+		if u, err := url.Parse(r.URI); err != nil || u.Scheme != "file" {
+			problems = append(problems, fmt.Sprintf("root %s is not a file:// URI", quoteN(r.URI, maxShownURL)))
+		}
 	}
 	for k := range c.Headers {
 		if k == "" || strings.ContainsAny(k, " :\r\n") {

@@ -75,14 +75,27 @@
 // as http.Handler middleware (docs/mcp.md shows the go-sdk's
 // auth.RequireBearerToken).
 //
-// With WithElicitation, WithSampling and WithLogger a toolset answers a
-// server's questions for the user, its requests for the application's
-// model, and logs its messages to slog.
+// A server's requests during a tool call are handled with the call's
+// context values, so they reach the graph run the call belongs to. By
+// default a server's question for the user (elicitation) pauses the run
+// with graph.Interrupt (InterruptElicitation; WithElicitation sets another
+// handler), and the call is made again when the run is resumed with the
+// answer. WithSampling(SampleWith(m, policy)) answers sampling requests
+// with a model of the application, after a policy that allows, denies or
+// pauses the run to ask. Log messages go to slog (WithLogger) and, as
+// "mcp.log" custom events, into the run's stream. Config.Roots are the
+// client's roots. Resources, ReadResource, ResourceMessage, Prompts,
+// GetPrompt and PromptInstructions read what a server offers besides
+// tools; WithResourceTools offers resources to the model as two tools.
 //
 // A served tool reaches the client that called it through its context:
 // tool.Log, tool.Sample, tool.Elicit and tool.ReportProgress (with a Total)
 // become MCP log messages, sampling and elicitation requests and progress
-// notifications; without an MCP caller they fail with tool.ErrNoPeer.
+// notifications; without an MCP caller they fail with tool.ErrNoPeer. On
+// protocol 2026-07-28 sampling and elicitation travel as multi round-trip
+// requests (SEP-2322): the call's result asks, and the tool runs again with
+// the answers. CloseStream frees the HTTP stream of a long call, for the
+// client to resume.
 // WithResources, WithResourceTemplates, WithPrompts and WithCompleter serve
 // resources, templates (with subscriptions), prompts and completions from Go
 // values. Audio and embedded resources travel as model.PartAudio and

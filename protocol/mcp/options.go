@@ -9,6 +9,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/trellis-go/trellis/tool"
 )
 
 // Defaults of the toolset's options.
@@ -41,6 +43,9 @@ type options struct {
 	crossOrigin      bool
 	urlChecks        []func(*url.URL) error
 	elicit           ElicitationHandler
+	elicitSet        bool
+	logLevel         tool.LogLevel
+	resourceTools    bool
 	sample           SamplingHandler
 	logger           *slog.Logger
 	oauth            *OAuth

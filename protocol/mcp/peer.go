@@ -26,21 +26,9 @@ func (p sessionPeer) Log(ctx context.Context, level tool.LogLevel, logger string
 // Sample sends sampling/createMessage, or fails with tool.ErrNoPeer when the
 // client declared no sampling capability.
 func (p sessionPeer) Sample(ctx context.Context, req tool.SamplingRequest) (tool.SamplingResult, error) {
-	if ip := p.ss.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Sampling == nil {
-		return tool.SamplingResult{}, fmt.Errorf("%w: the MCP client does not offer sampling", tool.ErrNoPeer)
-	}
-	params := &sdk.CreateMessageParams{SystemPrompt: req.SystemPrompt, MaxTokens: int64(req.MaxTokens)}
-	if params.MaxTokens <= 0 {
-		params.MaxTokens = DefaultSamplingMaxTokens
-	}
-	for _, m := range req.Messages {
-		role := sdk.Role("user")
-		if m.Role == model.RoleAssistant {
-			role = "assistant"
-		}
-		for _, c := range Content(m.Content) {
-			params.Messages = append(params.Messages, &sdk.SamplingMessage{Role: role, Content: c})
-		}
+	params, err := samplingParams(p.ss, req)
+	if err != nil {
+		return tool.SamplingResult{}, err
 	}
 	res, err := p.ss.CreateMessage(ctx, params)
 	if err != nil {
@@ -53,6 +41,32 @@ func (p sessionPeer) Sample(ctx context.Context, req tool.SamplingRequest) (tool
 	}, nil
 }
 
+// samplingParams returns the parameters of sampling/createMessage for req,
+// or fails with tool.ErrNoPeer when the client of ss declared no sampling
+// capability.
+func samplingParams(ss *sdk.ServerSession, req tool.SamplingRequest) (*sdk.CreateMessageParams, error) {
+	if ip := ss.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Sampling == nil {
+		return nil, fmt.Errorf("%w: the MCP client does not offer sampling", tool.ErrNoPeer)
+	}
+	params := &sdk.CreateMessageParams{SystemPrompt: req.SystemPrompt, MaxTokens: int64(req.MaxTokens), StopSequences: req.Stop}
+	if req.Temperature != nil {
+		params.Temperature = *req.Temperature
+	}
+	if params.MaxTokens <= 0 {
+		params.MaxTokens = DefaultSamplingMaxTokens
+	}
+	for _, m := range req.Messages {
+		role := sdk.Role("user")
+		if m.Role == model.RoleAssistant {
+			role = "assistant"
+		}
+		for _, c := range Content(m.Content) {
+			params.Messages = append(params.Messages, &sdk.SamplingMessage{Role: role, Content: c})
+		}
+	}
+	return params, nil
+}
+
 // DefaultSamplingMaxTokens is the maxTokens of a sampling request that sets
 // none (the protocol requires one).
 const DefaultSamplingMaxTokens = 1024
@@ -60,20 +74,31 @@ const DefaultSamplingMaxTokens = 1024
 // Elicit sends elicitation/create (a form), or fails with tool.ErrNoPeer
 // when the client declared no elicitation capability.
 func (p sessionPeer) Elicit(ctx context.Context, req tool.ElicitRequest) (tool.ElicitResult, error) {
-	if ip := p.ss.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
-		return tool.ElicitResult{}, fmt.Errorf("%w: the MCP client does not offer elicitation", tool.ErrNoPeer)
-	}
-	params := &sdk.ElicitParams{Message: req.Message}
-	if len(req.Schema) > 0 {
-		var schema map[string]any
-		if err := json.Unmarshal(req.Schema, &schema); err != nil {
-			return tool.ElicitResult{}, fmt.Errorf("mcp: elicitation: the schema is not a JSON object: %w", err)
-		}
-		params.RequestedSchema = schema
+	params, err := elicitParams(p.ss, req)
+	if err != nil {
+		return tool.ElicitResult{}, err
 	}
 	res, err := p.ss.Elicit(ctx, params)
 	if err != nil {
 		return tool.ElicitResult{}, fmt.Errorf("mcp: elicitation: %w", err)
 	}
 	return tool.ElicitResult{Action: res.Action, Content: res.Content}, nil
+}
+
+// elicitParams returns the parameters of elicitation/create for req, or
+// fails with tool.ErrNoPeer when the client of ss declared no elicitation
+// capability.
+func elicitParams(ss *sdk.ServerSession, req tool.ElicitRequest) (*sdk.ElicitParams, error) {
+	if ip := ss.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil {
+		return nil, fmt.Errorf("%w: the MCP client does not offer elicitation", tool.ErrNoPeer)
+	}
+	params := &sdk.ElicitParams{Message: req.Message}
+	if len(req.Schema) > 0 {
+		var schema map[string]any
+		if err := json.Unmarshal(req.Schema, &schema); err != nil {
+			return nil, fmt.Errorf("mcp: elicitation: the schema is not a JSON object: %w", err)
+		}
+		params.RequestedSchema = schema
+	}
+	return params, nil
 }

@@ -16,9 +16,8 @@ import (
 )
 
 // connectClient connects a go-sdk client with opts to srv in memory, on
-// protocol version 2025-11-25: from 2026-07-28 a server asks the client
-// for sampling or elicitation in the result of the call instead (multi
-// round-trip requests), which Server does not do yet.
+// protocol version 2025-11-25, where the server sends its requests to the
+// client while it serves a call (serve_roundtrip_test.go covers 2026-07-28).
 func connectClient(t *testing.T, srv *Server, opts *sdk.ClientOptions) *sdk.ClientSession {
 	t.Helper()
 	ct, st := sdk.NewInMemoryTransports()

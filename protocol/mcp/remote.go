@@ -182,12 +182,24 @@ func (t *remoteTool) Call(ctx context.Context, _ string, args json.RawMessage) (
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
 	}
+	c, cctx, done := t.ts.startCall(ctx, name)
+	defer done()
 	var res *sdk.CallToolResult
-	err := t.ts.do(ctx, "call "+name, func(ctx context.Context, s *session) error {
-		r, err := s.cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	err := t.ts.do(cctx, "call "+name, func(ctx context.Context, s *session) error {
+		p := &sdk.CallToolParams{Name: name, Arguments: args}
+		if lvl := t.ts.o.logLevel; lvl != "" {
+			// Protocol 2026-07-28 takes the level per request.
+			p.Meta = sdk.Meta{sdk.MetaKeyLogLevel: string(lvl)}
+		}
+		r, err := s.cs.CallTool(ctx, p)
 		res = r
 		return err
 	})
+	if perr := c.pausedErr(); perr != nil {
+		// A handler of the server's elicitation or sampling request paused
+		// the run: the call runs again when the run is resumed.
+		return tool.Result{}, perr
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return tool.Result{}, err

@@ -51,6 +51,8 @@ type Server struct {
 	mu      sync.RWMutex
 	tools   map[string]tool.Tool
 	prints  map[string]string // name → the JSON of the MCP tool last added
+
+	stateKey []byte // signs the request states of multi round-trip calls
 }
 
 // ServerOption configures a Server.
@@ -67,6 +69,7 @@ type serverConfig struct {
 	templates     []ResourceTemplate
 	prompts       []Prompt
 	completer     Completer
+	stateKey      []byte
 }
 
 // WithImplementation sets the name and version the server gives clients in
@@ -181,6 +184,11 @@ func NewServer(ctx context.Context, set tool.Toolset, opts ...ServerOption) (*Se
 		origins: origins,
 		tools:   map[string]tool.Tool{},
 		prints:  map[string]string{},
+
+		stateKey: c.stateKey,
+	}
+	if s.stateKey == nil {
+		s.stateKey = newStateKey()
 	}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: c.name, Version: c.version}, &so)
 	c.addExtras(s.mcp)
@@ -199,10 +207,12 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error { return s.mcp.
 
 // Handler returns an http.Handler serving the streamable HTTP transport,
 // behind the server's Origin check (see WithAllowedOrigins); opts may be
-// nil. It authenticates no one: put the application's authentication in
+// nil. Requests of a session are served as of the protocol version the
+// session negotiated, even when a client names an older one in its
+// MCP-Protocol-Version header. It authenticates no one: put the application's authentication in
 // front of it.
 func (s *Server) Handler(opts *sdk.StreamableHTTPOptions) http.Handler {
-	return s.CheckOrigin(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, opts))
+	return s.CheckOrigin(s.sessionVersion(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, opts)))
 }
 
 // SSEHandler returns an http.Handler serving the older HTTP+SSE transport,
@@ -473,6 +483,15 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 				}
 				_ = req.Session.NotifyProgress(ctx, p)
 			}))
+		}
+		ctx = withStreamCloser(ctx, req)
+		if multiRoundTrip(req.Session) {
+			p, err := s.roundTrip(req, name, req.Params.Arguments)
+			if err != nil {
+				return nil, err
+			}
+			ctx = tool.WithPeer(ctx, p)
+			return s.finish(p, CallToolResult(frameOps.Invoke(s.invoker, ctx, frame, t, call, opts...))), nil
 		}
 		if req.Session != nil {
 			ctx = tool.WithPeer(ctx, sessionPeer{req.Session})

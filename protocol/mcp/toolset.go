@@ -23,6 +23,12 @@ import (
 // tools after the server says they changed, and opens a new session when the
 // old one is lost (see WithReconnect).
 //
+// Requests the server sends while serving a call (elicitation, sampling,
+// log messages) are handled with the values of the call's context: the one
+// the go-sdk handles them with on protocol 2026-07-28, else the only call in
+// flight (with several in flight on one toolset, such a request cannot be
+// told apart and gets none).
+//
 // Whoever creates a Toolset closes it; Close ends the session and, for stdio,
 // the server's process. A Toolset is safe for concurrent use.
 type Toolset struct {
@@ -42,8 +48,9 @@ type Toolset struct {
 	opened  int // sessions opened so far
 	closed  bool
 	tools   []tool.Tool
-	changes uint64 // bumped by list_changed and by new sessions
-	listed  uint64 // value of changes when tools was listed
+	changes uint64                 // bumped by list_changed and by new sessions
+	listed  uint64                 // value of changes when tools was listed
+	calls   map[*inflight]struct{} // tool calls in flight
 
 	wg sync.WaitGroup // session watchers and change hooks
 }
@@ -118,6 +125,13 @@ func New(cfg Config, opts ...Option) (*Toolset, error) {
 		done:       make(chan struct{}),
 	}
 	ts.client = sdk.NewClient(&sdk.Implementation{Name: o.clientName, Version: o.clientVersion}, ts.clientOptions())
+	if len(cfg.Roots) > 0 {
+		roots := make([]*sdk.Root, len(cfg.Roots))
+		for i, r := range cfg.Roots {
+			roots[i] = &sdk.Root{URI: r.URI, Name: r.Name}
+		}
+		ts.client.AddRoots(roots...)
+	}
 	if t := cfg.transport(); (t == TransportStreamableHTTP || t == TransportSSE) && o.transportFunc == nil {
 		var err error
 		if ts.http, ts.owned, err = newHTTPClient(cfg, &o); err != nil {
@@ -362,6 +376,14 @@ func (ts *Toolset) connect(ctx context.Context) (*session, error) {
 		return nil, cerr("connect", proc, fmt.Errorf("no answer within %v", ts.cfg.connectTimeout()))
 	}
 
+	if lvl := ts.o.logLevel; lvl != "" {
+		if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil {
+			// Best effort: a server that refuses the level still serves.
+			lctx, lcancel := context.WithTimeout(sctx, ts.cfg.connectTimeout())
+			_ = cs.SetLoggingLevel(lctx, &sdk.SetLoggingLevelParams{Level: sdk.LoggingLevel(lvl)})
+			lcancel()
+		}
+	}
 	s := &session{cs: cs, proc: proc, cancel: cancel, dead: make(chan struct{})}
 	ts.mu.Lock()
 	if ts.closed {
@@ -414,6 +436,7 @@ func (ts *Toolset) list(ctx context.Context, s *session) ([]tool.Tool, error) {
 		}
 		tools = append(tools, rt)
 	}
+	tools = ts.withResourceTools(tools, s)
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if ts.sess == s {

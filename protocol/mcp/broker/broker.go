@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/internal/callctx"
 	"github.com/trellis-go/trellis/internal/textcut"
 	"github.com/trellis-go/trellis/model"
@@ -610,8 +611,9 @@ func (b *Broker) buildTools() []tool.Tool {
 			}
 			r := frameOps.Invoke(&iv, ctx, frame, t, call)
 			// The server's failures, not the arguments the broker refused
-			// before sending them.
-			if r.IsError && r.Err != nil && r.ErrorCode != tool.CodeInvalidArguments {
+			// before sending them, nor a pause of the run (a server's
+			// question the run waits on).
+			if r.IsError && r.Err != nil && r.ErrorCode != tool.CodeInvalidArguments && !errors.Is(r.Err, graph.ErrInterrupted) {
 				if err := b.handleError(ctx, ts, r.Err, true); err != nil {
 					// The same answer (status, details, content), led by
 					// the error the handler reports.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/protocol/mcp"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -69,8 +70,9 @@ func toolset() (tool.Toolset, error) {
 	add(elicitationTools())
 	raw("json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features", jsonSchema202012,
 		func(context.Context, string, json.RawMessage) (tool.Result, error) { return tool.Text("ok"), nil })
-	raw("test_reconnection", "Answers after a pause, long enough for a client to lose and resume its stream.", none,
+	raw("test_reconnection", "Closes its stream, then answers after a pause, long enough for the client to resume the stream.", none,
 		func(ctx context.Context, _ string, _ json.RawMessage) (tool.Result, error) {
+			mcp.CloseStream(ctx, 10*time.Millisecond)
 			if !sleep(ctx, 100*time.Millisecond) {
 				return tool.Result{}, ctx.Err()
 			}
