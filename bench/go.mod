@@ -2,12 +2,10 @@ module github.com/trellis-go/trellis/bench
 
 go 1.26.0
 
-replace github.com/trellis-go/trellis => ../
-
 require (
 	github.com/cloudwego/eino v0.7.36
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/trellis-go/trellis v0.0.0
+	github.com/trellis-go/trellis v0.1.0
 	go.uber.org/goleak v1.3.0
 )
 

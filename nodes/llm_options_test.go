@@ -9,10 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
@@ -312,45 +308,6 @@ func TestHopLimitErrorNamesTheToolsAndTheLimit(t *testing.T) {
 	err := &nodes.HopLimitError{Limit: 4, LastReply: model.Assistant("", scripted.Call("a", `{}`), scripted.Call("b", `{}`))}
 	assert.Equal(t, "nodes: the model asked for tools (a, b) after 4 round trips, the limit", err.Error())
 	assert.ErrorIs(t, err, nodes.ErrHopLimit)
-}
-
-func TestFailedModelCallSpanNamesTheErrorType(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		err  error
-		want string
-	}{
-		{"provider status", &model.ProviderError{Provider: "openai", StatusCode: 503, Message: "overloaded"}, "503"},
-		{"deadline", context.DeadlineExceeded, "timeout"},
-		{"other", errors.New("boom"), "*errors.errorString"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			exp := tracetest.NewInMemoryExporter()
-			tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-			defer func() { _ = tp.Shutdown(context.Background()) }()
-			m := scripted.New(scripted.Fail(c.err))
-			g, err := graph.New[agentState]().
-				AddNode("llm", nodes.LLM[agentState](m)).
-				AddEdge(graph.START, "llm").
-				Compile(graph.WithTracerProvider(tp))
-			require.NoError(t, err)
-			_, err = g.Invoke(context.Background(), user("hi"))
-			require.Error(t, err)
-			var chat tracetest.SpanStub
-			for _, s := range exp.GetSpans() {
-				if s.Name == "chat scripted" {
-					chat = s
-				}
-			}
-			require.Equal(t, "chat scripted", chat.Name)
-			assert.Equal(t, codes.Error, chat.Status.Code)
-			got := map[attribute.Key]attribute.Value{}
-			for _, kv := range chat.Attributes {
-				got[kv.Key] = kv.Value
-			}
-			assert.Equal(t, c.want, got["error.type"].AsString())
-		})
-	}
 }
 
 // silentModel answers with neither a response nor an error.

@@ -89,6 +89,9 @@ func TestServerRoutes(t *testing.T) {
 // The page's script is valid JavaScript (checked with node when it is
 // installed; CI has it).
 func TestPageScriptParses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs node (skipped with -short)")
+	}
 	node, err := exec.LookPath("node")
 	if err != nil {
 		if os.Getenv("CI") == "true" {

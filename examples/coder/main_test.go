@@ -43,6 +43,9 @@ func fixed(t *testing.T, rep *report) string {
 }
 
 func TestCoderFixesTheBugOffline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command on a module (skipped with -short)")
+	}
 	var out bytes.Buffer
 	rep, err := run(context.Background(), &out, task, offline(), approveAll(), agent.TraceDurations(0))
 	require.NoError(t, err)
@@ -95,6 +98,9 @@ func TestCoderFixesTheBugOffline(t *testing.T) {
 }
 
 func TestStartRunsOfflineOnItsOwnTask(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command on a module (skipped with -short)")
+	}
 	var out bytes.Buffer
 	require.NoError(t, start(context.Background(), &out, env(nil), []string{"Rewrite", "it", "in", "Rust."}))
 	s := out.String()
@@ -178,6 +184,9 @@ var providers = []struct {
 }
 
 func TestCoderRunsOnAProvider(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command on a module (skipped with -short)")
+	}
 	for _, c := range providers {
 		t.Run(c.name, func(t *testing.T) {
 			srv := c.start(t, coderPolicy)
@@ -222,6 +231,9 @@ func TestCoderRunsOnAProvider(t *testing.T) {
 }
 
 func TestRefusedEditReachesTheModelAndChangesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command on a module (skipped with -short)")
+	}
 	for _, c := range providers {
 		t.Run(c.name, func(t *testing.T) {
 			srv := c.start(t, coderPolicy)

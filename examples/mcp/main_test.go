@@ -15,6 +15,9 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestExampleRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the MCP reference server, a Node.js process, when installed (skipped with -short)")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	var out bytes.Buffer

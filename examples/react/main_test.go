@@ -146,6 +146,9 @@ func indexOf(lines []string, prefix string) int {
 }
 
 func TestUnreachableProviderIsReported(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out the retries, seconds (skipped with -short)")
+	}
 	srv := fakeprovider.OpenAI(t, agentPolicy)
 	url := srv.URL
 	srv.Close() // nothing listens there any more

@@ -36,6 +36,7 @@ const concurrentTurns = 100
 // AG-UI handler, whose refusals the client sees as RUN_ERROR with code
 // "thread_busy".
 func TestConcurrentTurnsOnOneThreadAreKeptOrRefused(t *testing.T) {
+	slow(t)
 	for _, s := range stores {
 		t.Run(s.name, func(t *testing.T) {
 			if s.name == "postgres" && testing.Short() {

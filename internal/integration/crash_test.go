@@ -53,6 +53,7 @@ func writerAgent(t *testing.T, saver state.Saver, s *slowTool) *graph.Graph[agen
 // the tool runs again, and the model reads its real answer rather than
 // the cancellation.
 func TestCancelledToolRunsAgainOnResume(t *testing.T) {
+	slow(t)
 	eachStore(t, func(t *testing.T, saver state.Saver) {
 		first := &slowTool{started: make(chan struct{}), block: true, runs: newCounter()}
 		g := writerAgent(t, saver, first)
@@ -118,6 +119,7 @@ func (m *gateModel) Stream(ctx context.Context, req *model.Request) iter.Seq2[mo
 // the same store resumes it without running the tool again, and the next
 // turn continues the conversation.
 func TestCancelledModelCallResumesOnAFreshGraph(t *testing.T) {
+	slow(t)
 	eachStore(t, func(t *testing.T, saver state.Saver) {
 		gm := &gateModel{
 			inner: oneToolWorker("writer", "draft", "writer: ", func(task string) string {

@@ -154,3 +154,12 @@ func collect(seq func(func(graph.Event, error) bool)) ([]graph.Event, error) {
 func describe(ev graph.Event) string {
 	return fmt.Sprintf("%s %s/%s %s", ev.Kind, strings.Join(ev.Path, "/"), ev.Node, ev.Name)
 }
+
+// slow skips t under -short: it takes seconds (-short keeps to what runs
+// in about a second, with no server, database or browser).
+func slow(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("takes seconds (skipped with -short)")
+	}
+}

@@ -46,6 +46,7 @@ func sharedExecutor() executor.Executor {
 // failure is retried, a worker's pause for a human is neither retried nor
 // counted by the breaker, and every call has one start and one end event.
 func TestMiddlewareAroundWorkersAndTheirPauses(t *testing.T) {
+	slow(t)
 	eachStore(t, func(t *testing.T, saver state.Saver) {
 		ctx := context.Background()
 		lookups, flakyRuns, asks := newCounter(), newCounter(), newCounter()

@@ -87,6 +87,7 @@ func toolText(t *testing.T, msgs []model.Message, id string) string {
 // a human): the interrupts name the worker, are answered by ID in one
 // resume, and each agent receives the answer addressed to it.
 func TestParallelWorkerPausesAreAnsweredByID(t *testing.T) {
+	slow(t)
 	eachStore(t, func(t *testing.T, saver state.Saver) {
 		ctx := context.Background()
 		paid := newCounter()

@@ -54,6 +54,7 @@ func checkNodesBalanced(t *testing.T, evs []graph.Event) {
 // *InterruptError, and the resumed stream carries only the work left (the
 // payer's), ending with the final state.
 func TestSupervisorStreamAndResumeStream(t *testing.T) {
+	slow(t)
 	eachStore(t, func(t *testing.T, saver state.Saver) {
 		ctx := context.Background()
 		team := newBillingTeam(t, saver)

@@ -359,6 +359,7 @@ func checkAnswers(t *testing.T, msgs []model.Message, thread string, i, turn int
 // Every payment is made exactly once, as approved, and every thread's
 // history is consistent.
 func TestStressReActThreadsPauseAndResume(t *testing.T) {
+	slow(t)
 	eachStressStore(t, func(t *testing.T, saver state.Saver, n int) {
 		ctx := context.Background()
 		w := newWorld()
@@ -568,6 +569,7 @@ func checkTeamAnswers(t *testing.T, msgs []model.Message, thread string, i, turn
 // concurrently, by the graph that paused them or by a second instance
 // over the same store (another process), and run a second turn.
 func TestStressSupervisorThreads(t *testing.T) {
+	slow(t)
 	eachStressStore(t, func(t *testing.T, saver state.Saver, n int) {
 		ctx := context.Background()
 		w := newWorld()
@@ -621,6 +623,7 @@ func TestStressSupervisorThreads(t *testing.T) {
 // that starts ends), and every abandoned thread is finished by a fresh
 // graph over the same store without answering a call twice.
 func TestStressStreamsLeftEarly(t *testing.T) {
+	slow(t)
 	eachStressStore(t, func(t *testing.T, saver state.Saver, n int) {
 		ctx := context.Background()
 		w := newWorld()
@@ -686,6 +689,7 @@ func TestStressStreamsLeftEarly(t *testing.T) {
 // fresh team over the same store then finishes every thread: each call is
 // answered exactly once, histories are whole, and the next turn runs.
 func TestStressCancelledAtRandomPointsThenResumed(t *testing.T) {
+	slow(t)
 	eachStressStore(t, func(t *testing.T, saver state.Saver, n int) {
 		c := newChaos()
 		w := newWorld()

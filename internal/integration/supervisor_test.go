@@ -78,6 +78,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // resumes it with the human's answer without redoing finished work, and
 // the next turn runs on the same thread.
 func TestSupervisorWorkerApprovalAcrossTurnsAndProcesses(t *testing.T) {
+	slow(t)
 	eachStore(t, func(t *testing.T, saver state.Saver) {
 		ctx := context.Background()
 		team := newBillingTeam(t, saver)

@@ -34,6 +34,15 @@ func Where() string {
 	return cfg.User + "@" + cfg.Host + ":" + strconv.Itoa(int(cfg.Port)) + "/" + cfg.Database
 }
 
+// SkipShort skips tb under -short: a test of the PostgreSQL server is an
+// integration test, which -short leaves out.
+func SkipShort(tb testing.TB) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("needs PostgreSQL (skipped with -short)")
+	}
+}
+
 // Unreachable skips tb because the server could not be reached (err says
 // why), or fails it when CI=true.
 func Unreachable(tb testing.TB, err error) {
@@ -46,10 +55,11 @@ func Unreachable(tb testing.TB, err error) {
 }
 
 // Pool connects to the server with at most 8 connections (tune changes the
-// configuration first), or skips tb (fails it under CI). The pool is closed
-// when the test ends.
+// configuration first), or skips tb (fails it under CI); with -short it
+// skips tb without trying. The pool is closed when the test ends.
 func Pool(tb testing.TB, tune ...func(*pgxpool.Config)) *pgxpool.Pool {
 	tb.Helper()
+	SkipShort(tb)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	cfg, err := pgxpool.ParseConfig(URL())

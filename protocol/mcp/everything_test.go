@@ -30,6 +30,9 @@ const everythingEnv = "TRELLIS_MCP_EVERYTHING"
 // (fails it under CI=true) when Node.js or the package is missing.
 func everything(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the MCP reference server, a Node.js process (skipped with -short)")
+	}
 	missing := func(why string) {
 		msg := "MCP reference server unavailable: " + why +
 			"; install Node.js and run `cd .ci && npm ci` in the repository, or set " + everythingEnv

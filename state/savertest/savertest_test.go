@@ -239,6 +239,9 @@ func TestMutant(t *testing.T) {
 // one rule, in child processes (a failing suite fails its *testing.T), and
 // checks that the subtest for that rule fails.
 func TestSuiteCatchesBrokenSavers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the suite in a process per broken saver, seconds (skipped with -short)")
+	}
 	if os.Getenv(mutantEnv) != "" {
 		t.Skip("already a child process")
 	}

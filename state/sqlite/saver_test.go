@@ -44,6 +44,9 @@ func TestConformanceInMemory(t *testing.T) {
 }
 
 func TestConformanceSynchronousFull(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the suite again with a sync to disk per commit, seconds (skipped with -short; TestConformance runs it)")
+	}
 	savertest.Run(t, func(t *testing.T) state.Saver {
 		s, _ := openTemp(t, sqlite.WithSynchronous(sqlite.SynchronousFull))
 		return s

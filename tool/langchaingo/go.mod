@@ -2,12 +2,10 @@ module github.com/trellis-go/trellis/tool/langchaingo
 
 go 1.26.0
 
-replace github.com/trellis-go/trellis => ../../
-
 require (
 	github.com/stretchr/testify v1.12.1
 	github.com/tmc/langchaingo v0.1.14
-	github.com/trellis-go/trellis v0.0.0-00010101000000-000000000000
+	github.com/trellis-go/trellis v0.1.0
 	go.uber.org/goleak v1.3.0
 )
 

@@ -493,6 +493,9 @@ func TestMaxTasks(t *testing.T) {
 }
 
 func TestFinishedTasksAreBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 66 processes, seconds (skipped with -short)")
+	}
 	h := newHarness(t, shell.WithMaxTasks(shell.MaxFinishedTasks+10))
 	n := shell.MaxFinishedTasks + 2
 	for range n {

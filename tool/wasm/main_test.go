@@ -45,9 +45,12 @@ type sharedProgram struct {
 }
 
 // program returns the compiled test program; a failure to build or compile
-// it fails the test.
+// it fails the test. With -short it skips the test.
 func program(t testing.TB) (*wasm.Runtime, *wasm.Module) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("builds a Go program to WebAssembly and compiles it, seconds (skipped with -short)")
+	}
 	shared.once.Do(func() {
 		shared.err = func() error {
 			dir, err := os.MkdirTemp("", "wasm-test-")

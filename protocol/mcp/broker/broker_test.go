@@ -303,6 +303,9 @@ func TestBrokerEverything(t *testing.T) {
 // the test (fails it under CI=true).
 func everythingBin(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the MCP reference server, a Node.js process (skipped with -short)")
+	}
 	missing := func(why string) {
 		msg := "MCP reference server unavailable: " + why +
 			"; install Node.js and run `cd .ci && npm ci` in the repository, or set TRELLIS_MCP_EVERYTHING"

@@ -550,6 +550,9 @@ func mutations(seed string) []string {
 }
 
 func TestFastPathMatchesPipelineOnMutations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("checks every mutation of every seed, seconds (skipped with -short)")
+	}
 	n := 0
 	for _, c := range typedCases {
 		for _, s := range typedSeeds {

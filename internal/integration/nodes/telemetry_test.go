@@ -2,11 +2,13 @@ package nodes_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -80,7 +82,7 @@ func TestChatSpanOfAModelThatDoesNotNameItself(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer func() { _ = tp.Shutdown(context.Background()) }()
-	m := &sloppyServer{replies: []model.Message{model.Assistant("hi")}}
+	m := &unnamedModel{reply: model.Assistant("hi")}
 	g, err := graph.New[agentState]().
 		AddNode("llm", nodes.LLM[agentState](m)).
 		AddEdge(graph.START, "llm").
@@ -99,5 +101,44 @@ func TestChatSpanOfAModelThatDoesNotNameItself(t *testing.T) {
 	require.Contains(t, names, "chat", "the operation alone names the span when the model is unknown")
 	for _, kv := range chat.Attributes {
 		assert.NotEqual(t, attribute.Key("gen_ai.request.model"), kv.Key, "no empty model name is reported")
+	}
+}
+
+func TestFailedModelCallSpanNamesTheErrorType(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"provider status", &model.ProviderError{Provider: "openai", StatusCode: 503, Message: "overloaded"}, "503"},
+		{"deadline", context.DeadlineExceeded, "timeout"},
+		{"other", errors.New("boom"), "*errors.errorString"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			exp := tracetest.NewInMemoryExporter()
+			tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+			defer func() { _ = tp.Shutdown(context.Background()) }()
+			m := scripted.New(scripted.Fail(c.err))
+			g, err := graph.New[agentState]().
+				AddNode("llm", nodes.LLM[agentState](m)).
+				AddEdge(graph.START, "llm").
+				Compile(graph.WithTracerProvider(tp))
+			require.NoError(t, err)
+			_, err = g.Invoke(context.Background(), user("hi"))
+			require.Error(t, err)
+			var chat tracetest.SpanStub
+			for _, s := range exp.GetSpans() {
+				if s.Name == "chat scripted" {
+					chat = s
+				}
+			}
+			require.Equal(t, "chat scripted", chat.Name)
+			assert.Equal(t, codes.Error, chat.Status.Code)
+			got := map[attribute.Key]attribute.Value{}
+			for _, kv := range chat.Attributes {
+				got[kv.Key] = kv.Value
+			}
+			assert.Equal(t, c.want, got["error.type"].AsString())
+		})
 	}
 }

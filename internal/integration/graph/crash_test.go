@@ -110,6 +110,7 @@ func openCrashStore(t testing.TB, kind, dsn, schema string) state.Saver {
 		t.Cleanup(func() { _ = s.Close() })
 		return s
 	case "postgres":
+		pgtest.SkipShort(t)
 		ctx := context.Background()
 		s, err := postgres.Open(ctx, dsn, postgres.WithSchema(schema))
 		if err != nil {

@@ -73,6 +73,9 @@ var replicaStores = []struct {
 }
 
 func TestReplicasOnOneThread(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs replicas for seconds (skipped with -short)")
+	}
 	ctx := context.Background()
 	for _, store := range replicaStores {
 		for _, durability := range []graph.Durability{graph.DurabilitySync, graph.DurabilityAsync, graph.DurabilityExit} {
