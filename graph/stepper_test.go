@@ -85,4 +85,3 @@ func TestRunTaskAnswersInterruptsFromScope(t *testing.T) {
 	require.Equal(t, 4, set.Retry.WithDefaults().MaxAttempts)
 	require.False(t, set.Retry.Retries(ie))
 }
-
