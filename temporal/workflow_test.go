@@ -1,0 +1,216 @@
+package temporal_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/log"
+	sdktemporal "go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/state"
+	"github.com/trellis-go/trellis/temporal"
+)
+
+// flow is the state of the test graphs.
+type flow struct {
+	Log    []string `json:"log"`
+	N      int      `json:"n"`
+	Answer string   `json:"answer"`
+}
+
+func appendLog() graph.Option {
+	return graph.WithReducer(func(s *flow) *[]string { return &s.Log }, state.Append[string]())
+}
+
+func logNode(name string) graph.NodeFunc[flow] {
+	return func(_ context.Context, s flow) (flow, error) {
+		s.Log = append(s.Log, name)
+		return s, nil
+	}
+}
+
+// runWorkflow runs g's workflow on input in a test environment; setup may
+// register callbacks on the environment first.
+func runWorkflow(t *testing.T, g *graph.Graph[flow], input flow, setup func(*testsuite.TestWorkflowEnvironment)) (flow, error, *testsuite.TestWorkflowEnvironment) {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
+	env := suite.NewTestWorkflowEnvironment()
+	r := temporal.New("flow", g)
+	r.Register(env)
+	if setup != nil {
+		setup(env)
+	}
+	env.ExecuteWorkflow(r.Name(), input)
+	require.True(t, env.IsWorkflowCompleted())
+	var out flow
+	err := env.GetWorkflowError()
+	if err == nil {
+		require.NoError(t, env.GetWorkflowResult(&out))
+	}
+	return out, err, env
+}
+
+func compile(t *testing.T, b *graph.Builder[flow]) *graph.Graph[flow] {
+	t.Helper()
+	g, err := b.Compile()
+	require.NoError(t, err)
+	return g
+}
+
+func TestWorkflowRunsLinearGraph(t *testing.T) {
+	b := graph.New[flow](appendLog())
+	b.AddNode("a", logNode("a")).AddNode("b", logNode("b")).AddNode("c", logNode("c"))
+	b.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", "c").AddEdge("c", graph.END)
+	g := compile(t, b)
+	out, err, _ := runWorkflow(t, g, flow{}, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b", "c"}, out.Log)
+}
+
+func TestWorkflowFollowsConditionalEdges(t *testing.T) {
+	b := graph.New[flow](appendLog())
+	b.AddNode("count", func(_ context.Context, s flow) (flow, error) {
+		s.N++
+		return s, nil
+	})
+	b.AddNode("done", logNode("done"))
+	b.AddEdge(graph.START, "count")
+	b.AddConditionalEdges("count", func(_ context.Context, s flow) []string {
+		if s.N < 3 {
+			return []string{"count"}
+		}
+		return []string{"done"}
+	}, "count", "done")
+	b.AddEdge("done", graph.END)
+	out, err, _ := runWorkflow(t, compile(t, b), flow{}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 3, out.N)
+	require.Equal(t, []string{"done"}, out.Log)
+}
+
+func TestWorkflowRunsFanOutAndJoin(t *testing.T) {
+	b := graph.New[flow](appendLog())
+	b.AddNode("split", logNode("split")).AddNode("left", logNode("left")).AddNode("right", logNode("right"))
+	b.AddNode("join", func(_ context.Context, s flow) (flow, error) {
+		s.N = len(s.Log)
+		return s, nil
+	})
+	b.AddEdge(graph.START, "split").AddEdge("split", "left").AddEdge("split", "right")
+	b.AddJoin([]string{"left", "right"}, "join").AddEdge("join", graph.END)
+	var starts atomic.Int32
+	out, err, _ := runWorkflow(t, compile(t, b), flow{}, func(env *testsuite.TestWorkflowEnvironment) {
+		env.SetOnActivityStartedListener(func(_ *activity.Info, _ context.Context, _ converter.EncodedValues) { starts.Add(1) })
+	})
+	require.NoError(t, err)
+	// Writes merge in node order whatever order the activities finish in.
+	require.Equal(t, []string{"split", "left", "right"}, out.Log)
+	require.Equal(t, 3, out.N)
+	require.EqualValues(t, 4, starts.Load())
+}
+
+func TestWorkflowRunsSends(t *testing.T) {
+	b := graph.New[flow](appendLog())
+	b.AddNode("plan", logNode("plan"))
+	b.AddNode("work", func(_ context.Context, s flow) (flow, error) {
+		s.Log = append(s.Log, "work "+s.Answer)
+		return s, nil
+	})
+	b.AddEdge(graph.START, "plan")
+	b.AddFanOut("plan", func(_ context.Context, s flow) []graph.Send[flow] {
+		return []graph.Send[flow]{{Node: "work", State: flow{Answer: "x"}}, {Node: "work", State: flow{Answer: "y"}}}
+	}, "work")
+	b.AddEdge("work", graph.END)
+	out, err, _ := runWorkflow(t, compile(t, b), flow{}, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"plan", "work x", "work y"}, out.Log)
+}
+
+func TestWorkflowResumesInterruptWithSignal(t *testing.T) {
+	b := graph.New[flow](appendLog())
+	b.AddNode("ask", func(ctx context.Context, s flow) (flow, error) {
+		v, err := graph.Interrupt[string](ctx, "your name?")
+		if err != nil {
+			return s, err
+		}
+		s.Answer = v
+		return s, nil
+	})
+	b.AddNode("other", logNode("other"))
+	b.AddEdge(graph.START, "ask").AddEdge(graph.START, "other").AddEdge("ask", graph.END).AddEdge("other", graph.END)
+	var status temporal.Status[flow]
+	out, err, _ := runWorkflow(t, compile(t, b), flow{}, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() {
+			v, err := env.QueryWorkflow(temporal.QueryState)
+			require.NoError(t, err)
+			require.NoError(t, v.Get(&status))
+			env.SignalWorkflow(temporal.SignalResume, temporal.Resume{Value: "ada"})
+		}, time.Minute)
+	})
+	require.NoError(t, err)
+	require.Equal(t, "ada", out.Answer)
+	require.Equal(t, []string{"other"}, out.Log)
+	require.Len(t, status.Interrupts, 1)
+	require.Equal(t, "ask", status.Interrupts[0].Node)
+	require.Equal(t, graph.During, status.Interrupts[0].When)
+	require.Equal(t, []string{"ask", "other"}, status.Running)
+	require.False(t, status.Done)
+}
+
+func TestWorkflowRetriesNodeAsActivity(t *testing.T) {
+	var calls atomic.Int32
+	b := graph.New[flow](appendLog())
+	b.AddNode("flaky", func(_ context.Context, s flow) (flow, error) {
+		if calls.Add(1) < 3 {
+			return s, errors.New("try again")
+		}
+		s.Log = append(s.Log, "flaky")
+		return s, nil
+	}, graph.WithRetry(graph.RetryPolicy{MaxAttempts: 3, InitialInterval: time.Second}))
+	b.AddEdge(graph.START, "flaky").AddEdge("flaky", graph.END)
+	out, err, _ := runWorkflow(t, compile(t, b), flow{}, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"flaky"}, out.Log)
+	require.EqualValues(t, 3, calls.Load())
+}
+
+func TestWorkflowStopsRetryingWhenRetryOnRefuses(t *testing.T) {
+	var calls atomic.Int32
+	fatal := errors.New("fatal")
+	b := graph.New[flow](appendLog())
+	b.AddNode("fails", func(_ context.Context, s flow) (flow, error) {
+		calls.Add(1)
+		return s, fatal
+	}, graph.WithRetry(graph.RetryPolicy{MaxAttempts: 5, RetryOn: func(err error) bool { return !errors.Is(err, fatal) }}))
+	b.AddEdge(graph.START, "fails").AddEdge("fails", graph.END)
+	_, err, _ := runWorkflow(t, compile(t, b), flow{}, nil)
+	require.Error(t, err)
+	var ae *sdktemporal.ApplicationError
+	require.ErrorAs(t, err, &ae)
+	require.Equal(t, temporal.ErrorTypeNode, ae.Type())
+	require.Contains(t, err.Error(), `"fails"`)
+	require.EqualValues(t, 1, calls.Load())
+}
+
+func TestWorkflowCancellationEndsRun(t *testing.T) {
+	b := graph.New[flow](appendLog())
+	b.AddNode("ask", func(ctx context.Context, s flow) (flow, error) {
+		_, err := graph.Interrupt[string](ctx, "never answered")
+		return s, err
+	})
+	b.AddEdge(graph.START, "ask").AddEdge("ask", graph.END)
+	_, err, _ := runWorkflow(t, compile(t, b), flow{}, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(env.CancelWorkflow, time.Minute)
+	})
+	require.Error(t, err)
+	require.True(t, sdktemporal.IsCanceledError(err), "%v", err)
+}
