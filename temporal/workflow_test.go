@@ -43,7 +43,7 @@ func logNode(name string) graph.NodeFunc[flow] {
 func runWorkflow(t *testing.T, g *graph.Graph[flow], input flow, setup func(*testsuite.TestWorkflowEnvironment)) (flow, error, *testsuite.TestWorkflowEnvironment) {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
+	suite.SetLogger(quiet())
 	env := suite.NewTestWorkflowEnvironment()
 	r := temporal.New("flow", g)
 	r.Register(env)
@@ -59,6 +59,9 @@ func runWorkflow(t *testing.T, g *graph.Graph[flow], input flow, setup func(*tes
 	}
 	return out, err, env
 }
+
+// quiet is a logger that drops the SDK's logs.
+func quiet() log.Logger { return log.NewStructuredLogger(slog.New(slog.DiscardHandler)) }
 
 func compile(t *testing.T, b *graph.Builder[flow]) *graph.Graph[flow] {
 	t.Helper()
