@@ -12,17 +12,17 @@ import (
 
 // linearGraph is the graph testdata/linear_history.json recorded a run of:
 // START → a → b → END.
-func linearGraph(t *testing.T, second string) *graph.Graph[flow] {
+func linearGraph(t *testing.T) *graph.Graph[flow] {
 	t.Helper()
 	b := graph.New[flow](appendLog())
-	b.AddNode("a", logNode("a")).AddNode(second, logNode(second))
-	b.AddEdge(graph.START, "a").AddEdge("a", second).AddEdge(second, graph.END)
+	b.AddNode("a", logNode("a")).AddNode("b", logNode("b"))
+	b.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", graph.END)
 	return compile(t, b)
 }
 
 func TestWorkflowReplaysRecordedHistory(t *testing.T) {
 	replayer := worker.NewWorkflowReplayer()
-	temporal.New("flow", linearGraph(t, "b")).RegisterWorkflow(replayer)
+	temporal.New("flow", linearGraph(t)).RegisterWorkflow(replayer)
 	require.NoError(t, replayer.ReplayWorkflowHistoryFromJSONFile(quiet(), "testdata/linear_history.json"))
 }
 

@@ -217,3 +217,21 @@ func TestWorkflowCancellationEndsRun(t *testing.T) {
 	require.Error(t, err)
 	require.True(t, sdktemporal.IsCanceledError(err), "%v", err)
 }
+
+func TestHeartbeatReachesTaskActivity(t *testing.T) {
+	b := graph.New[flow](appendLog())
+	b.AddNode("long", func(ctx context.Context, s flow) (flow, error) {
+		for i := range 3 {
+			temporal.Heartbeat(ctx, i)
+		}
+		return s, nil
+	})
+	b.AddEdge(graph.START, "long").AddEdge("long", graph.END)
+	var beats atomic.Int32
+	_, err, _ := runWorkflow(t, compile(t, b), flow{}, func(env *testsuite.TestWorkflowEnvironment) {
+		env.SetOnActivityHeartbeatListener(func(_ *activity.Info, _ converter.EncodedValues) { beats.Add(1) })
+	})
+	require.NoError(t, err)
+	require.EqualValues(t, 3, beats.Load())
+	temporal.Heartbeat(context.Background(), "outside an activity: nothing happens")
+}
