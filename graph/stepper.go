@@ -98,8 +98,8 @@ func (s *Stepper[S]) Step() int { return s.n }
 // task's writes — the fields its output changed from its input — are
 // merged by the fields' reducers, in task order), evaluates the routes of
 // the tasks' nodes with ctx and plans the next superstep. A write conflict
-// is a *state.ConflictError, a bad route a *RouteError; then the state and
-// plan are unchanged. A run that still has work after the graph's superstep
+// is a *state.ConflictError, a bad route a *RouteError; after either the
+// run cannot go on. A run that still has work after the graph's superstep
 // limit fails with a *StepLimitError.
 //
 // Outputs may have travelled through a serializer: a field an output holds
@@ -134,10 +134,6 @@ func (s *Stepper[S]) Advance(ctx context.Context, outs []TaskOutput[S]) error {
 	}
 	for i, t := range r.tasks {
 		if err := r.successors(&r.ctx, r.g.nodes[t.node], &merged, outs[i].command()); err != nil {
-			r.next, r.sends, r.seenBits = r.next[:0], r.sends[:0], 0
-			if r.seen != nil {
-				clear(r.seen)
-			}
 			return err
 		}
 	}
@@ -199,11 +195,7 @@ func (g *Graph[S]) RunTask(ctx context.Context, t StepTask[S], in S, scope TaskS
 	}
 	res := TaskOutput[S]{State: out}
 	if cmd != nil {
-		for _, d := range cmd.Goto {
-			if _, ok := n.cmdTo[d]; !ok {
-				return TaskOutput[S]{}, &RouteError{From: n.name, Dest: d, Declared: n.spec.dests}
-			}
-		}
+		// Advance checks the destinations, as a run does after the barrier.
 		res.Goto, res.Send = cmd.Goto, cmd.Send
 	}
 	return res, nil

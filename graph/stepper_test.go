@@ -85,3 +85,56 @@ func TestRunTaskAnswersInterruptsFromScope(t *testing.T) {
 	require.Equal(t, 4, set.Retry.WithDefaults().MaxAttempts)
 	require.False(t, set.Retry.Retries(ie))
 }
+
+func TestStepperReportsConflictsAndStepLimit(t *testing.T) {
+	ctx := context.Background()
+	b := graph.New[stepState]()
+	b.AddNode("a", func(_ context.Context, s stepState) (stepState, error) { s.Count = 1; return s, nil })
+	b.AddNode("b", func(_ context.Context, s stepState) (stepState, error) { s.Count = 2; return s, nil })
+	b.AddEdge(graph.START, "a").AddEdge(graph.START, "b").AddEdge("a", graph.END).AddEdge("b", graph.END)
+	g, err := b.Compile()
+	require.NoError(t, err)
+	s, err := g.NewStepper(ctx, stepState{})
+	require.NoError(t, err)
+	require.Error(t, s.Advance(ctx, nil), "one output per task")
+	outs := []graph.TaskOutput[stepState]{{State: stepState{Count: 1}}, {State: stepState{Count: 2}}}
+	var ce *state.ConflictError
+	require.ErrorAs(t, s.Advance(ctx, outs), &ce)
+	require.Equal(t, "Count", ce.Field)
+
+	loop := graph.New[stepState]()
+	loop.AddNode("again", func(_ context.Context, s stepState) (stepState, error) { return s, nil })
+	loop.AddEdge(graph.START, "again").AddEdge("again", "again")
+	lg, err := loop.Compile(graph.WithDefaultStepLimit(2))
+	require.NoError(t, err)
+	ls, err := lg.NewStepper(ctx, stepState{})
+	require.NoError(t, err)
+	require.NoError(t, ls.Advance(ctx, []graph.TaskOutput[stepState]{{}}))
+	var le *graph.StepLimitError
+	require.ErrorAs(t, ls.Advance(ctx, []graph.TaskOutput[stepState]{{}}), &le)
+}
+
+func TestStepperFollowsCommandsAndSends(t *testing.T) {
+	ctx := context.Background()
+	b := graph.New[stepState](graph.WithReducer(func(s *stepState) *[]string { return &s.Log }, state.Append[string]()))
+	b.AddCommandNode("pick", func(_ context.Context, s stepState) (stepState, graph.Command[stepState], error) {
+		return s, graph.Command[stepState]{Send: []graph.Send[stepState]{{Node: "work", State: stepState{Count: 7}}}}, nil
+	}, []string{"work"})
+	b.AddNode("work", func(_ context.Context, s stepState) (stepState, error) {
+		s.Log = append(s.Log, "work")
+		return s, nil
+	})
+	b.AddEdge(graph.START, "pick").AddEdge("work", graph.END)
+	g, err := b.Compile()
+	require.NoError(t, err)
+	s, err := g.NewStepper(ctx, stepState{})
+	require.NoError(t, err)
+	out, err := g.RunTask(ctx, s.Tasks()[0], s.State(), graph.TaskScope{})
+	require.NoError(t, err)
+	require.Len(t, out.Send, 1)
+	require.NoError(t, s.Advance(ctx, []graph.TaskOutput[stepState]{out}))
+	tasks := s.Tasks()
+	require.Len(t, tasks, 1)
+	require.Equal(t, "work", tasks[0].Node)
+	require.Equal(t, 7, tasks[0].Input.Count)
+}
