@@ -23,9 +23,9 @@ import (
 // provided the graph's routing functions are deterministic.
 //
 // A Stepper does not checkpoint (the executor keeps its own history), does
-// not retry (RunTask runs one attempt; see NodeSettings), does not stream
-// events and does not honour InterruptBefore and InterruptAfter. It is not
-// safe for concurrent use.
+// not retry (RunTask runs one attempt; see NodeSettings) and does not
+// stream events; it reports static interrupts (Before, After) and leaves
+// pausing to the executor. It is not safe for concurrent use.
 type Stepper[S any] struct {
 	r  *run[S]
 	st S
@@ -80,6 +80,27 @@ func (s *Stepper[S]) Tasks() []StepTask[S] {
 		out[i] = StepTask[S]{Node: s.r.g.nodes[t.node].name, Input: t.in}
 	}
 	return out
+}
+
+// Before returns the static interrupts (InterruptBefore) that the current
+// superstep's tasks hit: an executor that honours them pauses before it
+// runs the superstep. Their IDs depend only on the superstep and the
+// tasks' indexes.
+func (s *Stepper[S]) Before() []PendingInterrupt {
+	if len(s.r.g.before) == 0 {
+		return nil
+	}
+	return s.r.staticHits(s.r.g.before, s.r.tasks, Before, "", s.n)
+}
+
+// After returns the static interrupts (InterruptAfter) that the tasks of
+// the superstep Advance just ended hit: an executor that honours them
+// pauses before it runs the next superstep.
+func (s *Stepper[S]) After() []PendingInterrupt {
+	if len(s.r.g.after) == 0 || s.n == 0 {
+		return nil
+	}
+	return s.r.staticHits(s.r.g.after, s.r.prev, After, "", s.n-1)
 }
 
 // Done reports whether the run is over: no task is planned.

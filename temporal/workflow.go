@@ -164,7 +164,21 @@ func (r *Runner[S]) Workflow(ctx workflow.Context, input S) (S, error) {
 	resumeCh := workflow.GetSignalChannel(ctx, SignalResume)
 	resume := map[string]any{}
 	thread := workflow.GetInfo(ctx).WorkflowExecution.ID
+	pause := func(hits []graph.PendingInterrupt) error {
+		if len(hits) == 0 {
+			return nil
+		}
+		pending = hits
+		if err := r.await(ctx, resumeCh, pending, resume); err != nil {
+			return err
+		}
+		pending = nil
+		return nil
+	}
 	for !st.Done() {
+		if err := pause(st.Before()); err != nil {
+			return st.State(), err
+		}
 		tasks := st.Tasks()
 		outs := make([]graph.TaskOutput[S], len(tasks))
 		done := make([]bool, len(tasks))
@@ -211,6 +225,9 @@ func (r *Runner[S]) Workflow(ctx workflow.Context, input S) (S, error) {
 		}
 		if err := st.Advance(context.Background(), outs); err != nil {
 			return st.State(), temporal.NewNonRetryableApplicationError(err.Error(), ErrorTypeNode, err)
+		}
+		if err := pause(st.After()); err != nil {
+			return st.State(), err
 		}
 	}
 	return st.State(), nil

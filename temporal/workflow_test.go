@@ -148,7 +148,12 @@ func TestWorkflowResumesInterruptWithSignal(t *testing.T) {
 		s.Answer = v
 		return s, nil
 	})
-	b.AddNode("other", logNode("other"))
+	var otherRuns atomic.Int32
+	b.AddNode("other", func(_ context.Context, s flow) (flow, error) {
+		otherRuns.Add(1)
+		s.Log = append(s.Log, "other")
+		return s, nil
+	})
 	b.AddEdge(graph.START, "ask").AddEdge(graph.START, "other").AddEdge("ask", graph.END).AddEdge("other", graph.END)
 	var status temporal.Status[flow]
 	out, err, _ := runWorkflow(t, compile(t, b), flow{}, func(env *testsuite.TestWorkflowEnvironment) {
@@ -162,6 +167,7 @@ func TestWorkflowResumesInterruptWithSignal(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "ada", out.Answer)
 	require.Equal(t, []string{"other"}, out.Log)
+	require.EqualValues(t, 1, otherRuns.Load(), "a task that finished is not run again on resume")
 	require.Len(t, status.Interrupts, 1)
 	require.Equal(t, "ask", status.Interrupts[0].Node)
 	require.Equal(t, graph.During, status.Interrupts[0].When)
@@ -235,4 +241,33 @@ func TestHeartbeatReachesTaskActivity(t *testing.T) {
 	// The SDK throttles heartbeats: the first is recorded at once.
 	require.Positive(t, beats.Load())
 	temporal.Heartbeat(context.Background(), "outside an activity: nothing happens")
+}
+
+func TestWorkflowPausesAtStaticInterrupts(t *testing.T) {
+	b := graph.New[flow](appendLog())
+	b.AddNode("a", logNode("a")).AddNode("b", logNode("b"))
+	b.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", graph.END)
+	g, err := b.Compile(graph.InterruptBefore("b"), graph.InterruptAfter("b"))
+	require.NoError(t, err)
+	var seen []temporal.Status[flow]
+	query := func(env *testsuite.TestWorkflowEnvironment) {
+		v, err := env.QueryWorkflow(temporal.QueryState)
+		require.NoError(t, err)
+		var s temporal.Status[flow]
+		require.NoError(t, v.Get(&s))
+		seen = append(seen, s)
+		require.Len(t, s.Interrupts, 1)
+		env.SignalWorkflow(temporal.SignalResume, temporal.Resume{ID: s.Interrupts[0].ID})
+	}
+	out, err, _ := runWorkflow(t, g, flow{}, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() { query(env) }, time.Minute)
+		env.RegisterDelayedCallback(func() { query(env) }, 2*time.Minute)
+	})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b"}, out.Log)
+	require.Len(t, seen, 2)
+	require.Equal(t, graph.Before, seen[0].Interrupts[0].When)
+	require.Equal(t, []string{"a"}, seen[0].State.Log)
+	require.Equal(t, graph.After, seen[1].Interrupts[0].When)
+	require.Equal(t, []string{"a", "b"}, seen[1].State.Log)
 }
