@@ -138,3 +138,24 @@ func TestStepperFollowsCommandsAndSends(t *testing.T) {
 	require.Equal(t, "work", tasks[0].Node)
 	require.Equal(t, 7, tasks[0].Input.Count)
 }
+
+func TestStepperReportsStaticInterrupts(t *testing.T) {
+	ctx := context.Background()
+	b := graph.New[stepState]()
+	b.AddNode("a", func(_ context.Context, s stepState) (stepState, error) { return s, nil })
+	b.AddNode("b", func(_ context.Context, s stepState) (stepState, error) { return s, nil })
+	b.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", graph.END)
+	g, err := b.Compile(graph.InterruptBefore("b"), graph.InterruptAfter("a"))
+	require.NoError(t, err)
+	s, err := g.NewStepper(ctx, stepState{})
+	require.NoError(t, err)
+	require.Empty(t, s.Before())
+	require.Empty(t, s.After())
+	require.NoError(t, s.Advance(ctx, []graph.TaskOutput[stepState]{{}}))
+	after, before := s.After(), s.Before()
+	require.Len(t, after, 1)
+	require.Equal(t, graph.PendingInterrupt{ID: after[0].ID, When: graph.After, Node: "a"}, after[0])
+	require.Len(t, before, 1)
+	require.Equal(t, graph.PendingInterrupt{ID: before[0].ID, When: graph.Before, Node: "b"}, before[0])
+	require.NotEqual(t, after[0].ID, before[0].ID)
+}
