@@ -37,8 +37,9 @@
 // and runs the interrupted tasks again with the answers (the superstep's
 // other tasks keep their outputs). QueryState returns the run's Status:
 // the state after the last superstep, the running nodes and the pending
-// interrupts. Cancelling the workflow cancels its running tasks and ends
-// the run with a *temporal.CanceledError of the SDK.
+// interrupts. Cancelling the workflow asks its running tasks to stop
+// (they learn of it when they heartbeat) and, once they have, ends the run
+// with a *temporal.CanceledError of the SDK.
 //
 // See docs/temporal.md for when to choose this package or package runs.
 package temporal

@@ -141,7 +141,7 @@ func (r *Runner[S]) RegisterWorkflow(w WorkflowRegistry) {
 // workflow wait for SignalResume answers to every pending interrupt; the
 // tasks that asked run again with the answers, the others keep their
 // outputs. QueryState reads the run's Status. Cancelling the workflow
-// cancels the running tasks and ends the run with the cancellation.
+// asks the running tasks to stop and ends the run once they have.
 //
 // The graph's routing functions (conditional edges, fan-outs) run in the
 // workflow and must be deterministic; they receive a context that carries
@@ -285,6 +285,10 @@ func (r *Runner[S]) activityContext(ctx workflow.Context, node string) workflow.
 		HeartbeatTimeout:    r.cfg.heartbeat,
 		TaskQueue:           r.cfg.taskQueue,
 		RetryPolicy:         RetryPolicy(set.Retry),
+		// A cancelled run ends once its tasks have stopped, so that no
+		// node goes on working for a run that is over. A task learns of
+		// the cancellation when it heartbeats (see Heartbeat).
+		WaitForCancellation: true,
 	}
 	if set.Timeout > 0 {
 		// The node's own timeout ends the attempt inside the activity; the

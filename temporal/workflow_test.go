@@ -271,3 +271,55 @@ func TestWorkflowPausesAtStaticInterrupts(t *testing.T) {
 	require.Equal(t, graph.After, seen[1].Interrupts[0].When)
 	require.Equal(t, []string{"a", "b"}, seen[1].State.Log)
 }
+
+func TestWorkflowCancellationCancelsRunningTask(t *testing.T) {
+	started, stop, stopped := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	b := graph.New[flow](appendLog())
+	b.AddNode("long", func(ctx context.Context, s flow) (flow, error) {
+		defer close(stopped)
+		close(started)
+		for {
+			temporal.Heartbeat(ctx)
+			select {
+			case <-ctx.Done():
+				return s, ctx.Err()
+			case <-stop:
+				return s, errors.New("stopped by the test")
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	})
+	b.AddEdge(graph.START, "long").AddEdge("long", graph.END)
+	var cancelled atomic.Bool
+	_, err, _ := runWorkflow(t, compile(t, b), flow{}, func(env *testsuite.TestWorkflowEnvironment) {
+		env.SetOnActivityCanceledListener(func(*activity.Info) { cancelled.Store(true) })
+		env.RegisterDelayedCallback(func() {
+			<-started
+			env.CancelWorkflow()
+		}, time.Second)
+	})
+	// The testsuite resolves a cancelled activity without cancelling its
+	// context (a server does, through the task's heartbeat): stop it here.
+	close(stop)
+	<-stopped
+	require.Error(t, err)
+	require.True(t, sdktemporal.IsCanceledError(err), "%v", err)
+	require.True(t, cancelled.Load(), "the running task was asked to stop")
+}
+
+func TestWorkflowRunsSubgraphWithinTask(t *testing.T) {
+	inner := graph.New[flow](appendLog())
+	inner.AddNode("x", logNode("x")).AddNode("y", logNode("y"))
+	inner.AddEdge(graph.START, "x").AddEdge("x", "y").AddEdge("y", graph.END)
+	sub := compile(t, inner)
+	b := graph.New[flow](appendLog())
+	b.AddSubgraph("sub", sub.AsSubgraph()).AddNode("after", logNode("after"))
+	b.AddEdge(graph.START, "sub").AddEdge("sub", "after").AddEdge("after", graph.END)
+	var activities atomic.Int32
+	out, err, _ := runWorkflow(t, compile(t, b), flow{}, func(env *testsuite.TestWorkflowEnvironment) {
+		env.SetOnActivityStartedListener(func(_ *activity.Info, _ context.Context, _ converter.EncodedValues) { activities.Add(1) })
+	})
+	require.NoError(t, err)
+	require.Equal(t, []string{"x", "y", "after"}, out.Log)
+	require.EqualValues(t, 2, activities.Load(), "one task per node of the parent graph")
+}
