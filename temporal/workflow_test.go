@@ -323,3 +323,33 @@ func TestWorkflowRunsSubgraphWithinTask(t *testing.T) {
 	require.Equal(t, []string{"x", "y", "after"}, out.Log)
 	require.EqualValues(t, 2, activities.Load(), "one task per node of the parent graph")
 }
+
+func TestWorkflowResumesInterruptInsideSubgraph(t *testing.T) {
+	inner := graph.New[flow](appendLog())
+	inner.AddNode("ask", func(ctx context.Context, s flow) (flow, error) {
+		v, err := graph.Interrupt[string](ctx, "inner question")
+		if err != nil {
+			return s, err
+		}
+		s.Answer = v
+		return s, nil
+	})
+	inner.AddEdge(graph.START, "ask").AddEdge("ask", graph.END)
+	b := graph.New[flow](appendLog())
+	b.AddSubgraph("sub", compile(t, inner).AsSubgraph())
+	b.AddEdge(graph.START, "sub").AddEdge("sub", graph.END)
+	var status temporal.Status[flow]
+	out, err, _ := runWorkflow(t, compile(t, b), flow{}, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() {
+			v, err := env.QueryWorkflow(temporal.QueryState)
+			require.NoError(t, err)
+			require.NoError(t, v.Get(&status))
+			env.SignalWorkflow(temporal.SignalResume, temporal.Resume{Value: "deep"})
+		}, time.Minute)
+	})
+	require.NoError(t, err)
+	require.Equal(t, "deep", out.Answer)
+	require.Len(t, status.Interrupts, 1)
+	require.Equal(t, "ask", status.Interrupts[0].Node)
+	require.Equal(t, []string{"sub"}, status.Interrupts[0].Path)
+}
