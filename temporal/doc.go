@@ -33,7 +33,9 @@
 // # Interrupts, queries, cancellation
 //
 // A node that calls graph.Interrupt fails its task with the pending
-// interrupts; the workflow then waits for a SignalResume answer to each,
+// interrupts; the workflow then waits for an answer to each (the signal
+// SignalResume, or the update UpdateResume, which rejects an answer to an
+// interrupt that is not pending),
 // and runs the interrupted tasks again with the answers (the superstep's
 // other tasks keep their outputs). QueryState returns the run's Status:
 // the state after the last superstep, the running nodes and the pending

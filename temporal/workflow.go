@@ -17,9 +17,17 @@ import (
 const (
 	// SignalResume answers a pending interrupt; its value is a Resume.
 	SignalResume = "trellis.resume"
+	// UpdateResume answers a pending interrupt as SignalResume does, but
+	// as an update: the caller learns whether the answer was taken (an
+	// answer to no pending interrupt is rejected with ErrNotPending).
+	UpdateResume = "trellis.answer"
 	// QueryState returns the run's Status.
 	QueryState = "trellis.state"
 )
+
+// ErrNotPending rejects an UpdateResume whose interrupt is not pending (or,
+// without an ID, when not exactly one is).
+var ErrNotPending = errors.New("temporal: no such pending interrupt")
 
 // Error types of the application errors the task activity returns.
 const (
@@ -161,15 +169,56 @@ func (r *Runner[S]) Workflow(ctx workflow.Context, input S) (S, error) {
 	}); err != nil {
 		return input, err
 	}
-	resumeCh := workflow.GetSignalChannel(ctx, SignalResume)
 	resume := map[string]any{}
+	// target names the pending interrupt a Resume answers.
+	target := func(in Resume) (string, error) {
+		if in.ID == "" {
+			if len(pending) != 1 {
+				return "", fmt.Errorf("%w: %d are pending and the answer names none", ErrNotPending, len(pending))
+			}
+			return pending[0].ID, nil
+		}
+		for _, p := range pending {
+			if p.ID == in.ID {
+				return in.ID, nil
+			}
+		}
+		return "", fmt.Errorf("%w: %s", ErrNotPending, in.ID)
+	}
+	accept := func(in Resume) error {
+		id, err := target(in)
+		if err == nil {
+			resume[id] = in.Value
+		}
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateResume, func(_ workflow.Context, in Resume) error {
+		return accept(in)
+	}, workflow.UpdateHandlerOptions{Validator: func(in Resume) error {
+		_, err := target(in)
+		return err
+	}}); err != nil {
+		return input, err
+	}
+	signals := workflow.GetSignalChannel(ctx, SignalResume)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		for {
+			var in Resume
+			if !signals.Receive(ctx, &in) {
+				return
+			}
+			if err := accept(in); err != nil {
+				workflow.GetLogger(ctx).Warn("resume signal ignored", "error", err)
+			}
+		}
+	})
 	thread := workflow.GetInfo(ctx).WorkflowExecution.ID
 	pause := func(hits []graph.PendingInterrupt) error {
 		if len(hits) == 0 {
 			return nil
 		}
 		pending = hits
-		if err := r.await(ctx, resumeCh, pending, resume); err != nil {
+		if err := await(ctx, pending, resume); err != nil {
 			return err
 		}
 		pending = nil
@@ -219,7 +268,7 @@ func (r *Runner[S]) Workflow(ctx workflow.Context, input S) (S, error) {
 			if len(pending) == 0 {
 				break
 			}
-			if err := r.await(ctx, resumeCh, pending, resume); err != nil {
+			if err := await(ctx, pending, resume); err != nil {
 				return st.State(), err
 			}
 		}
@@ -233,47 +282,17 @@ func (r *Runner[S]) Workflow(ctx workflow.Context, input S) (S, error) {
 	return st.State(), nil
 }
 
-// await receives SignalResume until every pending interrupt has an answer
-// in resume, or ctx is cancelled.
-func (r *Runner[S]) await(ctx workflow.Context, ch workflow.ReceiveChannel, pending []graph.PendingInterrupt, resume map[string]any) error {
-	unanswered := func() int {
-		n := 0
+// await blocks until every pending interrupt has an answer in resume, or
+// ctx is cancelled.
+func await(ctx workflow.Context, pending []graph.PendingInterrupt, resume map[string]any) error {
+	return workflow.Await(ctx, func() bool {
 		for _, p := range pending {
 			if _, ok := resume[p.ID]; !ok {
-				n++
+				return false
 			}
 		}
-		return n
-	}
-	for unanswered() > 0 {
-		var sig Resume
-		cancelled := false
-		sel := workflow.NewSelector(ctx)
-		sel.AddReceive(ch, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &sig) })
-		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled = true })
-		sel.Select(ctx)
-		if cancelled {
-			return temporal.NewCanceledError()
-		}
-		id := sig.ID
-		if id == "" {
-			if len(pending) != 1 {
-				workflow.GetLogger(ctx).Warn("resume without an interrupt ID while several are pending: ignored", "pending", len(pending))
-				continue
-			}
-			id = pending[0].ID
-		}
-		known := false
-		for _, p := range pending {
-			known = known || p.ID == id
-		}
-		if !known {
-			workflow.GetLogger(ctx).Warn("resume for an interrupt that is not pending: ignored", "id", id)
-			continue
-		}
-		resume[id] = sig.Value
-	}
-	return nil
+		return true
+	})
 }
 
 // activityContext gives a task of node its timeouts and retry policy: the

@@ -353,3 +353,37 @@ func TestWorkflowResumesInterruptInsideSubgraph(t *testing.T) {
 	require.Equal(t, "ask", status.Interrupts[0].Node)
 	require.Equal(t, []string{"sub"}, status.Interrupts[0].Path)
 }
+
+func TestWorkflowTakesAnswerAsUpdateAndRejectsUnknownInterrupt(t *testing.T) {
+	b := graph.New[flow](appendLog())
+	b.AddNode("ask", func(ctx context.Context, s flow) (flow, error) {
+		v, err := graph.Interrupt[string](ctx, "your name?")
+		if err != nil {
+			return s, err
+		}
+		s.Answer = v
+		return s, nil
+	})
+	b.AddEdge(graph.START, "ask").AddEdge("ask", graph.END)
+	var rejected, completed error
+	accepted := false
+	out, err, _ := runWorkflow(t, compile(t, b), flow{}, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() {
+			env.UpdateWorkflow(temporal.UpdateResume, "u1", &testsuite.TestUpdateCallback{
+				OnAccept:   func() { t.Error("an answer to no pending interrupt was accepted") },
+				OnReject:   func(err error) { rejected = err },
+				OnComplete: func(any, error) {},
+			}, temporal.Resume{ID: "nope", Value: "x"})
+			env.UpdateWorkflow(temporal.UpdateResume, "u2", &testsuite.TestUpdateCallback{
+				OnAccept:   func() { accepted = true },
+				OnReject:   func(err error) { t.Errorf("rejected: %v", err) },
+				OnComplete: func(_ any, err error) { completed = err },
+			}, temporal.Resume{Value: "grace"})
+		}, time.Minute)
+	})
+	require.NoError(t, err)
+	require.Equal(t, "grace", out.Answer)
+	require.ErrorContains(t, rejected, "no such pending interrupt")
+	require.True(t, accepted)
+	require.NoError(t, completed)
+}
