@@ -35,9 +35,9 @@
 // A node that calls graph.Interrupt fails its task with the pending
 // interrupts; the workflow then waits for an answer to each (the signal
 // SignalResume, or the update UpdateResume, which rejects an answer to an
-// interrupt that is not pending),
-// and runs the interrupted tasks again with the answers (the superstep's
-// other tasks keep their outputs). QueryState returns the run's Status:
+// interrupt that is not pending) and runs the interrupted tasks again with
+// the answers (the superstep's other tasks keep their outputs). Static
+// interrupts (graph.InterruptBefore, InterruptAfter) pause it likewise. QueryState returns the run's Status:
 // the state after the last superstep, the running nodes and the pending
 // interrupts. Cancelling the workflow asks its running tasks to stop
 // (they learn of it when they heartbeat) and, once they have, ends the run

@@ -146,7 +146,8 @@ func (r *Runner[S]) RegisterWorkflow(w WorkflowRegistry) {
 // Workflow runs the graph from input. Each superstep's tasks run as
 // activities, concurrently, and their outputs are merged at the barrier as
 // a run of the graph merges them. A task that asks for input makes the
-// workflow wait for SignalResume answers to every pending interrupt; the
+// workflow wait for answers (SignalResume, UpdateResume) to every pending
+// interrupt; the
 // tasks that asked run again with the answers, the others keep their
 // outputs. QueryState reads the run's Status. Cancelling the workflow
 // asks the running tasks to stop and ends the run once they have.
