@@ -233,7 +233,12 @@ func (r *Runner[S]) Workflow(ctx workflow.Context, input S) (S, error) {
 		outs := make([]graph.TaskOutput[S], len(tasks))
 		done := make([]bool, len(tasks))
 		for {
-			futures := make([]workflow.Future, len(tasks))
+			// A task that fails stops its superstep: the other tasks are
+			// cancelled, as a run of the graph cancels them.
+			sctx, cancel := workflow.WithCancel(ctx)
+			sel := workflow.NewSelector(ctx)
+			errs := make([]error, len(tasks))
+			running := 0
 			for i, t := range tasks {
 				if done[i] {
 					continue
@@ -242,29 +247,28 @@ func (r *Runner[S]) Workflow(ctx workflow.Context, input S) (S, error) {
 				if t.Input == nil {
 					in.State = st.State()
 				}
-				futures[i] = workflow.ExecuteActivity(r.activityContext(ctx, t.Node), r.ActivityName(), in)
+				running++
+				sel.AddFuture(workflow.ExecuteActivity(r.activityContext(sctx, t.Node), r.ActivityName(), in), func(f workflow.Future) {
+					errs[i] = f.Get(ctx, &outs[i])
+					if errs[i] == nil {
+						done[i] = true
+					} else if _, ok := interruptsOf(errs[i]); !ok {
+						cancel()
+					}
+				})
 			}
+			for range running {
+				sel.Select(ctx)
+			}
+			cancel()
 			pending = nil
-			var failed error
-			for i, f := range futures {
-				if f == nil {
-					continue
-				}
-				err := f.Get(ctx, &outs[i])
-				if err == nil {
-					done[i] = true
-					continue
-				}
+			if err := firstError(errs); err != nil {
+				return st.State(), err
+			}
+			for _, err := range errs {
 				if ins, ok := interruptsOf(err); ok {
 					pending = append(pending, ins...)
-					continue
 				}
-				if failed == nil || (temporal.IsCanceledError(failed) && !temporal.IsCanceledError(err)) {
-					failed = err
-				}
-			}
-			if failed != nil {
-				return st.State(), failed
 			}
 			if len(pending) == 0 {
 				break
@@ -281,6 +285,28 @@ func (r *Runner[S]) Workflow(ctx workflow.Context, input S) (S, error) {
 		}
 	}
 	return st.State(), nil
+}
+
+// firstError picks, in task order, the first error that is neither an
+// interrupt nor a cancellation (which another task's failure causes); a
+// cancellation if there is nothing else.
+func firstError(errs []error) error {
+	var first error
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if _, ok := interruptsOf(err); ok {
+			continue
+		}
+		if !temporal.IsCanceledError(err) {
+			return err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // await blocks until every pending interrupt has an answer in resume, or

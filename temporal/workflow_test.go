@@ -387,3 +387,29 @@ func TestWorkflowTakesAnswerAsUpdateAndRejectsUnknownInterrupt(t *testing.T) {
 	require.True(t, accepted)
 	require.NoError(t, completed)
 }
+
+func TestWorkflowFailingTaskCancelsItsSiblings(t *testing.T) {
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	b := graph.New[flow](appendLog())
+	b.AddNode("slow", func(ctx context.Context, s flow) (flow, error) {
+		defer close(stopped)
+		select {
+		case <-ctx.Done():
+			return s, ctx.Err()
+		case <-stop:
+			return s, errors.New("stopped by the test")
+		}
+	})
+	b.AddNode("bad", func(_ context.Context, s flow) (flow, error) { return s, errors.New("broken") })
+	b.AddEdge(graph.START, "slow").AddEdge(graph.START, "bad").AddEdge("slow", graph.END).AddEdge("bad", graph.END)
+	var cancelled atomic.Int32
+	_, err, _ := runWorkflow(t, compile(t, b), flow{}, func(env *testsuite.TestWorkflowEnvironment) {
+		env.SetOnActivityCanceledListener(func(*activity.Info) { cancelled.Add(1) })
+	})
+	close(stop) // the testsuite does not cancel an activity's context
+	<-stopped
+	require.Error(t, err)
+	require.False(t, sdktemporal.IsCanceledError(err), "%v", err)
+	require.Contains(t, err.Error(), `node "bad": broken`)
+	require.EqualValues(t, 1, cancelled.Load(), "the slow sibling was asked to stop")
+}
