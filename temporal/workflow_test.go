@@ -63,6 +63,28 @@ func runWorkflow(t *testing.T, g *graph.Graph[flow], input flow, setup func(*tes
 // quiet is a logger that drops the SDK's logs.
 func quiet() log.Logger { return log.NewStructuredLogger(slog.New(slog.DiscardHandler)) }
 
+// askNode asks the caller for a string (graph.Interrupt) and keeps it.
+func askNode(question string) graph.NodeFunc[flow] {
+	return func(ctx context.Context, s flow) (flow, error) {
+		v, err := graph.Interrupt[string](ctx, question)
+		if err != nil {
+			return s, err
+		}
+		s.Answer = v
+		return s, nil
+	}
+}
+
+// queryStatus reads the running workflow's Status.
+func queryStatus(t *testing.T, env *testsuite.TestWorkflowEnvironment) temporal.Status[flow] {
+	t.Helper()
+	v, err := env.QueryWorkflow(temporal.QueryState)
+	require.NoError(t, err)
+	var s temporal.Status[flow]
+	require.NoError(t, v.Get(&s))
+	return s
+}
+
 func compile(t *testing.T, b *graph.Builder[flow]) *graph.Graph[flow] {
 	t.Helper()
 	g, err := b.Compile()
@@ -140,14 +162,7 @@ func TestWorkflowRunsSends(t *testing.T) {
 
 func TestWorkflowResumesInterruptWithSignal(t *testing.T) {
 	b := graph.New[flow](appendLog())
-	b.AddNode("ask", func(ctx context.Context, s flow) (flow, error) {
-		v, err := graph.Interrupt[string](ctx, "your name?")
-		if err != nil {
-			return s, err
-		}
-		s.Answer = v
-		return s, nil
-	})
+	b.AddNode("ask", askNode("your name?"))
 	var otherRuns atomic.Int32
 	b.AddNode("other", func(_ context.Context, s flow) (flow, error) {
 		otherRuns.Add(1)
@@ -158,9 +173,7 @@ func TestWorkflowResumesInterruptWithSignal(t *testing.T) {
 	var status temporal.Status[flow]
 	out, err, _ := runWorkflow(t, compile(t, b), flow{}, func(env *testsuite.TestWorkflowEnvironment) {
 		env.RegisterDelayedCallback(func() {
-			v, err := env.QueryWorkflow(temporal.QueryState)
-			require.NoError(t, err)
-			require.NoError(t, v.Get(&status))
+			status = queryStatus(t, env)
 			env.SignalWorkflow(temporal.SignalResume, temporal.Resume{Value: "ada"})
 		}, time.Minute)
 	})
@@ -251,10 +264,7 @@ func TestWorkflowPausesAtStaticInterrupts(t *testing.T) {
 	require.NoError(t, err)
 	var seen []temporal.Status[flow]
 	query := func(env *testsuite.TestWorkflowEnvironment) {
-		v, err := env.QueryWorkflow(temporal.QueryState)
-		require.NoError(t, err)
-		var s temporal.Status[flow]
-		require.NoError(t, v.Get(&s))
+		s := queryStatus(t, env)
 		seen = append(seen, s)
 		require.Len(t, s.Interrupts, 1)
 		env.SignalWorkflow(temporal.SignalResume, temporal.Resume{ID: s.Interrupts[0].ID})
@@ -326,14 +336,7 @@ func TestWorkflowRunsSubgraphWithinTask(t *testing.T) {
 
 func TestWorkflowResumesInterruptInsideSubgraph(t *testing.T) {
 	inner := graph.New[flow](appendLog())
-	inner.AddNode("ask", func(ctx context.Context, s flow) (flow, error) {
-		v, err := graph.Interrupt[string](ctx, "inner question")
-		if err != nil {
-			return s, err
-		}
-		s.Answer = v
-		return s, nil
-	})
+	inner.AddNode("ask", askNode("inner question"))
 	inner.AddEdge(graph.START, "ask").AddEdge("ask", graph.END)
 	b := graph.New[flow](appendLog())
 	b.AddSubgraph("sub", compile(t, inner).AsSubgraph())
@@ -341,9 +344,7 @@ func TestWorkflowResumesInterruptInsideSubgraph(t *testing.T) {
 	var status temporal.Status[flow]
 	out, err, _ := runWorkflow(t, compile(t, b), flow{}, func(env *testsuite.TestWorkflowEnvironment) {
 		env.RegisterDelayedCallback(func() {
-			v, err := env.QueryWorkflow(temporal.QueryState)
-			require.NoError(t, err)
-			require.NoError(t, v.Get(&status))
+			status = queryStatus(t, env)
 			env.SignalWorkflow(temporal.SignalResume, temporal.Resume{Value: "deep"})
 		}, time.Minute)
 	})
@@ -356,14 +357,7 @@ func TestWorkflowResumesInterruptInsideSubgraph(t *testing.T) {
 
 func TestWorkflowTakesAnswerAsUpdateAndRejectsUnknownInterrupt(t *testing.T) {
 	b := graph.New[flow](appendLog())
-	b.AddNode("ask", func(ctx context.Context, s flow) (flow, error) {
-		v, err := graph.Interrupt[string](ctx, "your name?")
-		if err != nil {
-			return s, err
-		}
-		s.Answer = v
-		return s, nil
-	})
+	b.AddNode("ask", askNode("your name?"))
 	b.AddEdge(graph.START, "ask").AddEdge("ask", graph.END)
 	var rejected, completed error
 	accepted := false
