@@ -3,8 +3,10 @@ module github.com/trellis-go/trellis/temporal
 go 1.26.0
 
 require (
+	github.com/stretchr/testify v1.12.1
 	github.com/trellis-go/trellis v0.1.0
 	go.temporal.io/sdk v1.51.0
+	go.uber.org/goleak v1.3.0
 )
 
 require (
@@ -21,7 +23,6 @@ require (
 	github.com/nexus-rpc/sdk-go v0.7.0 // indirect
 	github.com/robfig/cron v1.2.0 // indirect
 	github.com/stretchr/objx v0.5.3 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel v1.47.0 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
