@@ -50,4 +50,12 @@
 // returns the context's error. A run that still has work after its superstep
 // limit fails with a *StepLimitError. Nodes can have a RetryPolicy and a
 // timeout.
+//
+// # Other executors
+//
+// A Stepper lets an executor of its own run a graph one superstep at a
+// time: it plans each superstep's tasks and merges their outputs, while
+// the executor runs each task with RunTask wherever it likes. Module
+// github.com/trellis-go/trellis/temporal runs graphs as Temporal
+// workflows this way.
 package graph

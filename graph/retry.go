@@ -88,3 +88,29 @@ func (p *RetryPolicy) retryable(err error) (retry bool, out error) {
 	}()
 	return p.RetryOn(err), err
 }
+
+// WithDefaults returns p with every zero field that has a default set to
+// it, for executors that apply the policy themselves (see NodeSettings).
+func (p RetryPolicy) WithDefaults() RetryPolicy {
+	if p.MaxAttempts == 0 {
+		p.MaxAttempts = 3
+	}
+	if p.InitialInterval == 0 {
+		p.InitialInterval = 500 * time.Millisecond
+	}
+	if p.BackoffFactor == 0 {
+		p.BackoffFactor = 2
+	}
+	if p.MaxInterval == 0 {
+		p.MaxInterval = 30 * time.Second
+	}
+	return p
+}
+
+// Retries reports whether p retries a node that failed with err, attempts
+// left aside: never a panic nor an interrupt; otherwise as RetryOn says
+// (every error without one). A RetryOn that panics means no.
+func (p RetryPolicy) Retries(err error) bool {
+	retry, _ := p.retryable(err)
+	return retry
+}

@@ -1,0 +1,47 @@
+// Package temporal runs Trellis graphs as Temporal workflows: durable runs
+// whose every superstep is recorded by a Temporal server, so that a run
+// survives the loss of its workers and continues, on any worker, where it
+// stopped.
+//
+// It is a module of its own (github.com/trellis-go/trellis/temporal), so
+// that only programs that import it compile the Temporal SDK.
+//
+// A Runner wraps one compiled graph. Its workflow keeps the superstep loop
+// (graph.Stepper): it plans each superstep, runs the superstep's tasks as
+// activities — one per task, concurrently — and merges their outputs at
+// the barrier as a run of the graph does (node order, reducers, conflict
+// errors). Edges, conditional edges, joins, fan-outs (Send) and command
+// nodes behave as in graph. The loop starts no goroutine, reads no clock
+// and draws no random number, so Temporal can replay it; the graph's
+// routing functions run in the workflow too and must be deterministic.
+//
+//	r := temporal.New("agent", g)
+//	r.Register(w)                                  // w: a worker.Worker
+//	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: q}, r.Name(), input)
+//	var out State
+//	err = run.Get(ctx, &out)
+//
+// # Tasks
+//
+// A task activity runs its node once with graph.RunTask (the node's
+// timeout applies; a panic becomes an error naming the node). Temporal
+// retries it by the node's graph.RetryPolicy, mapped by RetryPolicy; errors
+// the policy's RetryOn refuses, panics, and every error of a node without
+// a policy fail the task at once. Nodes doing long work call Heartbeat.
+// A subgraph node runs its whole subgraph within its task.
+//
+// # Interrupts, queries, cancellation
+//
+// A node that calls graph.Interrupt fails its task with the pending
+// interrupts; the workflow then waits for an answer to each (the signal
+// SignalResume, or the update UpdateResume, which rejects an answer to an
+// interrupt that is not pending) and runs the interrupted tasks again with
+// the answers (the superstep's other tasks keep their outputs). Static
+// interrupts (graph.InterruptBefore, InterruptAfter) pause it likewise. QueryState returns the run's Status:
+// the state after the last superstep, the running nodes and the pending
+// interrupts. Cancelling the workflow asks its running tasks to stop
+// (they learn of it when they heartbeat) and, once they have, ends the run
+// with a *temporal.CanceledError of the SDK.
+//
+// See docs/temporal.md for when to choose this package or package runs.
+package temporal
