@@ -254,8 +254,27 @@ func (s *Store) Search(ctx context.Context, prefix []string, q store.Query) ([]s
 	if _, ok := s.d.(Pager); ok {
 		return s.searchNewest(ctx, p, q, f)
 	}
-	var rows []Row
-	err = s.d.Scan(ctx, ScanOptions{Prefix: p, Filter: f.Conds()}, s.now(), func(r Row) error {
+	now, opts := s.now(), ScanOptions{Prefix: p, Filter: f.Conds()}
+	n := 0
+	if q.Offset > 0 {
+		// Count first: a page past the end (a check whether a prefix
+		// holds more than n items asks for the item at offset n) then
+		// costs no copies of the rows.
+		err = s.d.Scan(ctx, opts, now, func(r Row) error {
+			if f.Match(r.Value) {
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("store: search: %w", err)
+		}
+		if n <= q.Offset {
+			return nil, nil
+		}
+	}
+	rows := make([]Row, 0, n)
+	err = s.d.Scan(ctx, opts, now, func(r Row) error {
 		if f.Match(r.Value) {
 			rows = append(rows, r)
 		}
@@ -264,8 +283,18 @@ func (s *Store) Search(ctx context.Context, prefix []string, q store.Query) ([]s
 	if err != nil {
 		return nil, fmt.Errorf("store: search: %w", err)
 	}
-	// Newest first; ties by namespace and key, for a stable order.
-	slices.SortFunc(rows, func(a, b Row) int {
+	if len(rows) <= q.Offset {
+		// Nothing on the page (a check whether a prefix holds more than
+		// n items asks for the item at offset n): no order is needed.
+		return nil, nil
+	}
+	// Newest first; ties by namespace and key, for a stable order. Rows
+	// are large, so their pointers are sorted rather than the rows.
+	order := make([]*Row, len(rows))
+	for i := range rows {
+		order[i] = &rows[i]
+	}
+	slices.SortFunc(order, func(a, b *Row) int {
 		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
 			return c
 		}
@@ -274,10 +303,10 @@ func (s *Store) Search(ctx context.Context, prefix []string, q store.Query) ([]s
 		}
 		return cmp.Compare(a.Key, b.Key)
 	})
-	rows = page(rows, q.Offset, q.Limit)
-	items := make([]store.Item, len(rows))
-	for i, r := range rows {
-		items[i] = toItem(r, nil)
+	order = page(order, q.Offset, q.Limit)
+	items := make([]store.Item, len(order))
+	for i, r := range order {
+		items[i] = toItem(*r, nil)
 	}
 	return items, nil
 }
