@@ -114,26 +114,38 @@ func BenchmarkGet(b *testing.B) {
 	}
 }
 
-func BenchmarkSearchFilter(b *testing.B) {
-	sizes := []int{10_000}
-	if !testing.Short() {
-		sizes = append(sizes, 100_000)
+// searchSizes are the item counts the search benchmarks fill a store
+// with: 10,000, and 100,000 without -short.
+func searchSizes() []int {
+	if testing.Short() {
+		return []int{10_000}
 	}
+	return []int{10_000, 100_000}
+}
+
+// timeSearches times s.Search of q under "users", which must find ten
+// items, and reports the latencies.
+func timeSearches(b *testing.B, s store.Store, q store.Query) {
+	var lat latencies
+	for b.Loop() {
+		lat.time(func() {
+			items, err := s.Search(b.Context(), []string{"users"}, q)
+			require.NoError(b, err)
+			require.Len(b, items, 10)
+		})
+	}
+	lat.report(b)
+}
+
+func BenchmarkSearchFilter(b *testing.B) {
+	sizes := searchSizes()
 	for name, open := range backends(b) {
 		for _, n := range sizes {
 			b.Run(fmt.Sprintf("%s/%dk", name, n/1000), func(b *testing.B) {
 				s := open(b)
 				fill(b, s, n)
 				q := store.Query{Filter: []store.Cond{store.Eq("kind", 3), store.Gte("n", n/2)}, Limit: 10}
-				var lat latencies
-				for b.Loop() {
-					lat.time(func() {
-						items, err := s.Search(b.Context(), []string{"users"}, q)
-						require.NoError(b, err)
-						require.Len(b, items, 10)
-					})
-				}
-				lat.report(b)
+				timeSearches(b, s, q)
 			})
 		}
 	}
@@ -143,10 +155,7 @@ func BenchmarkSearchFilter(b *testing.B) {
 // backends evaluate in the database: a selective one on a number (one item
 // in a hundred) and one on a string.
 func BenchmarkSearchRange(b *testing.B) {
-	sizes := []int{10_000}
-	if !testing.Short() {
-		sizes = append(sizes, 100_000)
-	}
+	sizes := searchSizes()
 	for name, open := range backends(b) {
 		for _, n := range sizes {
 			s := open(b)
@@ -156,15 +165,7 @@ func BenchmarkSearchRange(b *testing.B) {
 				"string": {Filter: []store.Cond{store.Gte("text", "note 5"), store.Lt("text", "note 6")}, Limit: 10},
 			} {
 				b.Run(fmt.Sprintf("%s/%dk/%s", name, n/1000, what), func(b *testing.B) {
-					var lat latencies
-					for b.Loop() {
-						lat.time(func() {
-							items, err := s.Search(b.Context(), []string{"users"}, q)
-							require.NoError(b, err)
-							require.Len(b, items, 10)
-						})
-					}
-					lat.report(b)
+					timeSearches(b, s, q)
 				})
 			}
 		}
@@ -174,10 +175,7 @@ func BenchmarkSearchRange(b *testing.B) {
 // BenchmarkSearchMeaning compares the exact scan with the approximate
 // index (WithExactLimit) on the same items.
 func BenchmarkSearchMeaning(b *testing.B) {
-	sizes := []int{10_000}
-	if !testing.Short() {
-		sizes = append(sizes, 100_000)
-	}
+	sizes := searchSizes()
 	for name, open := range backends(b) {
 		for _, n := range sizes {
 			for _, mode := range []string{"exact", "approximate"} {
