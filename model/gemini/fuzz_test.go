@@ -48,7 +48,8 @@ func FuzzStream(f *testing.F) {
 // reply it accepts can be sent back.
 func FuzzReply(f *testing.F) {
 	for _, s := range []string{replyText, replyCalls, replyImage, replyCode, replyBlocked, `{}`, `null`, `[1]`,
-		`{"candidates":[{"content":{"parts":[{"thought":true,"thoughtSignature":"!!"}]},"finishReason":"X"}]}`} {
+		`{"candidates":[{"content":{"parts":[{"thought":true,"thoughtSignature":"!!"}]},"finishReason":"X"}]}`,
+		`{"candidates":[{"content":{"parts":[{"inlineData":{"data":"AAAA"}}]},"finishReason":"STOP"}]}`} {
 		f.Add(s)
 	}
 	var body wiretest.JSONBody

@@ -114,6 +114,19 @@ func TestImagesTheModelDrawsComeBackAsImageParts(t *testing.T) {
 	assert.Contains(t, s.Received()[0].Body, `"responseModalities":["TEXT","IMAGE"]`)
 }
 
+// An image the server sends without a MIME type is typed by its bytes,
+// so the reply holding it can be sent back.
+func TestAnUntypedImageIsTypedByItsBytes(t *testing.T) {
+	s := newServer(t, jsonReply(http.StatusOK, `{"candidates":[{"content":{"role":"model","parts":[{"inlineData":{"data":"iVBORw0KGgo="}}]},"finishReason":"STOP"}]}`))
+	m, _ := newModel(t, s)
+	resp, err := m.Generate(context.Background(), userReq("Draw."))
+	require.NoError(t, err)
+	require.Len(t, resp.Message.Content, 1)
+	assert.Equal(t, "image/png", resp.Message.Content[0].MIMEType)
+	_, err = m.Generate(context.Background(), &model.Request{Messages: []model.Message{model.User("x"), resp.Message}})
+	require.NoError(t, err)
+}
+
 // Code the model ran comes back as provider parts, which go back to
 // Gemini as they came and are left out for other providers.
 func TestCodeExecutionPartsGoBackAsTheyCame(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -110,7 +111,13 @@ func (s *streamState) part(p *genai.Part) []model.Chunk {
 		return []model.Chunk{c}
 	case p.InlineData != nil && len(p.InlineData.Data) > 0:
 		s.thinking = false
-		img := model.ImagePart(p.InlineData.MIMEType, p.InlineData.Data)
+		mt := p.InlineData.MIMEType
+		if mt == "" {
+			// A blob the server left untyped is typed by its bytes, so the
+			// reply can be sent back (the API refuses inline data without one).
+			mt = http.DetectContentType(p.InlineData.Data)
+		}
+		img := model.ImagePart(mt, p.InlineData.Data)
 		return []model.Chunk{{Part: &img}}
 	case p.Text != "" || (len(p.ThoughtSignature) > 0 && isEmptyPart(p)):
 		s.thinking, s.text = false, s.text || p.Text != ""
