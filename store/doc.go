@@ -15,7 +15,10 @@
 //
 // The backends live in sub-packages: store/memory (one process),
 // store/sqlite (one file, pure Go) and store/postgres (shared by replicas).
-// All of them pass the conformance suite in store/storetest.
+// All of them pass the conformance suite in store/storetest. The runnable
+// examples of this package's API are those of store/memory: this package's
+// own tests use no backend, so that a module importing store (as graph
+// does) does not take a backend's dependencies into its go.sum.
 //
 // The graph engine hands a compiled graph's store to its nodes and tools
 // through the run's context (graph.WithStore); FromContext finds it there.

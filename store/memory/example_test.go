@@ -1,4 +1,4 @@
-package store_test
+package memory_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 // Items live under hierarchical namespaces; a search covers a namespace
 // and everything below it, filtered on the items' JSON fields.
-func Example() {
+func ExampleNew() {
 	ctx := context.Background()
 	s := memory.New()
 	defer s.Close()
@@ -36,7 +36,7 @@ func Example() {
 }
 
 // With an embedder, a search can be by meaning: the nearest items first.
-func Example_meaning() {
+func ExampleNew_meaning() {
 	ctx := context.Background()
 	s := memory.New(store.WithEmbedder(hashembed.New(0)), store.WithIndex("text"))
 	defer s.Close()
@@ -52,7 +52,7 @@ func Example_meaning() {
 
 // PutIf writes only over the version read, so two writers never overwrite
 // each other silently: the second one learns of the first.
-func ExampleStore_putIf() {
+func ExampleNew_putIf() {
 	ctx := context.Background()
 	s := memory.New()
 	defer s.Close()
@@ -69,7 +69,7 @@ func ExampleStore_putIf() {
 
 // Items may expire; Sweep removes the expired ones (store.SweepEvery runs
 // it on a timer).
-func ExampleWithTTL() {
+func ExampleNew_ttl() {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s := memory.New(store.WithClock(func() time.Time { return now }))

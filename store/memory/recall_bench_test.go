@@ -1,4 +1,4 @@
-package store_test
+package memory_test
 
 import (
 	"context"
