@@ -132,19 +132,26 @@ type recorder struct {
 	epoch   int64
 	attempt int
 	seq     int64 // the last number given out
-	ch      chan Event
-	done    chan struct{}
-	fenced  bool
+	// ch carries pointers: a buffer of recorderQueue events by value
+	// (some 330 bytes each) was a third of a megabyte to allocate and
+	// clear for every run.
+	ch     chan *Event
+	done   chan struct{}
+	fenced bool
 }
 
 const recorderBatch = 512
+
+// recorderQueue is how many events a run may get ahead of its recorder
+// before add waits.
+const recorderQueue = 1024
 
 // recorderWindow is how long a recorder waits, after an event, for more to
 // write with it.
 const recorderWindow = time.Millisecond
 
 func (m *Manager) newRecorder(run string, epoch int64, attempt int, seq int64) *recorder {
-	rec := &recorder{m: m, run: run, epoch: epoch, attempt: attempt, seq: seq, ch: make(chan Event, 1024), done: make(chan struct{})}
+	rec := &recorder{m: m, run: run, epoch: epoch, attempt: attempt, seq: seq, ch: make(chan *Event, recorderQueue), done: make(chan struct{})}
 	m.hub.openLog(run, seq+1)
 	go rec.loop()
 	return rec
@@ -154,7 +161,7 @@ func (m *Manager) newRecorder(run string, epoch int64, attempt int, seq int64) *
 func (rec *recorder) add(ev Event) {
 	rec.seq++
 	ev.Seq, ev.Run, ev.Attempt = rec.seq, rec.run, rec.attempt
-	rec.ch <- ev
+	rec.ch <- &ev
 }
 
 // close writes what is queued and stops.
@@ -171,7 +178,7 @@ func (rec *recorder) loop() {
 	window.Stop()
 	started := false
 	for first := range rec.ch {
-		batch = append(batch[:0], first)
+		batch = append(batch[:0], *first)
 		// The events of one step come microseconds apart (a node's end,
 		// its update, the state after the step): wait a moment for them,
 		// so that a step's events cost one commit, not one each.
@@ -183,7 +190,7 @@ func (rec *recorder) loop() {
 				if !ok {
 					break fill
 				}
-				batch = append(batch, ev)
+				batch = append(batch, *ev)
 			case <-window.C:
 				break fill
 			}
