@@ -183,8 +183,15 @@ func (rec *recorder) loop() {
 		// its update, the state after the step): wait a moment for them,
 		// so that a step's events cost one commit, not one each.
 		window.Reset(recorderWindow)
+		// The attempt's first event goes out alone, at once, when a
+		// stream may be waiting for it: always on a database that other
+		// processes share, and on a LocalQueue's when a stream of this
+		// Manager follows the run. Otherwise (a run that nobody streams,
+		// as a run waited for) it waits for the rest of its step, and a
+		// run of a few quick steps is written in one transaction.
+		alone := !started && (rec.m.b.Local == nil || rec.m.hub.followed(eventsOf(rec.run)))
 	fill:
-		for started && len(batch) < recorderBatch {
+		for !alone && len(batch) < recorderBatch {
 			select {
 			case ev, ok := <-rec.ch:
 				if !ok {
