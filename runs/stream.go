@@ -173,12 +173,12 @@ func (rec *recorder) close() {
 
 func (rec *recorder) loop() {
 	defer close(rec.done)
-	batch := make([]Event, 0, 16)
+	batch := make([]*Event, 0, 16)
 	window := time.NewTimer(time.Hour)
 	window.Stop()
 	started := false
 	for first := range rec.ch {
-		batch = append(batch[:0], *first)
+		batch = append(batch[:0], first)
 		// The events of one step come microseconds apart (a node's end,
 		// its update, the state after the step): wait a moment for them,
 		// so that a step's events cost one commit, not one each.
@@ -197,7 +197,7 @@ func (rec *recorder) loop() {
 				if !ok {
 					break fill
 				}
-				batch = append(batch, *ev)
+				batch = append(batch, ev)
 			case <-window.C:
 				break fill
 			}
@@ -217,13 +217,13 @@ func (rec *recorder) loop() {
 	}
 }
 
-func (rec *recorder) write(batch []Event) error {
+func (rec *recorder) write(batch []*Event) error {
 	ctx := context.Background()
 	seqs := make([]int64, len(batch))
 	datas := make([][]byte, len(batch))
 	for i := range batch {
 		seqs[i] = batch[i].Seq
-		datas[i], _ = json.Marshal(&batch[i])
+		datas[i], _ = json.Marshal(batch[i])
 	}
 	m := rec.m
 	if m.b.Dialect == DialectPostgres {
