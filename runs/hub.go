@@ -117,6 +117,13 @@ func (h *hub) subscribe(ids ...string) (<-chan struct{}, func()) {
 	}
 }
 
+// followed reports whether anything in this process subscribes to id.
+func (h *hub) followed(id string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs[id]) > 0
+}
+
 // signal wakes the subscribers of id.
 func (h *hub) signal(id string) {
 	h.mu.Lock()

@@ -132,19 +132,26 @@ type recorder struct {
 	epoch   int64
 	attempt int
 	seq     int64 // the last number given out
-	ch      chan Event
-	done    chan struct{}
-	fenced  bool
+	// ch carries pointers: a buffer of recorderQueue events by value
+	// (some 330 bytes each) was a third of a megabyte to allocate and
+	// clear for every run.
+	ch     chan *Event
+	done   chan struct{}
+	fenced bool
 }
 
 const recorderBatch = 512
+
+// recorderQueue is how many events a run may get ahead of its recorder
+// before add waits.
+const recorderQueue = 1024
 
 // recorderWindow is how long a recorder waits, after an event, for more to
 // write with it.
 const recorderWindow = time.Millisecond
 
 func (m *Manager) newRecorder(run string, epoch int64, attempt int, seq int64) *recorder {
-	rec := &recorder{m: m, run: run, epoch: epoch, attempt: attempt, seq: seq, ch: make(chan Event, 1024), done: make(chan struct{})}
+	rec := &recorder{m: m, run: run, epoch: epoch, attempt: attempt, seq: seq, ch: make(chan *Event, recorderQueue), done: make(chan struct{})}
 	m.hub.openLog(run, seq+1)
 	go rec.loop()
 	return rec
@@ -154,7 +161,7 @@ func (m *Manager) newRecorder(run string, epoch int64, attempt int, seq int64) *
 func (rec *recorder) add(ev Event) {
 	rec.seq++
 	ev.Seq, ev.Run, ev.Attempt = rec.seq, rec.run, rec.attempt
-	rec.ch <- ev
+	rec.ch <- &ev
 }
 
 // close writes what is queued and stops.
@@ -166,7 +173,7 @@ func (rec *recorder) close() {
 
 func (rec *recorder) loop() {
 	defer close(rec.done)
-	batch := make([]Event, 0, 16)
+	batch := make([]*Event, 0, 16)
 	window := time.NewTimer(time.Hour)
 	window.Stop()
 	started := false
@@ -176,8 +183,15 @@ func (rec *recorder) loop() {
 		// its update, the state after the step): wait a moment for them,
 		// so that a step's events cost one commit, not one each.
 		window.Reset(recorderWindow)
+		// The attempt's first event goes out alone, at once, when a
+		// stream may be waiting for it: always on a database that other
+		// processes share, and on a LocalQueue's when a stream of this
+		// Manager follows the run. Otherwise (a run that nobody streams,
+		// as a run waited for) it waits for the rest of its step, and a
+		// run of a few quick steps is written in one transaction.
+		alone := !started && (rec.m.b.Local == nil || rec.m.hub.followed(eventsOf(rec.run)))
 	fill:
-		for started && len(batch) < recorderBatch {
+		for !alone && len(batch) < recorderBatch {
 			select {
 			case ev, ok := <-rec.ch:
 				if !ok {
@@ -203,13 +217,13 @@ func (rec *recorder) loop() {
 	}
 }
 
-func (rec *recorder) write(batch []Event) error {
+func (rec *recorder) write(batch []*Event) error {
 	ctx := context.Background()
 	seqs := make([]int64, len(batch))
 	datas := make([][]byte, len(batch))
 	for i := range batch {
 		seqs[i] = batch[i].Seq
-		datas[i], _ = json.Marshal(&batch[i])
+		datas[i], _ = json.Marshal(batch[i])
 	}
 	m := rec.m
 	if m.b.Dialect == DialectPostgres {

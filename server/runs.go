@@ -55,7 +55,8 @@ func (s *Server) runRoutes() {
 		if err != nil {
 			return err
 		}
-		return s.wait(w, r, run, flag(r, "cancel_on_disconnect"), false)
+		_, err = s.wait(w, r, run, flag(r, "cancel_on_disconnect"))
+		return err
 	})
 	s.route("GET /threads/{thread}/runs/{run}/stream", func(w http.ResponseWriter, r *http.Request) error {
 		run, err := s.threadRun(r)
@@ -447,31 +448,35 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request, thread string
 		w.Header().Set("Content-Location", "/runs/"+run.ID)
 	}
 	cancelOnDisconnect := b.OnDisconnect == "cancel"
+	ended := false
 	switch how {
 	case respondStream:
 		if thread != "" {
 			// Where a client reconnects to (with Last-Event-ID).
 			w.Header().Set("Location", "/threads/"+run.Thread+"/runs/"+run.ID+"/stream")
 		}
-		err = s.stream(w, r, run, k, 0, cancelOnDisconnect, true)
+		ended, err = s.stream(w, r, run, k, 0, cancelOnDisconnect, true)
 	case respondWait:
-		err = s.wait(w, r, run, cancelOnDisconnect, k.Temporary)
+		ended, err = s.wait(w, r, run, cancelOnDisconnect)
 	default:
 		err = writeJSON(w, http.StatusOK, runJSON(run))
 	}
 	if k.Temporary {
-		s.cleanUp(r.Context(), run)
+		s.cleanUp(r.Context(), run, ended)
 	}
 	return err
 }
 
-// cleanUp deletes the thread of a stateless run once the run has ended.
-func (s *Server) cleanUp(ctx context.Context, run runs.Run) {
+// cleanUp deletes the thread of a stateless run once the run has ended
+// (at once when ended says the caller saw it end).
+func (s *Server) cleanUp(ctx context.Context, run runs.Run, ended bool) {
 	owner := runs.OwnerOf(ctx)
 	s.wg.Go(func() {
 		ctx := runs.WithOwner(s.ctx, owner)
-		if _, err := s.m.Wait(ctx, run.ID); err != nil {
-			return
+		if !ended {
+			if _, err := s.m.Wait(ctx, run.ID); err != nil {
+				return
+			}
 		}
 		if err := s.m.DeleteThread(ctx, run.Thread); err != nil && !errors.Is(err, runs.ErrNotFound) {
 			s.log.Warn("server: deleting the thread of a stateless run failed", "run", run.ID, "error", err)
@@ -501,7 +506,7 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if k.Temporary {
-			s.cleanUp(r.Context(), run)
+			s.cleanUp(r.Context(), run, false)
 		}
 		out = append(out, runJSON(run))
 	}
@@ -671,17 +676,18 @@ func (s *Server) result(ctx context.Context, run runs.Run) any {
 
 // wait answers with run's result once it ends, sending a blank line every
 // keep-alive interval meanwhile (which a JSON parser skips). A client that
-// leaves cancels the run when cancelOnDisconnect is set.
-func (s *Server) wait(w http.ResponseWriter, r *http.Request, run runs.Run, cancelOnDisconnect, temporary bool) error {
+// leaves cancels the run when cancelOnDisconnect is set. ended says
+// whether it saw the run end.
+func (s *Server) wait(w http.ResponseWriter, r *http.Request, run runs.Run, cancelOnDisconnect bool) (ended bool, _ error) {
 	ctx := r.Context()
 	done := make(chan struct{})
 	var (
-		ended runs.Run
-		err   error
+		last runs.Run
+		err  error
 	)
 	go func() {
 		defer close(done)
-		ended, err = s.m.Wait(ctx, run.ID)
+		last, err = s.m.Wait(ctx, run.ID)
 	}()
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
@@ -694,19 +700,19 @@ func (s *Server) wait(w http.ResponseWriter, r *http.Request, run runs.Run, canc
 			if err != nil {
 				if ctx.Err() != nil {
 					s.disconnected(ctx, run, cancelOnDisconnect)
-					return nil
+					return false, nil
 				}
 				s.log.Error("server: waiting for a run failed", "run", run.ID, "error", err)
 				b, _ := json.Marshal(map[string]any{"__error__": map[string]any{"error": "Error", "message": "internal error"}})
 				_, _ = w.Write(b)
-				return nil
+				return false, nil
 			}
-			b, merr := json.Marshal(s.result(ctx, ended))
+			b, merr := json.Marshal(s.result(ctx, last))
 			if merr != nil {
-				return merr
+				return true, merr
 			}
 			_, _ = w.Write(b)
-			return nil
+			return true, nil
 		case <-tick.C:
 			_, _ = w.Write([]byte("\n"))
 			if flusher != nil {
@@ -748,7 +754,8 @@ func (s *Server) joinStream(w http.ResponseWriter, r *http.Request, run runs.Run
 		}
 		after = n
 	}
-	return s.stream(w, r, run, k, after, flag(r, "cancel_on_disconnect"), after == 0)
+	_, err := s.stream(w, r, run, k, after, flag(r, "cancel_on_disconnect"), after == 0)
+	return err
 }
 
 // stream sends run's events after the one numbered after, translated for
@@ -756,10 +763,10 @@ func (s *Server) joinStream(w http.ResponseWriter, r *http.Request, run runs.Run
 // run, which a client that reconnects sends back as Last-Event-ID. When
 // one recorded event makes several events of the API, only the last of
 // them carries the ID, so a client cut off among them gets them all again.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, run runs.Run, k kwargs, after int64, cancelOnDisconnect, metadata bool) error {
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, run runs.Run, k kwargs, after int64, cancelOnDisconnect, metadata bool) (ended bool, _ error) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
-		return errors.New("server: the response writer cannot flush: streams need one that can")
+		return false, errors.New("server: the response writer cannot flush: streams need one that can")
 	}
 	ctx, stop := context.WithCancel(r.Context())
 	defer stop()
@@ -807,7 +814,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run runs.Run, k 
 	}()
 	info, err := s.m.GraphInfo(run.Graph)
 	if err != nil {
-		return err
+		return false, err
 	}
 	tr := newTranslator(run.ID, run.Thread, info.Fields, k.StreamMode, k.Subgraphs)
 	tr.load = func(checkpoint string) json.RawMessage {
@@ -823,20 +830,20 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run runs.Run, k 
 		select {
 		case <-r.Context().Done():
 			s.disconnected(r.Context(), run, cancelOnDisconnect)
-			return nil
+			return ended, nil
 		case <-tick.C:
 			if _, err := io.WriteString(w, sse.KeepAlive); err != nil {
-				return nil
+				return ended, nil
 			}
 			flusher.Flush()
 		case it, ok := <-ch:
 			if !ok {
-				return nil
+				return ended, nil
 			}
 			if it.err != nil {
 				if r.Context().Err() != nil {
 					s.disconnected(r.Context(), run, cancelOnDisconnect)
-					return nil
+					return ended, nil
 				}
 				msg := "internal error"
 				if errors.Is(it.err, runs.ErrNotFound) {
@@ -845,9 +852,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run runs.Run, k 
 					s.log.Error("server: streaming a run failed", "run", run.ID, "error", it.err)
 				}
 				write("", "error", map[string]any{"error": "Error", "message": msg})
-				return nil
+				return ended, nil
 			}
 			ev := it.ev
+			if ev.Kind == runs.KindRunEnd {
+				ended = true
+			}
 			out := tr.translate(ev)
 			if ev.Kind == runs.KindRunEnd && ev.Seq > after {
 				switch ev.Status {
@@ -865,7 +875,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run runs.Run, k 
 					eid = id
 				}
 				if !write(eid, e.event, e.data) {
-					return nil
+					return ended, nil
 				}
 			}
 		}

@@ -233,6 +233,12 @@ func TestStatelessRunsLeaveNoThreadUnlessKept(t *testing.T) {
 		return n == 1
 	})
 	assert.Equal(t, 200, e.call(t, "GET", "/threads/"+meta["thread_id"].(string), nil, nil), "on_completion keep keeps the thread")
+
+	evs = e.stream(t, "POST", "/runs/stream", obj{"assistant_id": "echo", "input": obj{"notes": []string{"z"}}})
+	require.NoError(t, json.Unmarshal(evs[0].Data, &meta))
+	eventually(t, "the streamed run's thread deleted", func() bool {
+		return e.call(t, "GET", "/threads/"+meta["thread_id"].(string), nil, nil) == http.StatusNotFound
+	})
 }
 
 func TestMessagesAreServedAsLangChainMessagesAndStreamedTokenByToken(t *testing.T) {

@@ -6,11 +6,13 @@
 // taken at once by a worker of the process, and its events reach the
 // streams of the process as soon as they are recorded, with no polling.
 //
-// The runs, threads, events and checkpoints are kept in an in-memory SQLite
-// database that only this process opens, so everything the runs layer does
-// — multitask strategies, cancellation, joining and resuming streams,
-// interrupts, schedules — works as with runs/sqlite and runs/postgres.
-// Everything is gone when the Manager is closed.
+// The runs, threads and events are kept in an in-memory SQLite database
+// that only this process opens, so everything the runs layer does —
+// multitask strategies, cancellation, joining and resuming streams,
+// interrupts, schedules — works as with runs/sqlite and runs/postgres. The
+// checkpoints are Go values (state/memory), each write fenced by the runs
+// layer's fence statement on that database. Everything is gone when the
+// Manager is closed.
 //
 //	m, err := memory.Open(ctx)
 //	g, err := builder.Compile(graph.WithCheckpointer(m.Saver()))

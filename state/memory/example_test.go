@@ -92,3 +92,29 @@ func ExampleSaver_PutIfLatest() {
 	// true
 	// thread "t": checkpoint "cp-2b": the thread's latest checkpoint is not the expected one: the latest is "cp-2a", not "cp-1"
 }
+
+// A write guard admits or refuses each write: here, a writer whose lease
+// was taken over stores nothing.
+func ExampleWithWriteGuard() {
+	ctx := context.Background()
+	holder := "worker-1" // who may write; another worker takes it over below
+	type writerKey struct{}
+	s := memory.New(memory.WithWriteGuard(func(ctx context.Context) error {
+		if ctx.Value(writerKey{}) != holder {
+			return errors.New("lease lost")
+		}
+		return nil
+	}))
+
+	w1 := context.WithValue(ctx, writerKey{}, "worker-1")
+	fmt.Println(s.Put(w1, state.Checkpoint{ThreadID: "t", ID: "cp-1"}))
+	holder = "worker-2"
+	err := s.Put(w1, state.Checkpoint{ThreadID: "t", ID: "cp-2"})
+	fmt.Println(errors.Is(err, state.ErrFenced))
+	latest, _ := s.Get(ctx, "t", "", "")
+	fmt.Println("latest:", latest.Checkpoint.ID)
+	// Output:
+	// <nil>
+	// true
+	// latest: cp-1
+}

@@ -21,6 +21,7 @@ type Saver struct {
 	mu      sync.RWMutex
 	seq     uint64                         // insertion counter; orders checkpoints
 	threads map[string]map[string]*history // thread ID → namespace → history
+	guard   func(ctx context.Context) error
 }
 
 // history is one thread and namespace's checkpoints, oldest first.
@@ -37,9 +38,44 @@ type entry struct {
 
 var _ state.Saver = (*Saver)(nil)
 
+// An Option configures the Saver New makes.
+type Option func(*Saver)
+
+// WithWriteGuard has the store call guard before it stores a write (Put,
+// PutIfLatest, PutWrites): once the write's own checks have passed, while
+// the store holds its lock, so that no other read or write of the store
+// comes between the guard and the write. An error from guard refuses the
+// write: nothing is stored, and the error returned wraps state.ErrFenced
+// and guard's error. A write that fails its own checks (a conflict, a
+// latest checkpoint that is not the expected one, an unknown checkpoint)
+// reports that, and guard is not called.
+//
+// The guard is what lets a store in memory serve as the checkpointer of a
+// process that fences writers elsewhere (runs/memory runs the runs layer's
+// fence statement on its database there).
+func WithWriteGuard(guard func(ctx context.Context) error) Option {
+	return func(s *Saver) { s.guard = guard }
+}
+
 // New returns an empty in-memory store.
-func New() *Saver {
-	return &Saver{threads: make(map[string]map[string]*history)}
+func New(opts ...Option) *Saver {
+	s := &Saver{threads: make(map[string]map[string]*history)}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// admit calls the write guard, if any, for a write whose checks passed.
+// The caller holds s.mu.
+func (s *Saver) admit(ctx context.Context) error {
+	if s.guard == nil {
+		return nil
+	}
+	if err := s.guard(ctx); err != nil {
+		return fmt.Errorf("%w: %w", state.ErrFenced, err)
+	}
+	return nil
 }
 
 // Put stores a copy of cp. A zero CreatedAt is set to the current time.
@@ -108,6 +144,9 @@ func (s *Saver) put(ctx context.Context, cp state.Checkpoint, cond bool, latest 
 			return describe(cp.ThreadID, cp.Namespace, cp.ID, state.NotLatest(found, latest))
 		}
 	}
+	if err := s.admit(ctx); err != nil {
+		return fmt.Errorf("memory: put: %w", describe(cp.ThreadID, cp.Namespace, cp.ID, err))
+	}
 	s.seq++
 	e := &entry{seq: s.seq, cp: stored}
 	h.order = append(h.order, e)
@@ -133,6 +172,9 @@ func (s *Saver) PutWrites(ctx context.Context, threadID, namespace, checkpointID
 	e := s.lookup(threadID, namespace, checkpointID)
 	if e == nil {
 		return describe(threadID, namespace, checkpointID, state.ErrNotFound)
+	}
+	if err := s.admit(ctx); err != nil {
+		return fmt.Errorf("memory: put writes: %w", describe(threadID, namespace, checkpointID, err))
 	}
 	for _, w := range writes {
 		stored := state.PendingWrite{TaskID: w.TaskID, Node: w.Node, Payload: bytes.Clone(w.Payload)}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -37,7 +38,18 @@ type Saver struct {
 	closed bool
 	stmts  statements
 	guard  state.WriteGuard
+
+	// guardStmts holds the write guard's statements, prepared on the
+	// database by their text (query → *sql.Stmt), at most maxGuardStmts:
+	// SQLite (pure Go) spends more time parsing a short statement than
+	// running it, and a guard gives the same text for every write.
+	guardStmts sync.Map
+	guardCount atomic.Int32
 }
+
+// maxGuardStmts bounds the guard statements a Saver keeps prepared; a
+// guard whose text changes with every write runs unprepared past it.
+const maxGuardStmts = 16
 
 var _ state.Saver = (*Saver)(nil)
 
@@ -172,6 +184,11 @@ func (s *Saver) Close() error {
 	}
 	s.closed = true
 	err := s.stmts.close()
+	s.guardStmts.Range(func(k, v any) bool {
+		err = errors.Join(err, v.(*sql.Stmt).Close())
+		s.guardStmts.Delete(k)
+		return true
+	})
 	if s.owned {
 		err = errors.Join(err, s.db.Close())
 	}
@@ -266,9 +283,13 @@ func (s *Saver) guarded(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if s.guard == nil {
 		return s.exclusive(ctx, func() error { return fn(nil) })
 	}
-	if _, _, ok := s.guard(ctx); !ok {
+	q, _, ok := s.guard(ctx)
+	if !ok {
 		return s.exclusive(ctx, func() error { return fn(nil) })
 	}
+	// Prepared before the transaction begins: on a database of one
+	// connection the transaction holds it.
+	s.prepareGuard(ctx, q)
 	return s.writeTx(ctx, func(tx *sql.Tx) error {
 		if err := s.runGuard(ctx, tx); err != nil {
 			return err
@@ -287,7 +308,15 @@ func (s *Saver) runGuard(ctx context.Context, tx *sql.Tx) error {
 	if !ok {
 		return nil
 	}
-	res, err := tx.ExecContext(ctx, q, args...)
+	var (
+		res sql.Result
+		err error
+	)
+	if st, ok := s.guardStmts.Load(q); ok {
+		res, err = tx.StmtContext(ctx, st.(*sql.Stmt)).ExecContext(ctx, args...)
+	} else {
+		res, err = tx.ExecContext(ctx, q, args...)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %w", state.ErrFenced, err)
 	}
@@ -297,6 +326,24 @@ func (s *Saver) runGuard(ctx context.Context, tx *sql.Tx) error {
 		return fmt.Errorf("%w: its statement changed no row", state.ErrFenced)
 	}
 	return nil
+}
+
+// prepareGuard prepares the guard statement q on the database and keeps
+// it, unless it is kept already or maxGuardStmts are. A statement that
+// fails to prepare is left to run unprepared, which reports its error.
+func (s *Saver) prepareGuard(ctx context.Context, q string) {
+	if _, ok := s.guardStmts.Load(q); ok || s.guardCount.Load() >= maxGuardStmts {
+		return
+	}
+	st, err := s.db.PrepareContext(ctx, q)
+	if err != nil {
+		return
+	}
+	if _, loaded := s.guardStmts.LoadOrStore(q, st); loaded {
+		_ = st.Close()
+		return
+	}
+	s.guardCount.Add(1)
 }
 
 // ignoreDone drops the error of rolling back a transaction that database/sql
