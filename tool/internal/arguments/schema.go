@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"math/big"
 	"net/url"
 	"slices"
@@ -41,11 +42,10 @@ type Schema struct {
 	validator *jsonschema.Schema
 	coercion  *coerceNode
 
+	byLoc map[string]*jsonschema.Schema // every compiled position by its location, for the error messages
+
 	planOnce sync.Once
 	plan     *fastNode // the validate-only fast plan; nil when it would always decline
-
-	locOnce sync.Once
-	byLoc   map[string]*jsonschema.Schema // every compiled position by its location, for the error messages
 }
 
 // validatePlan returns the schema's validate-only fast plan, built on first
@@ -107,7 +107,29 @@ func CompileSchema(raw json.RawMessage) (s *Schema, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidSchema, err)
 	}
-	return &Schema{raw: slices.Clone(raw), validator: v, coercion: compileCoercion(doc)}, nil
+	byLoc := map[string]*jsonschema.Schema{}
+	indexSchema(v, byLoc)
+	for loc, sub := range byLoc {
+		if strings.HasPrefix(loc, schemaURL) {
+			fixCounts(sub)
+		}
+	}
+	return &Schema{raw: slices.Clone(raw), validator: v, coercion: compileCoercion(doc), byLoc: byLoc}, nil
+}
+
+// fixCounts repairs the counts (minLength, maxItems, ...) the compiler
+// converted from float64 beyond an int's range: such a count (the
+// meta-schema allows no negative one) is at least 2^63, which no value
+// reaches, but the conversion may have made it negative, and the
+// validator would then refuse every value against a maximum, and accept
+// every value against a minimum.
+func fixCounts(s *jsonschema.Schema) {
+	for _, n := range []*int{&s.MinLength, &s.MaxLength, &s.MinItems, &s.MaxItems,
+		&s.MinProperties, &s.MaxProperties, &s.MinContains, &s.MaxContains} {
+		if *n < -1 {
+			*n = math.MaxInt
+		}
+	}
 }
 
 // decodeSchema decodes a schema's text as the compiler does: numbers as
@@ -155,10 +177,6 @@ func (s *Schema) Validate(v any) *Error {
 	if !errors.As(err, &verr) {
 		return fieldError(err.Error(), err)
 	}
-	s.locOnce.Do(func() {
-		s.byLoc = map[string]*jsonschema.Schema{}
-		indexSchema(s.validator, s.byLoc)
-	})
 	f := flattener{byLoc: s.byLoc, root: v, plan: s.coercion}
 	var fields []FieldError
 	f.flatten(verr, &fields)

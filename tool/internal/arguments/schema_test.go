@@ -65,6 +65,8 @@ func TestValidateWordsEveryKeyword(t *testing.T) {
 			[]FieldError{{"$.next.next.v", `expected integer, got string "s"`}}},
 		{"unique by value", `{"uniqueItems":true}`, `[1,2,1.0]`, []FieldError{{"$", "items must be unique, but items 0 and 2 are equal"}}},
 		{"a false schema", `false`, `1`, []FieldError{{"$", "not allowed here"}}},
+		{"a count beyond an int", `{"properties":{"a":{"maxLength":1e19},"b":{"minItems":1e400}}}`, `{"a":"x","b":[1]}`,
+			[]FieldError{{"$.b", "must have at least 9223372036854775807 items, got 1"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
