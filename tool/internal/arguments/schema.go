@@ -169,6 +169,9 @@ func (s *Schema) Coerce(v any) (any, bool) { return coerce(v, s.coercion) }
 // Validate checks a decoded value against the schema. It returns nil or an
 // *Error listing every problem by JSON path, in path order.
 func (s *Schema) Validate(v any) *Error {
+	if plan := s.validatePlan(); plan != nil && plan.validValue(v, 0) {
+		return nil
+	}
 	err := s.validator.Validate(v)
 	if err == nil {
 		return nil

@@ -123,3 +123,40 @@ func TestFastPlanChecksFormatsWithTheValidatorsFunction(t *testing.T) {
 		assert.Equal(t, ok, aerr == nil, value)
 	}
 }
+
+// TestValidateShortcutAgreesWithTheValidator runs the arguments of the
+// fast path's tests, and their mutations, through Validate's shortcut and
+// the validator, coerced as the pipeline coerces them: what the shortcut
+// accepts, the validator accepts.
+func TestValidateShortcutAgreesWithTheValidator(t *testing.T) {
+	accepted, refused := 0, 0
+	for _, c := range typedCases {
+		sch := c.schema
+		plan := sch.validatePlan()
+		if plan == nil {
+			continue
+		}
+		for _, seed := range typedSeeds {
+			muts := mutations(seed)
+			if testing.Short() {
+				muts = muts[:min(len(muts), 3)]
+			}
+			for _, args := range append([]string{seed}, muts...) {
+				v, err := Parse([]byte(args))
+				if err != nil {
+					continue
+				}
+				v, _ = sch.Coerce(v)
+				verr := sch.validator.Validate(v)
+				if plan.validValue(v, 0) {
+					require.NoError(t, verr, "%s: the shortcut accepted %s, which the validator refuses", c.name, args)
+					accepted++
+				} else if verr != nil {
+					refused++
+				}
+			}
+		}
+	}
+	assert.Greater(t, accepted, 40, "the shortcut is not vacuous")
+	assert.Greater(t, refused, 40)
+}
