@@ -69,12 +69,17 @@ func refuseLoad(url string) (io.ReadCloser, error) {
 // formats are the formats asserted: the validator's own, and "semver".
 // Every compiler gets this map, which is never written after it is built,
 // so the fast plan checks a format with the very function the validator
-// was compiled with (see formatFunc).
+// was compiled with (see formatFunc). "ip-address" and "uriref", names of
+// draft 3, are annotations, as they were with v6.
 var formats = sync.OnceValue(func() map[string]func(any) bool {
 	m := maps.Clone(jsonschema.Formats)
 	m["semver"] = isSemver
+	m["ip-address"] = anyFormat
+	m["uriref"] = anyFormat
 	return m
 })
+
+func anyFormat(any) bool { return true }
 
 // CompileSchema compiles a JSON Schema (draft 2020-12 unless its $schema
 // names another draft). References outside the schema itself are refused:
@@ -112,6 +117,12 @@ func CompileSchema(raw json.RawMessage) (s *Schema, err error) {
 	for loc, sub := range byLoc {
 		if strings.HasPrefix(loc, schemaURL) {
 			fixCounts(sub)
+			if sub.Enum != nil && len(sub.Enum) == 0 && sub.Always == nil {
+				// An empty enum allows no value; the validator would
+				// ignore it.
+				refuse := false
+				sub.Always = &refuse
+			}
 		}
 	}
 	return &Schema{raw: slices.Clone(raw), validator: v, coercion: compileCoercion(doc), byLoc: byLoc}, nil
@@ -369,6 +380,10 @@ func (f *flattener) keyword(e *jsonschema.ValidationError, kw []string, got any)
 	abs := e.AbsoluteKeywordLocation
 	if s := f.byLoc[abs]; s != nil && s.Always != nil && !*s.Always {
 		p.kind, p.schema = "false", s
+		if s.Enum != nil {
+			p.kind = "enum" // empty
+			return p
+		}
 		if n := len(kw); n >= 2 && isIndex(kw[n-1]) || n >= 2 && slices.Contains([]string{"properties", "patternProperties"}, kw[n-2]) {
 			p.via = kw[n-2]
 		} else if n >= 1 {
@@ -415,6 +430,9 @@ func problem(p failure) string {
 		}
 		return fmt.Sprintf("expected %s, got %s %s", strings.Join(s.Types, " or "), jsonType(got), excerpt(got))
 	case "enum":
+		if len(s.Enum) == 0 {
+			return fmt.Sprintf("no value is allowed (the enum is empty), got %s", excerpt(got))
+		}
 		return fmt.Sprintf("must be one of %s, got %s", joinValues(s.Enum), excerpt(got))
 	case "const":
 		if len(s.Constant) > 0 {

@@ -65,6 +65,9 @@ func TestValidateWordsEveryKeyword(t *testing.T) {
 			[]FieldError{{"$.next.next.v", `expected integer, got string "s"`}}},
 		{"unique by value", `{"uniqueItems":true}`, `[1,2,1.0]`, []FieldError{{"$", "items must be unique, but items 0 and 2 are equal"}}},
 		{"a false schema", `false`, `1`, []FieldError{{"$", "not allowed here"}}},
+		{"an empty enum", `{"properties":{"e":{"enum":[]}}}`, `{"e":1}`, []FieldError{{"$.e", "no value is allowed (the enum is empty), got 1"}}},
+		{"draft 3 format names are annotations", `{"properties":{"a":{"format":"ip-address"},"b":{"format":"uriref"}},"required":["c"]}`, `{"a":"x","b":"\\"}`,
+			[]FieldError{{"$.c", "required property is missing"}}},
 		{"a count beyond an int", `{"properties":{"a":{"maxLength":1e19},"b":{"minItems":1e400}}}`, `{"a":"x","b":[1]}`,
 			[]FieldError{{"$.b", "must have at least 9223372036854775807 items, got 1"}}},
 	}
