@@ -64,7 +64,7 @@
 // object; coercion toward the schema ("3" to 3 where a number is wanted,
 // "true" to true, numbers to strings where a string is wanted, a JSON
 // string to the array or object it holds, a null optional property
-// dropped); validation with github.com/santhosh-tekuri/jsonschema/v6,
+// dropped); validation with github.com/santhosh-tekuri/jsonschema/v5,
 // compiled once per tool; decoding into In. A failure at any step is an
 // error result listing every bad field by JSON path and the arguments
 // received, and the tool's body does not run. Errors, timeouts,

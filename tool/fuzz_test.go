@@ -101,6 +101,9 @@ func FuzzCompileSchema(f *testing.F) {
 	f.Add([]byte(`{"$defs":{"a":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}`), []byte(`1`))
 	f.Add([]byte(`{"anyOf":[{"type":"object","properties":{"a":{"$ref":"#"}}},{"type":"array","items":{"$ref":"#"}}]}`), []byte(`{"a":[{"a":"1"}]}`))
 	f.Add([]byte(`{"items":[{"type":"integer"}],"type":"array"}`), []byte(`["1"]`))
+	f.Add([]byte(`{"propertyNames":{"maxLength":2},"dependentRequired":{"a":["b"]},"properties":{"x":false},"unevaluatedProperties":false}`), []byte(`{"a":1,"x":2,"long":3}`))
+	f.Add([]byte(`{"contains":{"const":1},"maxContains":1,"prefixItems":[true],"items":false,"not":{"maxItems":0}}`), []byte(`[1,1,2]`))
+	f.Add([]byte(`{"oneOf":[{"minimum":0},{"multipleOf":2}],"maxLength":1e19}`), []byte(`4`))
 	f.Fuzz(func(t *testing.T, schema, value []byte) {
 		s, err := CompileSchema(schema)
 		if err != nil {

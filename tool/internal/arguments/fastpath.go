@@ -180,21 +180,21 @@ func (n *fastNode) checkString(s string) bool {
 	}
 	// A format checker may be the user's own: it gets a string of its own,
 	// since s may be read in place from the caller's arguments.
-	if n.format != nil && n.format.Validate(strings.Clone(s)) != nil {
+	if n.format != nil && !n.format(strings.Clone(s)) {
 		return false
 	}
 	return (n.enum == nil || n.enum.hasString(s)) && (n.konst == nil || n.konst.hasString(s))
 }
 
 func (n *fastNode) checkBool(b bool) bool {
-	if n.format != nil && n.format.Validate(b) != nil {
+	if n.format != nil && !n.format(b) {
 		return false
 	}
 	return (n.enum == nil || n.enum.hasBool(b)) && (n.konst == nil || n.konst.hasBool(b))
 }
 
 func (n *fastNode) checkNull() bool {
-	if n.format != nil && n.format.Validate(nil) != nil {
+	if n.format != nil && !n.format(nil) {
 		return false
 	}
 	return (n.enum == nil || n.enum.hasNull) && (n.konst == nil || n.konst.hasNull)
@@ -265,7 +265,7 @@ func (n *fastNode) numberOK(lit string) (iv int64, intOK, ok bool) {
 	if n.num != nil && !n.num.check(lit, iv, intOK) {
 		return 0, false, false
 	}
-	if n.format != nil && n.format.Validate(json.Number(lit)) != nil {
+	if n.format != nil && !n.format(json.Number(lit)) {
 		return 0, false, false
 	}
 	if n.enum != nil && !n.enum.hasNumber(lit, iv, intOK) || n.konst != nil && !n.konst.hasNumber(lit, iv, intOK) {

@@ -9,10 +9,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// requireValidatorAccepts fails the test unless the validator itself
+// accepts args, which a fast path accepted. It asks the validator without
+// Validate's shortcut, which shares the fast path's plan.
+func requireValidatorAccepts(t *testing.T, sch *Schema, args []byte) {
+	t.Helper()
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = []byte("{}")
+	}
+	v, err := Parse(args)
+	require.NoError(t, err, "the fast path accepted %q, which does not parse", args)
+	require.NoError(t, sch.validator.Validate(v), "the fast path accepted %q, which the validator refuses", args)
+}
 
 // checkOnly runs the validate-only fast plan of schema over args. It fails
 // the test when the fast path accepts arguments that the full pipeline
@@ -23,6 +36,7 @@ func checkOnly(t *testing.T, schema, args string) bool {
 	plan := sch.validatePlan()
 	accepted := plan != nil && fastDecode(plan, []byte(args), reflect.Value{})
 	if accepted {
+		requireValidatorAccepts(t, sch, []byte(args))
 		a, aerr := Full(json.RawMessage(args), sch, nil, false, false)
 		require.Nil(t, aerr, "the fast path accepted %s, which the pipeline refuses", args)
 		want := args
@@ -139,8 +153,9 @@ func TestFastPathKeywords(t *testing.T) {
 // the same arguments and decode the same value. It reports whether the fast
 // path accepted.
 type typedCase struct {
-	name  string
-	check func(t *testing.T, args []byte, repair bool) bool
+	name   string
+	schema *Schema
+	check  func(t *testing.T, args []byte, repair bool) bool
 }
 
 func typed[T any](name string, schema string) typedCase {
@@ -148,7 +163,7 @@ func typed[T any](name string, schema string) typedCase {
 	if err != nil {
 		panic(err)
 	}
-	return typedCase{name: name, check: func(t *testing.T, args []byte, repair bool) bool {
+	return typedCase{name: name, schema: ft.schema, check: func(t *testing.T, args []byte, repair bool) bool {
 		t.Helper()
 		got, fastOK := fastArguments[T](ft.fast, args)
 		a, aerr := Full(args, ft.schema, nil, repair, true)
@@ -158,6 +173,7 @@ func typed[T any](name string, schema string) typedCase {
 			want, errs = decodeValue[T](ft.decode, a.Value)
 		}
 		if fastOK {
+			requireValidatorAccepts(t, ft.schema, args)
 			if aerr != nil || len(errs) > 0 {
 				t.Fatalf("%s: the fast path accepted %q, which the pipeline refuses: %v %v", name, args, aerr, errs)
 			}
@@ -178,6 +194,7 @@ func typed[T any](name string, schema string) typedCase {
 			}
 		}
 		if plan := ft.schema.validatePlan(); plan != nil && fastDecode(plan, args, reflect.Value{}) {
+			requireValidatorAccepts(t, ft.schema, args)
 			b, berr := Full(args, ft.schema, nil, repair, false)
 			if berr != nil {
 				t.Fatalf("%s: the validate-only fast path accepted %q, which the pipeline refuses: %v", name, args, berr)
@@ -598,10 +615,17 @@ func FuzzFastValidateMatchesPipeline(f *testing.F) {
 			return
 		}
 		plan := sch.validatePlan()
+		if v, err := Parse(value); err == nil && plan != nil {
+			v, _ = sch.Coerce(v)
+			if plan.validValue(v, 0) {
+				require.NoError(t, sch.validator.Validate(v), "Validate's shortcut accepted %q for %s, which the validator refuses", value, schema)
+			}
+		}
 		if plan == nil || !fastDecode(plan, value, reflect.Value{}) {
 			return
 		}
 		a, aerr := Full(value, sch, nil, false, false)
+		requireValidatorAccepts(t, sch, value)
 		if aerr != nil {
 			t.Fatalf("the fast path accepted %q for %s, which the pipeline refuses: %v", value, schema, aerr)
 		}
@@ -617,26 +641,27 @@ func FuzzFastValidateMatchesPipeline(f *testing.F) {
 // missing from this list means a keyword the fast path might overlook.
 func TestFastPlanKnowsEveryKeyword(t *testing.T) {
 	known := map[string]string{
-		"DraftVersion": "items form", "Location": "harmless", "Bool": "checked",
-		"ID": "harmless", "Ref": "refused", "Anchor": "harmless", "RecursiveRef": "refused",
-		"RecursiveAnchor": "harmless", "DynamicRef": "refused", "DynamicAnchor": "harmless",
-		"Types": "checked", "Enum": "checked", "Const": "checked", "Not": "refused",
+		"Location": "harmless", "Draft": "harmless", "Always": "checked",
+		"Format": "checked", "Ref": "refused", "RecursiveAnchor": "harmless", "RecursiveRef": "refused",
+		"DynamicAnchor": "harmless", "DynamicRef": "refused",
+		"Types": "checked", "Constant": "checked", "Enum": "checked", "Not": "refused",
 		"AllOf": "refused", "AnyOf": "refused", "OneOf": "refused", "If": "refused",
-		"Then": "refused", "Else": "refused", "Format": "checked",
-		"MaxProperties": "refused", "MinProperties": "refused", "Required": "checked",
-		"PropertyNames": "refused", "Properties": "checked", "PatternProperties": "refused",
-		"AdditionalProperties": "checked", "Dependencies": "refused", "DependentRequired": "refused",
-		"DependentSchemas": "refused", "UnevaluatedProperties": "refused",
-		"MinItems": "checked", "MaxItems": "checked", "UniqueItems": "checked", "Contains": "refused",
-		"MinContains": "refused", "MaxContains": "refused", "Items": "checked", "AdditionalItems": "refused",
-		"PrefixItems": "refused", "Items2020": "checked", "UnevaluatedItems": "refused",
+		"Then": "refused", "Else": "refused",
+		"MinProperties": "refused", "MaxProperties": "refused", "Required": "checked",
+		"Properties": "checked", "PropertyNames": "refused", "RegexProperties": "refused",
+		"PatternProperties": "refused", "AdditionalProperties": "checked", "Dependencies": "refused",
+		"DependentRequired": "refused", "DependentSchemas": "refused", "UnevaluatedProperties": "refused",
+		"MinItems": "checked", "MaxItems": "checked", "UniqueItems": "checked", "Items": "checked",
+		"AdditionalItems": "refused", "PrefixItems": "refused", "Items2020": "checked",
+		"Contains": "refused", "ContainsEval": "refused with contains", "MinContains": "refused with contains",
+		"MaxContains": "refused with contains", "UnevaluatedItems": "refused",
 		"MinLength": "checked", "MaxLength": "checked", "Pattern": "checked",
-		"ContentEncoding": "refused", "ContentMediaType": "refused", "ContentSchema": "refused",
-		"Maximum": "checked", "Minimum": "checked", "ExclusiveMaximum": "checked",
-		"ExclusiveMinimum": "checked", "MultipleOf": "checked", "Extensions": "refused",
+		"ContentEncoding": "annotation", "ContentMediaType": "annotation", "ContentSchema": "refused",
+		"Minimum": "checked", "ExclusiveMinimum": "checked", "Maximum": "checked",
+		"ExclusiveMaximum": "checked", "MultipleOf": "checked",
 		"Title": "annotation", "Description": "annotation", "Default": "annotation",
 		"Comment": "annotation", "ReadOnly": "annotation", "WriteOnly": "annotation",
-		"Examples": "annotation", "Deprecated": "annotation",
+		"Examples": "annotation", "Deprecated": "annotation", "Extensions": "refused",
 	}
 	st := reflect.TypeFor[jsonschema.Schema]()
 	for i := range st.NumField() {

@@ -2,8 +2,9 @@ package arguments
 
 import (
 	"reflect"
+	"regexp"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
 // The fast path is an optimization of the argument pipeline, never a second
@@ -85,10 +86,10 @@ type fastNode struct {
 	types  typeSet // allowed JSON types; 0 allows every type
 	enum   *fastEnum
 	konst  *fastEnum
-	format *jsonschema.Format
+	format func(any) bool // the validator's own format function
 
 	minLen, maxLen int // -1 when absent
-	pattern        jsonschema.Regexp
+	pattern        *regexp.Regexp
 
 	num *numBounds
 
@@ -178,10 +179,10 @@ func (b *planBuilder) node(s *jsonschema.Schema, cn *coerceNode, t reflect.Type,
 		return unsupportedNode()
 	}
 	n := &fastNode{minLen: -1, maxLen: -1, minItems: -1, maxItems: -1}
-	if s.Bool != nil {
+	if s.Always != nil {
 		// true accepts everything, and coercion must have nothing to do
 		// here; false refuses everything.
-		if !*s.Bool || cn != nil {
+		if !*s.Always || cn != nil {
 			return unsupportedNode()
 		}
 		n.anyValue = true
@@ -238,33 +239,35 @@ func (b *planBuilder) anyNode(t reflect.Type) *fastNode {
 // such a position is left to the full pipeline.
 func sameChildren(s *jsonschema.Schema, cn *coerceNode, items *jsonschema.Schema, extra extraRule) bool {
 	for name := range cn.props {
-		if ps, ok := s.Properties[name]; !ok || ps.Bool != nil {
+		if ps, ok := s.Properties[name]; !ok || ps.Always != nil {
 			return false
 		}
 	}
 	for name, ps := range s.Properties {
-		if _, ok := cn.props[name]; !ok && ps.Bool == nil {
+		if _, ok := cn.props[name]; !ok && ps.Always == nil {
 			return false
 		}
 	}
 	if (cn.additional != nil) != (extra == extraSchema) {
 		return false
 	}
-	return (cn.items != nil) == (items != nil && items.Bool == nil)
+	return (cn.items != nil) == (items != nil && items.Always == nil)
 }
 
 // fastKeywordsOnly reports whether s uses only keywords the fast path
-// checks (see the list above).
+// checks (see the list above). The validator reads minContains and
+// maxContains only with contains, which is refused, and contentEncoding and
+// contentMediaType are annotations: content is not asserted.
 func fastKeywordsOnly(s *jsonschema.Schema) bool {
 	return s.Ref == nil && s.RecursiveRef == nil && s.DynamicRef == nil &&
 		s.Not == nil && len(s.AllOf) == 0 && len(s.AnyOf) == 0 && len(s.OneOf) == 0 &&
 		s.If == nil && s.Then == nil && s.Else == nil &&
-		s.MaxProperties == nil && s.MinProperties == nil && s.PropertyNames == nil &&
+		s.MaxProperties < 0 && s.MinProperties < 0 && s.PropertyNames == nil && !s.RegexProperties &&
 		len(s.PatternProperties) == 0 && len(s.Dependencies) == 0 &&
 		len(s.DependentRequired) == 0 && len(s.DependentSchemas) == 0 &&
 		s.UnevaluatedProperties == nil &&
-		s.Contains == nil && s.MinContains == nil && s.MaxContains == nil &&
+		s.Contains == nil &&
 		s.AdditionalItems == nil && len(s.PrefixItems) == 0 && s.UnevaluatedItems == nil &&
-		s.ContentEncoding == nil && s.ContentMediaType == nil && s.ContentSchema == nil &&
+		s.ContentSchema == nil &&
 		len(s.Extensions) == 0
 }

@@ -3,7 +3,7 @@ package arguments
 import (
 	"reflect"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
 // The keywords of arrays: items (one schema for every item), minItems,
@@ -13,17 +13,12 @@ import (
 // of every item (nil when there is none). It reports false for the tuple
 // form of items, which the plan does not check.
 func arrayKeywords(n *fastNode, s *jsonschema.Schema) (*jsonschema.Schema, bool) {
-	if s.MinItems != nil {
-		n.minItems = *s.MinItems
-	}
-	if s.MaxItems != nil {
-		n.maxItems = *s.MaxItems
-	}
+	n.minItems, n.maxItems = s.MinItems, s.MaxItems // -1 when absent, as at n
 	n.unique = s.UniqueItems
-	if s.DraftVersion >= 2020 {
+	if s.Items2020 != nil { // draft 2020-12, where items is one schema
 		return s.Items2020, true
 	}
-	if s.Items != nil {
+	if s.Items != nil { // earlier drafts
 		is, ok := s.Items.(*jsonschema.Schema)
 		if !ok {
 			return nil, false // the tuple form

@@ -3,7 +3,7 @@ package arguments
 import (
 	"reflect"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
 // The keywords of objects: properties, required, additionalProperties.
@@ -25,10 +25,10 @@ func objectKeywords(n *fastNode, s *jsonschema.Schema) bool {
 			n.extra = extraNone
 		}
 	case *jsonschema.Schema:
-		if ap.Bool != nil {
+		if ap.Always != nil {
 			// A boolean schema in schema form; the validator treats it
 			// as the schema it is.
-			if *ap.Bool {
+			if *ap.Always {
 				n.extra = extraAny
 			} else {
 				n.extra = extraNone

@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/big"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
 // The keywords of single values: type, enum, const, format, minLength,
@@ -16,38 +16,49 @@ import (
 // than the validator, or an enum or const holds what the plan cannot
 // compare.
 func scalarKeywords(n *fastNode, s *jsonschema.Schema, cn *coerceNode) bool {
-	if s.Types != nil && !s.Types.IsEmpty() {
-		for _, name := range s.Types.ToStrings() {
-			n.types |= typeBit(name)
-		}
+	for _, name := range s.Types {
+		n.types |= typeBit(name)
 	}
 	if cn != nil && (cn.types != n.types || len(cn.prefix) > 0) {
 		return false // coercion sees this position differently
 	}
-	if s.Enum != nil {
-		e, ok := newFastEnum(s.Enum.Values)
+	if len(s.Enum) > 0 { // the validator ignores an empty enum
+		e, ok := newFastEnum(s.Enum)
 		if !ok {
 			return false
 		}
 		n.enum = e
 	}
-	if s.Const != nil {
-		e, ok := newFastEnum([]any{*s.Const})
+	if len(s.Constant) > 0 { // a one-item slice, so that a const of null shows
+		e, ok := newFastEnum(s.Constant[:1])
 		if !ok {
 			return false
 		}
 		n.konst = e
 	}
-	n.format = s.Format
-	if s.MinLength != nil {
-		n.minLen = *s.MinLength
+	if s.Format != "" {
+		f, ok := formatFunc(s.Format)
+		if !ok {
+			return false
+		}
+		n.format = f
 	}
-	if s.MaxLength != nil {
-		n.maxLen = *s.MaxLength
-	}
+	n.minLen, n.maxLen = s.MinLength, s.MaxLength // -1 when absent, as at n
 	n.pattern = s.Pattern
 	n.num = newNumBounds(s)
 	return true
+}
+
+// formatFunc returns the function the validator checks the format name
+// with: the compiler takes it from formats, or else from the package's
+// registry (which Trellis never writes). It reports false for a name only
+// that registry knows, since it may have changed after compiling.
+func formatFunc(name string) (func(any) bool, bool) {
+	if f, ok := formats()[name]; ok {
+		return f, true
+	}
+	_, ok := jsonschema.Formats[name]
+	return nil, !ok // an unknown format is not asserted
 }
 
 // fastEnum is an enum or const keyword, split by JSON type.

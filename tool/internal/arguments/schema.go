@@ -5,16 +5,25 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
+	"math"
 	"math/big"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+	// The validator is v5 rather than v6 for its dependency weight: v6 words
+	// its errors through golang.org/x/text/message, which made
+	// golang.org/x/text (7.0 MiB) part of every build that imports tool, and
+	// so of every agent. v5 implements the same drafts (4, 6, 7, 2019-09,
+	// 2020-12) and requires no module; its errors carry no structured kind,
+	// so Validate reads each problem from the compiled schema (see
+	// problem) to word it for the model.
+	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/trellis-go/trellis/internal/textcut"
 )
@@ -33,6 +42,8 @@ type Schema struct {
 	validator *jsonschema.Schema
 	coercion  *coerceNode
 
+	byLoc map[string]*jsonschema.Schema // every compiled position by its location, for the error messages
+
 	planOnce sync.Once
 	plan     *fastNode // the validate-only fast plan; nil when it would always decline
 }
@@ -50,36 +61,101 @@ func (s *Schema) validatePlan() *fastNode {
 
 const schemaURL = "mem://trellis/tool-input.json"
 
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
+// refuseLoad is the compiler's loader: it reads nothing.
+func refuseLoad(url string) (io.ReadCloser, error) {
 	return nil, fmt.Errorf("schema references %s: only references within the schema are allowed", url)
 }
+
+// formats are the formats asserted: the validator's own, and "semver".
+// Every compiler gets this map, which is never written after it is built,
+// so the fast plan checks a format with the very function the validator
+// was compiled with (see formatFunc). "ip-address" and "uriref", names of
+// draft 3, are annotations, as they were with v6.
+var formats = sync.OnceValue(func() map[string]func(any) bool {
+	m := maps.Clone(jsonschema.Formats)
+	m["semver"] = isSemver
+	m["ip-address"] = anyFormat
+	m["uriref"] = anyFormat
+	return m
+})
+
+func anyFormat(any) bool { return true }
 
 // CompileSchema compiles a JSON Schema (draft 2020-12 unless its $schema
 // names another draft). References outside the schema itself are refused:
 // compiling never reads files or the network. Formats ("date-time",
 // "email", ...) are asserted.
-func CompileSchema(raw json.RawMessage) (*Schema, error) {
+func CompileSchema(raw json.RawMessage) (s *Schema, err error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, fmt.Errorf("%w: empty schema", ErrInvalidSchema)
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	doc, err := decodeSchema(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidSchema, err)
 	}
 	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.UseLoader(noLoader{})
-	if err := c.AddResource(schemaURL, doc); err != nil {
+	c.Draft = jsonschema.Draft2020
+	c.AssertFormat = true
+	c.Formats = formats()
+	c.LoadURL = refuseLoad
+	if err := c.AddResource(schemaURL, bytes.NewReader(raw)); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidSchema, err)
 	}
+	defer func() {
+		// The compiler panics on a pattern the meta-schema lets through
+		// but Go's regexp package refuses.
+		if r := recover(); r != nil {
+			s, err = nil, fmt.Errorf("%w: %v", ErrInvalidSchema, r)
+		}
+	}()
 	v, err := c.Compile(schemaURL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidSchema, err)
 	}
-	return &Schema{raw: slices.Clone(raw), validator: v, coercion: compileCoercion(doc)}, nil
+	byLoc := map[string]*jsonschema.Schema{}
+	indexSchema(v, byLoc)
+	for loc, sub := range byLoc {
+		if strings.HasPrefix(loc, schemaURL) {
+			fixCounts(sub)
+			if sub.Enum != nil && len(sub.Enum) == 0 && sub.Always == nil {
+				// An empty enum allows no value; the validator would
+				// ignore it.
+				refuse := false
+				sub.Always = &refuse
+			}
+		}
+	}
+	return &Schema{raw: slices.Clone(raw), validator: v, coercion: compileCoercion(doc), byLoc: byLoc}, nil
+}
+
+// fixCounts repairs the counts (minLength, maxItems, ...) the compiler
+// converted from float64 beyond an int's range: such a count (the
+// meta-schema allows no negative one) is at least 2^63, which no value
+// reaches, but the conversion may have made it negative, and the
+// validator would then refuse every value against a maximum, and accept
+// every value against a minimum.
+func fixCounts(s *jsonschema.Schema) {
+	for _, n := range []*int{&s.MinLength, &s.MaxLength, &s.MinItems, &s.MaxItems,
+		&s.MinProperties, &s.MaxProperties, &s.MinContains, &s.MaxContains} {
+		if *n < -1 {
+			*n = math.MaxInt
+		}
+	}
+}
+
+// decodeSchema decodes a schema's text as the compiler does: numbers as
+// json.Number, nothing after the value.
+func decodeSchema(raw []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var doc any
+	if err := d.Decode(&doc); err != nil {
+		return nil, err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, errTrailingData
+	}
+	return doc, nil
 }
 
 // MustCompileSchema is like CompileSchema but panics on error. It is meant
@@ -104,6 +180,9 @@ func (s *Schema) Coerce(v any) (any, bool) { return coerce(v, s.coercion) }
 // Validate checks a decoded value against the schema. It returns nil or an
 // *Error listing every problem by JSON path, in path order.
 func (s *Schema) Validate(v any) *Error {
+	if plan := s.validatePlan(); plan != nil && plan.validValue(v, 0) {
+		return nil
+	}
 	err := s.validator.Validate(v)
 	if err == nil {
 		return nil
@@ -112,8 +191,9 @@ func (s *Schema) Validate(v any) *Error {
 	if !errors.As(err, &verr) {
 		return fieldError(err.Error(), err)
 	}
+	f := flattener{byLoc: s.byLoc, root: v, plan: s.coercion}
 	var fields []FieldError
-	flatten(verr, v, s.coercion, &fields)
+	f.flatten(verr, &fields)
 	if len(fields) == 0 {
 		fields = append(fields, FieldError{Path: "$", Message: verr.Error()})
 	}
@@ -122,97 +202,405 @@ func (s *Schema) Validate(v any) *Error {
 	return &Error{Fields: fields, Cause: err}
 }
 
-// flatten turns the validator's tree of errors into one FieldError per
-// problem, each at the JSON path of the offending value.
-func flatten(e *jsonschema.ValidationError, root any, plan *coerceNode, out *[]FieldError) {
-	switch k := e.ErrorKind.(type) {
-	case *kind.Schema, *kind.Group, *kind.Reference, *kind.AllOf:
-		for _, c := range e.Causes {
-			flatten(c, root, plan, out)
-		}
+// indexSchema records s and every schema it reaches by location.
+func indexSchema(s *jsonschema.Schema, m map[string]*jsonschema.Schema) {
+	if s == nil {
 		return
-	case *kind.Required:
-		for _, name := range k.Missing {
-			*out = append(*out, FieldError{Path: jsonPath(root, append(slices.Clip(e.InstanceLocation), name)), Message: "required property is missing"})
-		}
+	}
+	if _, ok := m[s.Location]; ok {
 		return
-	case *kind.AdditionalProperties:
-		allowed := allowedProperties(root, plan, e.InstanceLocation)
-		for _, name := range k.Properties {
-			msg := "unknown property"
-			if len(allowed) > 0 {
-				msg += " (allowed: " + strings.Join(allowed, ", ") + ")"
+	}
+	m[s.Location] = s
+	for _, sub := range []*jsonschema.Schema{s.Ref, s.RecursiveRef, s.DynamicRef, s.Not, s.If, s.Then, s.Else,
+		s.PropertyNames, s.UnevaluatedProperties, s.Items2020, s.Contains, s.UnevaluatedItems, s.ContentSchema} {
+		indexSchema(sub, m)
+	}
+	for _, list := range [][]*jsonschema.Schema{s.AllOf, s.AnyOf, s.OneOf, s.PrefixItems} {
+		for _, sub := range list {
+			indexSchema(sub, m)
+		}
+	}
+	for _, sub := range s.Properties {
+		indexSchema(sub, m)
+	}
+	for _, sub := range s.PatternProperties {
+		indexSchema(sub, m)
+	}
+	for _, sub := range s.DependentSchemas {
+		indexSchema(sub, m)
+	}
+	for _, dep := range s.Dependencies {
+		if sub, ok := dep.(*jsonschema.Schema); ok {
+			indexSchema(sub, m)
+		}
+	}
+	for _, v := range []any{s.AdditionalProperties, s.AdditionalItems, s.Items} {
+		switch sub := v.(type) {
+		case *jsonschema.Schema:
+			indexSchema(sub, m)
+		case []*jsonschema.Schema:
+			for _, sub := range sub {
+				indexSchema(sub, m)
 			}
-			*out = append(*out, FieldError{Path: jsonPath(root, append(slices.Clip(e.InstanceLocation), name)), Message: msg})
+		}
+	}
+}
+
+// flattener turns the validator's tree of errors into one FieldError per
+// problem, each at the JSON path of the offending value.
+type flattener struct {
+	byLoc map[string]*jsonschema.Schema
+	root  any
+	plan  *coerceNode
+}
+
+func (f *flattener) flatten(e *jsonschema.ValidationError, out *[]FieldError) {
+	kw := pointerTokens(e.KeywordLocation)
+	last := ""
+	if len(kw) > 0 {
+		last = kw[len(kw)-1]
+	}
+	if len(e.Causes) > 0 && last != "anyOf" && last != "oneOf" && last != "minContains" {
+		// A group: the schema, a reference, allOf, if/then/else, several
+		// problems at one position.
+		for _, c := range e.Causes {
+			f.flatten(c, out)
 		}
 		return
-	case *kind.AnyOf, *kind.OneOf:
+	}
+	loc := pointerTokens(e.InstanceLocation)
+	at := func(loc []string, msg string) {
+		*out = append(*out, FieldError{Path: jsonPath(f.root, loc), Message: msg})
+	}
+	if underPropertyNames(kw) && len(loc) > 0 {
+		// The value checked is the last property's name.
+		name := loc[len(loc)-1]
+		at(loc, "invalid property name: "+problem(f.keyword(e, kw, name)))
+		return
+	}
+	got := valueAt(f.root, loc)
+	p := f.keyword(e, kw, got)
+	switch p.kind {
+	case "anyOf", "oneOf":
+		if len(e.Causes) == 0 {
+			at(loc, problem(p))
+			return
+		}
 		var alts []string
 		for _, c := range e.Causes {
 			var sub []FieldError
-			flatten(c, root, plan, &sub)
-			for _, f := range sub {
-				alts = append(alts, f.Path+": "+f.Message)
+			f.flatten(c, &sub)
+			for _, fe := range sub {
+				alts = append(alts, fe.Path+": "+fe.Message)
 			}
 		}
-		msg := e.ErrorKind.LocalizedString(printer())
-		if _, ok := k.(*kind.AnyOf); ok || len(alts) > 0 {
-			msg = "matches none of the allowed alternatives"
-		}
+		msg := "matches none of the allowed alternatives"
 		if len(alts) > 0 {
 			msg += " (" + strings.Join(alts, "; or ") + ")"
 		}
-		*out = append(*out, FieldError{Path: jsonPath(root, e.InstanceLocation), Message: msg})
-		return
+		at(loc, msg)
+	case "required":
+		obj, _ := got.(map[string]any)
+		for _, name := range p.schema.Required {
+			if _, ok := obj[name]; !ok {
+				at(append(slices.Clip(loc), name), "required property is missing")
+			}
+		}
+	case "dependentRequired", "dependencies":
+		at(append(slices.Clip(loc), p.name), fmt.Sprintf("required property is missing (required when %s is present)", strconv.Quote(p.when)))
+	case "additionalProperties":
+		obj, _ := got.(map[string]any)
+		names := make([]string, 0, len(obj))
+		for name := range obj {
+			if !declared(p.schema, name) {
+				names = append(names, name)
+			}
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			at(append(slices.Clip(loc), name), f.unknown(loc))
+		}
+	case "false":
+		// A false schema refuses whatever reaches it: word it for the
+		// keyword that led there.
+		switch p.via {
+		case "additionalProperties", "unevaluatedProperties":
+			if len(loc) > 0 {
+				at(loc, f.unknown(loc[:len(loc)-1]))
+				return
+			}
+		case "properties", "patternProperties":
+			at(loc, "property not allowed")
+			return
+		}
+		at(loc, "not allowed here")
+	default:
+		at(loc, problem(p))
 	}
-	*out = append(*out, FieldError{Path: jsonPath(root, e.InstanceLocation), Message: describe(e.ErrorKind, valueAt(root, e.InstanceLocation))})
 }
 
-// printer words the validator's messages that describe does not.
-func printer() *message.Printer { return message.NewPrinter(language.English) }
-
-// describe words one validation problem for the model.
-func describe(k jsonschema.ErrorKind, got any) string {
-	switch k := k.(type) {
-	case *kind.Type:
-		if got == nil {
-			return fmt.Sprintf("expected %s, got null", strings.Join(k.Want, " or "))
-		}
-		return fmt.Sprintf("expected %s, got %s %s", strings.Join(k.Want, " or "), k.Got, excerpt(got))
-	case *kind.Enum:
-		return fmt.Sprintf("must be one of %s, got %s", joinValues(k.Want), excerpt(got))
-	case *kind.Const:
-		return fmt.Sprintf("must be %s, got %s", excerpt(k.Want), excerpt(got))
-	case *kind.Minimum:
-		return fmt.Sprintf("must be >= %s, got %s", ratText(k.Want), ratText(k.Got))
-	case *kind.Maximum:
-		return fmt.Sprintf("must be <= %s, got %s", ratText(k.Want), ratText(k.Got))
-	case *kind.ExclusiveMinimum:
-		return fmt.Sprintf("must be > %s, got %s", ratText(k.Want), ratText(k.Got))
-	case *kind.ExclusiveMaximum:
-		return fmt.Sprintf("must be < %s, got %s", ratText(k.Want), ratText(k.Got))
-	case *kind.MultipleOf:
-		return fmt.Sprintf("must be a multiple of %s, got %s", ratText(k.Want), ratText(k.Got))
-	case *kind.MinLength:
-		return fmt.Sprintf("must be at least %d characters long, got %d", k.Want, k.Got)
-	case *kind.MaxLength:
-		return fmt.Sprintf("must be at most %d characters long, got %d", k.Want, k.Got)
-	case *kind.Pattern:
-		return fmt.Sprintf("must match the pattern %s, got %s", k.Want, excerpt(got))
-	case *kind.Format:
-		return fmt.Sprintf("must be a valid %s, got %s", k.Want, excerpt(got))
-	case *kind.MinItems:
-		return fmt.Sprintf("must have at least %d items, got %d", k.Want, k.Got)
-	case *kind.MaxItems:
-		return fmt.Sprintf("must have at most %d items, got %d", k.Want, k.Got)
-	case *kind.UniqueItems:
-		return fmt.Sprintf("items must be unique, but items %d and %d are equal", k.Duplicates[0], k.Duplicates[1])
-	case *kind.MinProperties:
-		return fmt.Sprintf("must have at least %d properties, got %d", k.Want, k.Got)
-	case *kind.MaxProperties:
-		return fmt.Sprintf("must have at most %d properties, got %d", k.Want, k.Got)
+// unknown words a property that the object at loc does not allow.
+func (f *flattener) unknown(loc []string) string {
+	msg := "unknown property"
+	if allowed := allowedProperties(f.root, f.plan, loc); len(allowed) > 0 {
+		msg += " (allowed: " + strings.Join(allowed, ", ") + ")"
 	}
-	return k.LocalizedString(printer())
+	return msg
+}
+
+// declared reports whether s names the property in properties or
+// patternProperties.
+func declared(s *jsonschema.Schema, name string) bool {
+	if _, ok := s.Properties[name]; ok {
+		return true
+	}
+	for re := range s.PatternProperties {
+		if re.MatchString(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// failure is one problem: the keyword that failed, the schema holding it,
+// and the value checked.
+type failure struct {
+	kind   string             // the keyword, or "false" for a false schema
+	schema *jsonschema.Schema // nil when the location is unknown
+	got    any
+	msg    string // the validator's own wording, the fallback
+	via    string // for a false schema: the keyword that led to it
+	name   string // dependentRequired: the missing property
+	when   string // dependentRequired: the property that requires it
+}
+
+// keyword reads the problem e from the compiled schema.
+func (f *flattener) keyword(e *jsonschema.ValidationError, kw []string, got any) failure {
+	p := failure{got: got, msg: e.Message}
+	abs := e.AbsoluteKeywordLocation
+	if s := f.byLoc[abs]; s != nil && s.Always != nil && !*s.Always {
+		p.kind, p.schema = "false", s
+		if s.Enum != nil {
+			p.kind = "enum" // empty
+			return p
+		}
+		if n := len(kw); n >= 2 && isIndex(kw[n-1]) || n >= 2 && slices.Contains([]string{"properties", "patternProperties"}, kw[n-2]) {
+			p.via = kw[n-2]
+		} else if n >= 1 {
+			p.via = kw[n-1]
+		}
+		return p
+	}
+	n := len(kw)
+	if n >= 3 && isIndex(kw[n-1]) && (kw[n-3] == "dependentRequired" || kw[n-3] == "dependencies") {
+		p.kind, p.schema = kw[n-3], f.byLoc[trimTokens(abs, 3)]
+		p.when = kw[n-2]
+		if p.schema != nil {
+			i, _ := strconv.Atoi(kw[n-1])
+			var names []string
+			if p.kind == "dependentRequired" {
+				names = p.schema.DependentRequired[p.when]
+			} else {
+				names, _ = p.schema.Dependencies[p.when].([]string)
+			}
+			if i < len(names) {
+				p.name = names[i]
+				return p
+			}
+		}
+		p.kind = "" // fall back to the validator's wording
+		return p
+	}
+	if n > 0 {
+		p.kind, p.schema = kw[n-1], f.byLoc[trimTokens(abs, 1)]
+	}
+	return p
+}
+
+// problem words one validation problem for the model.
+func problem(p failure) string {
+	s, got := p.schema, p.got
+	if s == nil {
+		return p.msg
+	}
+	switch p.kind {
+	case "type":
+		if got == nil {
+			return fmt.Sprintf("expected %s, got null", strings.Join(s.Types, " or "))
+		}
+		return fmt.Sprintf("expected %s, got %s %s", strings.Join(s.Types, " or "), jsonType(got), excerpt(got))
+	case "enum":
+		if len(s.Enum) == 0 {
+			return fmt.Sprintf("no value is allowed (the enum is empty), got %s", excerpt(got))
+		}
+		return fmt.Sprintf("must be one of %s, got %s", joinValues(s.Enum), excerpt(got))
+	case "const":
+		if len(s.Constant) > 0 {
+			return fmt.Sprintf("must be %s, got %s", excerpt(s.Constant[0]), excerpt(got))
+		}
+	case "minimum":
+		return fmt.Sprintf("must be >= %s, got %s", ratText(s.Minimum), ratText(numberRat(got)))
+	case "maximum":
+		return fmt.Sprintf("must be <= %s, got %s", ratText(s.Maximum), ratText(numberRat(got)))
+	case "exclusiveMinimum":
+		return fmt.Sprintf("must be > %s, got %s", ratText(s.ExclusiveMinimum), ratText(numberRat(got)))
+	case "exclusiveMaximum":
+		return fmt.Sprintf("must be < %s, got %s", ratText(s.ExclusiveMaximum), ratText(numberRat(got)))
+	case "multipleOf":
+		return fmt.Sprintf("must be a multiple of %s, got %s", ratText(s.MultipleOf), ratText(numberRat(got)))
+	case "minLength":
+		if str, ok := got.(string); ok {
+			return fmt.Sprintf("must be at least %d characters long, got %d", s.MinLength, utf8.RuneCountInString(str))
+		}
+	case "maxLength":
+		if str, ok := got.(string); ok {
+			return fmt.Sprintf("must be at most %d characters long, got %d", s.MaxLength, utf8.RuneCountInString(str))
+		}
+	case "pattern":
+		if s.Pattern != nil {
+			return fmt.Sprintf("must match the pattern %s, got %s", s.Pattern, excerpt(got))
+		}
+	case "format":
+		return fmt.Sprintf("must be a valid %s, got %s", s.Format, excerpt(got))
+	case "minItems":
+		if a, ok := got.([]any); ok {
+			return fmt.Sprintf("must have at least %d items, got %d", s.MinItems, len(a))
+		}
+	case "maxItems":
+		if a, ok := got.([]any); ok {
+			return fmt.Sprintf("must have at most %d items, got %d", s.MaxItems, len(a))
+		}
+	case "uniqueItems":
+		var i, j int
+		if _, err := fmt.Sscanf(p.msg, "items at index %d and %d are equal", &i, &j); err == nil {
+			return fmt.Sprintf("items must be unique, but items %d and %d are equal", i, j)
+		}
+		return "items must be unique"
+	case "minProperties":
+		if o, ok := got.(map[string]any); ok {
+			return fmt.Sprintf("must have at least %d properties, got %d", s.MinProperties, len(o))
+		}
+	case "maxProperties":
+		if o, ok := got.(map[string]any); ok {
+			return fmt.Sprintf("must have at most %d properties, got %d", s.MaxProperties, len(o))
+		}
+	case "minContains":
+		return fmt.Sprintf("must have at least %d items matching the \"contains\" schema, got %d", s.MinContains, countContains(s, got))
+	case "maxContains":
+		return fmt.Sprintf("must have at most %d items matching the \"contains\" schema, got %d", s.MaxContains, countContains(s, got))
+	case "additionalItems":
+		if items, ok := s.Items.([]*jsonschema.Schema); ok {
+			if a, ok := got.([]any); ok {
+				return fmt.Sprintf("must have at most %d items, got %d", len(items), len(a))
+			}
+		}
+	case "oneOf":
+		var i, j int
+		if _, err := fmt.Sscanf(p.msg, "valid against schemas at indexes %d and %d", &i, &j); err == nil {
+			return fmt.Sprintf("matches more than one of the alternatives (%d and %d), and must match exactly one", i, j)
+		}
+		return "matches more than one of the alternatives, and must match exactly one"
+	case "not":
+		return "matches the schema under \"not\", which it must not match"
+	}
+	return p.msg
+}
+
+// countContains counts the items of got that match s's contains schema.
+func countContains(s *jsonschema.Schema, got any) int {
+	a, _ := got.([]any)
+	n := 0
+	for _, item := range a {
+		if s.Contains != nil && s.Contains.Validate(item) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// jsonType names a decoded value's JSON type.
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "number"
+}
+
+// numberRat returns a decoded number's exact value, or nil.
+func numberRat(v any) *big.Rat {
+	r, ok := new(big.Rat).SetString(fmt.Sprint(v))
+	if !ok {
+		return nil
+	}
+	return r
+}
+
+// pointerTokens splits a location of the validator, a JSON pointer whose
+// tokens are also URL-path-escaped, into its tokens.
+func pointerTokens(ptr string) []string {
+	if ptr == "" {
+		return nil
+	}
+	toks := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	for i, t := range toks {
+		if u, err := url.PathUnescape(t); err == nil {
+			t = u
+		}
+		toks[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
+	}
+	return toks
+}
+
+// trimTokens removes the last n tokens of a location.
+func trimTokens(loc string, n int) string {
+	for range n {
+		i := strings.LastIndexByte(loc, '/')
+		if i < 0 {
+			return ""
+		}
+		loc = loc[:i]
+	}
+	return loc
+}
+
+func isIndex(tok string) bool {
+	if tok == "" {
+		return false
+	}
+	for _, c := range tok {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// underPropertyNames reports whether a keyword path passes through
+// propertyNames, so that the value checked is a property's name.
+func underPropertyNames(kw []string) bool {
+	for i := 0; i < len(kw); i++ {
+		switch kw[i] {
+		case "propertyNames":
+			return true
+		case "properties", "patternProperties", "dependentSchemas", "dependencies", "$defs", "definitions",
+			"allOf", "anyOf", "oneOf", "prefixItems":
+			i++ // the next token is a name or an index
+		case "items", "additionalItems":
+			if i+1 < len(kw) && isIndex(kw[i+1]) {
+				i++
+			}
+		}
+	}
+	return false
 }
 
 func ratText(r *big.Rat) string {
