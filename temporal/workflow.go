@@ -175,6 +175,10 @@ func (r *Runner[S]) RegisterWorkflow(w WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(r.Workflow, workflow.RegisterOptions{Name: r.name})
 }
 
+// versionContinueAsNew is the change ID (workflow.GetVersion) of
+// continue-as-new: a run recorded before it never continues as new.
+const versionContinueAsNew = "trellis.continue-as-new"
+
 // Continuation is what a run carries into the run it continues as new
 // (WithContinueAsNew): where its superstep loop stands, and the Seq of its
 // last event, so that the stream's numbering goes on.
@@ -341,7 +345,10 @@ func (w *wfRun[S]) loop(ctx workflow.Context) error {
 	}
 	steps := 0
 	for !st.Done() {
-		if steps > 0 && (r.cfg.canAfter > 0 && steps >= r.cfg.canAfter || workflow.GetInfo(ctx).GetContinueAsNewSuggested()) {
+		if steps > 0 && (r.cfg.canAfter > 0 && steps >= r.cfg.canAfter || workflow.GetInfo(ctx).GetContinueAsNewSuggested()) &&
+			// Runs whose history was recorded before workflows continued
+			// as new go on without (their replay has no marker here).
+			workflow.GetVersion(ctx, versionContinueAsNew, workflow.DefaultVersion, 1) == 1 {
 			return w.continueAsNew(ctx)
 		}
 		steps++
