@@ -1,26 +1,15 @@
 package temporal_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/trellis-go/trellis/temporal"
+	"github.com/trellis-go/trellis/temporal/internal/testenv"
 )
-
-// liveEnv runs a workflow in a test environment on a goroutine of its
-// own, so that the test can act as a caller while the run goes on. Calls
-// reach the environment through its main loop (RegisterDelayedCallback
-// with no delay posts to it from any goroutine), as a server would
-// serialize them; once the run has ended they are made directly.
-type liveEnv struct {
-	env  *testsuite.TestWorkflowEnvironment
-	done chan struct{}
-}
 
 // newEnv returns a test environment whose SDK logs are dropped.
 func newEnv() *testsuite.TestWorkflowEnvironment {
@@ -29,24 +18,13 @@ func newEnv() *testsuite.TestWorkflowEnvironment {
 	return suite.NewTestWorkflowEnvironment()
 }
 
-func startLive(t *testing.T, env *testsuite.TestWorkflowEnvironment, workflow string, args ...any) *liveEnv {
+// startLive runs a workflow while the test acts as its caller.
+func startLive(t *testing.T, env *testsuite.TestWorkflowEnvironment, workflow string, args ...any) *testenv.Live {
 	t.Helper()
-	l := &liveEnv{env: env, done: make(chan struct{})}
-	// A callback posted before the run starts would run before it: this
-	// timer's fires after the start, which ExecuteWorkflow posts first.
-	started := make(chan struct{})
-	env.RegisterDelayedCallback(func() { close(started) }, time.Nanosecond)
-	go func() {
-		defer close(l.done)
-		env.ExecuteWorkflow(workflow, args...)
-	}()
-	select {
-	case <-started:
-	case <-l.done:
-	}
+	l := testenv.Start(env, workflow, args...)
 	t.Cleanup(func() {
 		select {
-		case <-l.done:
+		case <-l.Done():
 		case <-time.After(10 * time.Second):
 			t.Error("the workflow did not end")
 		}
@@ -54,66 +32,14 @@ func startLive(t *testing.T, env *testsuite.TestWorkflowEnvironment, workflow st
 	return l
 }
 
-// do runs f on the environment's main loop, or here once the run has
-// ended.
-func (l *liveEnv) do(f func()) {
-	select {
-	case <-l.done:
-		f()
-		return
-	default:
-	}
-	ran := make(chan struct{})
-	l.env.RegisterDelayedCallback(func() {
-		defer close(ran)
-		f()
-	}, 0)
-	select {
-	case <-ran:
-	case <-l.done:
-		select {
-		case <-ran:
-		default:
-			f() // the run ended before the loop took f
-		}
-	}
-}
-
-func (l *liveEnv) query(name string, args ...any) (converter.EncodedValue, error) {
-	var v converter.EncodedValue
-	var err error
-	l.do(func() { v, err = l.env.QueryWorkflow(name, args...) })
-	return v, err
-}
-
-// events reads the events after the cursor.
-func (l *liveEnv) events(t *testing.T, after int64) temporal.EventPage {
+// events reads the run's events after the cursor.
+func events(t *testing.T, l *testenv.Live, after int64) temporal.EventPage {
 	t.Helper()
-	v, err := l.query(temporal.QueryEvents, after)
+	v, err := l.Query(temporal.QueryEvents, after)
 	require.NoError(t, err)
 	var p temporal.EventPage
 	require.NoError(t, v.Get(&p))
 	return p
-}
-
-func (l *liveEnv) ended() bool {
-	select {
-	case <-l.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// envSignaler delivers the signals of SignalSink to the test environment's
-// workflow.
-type envSignaler struct {
-	env *testsuite.TestWorkflowEnvironment
-}
-
-func (s envSignaler) SignalWorkflow(_ context.Context, _, _, name string, arg any) error {
-	s.env.SignalWorkflow(name, arg)
-	return nil
 }
 
 // waitFor polls cond until it holds or a deadline passes.

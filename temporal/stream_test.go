@@ -13,6 +13,7 @@ import (
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/temporal"
+	"github.com/trellis-go/trellis/temporal/internal/testenv"
 )
 
 // follower reads a run's stream with a cursor, as a caller does.
@@ -21,9 +22,9 @@ type follower struct {
 	events []temporal.Event
 }
 
-func (f *follower) poll(t *testing.T, l *liveEnv) {
+func (f *follower) poll(t *testing.T, l *testenv.Live) {
 	t.Helper()
-	p := l.events(t, f.after)
+	p := events(t, l, f.after)
 	for _, ev := range p.Events {
 		require.Equal(t, f.after+1, ev.Seq, "events come once each, in order")
 		f.after = ev.Seq
@@ -70,7 +71,7 @@ func TestStreamShowsTokensAndUpdatesInOrderWhileTheRunGoesOn(t *testing.T) {
 	env := newEnv()
 	r := temporal.New("flow", compile(t, b),
 		temporal.WithStreamModes(temporal.DefaultStreamModes|graph.ModeMessages|graph.ModeCustom),
-		temporal.WithSink(temporal.SignalSink(envSignaler{env})),
+		temporal.WithSink(temporal.SignalSink(testenv.Signaler{Env: env})),
 		temporal.WithEventInterval(time.Millisecond))
 	r.Register(env)
 	live := startLive(t, env, r.Name(), flow{})
@@ -81,7 +82,7 @@ func TestStreamShowsTokensAndUpdatesInOrderWhileTheRunGoesOn(t *testing.T) {
 		return f.has("token", `"lo"`) && f.has(graph.KindCustom, "")
 	})
 	// The node has not returned: the caller saw its tokens while it ran.
-	v, err := live.query(temporal.QueryState)
+	v, err := live.Query(temporal.QueryState)
 	require.NoError(t, err)
 	var status temporal.Status[flow]
 	require.NoError(t, v.Get(&status))
