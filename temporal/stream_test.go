@@ -11,7 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/model"
+	"github.com/trellis-go/trellis/model/scripted"
+	"github.com/trellis-go/trellis/nodes"
 	"github.com/trellis-go/trellis/temporal"
 	"github.com/trellis-go/trellis/temporal/internal/testenv"
 )
@@ -66,8 +70,8 @@ func TestStreamShowsTokensAndUpdatesInOrderWhileTheRunGoesOn(t *testing.T) {
 		s.Log = append(s.Log, "talk")
 		return s, nil
 	})
-	b.AddNode("after", logNode("after"))
-	b.AddEdge(graph.START, "talk").AddEdge("talk", "after").AddEdge("after", graph.END)
+	b.AddNode("before", logNode("before")).AddNode("after", logNode("after"))
+	b.AddEdge(graph.START, "before").AddEdge("before", "talk").AddEdge("talk", "after").AddEdge("after", graph.END)
 	env := newEnv()
 	r := temporal.New("flow", compile(t, b),
 		temporal.WithStreamModes(temporal.DefaultStreamModes|graph.ModeMessages|graph.ModeCustom),
@@ -81,6 +85,8 @@ func TestStreamShowsTokensAndUpdatesInOrderWhileTheRunGoesOn(t *testing.T) {
 		f.poll(t, live)
 		return f.has("token", `"lo"`) && f.has(graph.KindCustom, "")
 	})
+	require.Equal(t, []string{"update before ", "values  ", `token talk "hel"`, `token talk "lo"`, "custom talk 2"},
+		describe(f.events), "the caller sees the first superstep and the tokens of the second while it runs")
 	// The node has not returned: the caller saw its tokens while it ran.
 	v, err := live.Query(temporal.QueryState)
 	require.NoError(t, err)
@@ -88,7 +94,6 @@ func TestStreamShowsTokensAndUpdatesInOrderWhileTheRunGoesOn(t *testing.T) {
 	require.NoError(t, v.Get(&status))
 	require.False(t, status.Done)
 	require.Equal(t, []string{"talk"}, status.Running)
-	require.False(t, f.has(graph.KindUpdate, ""), "no update before the node ends")
 
 	close(release)
 	waitFor(t, "the run's end", func() bool {
@@ -96,17 +101,18 @@ func TestStreamShowsTokensAndUpdatesInOrderWhileTheRunGoesOn(t *testing.T) {
 		return f.has(temporal.KindRunEnd, "")
 	})
 	require.Equal(t, []string{
-		`token talk "hel"`, `token talk "lo"`, "custom talk 2",
-		"update talk ", "values  ", "update after ", "values  ", "run_end  ",
+		"update before ", "values  ",
+		`token talk "hel"`, `token talk "lo"`, "custom talk 2", "update talk ", "values  ",
+		"update after ", "values  ", "run_end  ",
 	}, describe(f.events))
 	end := f.events[len(f.events)-1]
 	require.Equal(t, temporal.StatusSuccess, end.Status)
 	var out flow
 	require.NoError(t, json.Unmarshal(end.State, &out))
-	require.Equal(t, []string{"talk", "after"}, out.Log)
-	require.Equal(t, "said", f.events[2].Name)
-	require.Equal(t, 0, f.events[0].Step)
-	require.Equal(t, 1, f.events[5].Step)
+	require.Equal(t, []string{"before", "talk", "after"}, out.Log)
+	require.Equal(t, "said", f.events[4].Name)
+	require.Equal(t, 1, f.events[2].Step, "a task's events carry its superstep")
+	require.Equal(t, 2, f.events[7].Step)
 }
 
 func TestStreamRecordsInterruptsAndFailures(t *testing.T) {
@@ -189,4 +195,35 @@ func TestTaskEventsGoThroughTheSinkAndItsErrorsFailNothing(t *testing.T) {
 	require.Len(t, sink.events, 1)
 	require.Equal(t, "second", sink.events[0].Name)
 	require.NotEmpty(t, sink.runs[0].WorkflowID)
+}
+
+func TestStreamCarriesModelTokensBeforeTheNodesUpdate(t *testing.T) {
+	m := scripted.New(scripted.Reply("hello there world"))
+	g, err := agent.NewReAct(m)
+	require.NoError(t, err)
+	env := newEnv()
+	r := temporal.New("agent", g, temporal.WithStreamModes(temporal.DefaultStreamModes|graph.ModeMessages),
+		temporal.WithSink(temporal.SignalSink(testenv.Signaler{Env: env})), temporal.WithEventInterval(time.Millisecond))
+	r.Register(env)
+	env.ExecuteWorkflow(r.Name(), agent.Ask("hi"))
+	require.NoError(t, env.GetWorkflowError())
+	v, err := env.QueryWorkflow(temporal.QueryEvents, int64(0))
+	require.NoError(t, err)
+	var page temporal.EventPage
+	require.NoError(t, v.Get(&page))
+	var text string
+	update := -1
+	for i, ev := range page.Events {
+		switch ev.Kind {
+		case nodes.KindModelDelta:
+			require.Equal(t, -1, update, "tokens come before the node's update")
+			var chunk model.Chunk
+			require.NoError(t, json.Unmarshal(ev.Payload, &chunk))
+			text += chunk.Text
+		case graph.KindUpdate:
+			update = i
+		}
+	}
+	require.Equal(t, "hello there world", text)
+	require.NotEqual(t, -1, update)
 }

@@ -35,6 +35,7 @@ type UnsupportedError struct {
 	Op, What string
 }
 
+// Error says what is not supported.
 func (e *UnsupportedError) Error() string {
 	return "temporalruns: " + e.Op + ": not supported over Temporal: " + e.What
 }
