@@ -9,7 +9,7 @@ import (
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/temporal"
-	"github.com/trellis-go/trellis/temporal/internal/testenv"
+	"github.com/trellis-go/trellis/temporal/temporaltest"
 )
 
 // Greeting is the state of the example's graph.
@@ -73,7 +73,7 @@ func Example_stream() {
 	// worker's client; the test environment takes the signals itself.
 	r := temporal.New("greeting", g,
 		temporal.WithStreamModes(temporal.DefaultStreamModes|graph.ModeCustom),
-		temporal.WithSink(temporal.SignalSink(testenv.Signaler{Env: env})))
+		temporal.WithSink(temporal.SignalSink(temporaltest.Signaler{Env: env})))
 	r.Register(env)
 	env.ExecuteWorkflow(r.Name(), Greeting{Name: "ada"})
 

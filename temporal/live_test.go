@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/trellis-go/trellis/temporal"
-	"github.com/trellis-go/trellis/temporal/internal/testenv"
+	"github.com/trellis-go/trellis/temporal/temporaltest"
 )
 
 // newEnv returns a test environment whose SDK logs are dropped.
@@ -19,9 +19,9 @@ func newEnv() *testsuite.TestWorkflowEnvironment {
 }
 
 // startLive runs a workflow while the test acts as its caller.
-func startLive(t *testing.T, env *testsuite.TestWorkflowEnvironment, workflow string, args ...any) *testenv.Live {
+func startLive(t *testing.T, env *testsuite.TestWorkflowEnvironment, workflow string, args ...any) *temporaltest.Live {
 	t.Helper()
-	l := testenv.Start(env, workflow, args...)
+	l := temporaltest.Start(env, workflow, args...)
 	t.Cleanup(func() {
 		select {
 		case <-l.Done():
@@ -33,7 +33,7 @@ func startLive(t *testing.T, env *testsuite.TestWorkflowEnvironment, workflow st
 }
 
 // events reads the run's events after the cursor.
-func events(t *testing.T, l *testenv.Live, after int64) temporal.EventPage {
+func events(t *testing.T, l *temporaltest.Live, after int64) temporal.EventPage {
 	t.Helper()
 	v, err := l.Query(temporal.QueryEvents, after)
 	require.NoError(t, err)

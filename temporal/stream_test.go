@@ -17,7 +17,7 @@ import (
 	"github.com/trellis-go/trellis/model/scripted"
 	"github.com/trellis-go/trellis/nodes"
 	"github.com/trellis-go/trellis/temporal"
-	"github.com/trellis-go/trellis/temporal/internal/testenv"
+	"github.com/trellis-go/trellis/temporal/temporaltest"
 )
 
 // follower reads a run's stream with a cursor, as a caller does.
@@ -26,7 +26,7 @@ type follower struct {
 	events []temporal.Event
 }
 
-func (f *follower) poll(t *testing.T, l *testenv.Live) {
+func (f *follower) poll(t *testing.T, l *temporaltest.Live) {
 	t.Helper()
 	p := events(t, l, f.after)
 	for _, ev := range p.Events {
@@ -75,7 +75,7 @@ func TestStreamShowsTokensAndUpdatesInOrderWhileTheRunGoesOn(t *testing.T) {
 	env := newEnv()
 	r := temporal.New("flow", compile(t, b),
 		temporal.WithStreamModes(temporal.DefaultStreamModes|graph.ModeMessages|graph.ModeCustom),
-		temporal.WithSink(temporal.SignalSink(testenv.Signaler{Env: env})),
+		temporal.WithSink(temporal.SignalSink(temporaltest.Signaler{Env: env})),
 		temporal.WithEventInterval(time.Millisecond))
 	r.Register(env)
 	live := startLive(t, env, r.Name(), flow{})
@@ -203,7 +203,7 @@ func TestStreamCarriesModelTokensBeforeTheNodesUpdate(t *testing.T) {
 	require.NoError(t, err)
 	env := newEnv()
 	r := temporal.New("agent", g, temporal.WithStreamModes(temporal.DefaultStreamModes|graph.ModeMessages),
-		temporal.WithSink(temporal.SignalSink(testenv.Signaler{Env: env})), temporal.WithEventInterval(time.Millisecond))
+		temporal.WithSink(temporal.SignalSink(temporaltest.Signaler{Env: env})), temporal.WithEventInterval(time.Millisecond))
 	r.Register(env)
 	env.ExecuteWorkflow(r.Name(), agent.Ask("hi"))
 	require.NoError(t, env.GetWorkflowError())

@@ -13,8 +13,8 @@ import (
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/runs"
 	"github.com/trellis-go/trellis/temporal"
-	"github.com/trellis-go/trellis/temporal/internal/testenv"
 	"github.com/trellis-go/trellis/temporal/temporalruns"
+	"github.com/trellis-go/trellis/temporal/temporaltest"
 )
 
 // Ticket is the state of the example's graph.
@@ -44,7 +44,7 @@ func Example() {
 	env := suite.NewTestWorkflowEnvironment()
 	temporal.New("tickets", g).Register(env)
 
-	var m runs.Client = temporalruns.New(testenv.NewClient(env), "tickets")
+	var m runs.Client = temporalruns.New(temporaltest.NewClient(env), "tickets")
 	ctx := context.Background()
 	run, err := m.Start(ctx, runs.Request{Graph: "tickets", Thread: "ticket-1", Input: json.RawMessage(`{"text":"refund"}`)})
 	if err != nil {

@@ -258,7 +258,7 @@ func (m *Manager) Get(ctx context.Context, id string) (runs.Run, error) {
 		if err := m.c.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
 			r.Error = err.Error()
 		} else {
-			r.Error = strings.ToLower(strings.TrimPrefix(info.GetStatus().String(), "WORKFLOW_EXECUTION_STATUS_"))
+			r.Error = strings.ToLower(info.GetStatus().String())
 		}
 	}
 	return r, nil

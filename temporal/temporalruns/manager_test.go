@@ -16,8 +16,8 @@ import (
 	"github.com/trellis-go/trellis/runs"
 	"github.com/trellis-go/trellis/state"
 	"github.com/trellis-go/trellis/temporal"
-	"github.com/trellis-go/trellis/temporal/internal/testenv"
 	"github.com/trellis-go/trellis/temporal/temporalruns"
+	"github.com/trellis-go/trellis/temporal/temporaltest"
 )
 
 type flow struct {
@@ -34,7 +34,7 @@ func logNode(name string) graph.NodeFunc[flow] {
 
 // setup registers a graph's Runner with a test environment and returns a
 // runs.Client over it. Tasks publish their events to the environment.
-func setup(t *testing.T, build func(b *graph.Builder[flow]), opts ...temporal.Option) (runs.Client, *testenv.Client) {
+func setup(t *testing.T, build func(b *graph.Builder[flow]), opts ...temporal.Option) (runs.Client, *temporaltest.Client) {
 	t.Helper()
 	b := graph.New[flow](graph.WithReducer(func(s *flow) *[]string { return &s.Log }, state.Append[string]()))
 	build(b)
@@ -43,9 +43,9 @@ func setup(t *testing.T, build func(b *graph.Builder[flow]), opts ...temporal.Op
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
 	env := suite.NewTestWorkflowEnvironment()
-	opts = append([]temporal.Option{temporal.WithSink(temporal.SignalSink(testenv.Signaler{Env: env})), temporal.WithEventInterval(time.Millisecond)}, opts...)
+	opts = append([]temporal.Option{temporal.WithSink(temporal.SignalSink(temporaltest.Signaler{Env: env})), temporal.WithEventInterval(time.Millisecond)}, opts...)
 	temporal.New("flow", g, opts...).Register(env)
-	c := testenv.NewClient(env)
+	c := temporaltest.NewClient(env)
 	t.Cleanup(func() {
 		if l := c.Live(); l != nil {
 			select {

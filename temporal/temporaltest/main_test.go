@@ -1,4 +1,4 @@
-package testenv_test
+package temporaltest_test
 
 import (
 	"testing"

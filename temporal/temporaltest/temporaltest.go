@@ -1,6 +1,22 @@
-// Package testenv runs a workflow of the SDK's testsuite while a test acts
-// as its caller, and gives that caller a client.Client over it. Tests only.
-package testenv
+// Package temporaltest runs a workflow in a test environment of the SDK's
+// testsuite while a test acts as its caller, so that code that drives
+// runs (runs.Client over package temporalruns, or a client.Client) is
+// tested with the real workflow and activities and no server.
+//
+// Start runs the workflow on a goroutine of its own and returns a Live,
+// whose Do and Query reach the environment through its main loop. Client
+// is a client.Client over one environment, which runs one workflow: it
+// answers starts, describes, queries, updates, signals, cancellations and
+// results as a server would, and panics on other calls. Signaler lets
+// temporal.SignalSink deliver task events in a test environment, whose
+// activities have no usable client.
+//
+// The environment skips its clock whenever the workflow waits and no
+// activity runs; a run started here keeps the workflow's clock within a
+// thousand times the real one (a timer renewed every workflow second,
+// holding the environment's loop for a millisecond), so that a workflow
+// waiting for its caller does not reach its run timeout at once.
+package temporaltest
 
 import (
 	"context"
@@ -159,7 +175,7 @@ func (c *Client) ExecuteWorkflow(_ context.Context, opts client.StartWorkflowOpt
 	name, ok := workflow.(string)
 	if !ok {
 		c.mu.Unlock()
-		return nil, errors.New("testenv: start workflows by name")
+		return nil, errors.New("temporaltest: start workflows by name")
 	}
 	c.id, c.memo, c.started, c.name = opts.ID, opts.Memo, time.Now(), name
 	c.mu.Unlock()
