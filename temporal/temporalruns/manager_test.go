@@ -36,9 +36,15 @@ func logNode(name string) graph.NodeFunc[flow] {
 // runs.Client over it. Tasks publish their events to the environment.
 func setup(t *testing.T, build func(b *graph.Builder[flow]), opts ...temporal.Option) (runs.Client, *temporaltest.Client) {
 	t.Helper()
+	return setupCompiled(t, build, nil, opts...)
+}
+
+// setupCompiled is setup with the graph compiled with copts.
+func setupCompiled(t *testing.T, build func(b *graph.Builder[flow]), copts []graph.CompileOption, opts ...temporal.Option) (runs.Client, *temporaltest.Client) {
+	t.Helper()
 	b := graph.New[flow](graph.WithReducer(func(s *flow) *[]string { return &s.Log }, state.Append[string]()))
 	build(b)
-	g, err := b.Compile()
+	g, err := b.Compile(copts...)
 	require.NoError(t, err)
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(log.NewStructuredLogger(slog.New(slog.DiscardHandler)))
@@ -262,4 +268,26 @@ func TestManagerRefusesARunOnABusyThread(t *testing.T) {
 	require.NoError(t, m.Cancel(ctx, run.ID, ""))
 	_, err = m.Wait(ctx, run.ID)
 	require.NoError(t, err)
+}
+
+func TestManagerContinuesPastAStaticInterrupt(t *testing.T) {
+	ctx := ctxWithDeadline(t)
+	m, _ := setupCompiled(t, func(b *graph.Builder[flow]) {
+		b.AddNode("a", logNode("a")).AddNode("b", logNode("b"))
+		b.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", graph.END)
+	}, []graph.CompileOption{graph.InterruptBefore("b")})
+	run, err := m.Start(ctx, runs.Request{Graph: "flow"})
+	require.NoError(t, err)
+	paused, err := m.Wait(ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, runs.StatusInterrupted, paused.Status)
+	require.Equal(t, graph.Before, paused.Interrupts[0].When)
+	_, err = m.Start(ctx, runs.Request{Graph: "flow", Thread: run.Thread, Resume: &runs.Resume{Continue: true}})
+	require.NoError(t, err)
+	done, err := m.Wait(ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, runs.StatusSuccess, done.Status)
+	out, err := m.Output(ctx, run.ID)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"log":["a","b"],"answer":""}`, string(out))
 }
