@@ -208,6 +208,13 @@ func notFound(err error) error {
 	return err
 }
 
+// notReady reports a query that reached a workflow before its first task
+// set its handlers: a run that has just started.
+func notReady(err error) bool {
+	var nr *serviceerror.WorkflowNotReady
+	return errors.As(err, &nr) || strings.Contains(err.Error(), "unknown queryType")
+}
+
 // status queries the run's temporal.Status, with its state as JSON.
 func (m *Manager) status(ctx context.Context, id string) (temporal.Status[json.RawMessage], error) {
 	var st temporal.Status[json.RawMessage]
@@ -222,8 +229,9 @@ func (m *Manager) status(ctx context.Context, id string) (temporal.Status[json.R
 }
 
 // Get returns the run: its status from the workflow's (a running workflow
-// that waits for answers is StatusInterrupted), its metadata and modes
-// from the workflow's memo.
+// that waits for answers is StatusInterrupted, one whose first task has
+// not run yet StatusPending), its metadata and modes from the workflow's
+// memo.
 func (m *Manager) Get(ctx context.Context, id string) (runs.Run, error) {
 	d, err := m.c.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
@@ -243,6 +251,10 @@ func (m *Manager) Get(ctx context.Context, id string) (runs.Run, error) {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
 		r.Status = runs.StatusRunning
 		st, err := m.status(ctx, id)
+		if err != nil && notReady(err) {
+			r.Status = runs.StatusPending
+			break
+		}
 		if err != nil {
 			return runs.Run{}, err
 		}
@@ -419,6 +431,9 @@ func (m *Manager) Stream(ctx context.Context, id string, after int64) iter.Seq2[
 // cursor is before the events it holds.
 func (m *Manager) page(ctx context.Context, id, runID string, after int64) (temporal.EventPage, error) {
 	v, err := m.c.QueryWorkflow(ctx, id, runID, temporal.QueryEvents, after)
+	if err != nil && notReady(err) {
+		return temporal.EventPage{First: after + 1}, nil // no event yet
+	}
 	if err != nil {
 		return temporal.EventPage{}, fmt.Errorf("temporalruns: events of run %q: %w", id, notFound(err))
 	}
