@@ -208,8 +208,10 @@ func notFound(err error) error {
 	return err
 }
 
-// notReady reports a query that reached a workflow before its first task
-// set its handlers: a run that has just started.
+// notReady reports a query the workflow could not answer yet: a server's
+// WorkflowNotReady (its first task has not run), or, in the SDK's test
+// environment, a query that found no handler while the run started or
+// completed. The next poll asks again.
 func notReady(err error) bool {
 	var nr *serviceerror.WorkflowNotReady
 	return errors.As(err, &nr) || strings.Contains(err.Error(), "unknown queryType")
