@@ -1,6 +1,7 @@
 package temporal_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -36,6 +37,11 @@ func startLive(t *testing.T, env *testsuite.TestWorkflowEnvironment, workflow st
 func events(t *testing.T, l *temporaltest.Live, after int64) temporal.EventPage {
 	t.Helper()
 	v, err := l.Query(temporal.QueryEvents, after)
+	if err != nil && strings.Contains(err.Error(), "unknown queryType") {
+		// The environment answers no handler in the moment a run starts
+		// or completes: the next poll asks again.
+		return temporal.EventPage{}
+	}
 	require.NoError(t, err)
 	var p temporal.EventPage
 	require.NoError(t, v.Get(&p))
