@@ -55,7 +55,9 @@
 //
 // A Stepper lets an executor of its own run a graph one superstep at a
 // time: it plans each superstep's tasks and merges their outputs, while
-// the executor runs each task with RunTask wherever it likes. Module
-// github.com/trellis-go/trellis/temporal runs graphs as Temporal
-// workflows this way.
+// the executor runs each task with RunTask wherever it likes, receiving
+// the task's events through TaskScope.Events. Stepper.Save and
+// RestoreStepper move a run from one Stepper to another between
+// supersteps. Module github.com/trellis-go/trellis/temporal runs graphs as
+// Temporal workflows this way.
 package graph

@@ -104,6 +104,9 @@ type emitter struct {
 	log      *slog.Logger
 	logModes Mode
 	callID   string // Event.CallID of the events of a nested run
+	// fn, when set, receives the events of chModes instead of a channel
+	// (TaskScope.Events).
+	fn func(Event)
 }
 
 // emitGate lets the run close its stream's channel while goroutines the
@@ -150,6 +153,9 @@ func (e *emitter) send(m Mode, ev Event) {
 	if e.ch != nil && e.chModes&m != 0 {
 		e.deliver(ev)
 	}
+	if e.fn != nil && e.chModes&m != 0 {
+		e.fn(ev)
+	}
 }
 
 // sendAlways delivers ev to the stream whatever modes it carries, and to the
@@ -167,6 +173,9 @@ func (e *emitter) sendAlways(ev Event) {
 	}
 	if e.ch != nil {
 		e.deliver(ev)
+	}
+	if e.fn != nil {
+		e.fn(ev)
 	}
 }
 

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/trellis-go/trellis/store"
@@ -22,10 +23,12 @@ import (
 // executor that replays its decisions gets the same plan every time,
 // provided the graph's routing functions are deterministic.
 //
-// A Stepper does not checkpoint (the executor keeps its own history), does
-// not retry (RunTask runs one attempt; see NodeSettings) and does not
-// stream events; it reports static interrupts (Before, After) and leaves
-// pausing to the executor. It is not safe for concurrent use.
+// A Stepper does not checkpoint (the executor keeps its own history: Save
+// and RestoreStepper carry a run from one Stepper to another), does not
+// retry (RunTask runs one attempt; see NodeSettings) and emits no events of
+// its own (RunTask hands a task's events to TaskScope.Events); it reports
+// static interrupts (Before, After) and leaves pausing to the executor. It
+// is not safe for concurrent use.
 type Stepper[S any] struct {
 	r  *run[S]
 	st S
@@ -167,6 +170,62 @@ func (s *Stepper[S]) Advance(ctx context.Context, outs []TaskOutput[S]) error {
 	return nil
 }
 
+// StepperState is where a Stepper stands between two supersteps: the
+// state, the number of the next superstep, its tasks, and the progress of
+// the graph's joins. It is what a Stepper needs to go on from there
+// (RestoreStepper): in another process, or after a workflow engine has
+// started its history afresh. It travels as JSON.
+type StepperState[S any] struct {
+	State S             `json:"state"`
+	Step  int           `json:"step"`
+	Tasks []StepTask[S] `json:"tasks,omitempty"`
+	Joins [][]bool      `json:"joins,omitempty"`
+}
+
+// Save returns where the Stepper stands, for RestoreStepper. Taken after
+// Advance (and after the executor has honoured After), it holds all the
+// run needs to go on.
+func (s *Stepper[S]) Save() StepperState[S] {
+	out := StepperState[S]{State: s.st, Step: s.n, Tasks: s.Tasks()}
+	if s.r.joinDone != nil {
+		out.Joins = make([][]bool, len(s.r.joinDone))
+		for i, d := range s.r.joinDone {
+			out.Joins[i] = slices.Clone(d)
+		}
+	}
+	return out
+}
+
+// RestoreStepper returns a Stepper that goes on from st, a Stepper's
+// Save: its next Advance ends the superstep st plans, as the saved
+// Stepper's would have. The superstep limit counts the supersteps before
+// st too. A task of a node the graph does not have, or joins that do not
+// fit the graph's, fail with an error matching ErrCorruptCheckpoint (st
+// was saved by another version of the graph).
+func (g *Graph[S]) RestoreStepper(st StepperState[S]) (*Stepper[S], error) {
+	r := &run[S]{g: g, limit: g.maxSteps}
+	r.tasks, r.next, r.prev = r.bufs[0][:0], r.bufs[1][:0], r.bufs[2][:0]
+	r.ctx.Context = context.Background()
+	r.ctx.meta = runMeta{graph: g.name, step: -1, task: &r.scope}
+	for _, t := range st.Tasks {
+		i, ok := g.byName[t.Node]
+		if !ok {
+			return nil, fmt.Errorf("graph %q: RestoreStepper: %w: no node %q", g.name, ErrCorruptCheckpoint, t.Node)
+		}
+		r.tasks = append(r.tasks, task[S]{node: i, in: t.Input})
+	}
+	if err := g.checkJoins("", "", st.Joins); err != nil {
+		return nil, err
+	}
+	if len(st.Joins) > 0 {
+		r.joinDone = make([][]bool, len(st.Joins))
+		for i, d := range st.Joins {
+			r.joinDone[i] = slices.Clone(d)
+		}
+	}
+	return &Stepper[S]{r: r, st: st.State, n: st.Step}, nil
+}
+
 // TaskScope places a task run by RunTask: the superstep and the index of
 // the task in it (interrupt IDs derive from them), the run's thread, and
 // the values that answer the task's interrupts, by interrupt ID.
@@ -175,6 +234,14 @@ type TaskScope struct {
 	Index  int
 	Thread string
 	Resume map[string]any
+	// Events, when set, receives the events of the modes in Modes that
+	// the task emits while it runs: its node starting and ending
+	// (ModeEvents), custom events (ModeCustom, EmitCustom), model tokens
+	// (ModeMessages), and those of the subgraphs and agents it runs.
+	// Interrupts (KindInterrupt) are sent whatever Modes holds. Events
+	// may be called from goroutines the node starts, concurrently.
+	Events func(Event)
+	Modes  Mode
 }
 
 // RunTask runs the task t of the superstep scope places, once: with the
@@ -205,6 +272,14 @@ func (g *Graph[S]) RunTask(ctx context.Context, t StepTask[S], in S, scope TaskS
 		m.resume = &resumeSet{}
 		m.resume.add(scope.Resume)
 	}
+	var start time.Time
+	if scope.Events != nil {
+		m.emit = &emitter{modes: scope.Modes, chModes: scope.Modes, fn: scope.Events}
+		if scope.Modes&ModeEvents != 0 {
+			start = time.Now()
+			m.emit.send(ModeEvents, Event{Kind: KindNodeStart, Graph: g.name, Step: scope.Step, Node: n.name, Time: start})
+		}
+	}
 	arg := in
 	if t.Input != nil {
 		arg = *t.Input
@@ -212,7 +287,13 @@ func (g *Graph[S]) RunTask(ctx context.Context, t StepTask[S], in S, scope TaskS
 	arg = g.fields.isolated(arg, false)
 	out, cmd, err := r.call(&r.ctx, n, arg)
 	if err != nil {
-		return TaskOutput[S]{}, r.wrap(m, n, 1, err)
+		err = r.wrap(m, n, 1, err)
+	}
+	if !start.IsZero() {
+		m.emit.send(ModeEvents, Event{Kind: KindNodeEnd, Graph: g.name, Step: scope.Step, Node: n.name, Duration: time.Since(start), Err: err})
+	}
+	if err != nil {
+		return TaskOutput[S]{}, err
 	}
 	res := TaskOutput[S]{State: out}
 	if cmd != nil {

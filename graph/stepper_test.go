@@ -2,6 +2,8 @@ package graph_test
 
 import (
 	"context"
+	"encoding/json"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -158,4 +160,93 @@ func TestStepperReportsStaticInterrupts(t *testing.T) {
 	require.Len(t, before, 1)
 	require.Equal(t, graph.PendingInterrupt{ID: before[0].ID, When: graph.Before, Node: "b"}, before[0])
 	require.NotEqual(t, after[0].ID, before[0].ID)
+}
+
+// joinAcrossSteps is a graph whose join waits for sources that finish in
+// different supersteps: START → a → b, a → c → d, join(b, d) → j.
+func joinAcrossSteps(t *testing.T) *graph.Graph[stepState] {
+	t.Helper()
+	b := graph.New[stepState](graph.WithReducer(func(s *stepState) *[]string { return &s.Log }, state.Append[string]()))
+	for _, name := range []string{"a", "b", "c", "d", "j"} {
+		b.AddNode(name, func(_ context.Context, s stepState) (stepState, error) {
+			s.Log = append(s.Log, name)
+			return s, nil
+		})
+	}
+	b.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("a", "c").AddEdge("c", "d")
+	b.AddJoin([]string{"b", "d"}, "j").AddEdge("j", graph.END)
+	g, err := b.Compile()
+	require.NoError(t, err)
+	return g
+}
+
+func TestStepperRestoredFromSaveGoesOnAsTheSavedOne(t *testing.T) {
+	ctx := context.Background()
+	g := joinAcrossSteps(t)
+	want, err := g.Invoke(ctx, stepState{})
+	require.NoError(t, err)
+
+	s, err := g.NewStepper(ctx, stepState{})
+	require.NoError(t, err)
+	sawJoins := false
+	for !s.Done() {
+		// Every superstep runs on a Stepper restored from the JSON of the
+		// previous one's Save.
+		data, err := json.Marshal(s.Save())
+		require.NoError(t, err)
+		var saved graph.StepperState[stepState]
+		require.NoError(t, json.Unmarshal(data, &saved))
+		sawJoins = sawJoins || len(saved.Joins) > 0
+		s, err = g.RestoreStepper(saved)
+		require.NoError(t, err)
+		tasks := s.Tasks()
+		outs := make([]graph.TaskOutput[stepState], len(tasks))
+		for i, task := range tasks {
+			outs[i], err = g.RunTask(ctx, task, s.State(), graph.TaskScope{Step: s.Step(), Index: i})
+			require.NoError(t, err)
+		}
+		require.NoError(t, s.Advance(ctx, outs))
+	}
+	require.Equal(t, want, s.State())
+	require.Equal(t, []string{"a", "b", "c", "d", "j"}, s.State().Log)
+	require.True(t, sawJoins, "a save taken while the join waited for d records it")
+}
+
+func TestRestoreStepperRefusesStateOfAnotherGraph(t *testing.T) {
+	g := joinAcrossSteps(t)
+	_, err := g.RestoreStepper(graph.StepperState[stepState]{Tasks: []graph.StepTask[stepState]{{Node: "gone"}}})
+	require.ErrorIs(t, err, graph.ErrCorruptCheckpoint)
+	_, err = g.RestoreStepper(graph.StepperState[stepState]{Joins: [][]bool{{true}, {false}}})
+	require.ErrorIs(t, err, graph.ErrCorruptCheckpoint)
+}
+
+func TestRunTaskSendsTheTaskEventsToScope(t *testing.T) {
+	ctx := context.Background()
+	b := graph.New[stepState]()
+	b.AddNode("talk", func(ctx context.Context, s stepState) (stepState, error) {
+		graph.EmitCustom(ctx, "progress", 1)
+		graph.Emit(ctx, graph.ModeMessages, graph.Event{Kind: "token", Payload: "hi"})
+		return s, nil
+	})
+	b.AddEdge(graph.START, "talk").AddEdge("talk", graph.END)
+	g, err := b.Compile()
+	require.NoError(t, err)
+
+	var mu sync.Mutex
+	var kinds []graph.EventKind
+	collect := func(ev graph.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(t, "talk", ev.Node)
+		require.Equal(t, 4, ev.Step)
+		kinds = append(kinds, ev.Kind)
+	}
+	_, err = g.RunTask(ctx, graph.StepTask[stepState]{Node: "talk"}, stepState{}, graph.TaskScope{Step: 4, Events: collect, Modes: graph.ModeAll})
+	require.NoError(t, err)
+	require.Equal(t, []graph.EventKind{graph.KindNodeStart, graph.KindCustom, "token", graph.KindNodeEnd}, kinds)
+
+	kinds = nil
+	_, err = g.RunTask(ctx, graph.StepTask[stepState]{Node: "talk"}, stepState{}, graph.TaskScope{Step: 4, Events: collect, Modes: graph.ModeMessages})
+	require.NoError(t, err)
+	require.Equal(t, []graph.EventKind{"token"}, kinds, "only the modes asked for")
 }

@@ -43,5 +43,25 @@
 // (they learn of it when they heartbeat) and, once they have, ends the run
 // with a *temporal.CanceledError of the SDK.
 //
-// See docs/temporal.md for when to choose this package or package runs.
+// # Streaming
+//
+// QueryEvents returns a run's events after a cursor (an EventPage): the
+// workflow records each node's output, the state after each superstep, the
+// interrupts and the run's end; tasks publish what their nodes emit while
+// they run (custom events, model tokens, nodes starting and ending: ask for
+// them with WithStreamModes) through a Sink, by default SignalSink, which
+// signals the events into the workflow's log. A caller polls the query;
+// package temporalruns does so for runs.Client.Stream.
+//
+// # Long runs
+//
+// WithContinueAsNew makes the workflow continue as new every n supersteps,
+// and it does whenever Temporal suggests it, carrying a Continuation (the
+// graph.Stepper's Save and the stream's numbering): the run's result is the
+// same. Histories recorded before continue-as-new existed replay unchanged
+// (the decision is versioned with workflow.GetVersion).
+//
+// Package temporalruns implements runs.Client over a Temporal client, for
+// code written against the runs layer. See docs/temporal.md for when to
+// choose this package or package runs.
 package temporal

@@ -9,6 +9,7 @@ import (
 
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/temporal"
+	"github.com/trellis-go/trellis/temporal/temporaltest"
 )
 
 // Greeting is the state of the example's graph.
@@ -47,4 +48,49 @@ func Example() {
 	}
 	fmt.Println(out.Text)
 	// Output: HELLO, ADA
+}
+
+// A run's events, read with the query QueryEvents and a cursor: those the
+// workflow records (node outputs, states, the end) and those a task
+// publishes while it runs (here a custom event). A caller polls the query
+// while the run goes on; this one reads the stream once the run is over.
+func Example_stream() {
+	b := graph.New[Greeting]()
+	b.AddNode("greet", func(ctx context.Context, s Greeting) (Greeting, error) {
+		graph.EmitCustom(ctx, "progress", "half way")
+		s.Text = "hello, " + s.Name
+		return s, nil
+	})
+	b.AddEdge(graph.START, "greet").AddEdge("greet", graph.END)
+	g, err := b.Compile()
+	if err != nil {
+		panic(err)
+	}
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(quiet())
+	env := suite.NewTestWorkflowEnvironment()
+	// With a server the default sink signals the workflow through the
+	// worker's client; the test environment takes the signals itself.
+	r := temporal.New("greeting", g,
+		temporal.WithStreamModes(temporal.DefaultStreamModes|graph.ModeCustom),
+		temporal.WithSink(temporal.SignalSink(temporaltest.Signaler{Env: env})))
+	r.Register(env)
+	env.ExecuteWorkflow(r.Name(), Greeting{Name: "ada"})
+
+	v, err := env.QueryWorkflow(temporal.QueryEvents, int64(0)) // 0: from the start
+	if err != nil {
+		panic(err)
+	}
+	var page temporal.EventPage
+	if err := v.Get(&page); err != nil {
+		panic(err)
+	}
+	for _, ev := range page.Events {
+		fmt.Println(strings.TrimSpace(fmt.Sprint(ev.Seq, " ", ev.Kind, " ", ev.Node, " ", string(ev.Payload))))
+	}
+	// Output:
+	// 1 custom greet "half way"
+	// 2 update greet
+	// 3 values
+	// 4 run_end
 }

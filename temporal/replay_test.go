@@ -37,3 +37,12 @@ func TestWorkflowReplayDetectsChangedGraph(t *testing.T) {
 	err := replayer.ReplayWorkflowHistoryFromJSONFile(quiet(), "testdata/linear_history.json")
 	require.ErrorContains(t, err, "TMPRL1100") // the SDK's code for a nondeterministic replay
 }
+
+func TestWorkflowReplaysHistoryRecordedBeforeContinueAsNew(t *testing.T) {
+	// The history was recorded by a workflow that never continued as new:
+	// a Runner that continues after every superstep replays it unchanged,
+	// since the decision is versioned (workflow.GetVersion).
+	replayer := worker.NewWorkflowReplayer()
+	temporal.New("flow", linearGraph(t), temporal.WithContinueAsNew(1)).RegisterWorkflow(replayer)
+	require.NoError(t, replayer.ReplayWorkflowHistoryFromJSONFile(quiet(), "testdata/linear_history.json"))
+}

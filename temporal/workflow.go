@@ -86,6 +86,10 @@ type config struct {
 	taskTimeout time.Duration
 	heartbeat   time.Duration
 	taskQueue   string
+	sink        Sink
+	modes       graph.Mode
+	interval    time.Duration
+	canAfter    int
 }
 
 // Option configures a Runner.
@@ -104,12 +108,40 @@ func WithHeartbeatTimeout(d time.Duration) Option { return func(c *config) { c.h
 // of the workflow's.
 func WithTaskQueue(q string) Option { return func(c *config) { c.taskQueue = q } }
 
+// WithStreamModes chooses the events the run's stream holds
+// (DefaultStreamModes unless set): graph.ModeValues and ModeUpdates are
+// recorded by the workflow, at no cost in history; ModeCustom,
+// ModeMessages (model tokens) and ModeEvents (nodes starting and ending)
+// are published by the tasks through the Sink while they run.
+// Interrupts and the run's end are always recorded.
+func WithStreamModes(m graph.Mode) Option { return func(c *config) { c.modes = m } }
+
+// WithSink makes tasks publish their events through s instead of
+// SignalSink(nil).
+func WithSink(s Sink) Option { return func(c *config) { c.sink = s } }
+
+// WithEventInterval sets how long a task gathers its events into a batch
+// before it publishes them (100 ms unless set; the first event of a batch
+// leaves at once). Longer intervals mean fewer signals in the workflow's
+// history when nodes stream tokens.
+func WithEventInterval(d time.Duration) Option { return func(c *config) { c.interval = d } }
+
+// WithContinueAsNew makes the workflow continue as new after every n
+// supersteps, carrying the run's state and next tasks, so that a long run's
+// history stays short. Whatever n, the workflow continues as new between
+// two supersteps when Temporal suggests it (the history has grown past the
+// server's limits). The run's result is the same either way.
+func WithContinueAsNew(n int) Option { return func(c *config) { c.canAfter = n } }
+
 // New returns a Runner of g whose workflow is registered as name and whose
 // task activity as name + ".task".
 func New[S any](name string, g *graph.Graph[S], opts ...Option) *Runner[S] {
-	r := &Runner[S]{g: g, name: name, cfg: config{taskTimeout: 10 * time.Minute}}
+	r := &Runner[S]{g: g, name: name, cfg: config{taskTimeout: 10 * time.Minute, modes: DefaultStreamModes, interval: 100 * time.Millisecond}}
 	for _, o := range opts {
 		o(&r.cfg)
+	}
+	if r.cfg.sink == nil {
+		r.cfg.sink = SignalSink(nil)
 	}
 	return r
 }
@@ -143,93 +175,190 @@ func (r *Runner[S]) RegisterWorkflow(w WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(r.Workflow, workflow.RegisterOptions{Name: r.name})
 }
 
+// versionContinueAsNew is the change ID (workflow.GetVersion) of
+// continue-as-new: a run recorded before it never continues as new.
+const versionContinueAsNew = "trellis.continue-as-new"
+
+// Continuation is what a run carries into the run it continues as new
+// (WithContinueAsNew): where its superstep loop stands, and the Seq of its
+// last event, so that the stream's numbering goes on.
+type Continuation[S any] struct {
+	Stepper graph.StepperState[S] `json:"stepper"`
+	Seq     int64                 `json:"seq"`
+}
+
 // Workflow runs the graph from input. Each superstep's tasks run as
 // activities, concurrently, and their outputs are merged at the barrier as
 // a run of the graph merges them. A task that asks for input makes the
 // workflow wait for answers (SignalResume, UpdateResume) to every pending
-// interrupt; the
-// tasks that asked run again with the answers, the others keep their
-// outputs. QueryState reads the run's Status. Cancelling the workflow
-// asks the running tasks to stop and ends the run once they have.
+// interrupt; the tasks that asked run again with the answers, the others
+// keep their outputs. QueryState reads the run's Status, QueryEvents its
+// events. Cancelling the workflow asks the running tasks to stop and ends
+// the run once they have.
+//
+// cont is nil when a run starts; a run continued as new
+// (WithContinueAsNew) gets the Continuation of the run before it, and its
+// input is then the state the run had reached.
 //
 // The graph's routing functions (conditional edges, fan-outs) run in the
 // workflow and must be deterministic; they receive a context that carries
 // nothing.
-func (r *Runner[S]) Workflow(ctx workflow.Context, input S) (S, error) {
-	st, err := r.g.NewStepper(context.Background(), input)
+func (r *Runner[S]) Workflow(ctx workflow.Context, input S, cont *Continuation[S]) (S, error) {
+	var st *graph.Stepper[S]
+	var err error
+	events := &eventLog{modes: r.cfg.modes, previous: workflow.GetInfo(ctx).ContinuedExecutionRunID}
+	if cont != nil {
+		st, err = r.g.RestoreStepper(cont.Stepper)
+		events.base = cont.Seq
+	} else {
+		st, err = r.g.NewStepper(context.Background(), input)
+	}
 	if err != nil {
 		return input, temporal.NewNonRetryableApplicationError(err.Error(), ErrorTypeNode, err)
 	}
-	var pending []graph.PendingInterrupt
+	w := &wfRun[S]{r: r, st: st, events: events, resume: map[string]any{}}
+	if err := w.handlers(ctx); err != nil {
+		return input, err
+	}
+	err = w.loop(ctx)
+	w.events.receive(ctx, w.published, true)
+	var can *workflow.ContinueAsNewError
+	end := Event{Kind: KindRunEnd, Step: st.Step()}
+	switch {
+	case errors.As(err, &can):
+		w.events.done = true
+		return st.State(), err
+	case err == nil:
+		end.Status, end.State = StatusSuccess, asJSON(st.State())
+	case temporal.IsCanceledError(err):
+		end.Status, end.Error = StatusCancelled, err.Error()
+	default:
+		end.Status, end.Error = StatusError, err.Error()
+	}
+	w.events.add(ctx, end)
+	w.events.done = true
+	return st.State(), err
+}
+
+// wfRun is one workflow run's superstep loop and what its handlers share.
+type wfRun[S any] struct {
+	r         *Runner[S]
+	st        *graph.Stepper[S]
+	events    *eventLog
+	pending   []graph.PendingInterrupt
+	resume    map[string]any
+	resumes   workflow.ReceiveChannel
+	published workflow.ReceiveChannel
+}
+
+// handlers sets the run's query, update and signal handlers.
+func (w *wfRun[S]) handlers(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, QueryState, func() (Status[S], error) {
-		s := Status[S]{Step: st.Step(), State: st.State(), Interrupts: pending, Done: st.Done()}
-		for _, t := range st.Tasks() {
+		s := Status[S]{Step: w.st.Step(), State: w.st.State(), Interrupts: w.pending, Done: w.st.Done()}
+		for _, t := range w.st.Tasks() {
 			s.Running = append(s.Running, t.Node)
 		}
 		return s, nil
 	}); err != nil {
-		return input, err
+		return err
 	}
-	resume := map[string]any{}
-	// target names the pending interrupt a Resume answers.
-	target := func(in Resume) (string, error) {
-		if in.ID == "" {
-			if len(pending) != 1 {
-				return "", fmt.Errorf("%w: %d are pending and the answer names none", ErrNotPending, len(pending))
-			}
-			return pending[0].ID, nil
-		}
-		for _, p := range pending {
-			if p.ID == in.ID {
-				return in.ID, nil
-			}
-		}
-		return "", fmt.Errorf("%w: %s", ErrNotPending, in.ID)
-	}
-	accept := func(in Resume) error {
-		id, err := target(in)
-		if err == nil {
-			resume[id] = in.Value
-		}
+	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(after int64) (EventPage, error) {
+		return w.events.page(after), nil
+	}); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateResume, func(_ workflow.Context, in Resume) error {
-		return accept(in)
+		return w.accept(in)
 	}, workflow.UpdateHandlerOptions{Validator: func(in Resume) error {
-		_, err := target(in)
+		_, err := w.target(in)
 		return err
 	}}); err != nil {
-		return input, err
+		return err
 	}
-	signals := workflow.GetSignalChannel(ctx, SignalResume)
+	w.resumes = workflow.GetSignalChannel(ctx, SignalResume)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for {
 			var in Resume
-			if !signals.Receive(ctx, &in) {
+			if !w.resumes.Receive(ctx, &in) {
 				return
 			}
-			if err := accept(in); err != nil {
-				workflow.GetLogger(ctx).Warn("resume signal ignored", "error", err)
-			}
+			w.take(ctx, in)
 		}
 	})
+	w.published = workflow.GetSignalChannel(ctx, SignalEvents)
+	workflow.Go(ctx, func(ctx workflow.Context) { w.events.receive(ctx, w.published, false) })
+	return nil
+}
+
+// target names the pending interrupt a Resume answers.
+func (w *wfRun[S]) target(in Resume) (string, error) {
+	if in.ID == "" {
+		if len(w.pending) != 1 {
+			return "", fmt.Errorf("%w: %d are pending and the answer names none", ErrNotPending, len(w.pending))
+		}
+		return w.pending[0].ID, nil
+	}
+	for _, p := range w.pending {
+		if p.ID == in.ID {
+			return in.ID, nil
+		}
+	}
+	return "", fmt.Errorf("%w: %s", ErrNotPending, in.ID)
+}
+
+func (w *wfRun[S]) accept(in Resume) error {
+	id, err := w.target(in)
+	if err == nil {
+		w.resume[id] = in.Value
+	}
+	return err
+}
+
+// take accepts a resume signal, or logs why it drops it.
+func (w *wfRun[S]) take(ctx workflow.Context, in Resume) {
+	if err := w.accept(in); err != nil {
+		workflow.GetLogger(ctx).Warn("resume signal ignored", "error", err)
+	}
+}
+
+// wait records the interrupts hits and waits for their answers.
+func (w *wfRun[S]) wait(ctx workflow.Context, hits []graph.PendingInterrupt) error {
+	w.pending = hits
+	w.events.add(ctx, Event{Kind: graph.KindInterrupt, Step: w.st.Step(), Interrupts: hits})
+	if err := await(ctx, w.pending, w.resume); err != nil {
+		return err
+	}
+	w.pending = nil
+	return nil
+}
+
+// loop runs supersteps until the graph ends, fails, or the run continues
+// as new.
+func (w *wfRun[S]) loop(ctx workflow.Context) error {
+	r, st := w.r, w.st
 	thread := workflow.GetInfo(ctx).WorkflowExecution.ID
 	pause := func(hits []graph.PendingInterrupt) error {
 		if len(hits) == 0 {
 			return nil
 		}
-		pending = hits
-		if err := await(ctx, pending, resume); err != nil {
+		return w.wait(ctx, hits)
+	}
+	steps := 0
+	for !st.Done() {
+		if steps > 0 && (r.cfg.canAfter > 0 && steps >= r.cfg.canAfter || workflow.GetInfo(ctx).GetContinueAsNewSuggested()) &&
+			// Runs whose history was recorded before workflows continued
+			// as new go on without (their replay has no marker here).
+			workflow.GetVersion(ctx, versionContinueAsNew, workflow.DefaultVersion, 1) == 1 {
+			return w.continueAsNew(ctx)
+		}
+		steps++
+		if err := pause(st.Before()); err != nil {
 			return err
 		}
-		pending = nil
-		return nil
-	}
-	for !st.Done() {
-		if err := pause(st.Before()); err != nil {
-			return st.State(), err
-		}
 		tasks := st.Tasks()
+		if w.events.modes&graph.ModeDebug != 0 {
+			w.events.add(ctx, Event{Kind: graph.KindStepStart, Step: st.Step(), Nodes: nodesOf(tasks)})
+		}
 		outs := make([]graph.TaskOutput[S], len(tasks))
 		done := make([]bool, len(tasks))
 		for {
@@ -243,7 +372,7 @@ func (r *Runner[S]) Workflow(ctx workflow.Context, input S) (S, error) {
 				if done[i] {
 					continue
 				}
-				in := TaskInput[S]{Task: t, Step: st.Step(), Index: i, Thread: thread, Resume: resume}
+				in := TaskInput[S]{Task: t, Step: st.Step(), Index: i, Thread: thread, Resume: w.resume}
 				if t.Input == nil {
 					in.State = st.State()
 				}
@@ -261,30 +390,69 @@ func (r *Runner[S]) Workflow(ctx workflow.Context, input S) (S, error) {
 				sel.Select(ctx)
 			}
 			cancel()
-			pending = nil
+			// What the tasks published before they ended comes before
+			// what the superstep recorded.
+			w.events.receive(ctx, w.published, true)
 			if err := firstError(errs); err != nil {
-				return st.State(), err
+				return err
 			}
+			var hits []graph.PendingInterrupt
 			for _, err := range errs {
 				if ins, ok := interruptsOf(err); ok {
-					pending = append(pending, ins...)
+					hits = append(hits, ins...)
 				}
 			}
-			if len(pending) == 0 {
+			if len(hits) == 0 {
 				break
 			}
-			if err := await(ctx, pending, resume); err != nil {
-				return st.State(), err
+			if err := w.wait(ctx, hits); err != nil {
+				return err
+			}
+		}
+		step := st.Step()
+		if w.events.modes&graph.ModeUpdates != 0 {
+			for i, t := range tasks {
+				w.events.add(ctx, Event{Kind: graph.KindUpdate, Step: step, Node: t.Node, State: asJSON(outs[i].State)})
 			}
 		}
 		if err := st.Advance(context.Background(), outs); err != nil {
-			return st.State(), temporal.NewNonRetryableApplicationError(err.Error(), ErrorTypeNode, err)
+			return temporal.NewNonRetryableApplicationError(err.Error(), ErrorTypeNode, err)
+		}
+		w.events.record(ctx, graph.ModeValues, Event{Kind: graph.KindValues, Step: step, State: asJSON(st.State())})
+		if w.events.modes&graph.ModeDebug != 0 {
+			w.events.add(ctx, Event{Kind: graph.KindStepEnd, Step: step, Nodes: nodesOf(tasks)})
 		}
 		if err := pause(st.After()); err != nil {
-			return st.State(), err
+			return err
 		}
 	}
-	return st.State(), nil
+	return nil
+}
+
+// continueAsNew ends the run with a continue-as-new carrying where it
+// stands, once its handlers are done and the signals it got are taken.
+func (w *wfRun[S]) continueAsNew(ctx workflow.Context) error {
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return err
+	}
+	w.events.receive(ctx, w.published, true)
+	for {
+		var in Resume
+		if !w.resumes.ReceiveAsync(&in) {
+			break
+		}
+		w.take(ctx, in)
+	}
+	cont := &Continuation[S]{Stepper: w.st.Save(), Seq: w.events.base + int64(len(w.events.events))}
+	return workflow.NewContinueAsNewError(ctx, w.r.name, w.st.State(), cont)
+}
+
+func nodesOf[S any](tasks []graph.StepTask[S]) []string {
+	out := make([]string, len(tasks))
+	for i, t := range tasks {
+		out[i] = t.Node
+	}
+	return out
 }
 
 // firstError picks, in task order, the first error that is neither an
@@ -361,10 +529,20 @@ func RetryPolicy(p *graph.RetryPolicy) *temporal.RetryPolicy {
 	}
 }
 
+// taskModes are the modes of the events tasks publish.
+const taskModes = graph.ModeCustom | graph.ModeMessages | graph.ModeEvents
+
 // Task is the task activity: it runs one task of a superstep once
 // (Temporal retries it) and returns its output.
 func (r *Runner[S]) Task(ctx context.Context, in TaskInput[S]) (graph.TaskOutput[S], error) {
-	out, err := r.g.RunTask(ctx, in.Task, in.State, graph.TaskScope{Step: in.Step, Index: in.Index, Thread: in.Thread, Resume: in.Resume})
+	scope := graph.TaskScope{Step: in.Step, Index: in.Index, Thread: in.Thread, Resume: in.Resume}
+	if m := r.cfg.modes & taskModes; m != 0 && activity.IsActivity(ctx) {
+		p := startPublisher(ctx, r.cfg.sink, r.cfg.interval)
+		// The task's events reach the workflow before its result does.
+		defer p.close()
+		scope.Events, scope.Modes = p.add, m
+	}
+	out, err := r.g.RunTask(ctx, in.Task, in.State, scope)
 	if err == nil {
 		return out, nil
 	}

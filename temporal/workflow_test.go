@@ -383,10 +383,11 @@ func TestWorkflowTakesAnswerAsUpdateAndRejectsUnknownInterrupt(t *testing.T) {
 }
 
 func TestWorkflowFailingTaskCancelsItsSiblings(t *testing.T) {
-	stop, stopped := make(chan struct{}), make(chan struct{})
+	started, stop, stopped := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	b := graph.New[flow](appendLog())
 	b.AddNode("slow", func(ctx context.Context, s flow) (flow, error) {
 		defer close(stopped)
+		close(started)
 		select {
 		case <-ctx.Done():
 			return s, ctx.Err()
@@ -394,7 +395,12 @@ func TestWorkflowFailingTaskCancelsItsSiblings(t *testing.T) {
 			return s, errors.New("stopped by the test")
 		}
 	})
-	b.AddNode("bad", func(_ context.Context, s flow) (flow, error) { return s, errors.New("broken") })
+	b.AddNode("bad", func(_ context.Context, s flow) (flow, error) {
+		// Fail once the sibling runs: a sibling cancelled before it starts
+		// never runs, and the test would wait for it.
+		<-started
+		return s, errors.New("broken")
+	})
 	b.AddEdge(graph.START, "slow").AddEdge(graph.START, "bad").AddEdge("slow", graph.END).AddEdge("bad", graph.END)
 	var cancelled atomic.Int32
 	_, err, _ := runWorkflow(t, compile(t, b), flow{}, func(env *testsuite.TestWorkflowEnvironment) {
