@@ -622,11 +622,17 @@ func writeAnswers[S any, PS ChatState[S]](c *toolsConfig, s *S, calls []model.To
 		*msgs = grown
 	}
 	ids := toolMessageIDs(calls)
+	// The messages are written where they go, not built and copied there.
+	n := len(*msgs)
+	*msgs = (*msgs)[:n+len(results)]
+	out := (*msgs)[n:]
 	for i := range results {
-		// Result.Message's message, without copying the result.
-		r := &results[i]
-		m := model.ToolMessage(calls[i].ID, calls[i].Name, r.IsError, r.Content...)
-		m.ID, ids = ids[:len(toolMessagePrefix)+len(calls[i].ID)], ids[len(toolMessagePrefix)+len(calls[i].ID):]
+		// Result.Message's message (model.ToolMessage), without copying
+		// the result.
+		r, c, m := &results[i], &calls[i], &out[i]
+		idLen := len(toolMessagePrefix) + len(c.ID)
+		*m = model.Message{ID: ids[:idLen], Role: model.RoleTool, ToolCallID: c.ID, ToolName: c.Name, IsError: r.IsError, Content: r.Content}
+		ids = ids[idLen:]
 		if r.Metadata != nil {
 			m.Metadata = toolMetadata(r.Metadata)
 		}
@@ -636,7 +642,6 @@ func writeAnswers[S any, PS ChatState[S]](c *toolsConfig, s *S, calls []model.To
 			}
 			m.Metadata[MetaTerminate] = "true"
 		}
-		*msgs = append(*msgs, m)
 	}
 	for i := range results {
 		switch u := results[i].Actions.Update.(type) {

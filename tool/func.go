@@ -260,16 +260,18 @@ func (t *FuncTool[In, Out]) Call(ctx context.Context, callID string, args json.R
 // callFast is callDecoded on arguments it decodes itself, without the call
 // ID check: Invoke's ctx carries the ID. It runs the function itself rather
 // than through another call, every call of a typed tool taking this path.
-func (t *FuncTool[In, Out]) callFast(ctx context.Context, args json.RawMessage) (Result, bool, error) {
+func (t *FuncTool[In, Out]) callFast(ctx context.Context, args json.RawMessage, res *Result) (bool, error) {
 	in, ok := arguments.Fast[In](t.plan, args)
 	if !ok {
-		return Result{}, false, nil
+		return false, nil
 	}
 	out, err := t.fn(ctx, in)
 	if err != nil {
-		return returnedResult(out), true, err
+		*res = returnedResult(out)
+		return true, err
 	}
-	return toResultIn(out, callctx.TakePart(ctx)), true, nil
+	*res = toResultIn(out, callctx.TakePart(ctx))
+	return true, nil
 }
 
 func (t *FuncTool[In, Out]) self() Tool { return t }

@@ -39,10 +39,11 @@ type parsedStreamer interface {
 // fastCaller is implemented by the typed tools of this package: callFast
 // decodes the arguments in one pass against the tool's fast plan (see
 // fastDecode) and, when the plan accepts them, runs the tool with ctx,
-// which carries the call's ID; ok is false, and nothing ran, when the plan
-// declined. fastSchema is the schema the plan checks.
+// which carries the call's ID, writing its result into res; ok is false,
+// and nothing ran (res is left alone), when the plan declined. fastSchema
+// is the schema the plan checks.
 type fastCaller interface {
-	callFast(ctx context.Context, args json.RawMessage) (r Result, ok bool, err error)
+	callFast(ctx context.Context, args json.RawMessage, res *Result) (ok bool, err error)
 	fastSchema() *Schema
 }
 
@@ -212,9 +213,10 @@ func (iv *Invoker) Invoke(ctx context.Context, t Tool, call model.ToolCall, opts
 // without exporting them.
 func init() {
 	callctx.Register(&callctx.Ops[*Invoker, Tool, Result, InvokeOption]{
-		Invoke:    (*Invoker).invokeFrame,
-		Prepare:   (*Invoker).prepare,
-		NewFrames: newFrames,
+		Invoke:     (*Invoker).invokeFrame,
+		InvokeInto: (*Invoker).invokeInto,
+		Prepare:    (*Invoker).prepare,
+		NewFrames:  newFrames,
 	})
 }
 
@@ -329,6 +331,31 @@ func (iv *Invoker) invokeFrame(ctx context.Context, f *callctx.Frame, t Tool, ca
 		iv.invokeForeign(ctx, f, t, &call, opts, &in, &res)
 	}
 	return res
+}
+
+// invokeInto is invokeFrame with the call read where it is and the result
+// written into res, for executors that keep both in a batch's storage: a
+// call and a result are copied once each less. The call is not changed.
+func (iv *Invoker) invokeInto(ctx context.Context, f *callctx.Frame, t Tool, call *model.ToolCall, res *Result) {
+	if t == nil {
+		*res = UnknownTool(call.Name, nil)
+		return
+	}
+	in := invocation{name: call.Name}
+	defer func() {
+		if v := recover(); v != nil {
+			*res = panicResult(in.name, v)
+			if in.registered != nil {
+				in.registered.withdraw(call.ID)
+			}
+		}
+	}()
+	c := *call // invoke may replace the arguments
+	if p := ownProfile(t); p != nil {
+		iv.invoke(ctx, f, t, p, &c, nil, &in, res)
+	} else {
+		iv.invokeForeign(ctx, f, t, &c, nil, &in, res)
+	}
 }
 
 // invocation is what invokeFrame needs to answer a call whose tool
@@ -466,11 +493,10 @@ func run(ctx context.Context, t Tool, p *profile, name string, call *model.ToolC
 				return
 			}
 		case p.fc != nil:
-			if r, accepted, cerr := p.fc.callFast(ctx, call.Arguments); accepted {
+			if accepted, cerr := p.fc.callFast(ctx, call.Arguments, res); accepted {
 				if cerr != nil {
-					r = callOutcome(ctx, name, &r, cerr)
+					*res = callOutcome(ctx, name, res, cerr)
 				}
-				*res = r
 				return
 			}
 		}

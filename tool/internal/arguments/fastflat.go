@@ -29,6 +29,13 @@ type flatPlan struct {
 	// read where it is and the one string stored is copied alone, rather
 	// than copying the whole text for the strings to share.
 	inPlace bool
+	// quoted holds, by property index, the property's name followed by
+	// the closing quote, as the arguments spell it when they spell it
+	// plainly; "" for a name a plain spelling does not give (it needs
+	// escapes). Arguments usually name the properties in their declared
+	// order, and a key that matches the next property's spelling is
+	// known without reading it as a string and looking it up.
+	quoted []string
 }
 
 // flatField is where a property's value goes.
@@ -69,6 +76,12 @@ func newFlatPlan(root *fastNode) *flatPlan {
 		}
 	}
 	fp.inPlace = strs <= 1
+	fp.quoted = make([]string, len(root.props))
+	for i, p := range root.props {
+		if plainRun(p.name, 0) == len(p.name) {
+			fp.quoted[i] = p.name + `"`
+		}
+	}
 	return fp
 }
 
@@ -121,24 +134,33 @@ func (fp *flatPlan) decode(raw []byte, base unsafe.Pointer) bool {
 		p.i++
 		return n.required == 0 && d.end()
 	}
+	next := 0 // the property expected next, in declared order
 	for {
 		if p.i >= len(p.s) || p.s[p.i] != '"' {
 			return false
 		}
-		key, err := p.str()
-		if err != nil {
-			return false
+		i := -1
+		if next < len(fp.quoted) {
+			if q := fp.quoted[next]; q != "" && strings.HasPrefix(p.s[p.i+1:], q) {
+				i, p.i = next, p.i+1+len(q)
+			}
 		}
+		if i < 0 {
+			key, err := p.str()
+			if err != nil {
+				return false
+			}
+			if i = n.lookup(key); i < 0 {
+				return false // unknown, or one the decoder might match ignoring case
+			}
+		}
+		next = i + 1
 		p.space()
 		if p.i >= len(p.s) || p.s[p.i] != ':' {
 			return false
 		}
 		p.i++
 		p.space()
-		i := n.lookup(key)
-		if i < 0 {
-			return false // unknown, or one the decoder might match ignoring case
-		}
 		bit := uint64(1) << i
 		if seen&bit != 0 {
 			return false // a duplicate key: the pipeline keeps the last
