@@ -86,6 +86,7 @@ func (c *core) bind(t Tool) {
 	// The profile serves t alone, whose permission check is c's: the
 	// checker set WithPermission, if any.
 	p.checker = c.cfg.checker
+	p.onePart = resultsOnePart(t)
 	c.prof = p
 }
 
@@ -260,8 +261,8 @@ func (t *FuncTool[In, Out]) Call(ctx context.Context, callID string, args json.R
 // callFast is callDecoded on arguments it decodes itself, without the call
 // ID check: Invoke's ctx carries the ID. It runs the function itself rather
 // than through another call, every call of a typed tool taking this path.
-func (t *FuncTool[In, Out]) callFast(ctx context.Context, args json.RawMessage, res *Result) (bool, error) {
-	in, ok := arguments.Fast[In](t.plan, args)
+func (t *FuncTool[In, Out]) callFast(ctx context.Context, args json.RawMessage, shared bool, res *Result) (bool, error) {
+	in, ok := arguments.FastShared[In](t.plan, args, shared)
 	if !ok {
 		return false, nil
 	}

@@ -39,11 +39,12 @@ type parsedStreamer interface {
 // fastCaller is implemented by the typed tools of this package: callFast
 // decodes the arguments in one pass against the tool's fast plan (see
 // fastDecode) and, when the plan accepts them, runs the tool with ctx,
-// which carries the call's ID, writing its result into res; ok is false,
+// which carries the call's ID, writing its result into res (with shared,
+// the decoded values may share args, see FastShared); ok is false,
 // and nothing ran (res is left alone), when the plan declined. fastSchema
 // is the schema the plan checks.
 type fastCaller interface {
-	callFast(ctx context.Context, args json.RawMessage, res *Result) (ok bool, err error)
+	callFast(ctx context.Context, args json.RawMessage, shared bool, res *Result) (ok bool, err error)
 	fastSchema() *Schema
 }
 
@@ -225,7 +226,13 @@ func init() {
 // package whose results are one part (a text or a JSON part), so that the
 // batch's calls of such tools do not allocate their parts one by one.
 func newFrames(n int, t Tool) []callctx.Frame {
-	return callctx.NewFrames(n, n > 1 && resultsOnePart(t))
+	if n < 2 {
+		return callctx.NewFrames(n, false)
+	}
+	if p := ownProfile(t); p != nil {
+		return callctx.NewFrames(n, p.onePart)
+	}
+	return callctx.NewFrames(n, resultsOnePart(t))
 }
 
 // onePartTool is implemented by the typed tools of this package.
@@ -385,6 +392,9 @@ func (iv *Invoker) invoke(ctx context.Context, f *callctx.Frame, t Tool, p *prof
 	// The call's context holds its ID in the frame, and its progress
 	// reporter and its own options, when it has them, next to it.
 	given := f // the caller's frame, which records the call's permission
+	// Arguments that are a run state's reach a tool without a hook that
+	// rewrites them as they are: its decoded values may share them.
+	shared := f != nil && f.ArgumentsShared() && p.prepare == nil
 	// A frame that served already (the call is retried) is replaced by a
 	// new one, which keeps what it knows of the call's permission and
 	// arguments.
@@ -445,10 +455,10 @@ func (iv *Invoker) invoke(ctx context.Context, f *callctx.Frame, t Tool, p *prof
 			}
 		}
 		if ok {
-			run(cc, t, p, name, call, cfg, prepared, res)
+			run(cc, t, p, name, call, cfg, prepared, shared, res)
 		}
 	} else {
-		run(cc, t, p, name, call, cfg, prepared, res)
+		run(cc, t, p, name, call, cfg, prepared, shared, res)
 	}
 	in.registered = nil
 	res.normalize()
@@ -468,8 +478,10 @@ func (iv *Invoker) invoke(ctx context.Context, f *callctx.Frame, t Tool, p *prof
 
 // run runs the call in ctx, the call's context, and stores its result in
 // res. prepared says the call's arguments are final already (see
-// Invoker.Prepare): they are not repaired or prepared again.
-func run(ctx context.Context, t Tool, p *profile, name string, call *model.ToolCall, cfg *invokeConfig, prepared bool, res *Result) {
+// Invoker.Prepare): they are not repaired or prepared again. shared says
+// their memory is a run state's, which the decoded values may share (see
+// callctx.Frame.ShareArguments).
+func run(ctx context.Context, t Tool, p *profile, name string, call *model.ToolCall, cfg *invokeConfig, prepared, shared bool, res *Result) {
 	if p.declOnly {
 		*res = ErrorResult(CodeDeclarationOnly, fmt.Errorf("%w: tool %q", ErrDeclarationOnly, name))
 		return
@@ -493,7 +505,7 @@ func run(ctx context.Context, t Tool, p *profile, name string, call *model.ToolC
 				return
 			}
 		case p.fc != nil:
-			if accepted, cerr := p.fc.callFast(ctx, call.Arguments, res); accepted {
+			if accepted, cerr := p.fc.callFast(ctx, call.Arguments, shared, res); accepted {
 				if cerr != nil {
 					*res = callOutcome(ctx, name, res, cerr)
 				}

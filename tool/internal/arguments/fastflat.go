@@ -108,13 +108,18 @@ func fieldOffset(t reflect.Type, index []int) (uintptr, bool) {
 // struct holds a partial value that must be thrown away. Like fastDecode,
 // it reads empty arguments as {}, and the strings it stores never share
 // raw's memory: they share one copy of the text, or, when the struct has
-// a single string field, that string is copied alone.
-func (fp *flatPlan) decode(raw []byte, base unsafe.Pointer) bool {
+// a single string field, that string is copied alone. With shared, raw's
+// memory never changes (see FastShared), and the strings share it.
+func (fp *flatPlan) decode(raw []byte, base unsafe.Pointer, shared bool) bool {
 	var d fastDecoder
-	if fp.inPlace {
+	switch {
+	case shared:
+		// raw's memory never changes: the strings may share it.
+		d.p.s = unsafe.String(unsafe.SliceData(raw), len(raw))
+	case fp.inPlace:
 		d.p.s = unsafe.String(unsafe.SliceData(raw), len(raw))
 		d.inPlace = true
-	} else {
+	default:
 		d.p.s = string(raw)
 	}
 	p := &d.p
@@ -184,6 +189,13 @@ func (fp *flatPlan) decode(raw []byte, base unsafe.Pointer) bool {
 			return false
 		}
 	}
+}
+
+// sameType reports whether a and b are one type: reflect.Types are
+// pointers of the runtime's, one per type, so comparing their words is
+// a == b without the runtime's general interface comparison.
+func sameType(a, b reflect.Type) bool {
+	return *(*[2]unsafe.Pointer)(unsafe.Pointer(&a)) == *(*[2]unsafe.Pointer)(unsafe.Pointer(&b))
 }
 
 // inText reports whether s is a piece of text (the parser returns a
@@ -343,9 +355,9 @@ func storeNumber(bind bindKind, k reflect.Kind, lit string, iv int64, intOK bool
 
 // flatArguments decodes args into an In through the flat plan fp, or
 // reports false when fp is nil, is not In's, or declines them.
-func flatArguments[In any](fp *flatPlan, args json.RawMessage) (In, bool) {
+func flatArguments[In any](fp *flatPlan, args json.RawMessage, shared bool) (In, bool) {
 	var in In
-	if fp == nil || fp.typ != reflect.TypeFor[In]() || !fp.decode(args, unsafe.Pointer(&in)) {
+	if fp == nil || !sameType(fp.typ, reflect.TypeFor[In]()) || !fp.decode(args, unsafe.Pointer(&in), shared) {
 		var zero In
 		return zero, false
 	}
