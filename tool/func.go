@@ -261,18 +261,16 @@ func (t *FuncTool[In, Out]) Call(ctx context.Context, callID string, args json.R
 // callFast is callDecoded on arguments it decodes itself, without the call
 // ID check: Invoke's ctx carries the ID. It runs the function itself rather
 // than through another call, every call of a typed tool taking this path.
-func (t *FuncTool[In, Out]) callFast(ctx context.Context, args json.RawMessage, shared bool, res *Result) (bool, error) {
+func (t *FuncTool[In, Out]) callFast(ctx context.Context, args json.RawMessage, shared bool) (Result, bool, error) {
 	in, ok := arguments.FastShared[In](t.plan, args, shared)
 	if !ok {
-		return false, nil
+		return Result{}, false, nil
 	}
 	out, err := t.fn(ctx, in)
 	if err != nil {
-		*res = returnedResult(out)
-		return true, err
+		return returnedResult(out), true, err
 	}
-	*res = toResultIn(out, callctx.TakePart(ctx))
-	return true, nil
+	return toResultIn(out, callctx.TakePart(ctx)), true, nil
 }
 
 func (t *FuncTool[In, Out]) self() Tool { return t }

@@ -39,12 +39,11 @@ type parsedStreamer interface {
 // fastCaller is implemented by the typed tools of this package: callFast
 // decodes the arguments in one pass against the tool's fast plan (see
 // fastDecode) and, when the plan accepts them, runs the tool with ctx,
-// which carries the call's ID, writing its result into res (with shared,
-// the decoded values may share args, see FastShared); ok is false,
-// and nothing ran (res is left alone), when the plan declined. fastSchema
-// is the schema the plan checks.
+// which carries the call's ID (with shared, the decoded values may share
+// args, see FastShared); ok is false, and nothing ran, when the plan
+// declined. fastSchema is the schema the plan checks.
 type fastCaller interface {
-	callFast(ctx context.Context, args json.RawMessage, shared bool, res *Result) (ok bool, err error)
+	callFast(ctx context.Context, args json.RawMessage, shared bool) (r Result, ok bool, err error)
 	fastSchema() *Schema
 }
 
@@ -505,10 +504,14 @@ func run(ctx context.Context, t Tool, p *profile, name string, call *model.ToolC
 				return
 			}
 		case p.fc != nil:
-			if accepted, cerr := p.fc.callFast(ctx, call.Arguments, shared, res); accepted {
+			// The result comes back by value: res, given to a method of
+			// an interface, would escape, and with it the storage of every
+			// caller's result.
+			if r, accepted, cerr := p.fc.callFast(ctx, call.Arguments, shared); accepted {
 				if cerr != nil {
-					*res = callOutcome(ctx, name, res, cerr)
+					r = callOutcome(ctx, name, &r, cerr)
 				}
+				*res = r
 				return
 			}
 		}
