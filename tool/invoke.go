@@ -47,6 +47,16 @@ type fastCaller interface {
 	fastSchema() *Schema
 }
 
+// textCaller is implemented by the typed tools of this package; textOut
+// reports whether their output is a string, and then callText is
+// callFast returning the string: a result, 144 bytes, would be copied on
+// its way out of the generic method (and once more through its wrapper),
+// where a string travels in registers.
+type textCaller interface {
+	callText(ctx context.Context, args json.RawMessage, shared bool) (text string, ok bool, err error)
+	textOut() bool
+}
+
 // fastStreamer is the streaming counterpart of fastCaller.
 type fastStreamer interface {
 	streamFast(ctx context.Context, callID string, args json.RawMessage) (iter.Seq2[Result, error], bool)
@@ -503,15 +513,31 @@ func run(ctx context.Context, t Tool, p *profile, name string, call *model.ToolC
 				*res = drain(ctx, name, seq)
 				return
 			}
-		case p.fc != nil:
-			// The result comes back by value: res, given to a method of
-			// an interface, would escape, and with it the storage of every
-			// caller's result.
-			if r, accepted, cerr := p.fc.callFast(ctx, call.Arguments, shared); accepted {
+		case p.tc != nil:
+			if text, accepted, cerr := p.tc.callText(ctx, call.Arguments, shared); accepted {
+				// As toResult makes a string's result, with the part in
+				// the frame's room when it has some; a string output
+				// returned with an error leaves no result of its own.
 				if cerr != nil {
-					r = callOutcome(ctx, name, &r, cerr)
+					*res = callOutcome(ctx, name, &Result{}, cerr)
+				} else {
+					*res = Result{Content: onePart(callctx.TakePart(ctx), model.TextPart(text)), Status: StatusSuccess}
 				}
-				*res = r
+				return
+			}
+		case p.fc != nil:
+			// The result comes back by value, straight into res: res,
+			// given to a method of an interface, would escape, and with it
+			// the storage of every caller's result. A declined call's
+			// result is written by runSlow.
+			var (
+				accepted bool
+				cerr     error
+			)
+			if *res, accepted, cerr = p.fc.callFast(ctx, call.Arguments, shared); accepted {
+				if cerr != nil {
+					*res = callOutcome(ctx, name, res, cerr)
+				}
 				return
 			}
 		}

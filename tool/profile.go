@@ -28,6 +28,9 @@ type profile struct {
 	fs fastStreamer
 	fc fastCaller
 	st Streamer
+	// tc is fc when the tool's output is a string: its calls return the
+	// text, and run builds the result where it goes.
+	tc textCaller
 
 	// onePart says the tool's results are one part (see resultsOnePart);
 	// set for the tools of this package, whose answer never changes.
@@ -63,6 +66,9 @@ func (iv *Invoker) profileOf(t Tool, p *profile) {
 		p.pc = pc
 		if fc, ok := pc.(fastCaller); ok && fc.fastSchema() == p.schema {
 			p.fc = fc
+			if tc, ok := fc.(textCaller); ok && tc.textOut() {
+				p.tc = tc
+			}
 		}
 		return
 	}
