@@ -116,17 +116,29 @@ func resultsIn(room batchRoom, n int) []tool.Result {
 // allocation. first is the tool of the batch's first call: the frames of
 // several calls of a typed tool come with room for their results' parts
 // (see internal/callctx.NewFrames).
+//
+// Nothing stands between such a batch's calls and their tools: when the
+// room says the calls are a run state's, the frames let the tools share
+// their arguments (see callctx.Frame.ShareArguments).
 func newFrames(n int, room batchRoom, first tool.Tool) ([]callctx.Frame, []tool.Result) {
+	var frames []callctx.Frame
 	switch {
 	case room.Frames != nil:
-		return room.Frames[:n:n], resultsIn(room, n)
+		frames = room.Frames[:n:n]
 	case n == 1 && room.Results != nil:
-		return []callctx.Frame{{}}, resultsIn(room, 1)
+		frames = []callctx.Frame{{}}
 	case n == 1:
 		o := new(oneFrame)
 		return o.frame[:], o.res[:]
+	default:
+		frames = frameOps.NewFrames(n, first)
 	}
-	return frameOps.NewFrames(n, first), resultsIn(room, n)
+	if room.Shared {
+		for i := range frames {
+			frames[i].ShareArguments()
+		}
+	}
+	return frames, resultsIn(room, n)
 }
 
 // oneFrame is the storage of a single call's frame and result.

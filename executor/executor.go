@@ -68,13 +68,18 @@ type batchRoom struct {
 	// Frames hold the calls' contexts (see internal/callctx). They are zero,
 	// and never used again.
 	Frames []callctx.Frame
+	// Shared says the batch's calls are the lender's run state's, whose
+	// memory nothing writes in place (see internal/callroom): a call whose
+	// arguments reach its tool unchanged lets the tool share them (see
+	// callctx.Frame.ShareArguments).
+	Shared bool
 }
 
 // roomFor returns the storage the caller behind ctx lent owner, the
 // executor that runs b, if any.
 func roomFor(ctx context.Context, owner Executor, b Batch) batchRoom {
 	results, frames := callroom.Take(ctx, owner, len(b.Calls))
-	return batchRoom{Results: results, Frames: frames}
+	return batchRoom{Results: results, Frames: frames, Shared: results != nil}
 }
 
 // ExecutorFunc adapts a function to Executor.

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -188,5 +189,61 @@ func TestLentStorageHoldsASingleCallsFrame(t *testing.T) {
 			assert.Equal(t, 0.0, with, "the frame lent is the call's")
 			assert.Equal(t, 1.0, without, "the call's frame and result")
 		})
+	}
+}
+
+// TestTypedToolsShareTheArgumentsOfLentBatchesOnly runs an echoing typed
+// tool through each executor. Where storage is lent (the calls are a run
+// state's) and nothing stands between the executor and the tool, the
+// text it echoes shares the call's arguments; with middleware, or
+// without storage lent, it is a copy. In parallel, the calls that run
+// concurrently are told as well.
+func TestTypedToolsShareTheArgumentsOfLentBatchesOnly(t *testing.T) {
+	type args struct {
+		Text string `json:"text"`
+	}
+	echoText := tool.MustFunc("echo", "Echoes.", func(_ context.Context, in args) (string, error) { return in.Text, nil },
+		tool.WithMetadata(tool.Metadata{ConcurrencySafe: true}))
+	wrap := func(next executor.Handler) executor.Handler {
+		return executor.HandlerFunc(func(ctx context.Context, req *executor.Request) tool.Result { return next.Handle(ctx, req) })
+	}
+	shares := func(text string, raw []byte) bool {
+		off := uintptr(unsafe.Pointer(unsafe.StringData(text))) - uintptr(unsafe.Pointer(unsafe.SliceData(raw)))
+		return off < uintptr(len(raw))
+	}
+	for _, k := range kinds {
+		for _, n := range []int{1, 3} {
+			for _, mw := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%d/middleware=%v", k.name, n, mw), func(t *testing.T) {
+					var opts []executor.Option
+					if mw {
+						opts = append(opts, executor.WithMiddleware(wrap))
+					}
+					e := k.make(opts...)
+					cs := make([]model.ToolCall, n)
+					for i := range cs {
+						cs[i] = model.ToolCall{ID: fmt.Sprint("c", i), Name: "echo", Arguments: []byte(fmt.Sprintf(`{"text":"echo %d"}`, i))}
+					}
+					b := executor.Batch{Calls: cs, Tools: executor.Tools(echoText)}
+					for _, lent := range []bool{false, true} {
+						ctx := context.Background()
+						var room *callroom.Room
+						if lent {
+							ctx, room = lending()
+							room.Lend(e)
+						}
+						res, err := e.Execute(ctx, b)
+						require.NoError(t, err)
+						for i := range res {
+							require.Equal(t, fmt.Sprint("echo ", i), res[i].Text())
+							assert.Equal(t, lent && !mw, shares(res[i].Content[0].Text, cs[i].Arguments), "call %d, lent %v", i, lent)
+						}
+						if room != nil {
+							room.Release()
+						}
+					}
+				})
+			}
+		}
 	}
 }

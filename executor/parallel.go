@@ -546,6 +546,7 @@ func (pb *pbatch) runBody(i int) {
 		case pb.ctx.Err() != nil:
 			r = notRun(b.calls[i], pb.cause())
 		case b.tools[i] != nil:
+			// By value: r, given to a function value, would escape.
 			r = frameOps.Invoke(pb.c.term.iv, pb.ctx, &b.frames[i], b.tools[i], b.calls[i])
 		default:
 			req := Request{Call: b.calls[i], Index: i, Tools: b.lookup, slot: i, frame: &b.frames[i]}

@@ -161,7 +161,7 @@ func (c *core) runPlainWith(ctx context.Context, b Batch, tools []tool.Tool, roo
 			t = toolAt(b, i, t)
 		}
 		if t != nil {
-			*res = frameOps.Invoke(c.term.iv, ctx, &frames[i], t, *call)
+			frameOps.InvokeInto(c.term.iv, ctx, &frames[i], t, call, res)
 		} else {
 			req := Request{Call: *call, Index: i, Tools: b.Tools, slot: i, frame: &frames[i]}
 			*res = c.handleChain(ctx, &req)

@@ -382,6 +382,15 @@ const (
 // for long-running calls, and when part of the batch waits for the caller
 // or for an interrupt, keeps what finished or raises the interrupt.
 func (n *toolsNode[S, PS]) settle(ctx context.Context, p *batchPlan, results []tool.Result) (outcome, error) {
+	if len(p.ext) == 0 && len(p.supplied) == 0 && n.plain(results) {
+		// Every call is answered, none cut short, interrupted or
+		// pending: the usual batch, in one pass over the results.
+		o := outcome{calls: p.run, results: results}
+		if p.whole {
+			o.next = nextWhole
+		}
+		return o, nil
+	}
 	if cutShort(results) {
 		if err := stopping(ctx); err != nil {
 			// The run is stopping (cancelled, or past its deadline): the
@@ -437,6 +446,19 @@ func (n *toolsNode[S, PS]) settle(ctx context.Context, p *batchPlan, results []t
 	slices.SortFunc(out, func(a, b answer) int { return order[a.call.ID] - order[b.call.ID] })
 	oc, or := split(out)
 	return outcome{calls: oc, results: or}, nil
+}
+
+// plain reports whether results hold nothing for settle to do: no call
+// cut short, no error (which may carry an interrupt) and, when the node
+// awaits long-running calls, none pending.
+func (n *toolsNode[S, PS]) plain(results []tool.Result) bool {
+	for i := range results {
+		r := &results[i]
+		if r.Err != nil || r.Status == tool.StatusCancelled || r.Status == tool.StatusTimeout || r.Pending && n.cfg.pending != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // awaitResults collects the interrupts that results raise and replaces
@@ -622,11 +644,17 @@ func writeAnswers[S any, PS ChatState[S]](c *toolsConfig, s *S, calls []model.To
 		*msgs = grown
 	}
 	ids := toolMessageIDs(calls)
+	// The messages are written where they go, not built and copied there.
+	n := len(*msgs)
+	*msgs = (*msgs)[:n+len(results)]
+	out := (*msgs)[n:]
 	for i := range results {
-		// Result.Message's message, without copying the result.
-		r := &results[i]
-		m := model.ToolMessage(calls[i].ID, calls[i].Name, r.IsError, r.Content...)
-		m.ID, ids = ids[:len(toolMessagePrefix)+len(calls[i].ID)], ids[len(toolMessagePrefix)+len(calls[i].ID):]
+		// Result.Message's message (model.ToolMessage), without copying
+		// the result.
+		r, c, m := &results[i], &calls[i], &out[i]
+		idLen := len(toolMessagePrefix) + len(c.ID)
+		*m = model.Message{ID: ids[:idLen], Role: model.RoleTool, ToolCallID: c.ID, ToolName: c.Name, IsError: r.IsError, Content: r.Content}
+		ids = ids[idLen:]
 		if r.Metadata != nil {
 			m.Metadata = toolMetadata(r.Metadata)
 		}
@@ -636,7 +664,6 @@ func writeAnswers[S any, PS ChatState[S]](c *toolsConfig, s *S, calls []model.To
 			}
 			m.Metadata[MetaTerminate] = "true"
 		}
-		*msgs = append(*msgs, m)
 	}
 	for i := range results {
 		switch u := results[i].Actions.Update.(type) {

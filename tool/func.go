@@ -86,6 +86,7 @@ func (c *core) bind(t Tool) {
 	// The profile serves t alone, whose permission check is c's: the
 	// checker set WithPermission, if any.
 	p.checker = c.cfg.checker
+	p.onePart = resultsOnePart(t)
 	c.prof = p
 }
 
@@ -192,6 +193,7 @@ type FuncTool[In, Out any] struct {
 	plan    *arguments.Plan
 	fn      func(context.Context, In) (Out, error)
 	onePart bool // its results are one part (see newFrames)
+	text    bool // Out is string (see textCaller)
 }
 
 // NewFunc builds a typed tool from fn. In must be a struct (or a pointer to
@@ -237,7 +239,7 @@ func newFuncTool[In, Out any](name, description string, schema json.RawMessage, 
 	if err != nil {
 		return nil, err
 	}
-	t := &FuncTool[In, Out]{core: c, plan: c.argumentPlan(reflect.TypeFor[In]()), fn: fn, onePart: onePartOut[Out]()}
+	t := &FuncTool[In, Out]{core: c, plan: c.argumentPlan(reflect.TypeFor[In]()), fn: fn, onePart: onePartOut[Out](), text: reflect.TypeFor[Out]() == reflect.TypeFor[string]()}
 	t.bind(t)
 	return t, nil
 }
@@ -260,8 +262,8 @@ func (t *FuncTool[In, Out]) Call(ctx context.Context, callID string, args json.R
 // callFast is callDecoded on arguments it decodes itself, without the call
 // ID check: Invoke's ctx carries the ID. It runs the function itself rather
 // than through another call, every call of a typed tool taking this path.
-func (t *FuncTool[In, Out]) callFast(ctx context.Context, args json.RawMessage) (Result, bool, error) {
-	in, ok := arguments.Fast[In](t.plan, args)
+func (t *FuncTool[In, Out]) callFast(ctx context.Context, args json.RawMessage, shared bool) (Result, bool, error) {
+	in, ok := arguments.FastShared[In](t.plan, args, shared)
 	if !ok {
 		return Result{}, false, nil
 	}
@@ -271,6 +273,23 @@ func (t *FuncTool[In, Out]) callFast(ctx context.Context, args json.RawMessage) 
 	}
 	return toResultIn(out, callctx.TakePart(ctx)), true, nil
 }
+
+// callText is callFast for a tool whose output is a string (see
+// textCaller); it returns the string.
+func (t *FuncTool[In, Out]) callText(ctx context.Context, args json.RawMessage, shared bool) (string, bool, error) {
+	if !t.text {
+		return "", false, nil
+	}
+	in, ok := arguments.FastShared[In](t.plan, args, shared)
+	if !ok {
+		return "", false, nil
+	}
+	out, err := t.fn(ctx, in)
+	return *(*string)(unsafe.Pointer(&out)), true, err // Out is string
+}
+
+// textOut reports whether Out is string.
+func (t *FuncTool[In, Out]) textOut() bool { return t.text }
 
 func (t *FuncTool[In, Out]) self() Tool { return t }
 

@@ -39,11 +39,22 @@ type parsedStreamer interface {
 // fastCaller is implemented by the typed tools of this package: callFast
 // decodes the arguments in one pass against the tool's fast plan (see
 // fastDecode) and, when the plan accepts them, runs the tool with ctx,
-// which carries the call's ID; ok is false, and nothing ran, when the plan
+// which carries the call's ID (with shared, the decoded values may share
+// args, see FastShared); ok is false, and nothing ran, when the plan
 // declined. fastSchema is the schema the plan checks.
 type fastCaller interface {
-	callFast(ctx context.Context, args json.RawMessage) (r Result, ok bool, err error)
+	callFast(ctx context.Context, args json.RawMessage, shared bool) (r Result, ok bool, err error)
 	fastSchema() *Schema
+}
+
+// textCaller is implemented by the typed tools of this package; textOut
+// reports whether their output is a string, and then callText is
+// callFast returning the string: a result, 144 bytes, would be copied on
+// its way out of the generic method (and once more through its wrapper),
+// where a string travels in registers.
+type textCaller interface {
+	callText(ctx context.Context, args json.RawMessage, shared bool) (text string, ok bool, err error)
+	textOut() bool
 }
 
 // fastStreamer is the streaming counterpart of fastCaller.
@@ -212,9 +223,10 @@ func (iv *Invoker) Invoke(ctx context.Context, t Tool, call model.ToolCall, opts
 // without exporting them.
 func init() {
 	callctx.Register(&callctx.Ops[*Invoker, Tool, Result, InvokeOption]{
-		Invoke:    (*Invoker).invokeFrame,
-		Prepare:   (*Invoker).prepare,
-		NewFrames: newFrames,
+		Invoke:     (*Invoker).invokeFrame,
+		InvokeInto: (*Invoker).invokeInto,
+		Prepare:    (*Invoker).prepare,
+		NewFrames:  newFrames,
 	})
 }
 
@@ -223,7 +235,13 @@ func init() {
 // package whose results are one part (a text or a JSON part), so that the
 // batch's calls of such tools do not allocate their parts one by one.
 func newFrames(n int, t Tool) []callctx.Frame {
-	return callctx.NewFrames(n, n > 1 && resultsOnePart(t))
+	if n < 2 {
+		return callctx.NewFrames(n, false)
+	}
+	if p := ownProfile(t); p != nil {
+		return callctx.NewFrames(n, p.onePart)
+	}
+	return callctx.NewFrames(n, resultsOnePart(t))
 }
 
 // onePartTool is implemented by the typed tools of this package.
@@ -331,6 +349,31 @@ func (iv *Invoker) invokeFrame(ctx context.Context, f *callctx.Frame, t Tool, ca
 	return res
 }
 
+// invokeInto is invokeFrame with the call read where it is and the result
+// written into res, for executors that keep both in a batch's storage: a
+// call and a result are copied once each less. The call is not changed.
+func (iv *Invoker) invokeInto(ctx context.Context, f *callctx.Frame, t Tool, call *model.ToolCall, res *Result) {
+	if t == nil {
+		*res = UnknownTool(call.Name, nil)
+		return
+	}
+	in := invocation{name: call.Name}
+	defer func() {
+		if v := recover(); v != nil {
+			*res = panicResult(in.name, v)
+			if in.registered != nil {
+				in.registered.withdraw(call.ID)
+			}
+		}
+	}()
+	c := *call // invoke may replace the arguments
+	if p := ownProfile(t); p != nil {
+		iv.invoke(ctx, f, t, p, &c, nil, &in, res)
+	} else {
+		iv.invokeForeign(ctx, f, t, &c, nil, &in, res)
+	}
+}
+
 // invocation is what invokeFrame needs to answer a call whose tool
 // panicked: the tool's name, and the Pending the call is registered in
 // while its tool runs, which a panic must not leave it in.
@@ -358,6 +401,9 @@ func (iv *Invoker) invoke(ctx context.Context, f *callctx.Frame, t Tool, p *prof
 	// The call's context holds its ID in the frame, and its progress
 	// reporter and its own options, when it has them, next to it.
 	given := f // the caller's frame, which records the call's permission
+	// Arguments that are a run state's reach a tool without a hook that
+	// rewrites them as they are: its decoded values may share them.
+	shared := f != nil && f.ArgumentsShared() && p.prepare == nil
 	// A frame that served already (the call is retried) is replaced by a
 	// new one, which keeps what it knows of the call's permission and
 	// arguments.
@@ -418,10 +464,10 @@ func (iv *Invoker) invoke(ctx context.Context, f *callctx.Frame, t Tool, p *prof
 			}
 		}
 		if ok {
-			run(cc, t, p, name, call, cfg, prepared, res)
+			run(cc, t, p, name, call, cfg, prepared, shared, res)
 		}
 	} else {
-		run(cc, t, p, name, call, cfg, prepared, res)
+		run(cc, t, p, name, call, cfg, prepared, shared, res)
 	}
 	in.registered = nil
 	res.normalize()
@@ -441,8 +487,10 @@ func (iv *Invoker) invoke(ctx context.Context, f *callctx.Frame, t Tool, p *prof
 
 // run runs the call in ctx, the call's context, and stores its result in
 // res. prepared says the call's arguments are final already (see
-// Invoker.Prepare): they are not repaired or prepared again.
-func run(ctx context.Context, t Tool, p *profile, name string, call *model.ToolCall, cfg *invokeConfig, prepared bool, res *Result) {
+// Invoker.Prepare): they are not repaired or prepared again. shared says
+// their memory is a run state's, which the decoded values may share (see
+// callctx.Frame.ShareArguments).
+func run(ctx context.Context, t Tool, p *profile, name string, call *model.ToolCall, cfg *invokeConfig, prepared, shared bool, res *Result) {
 	if p.declOnly {
 		*res = ErrorResult(CodeDeclarationOnly, fmt.Errorf("%w: tool %q", ErrDeclarationOnly, name))
 		return
@@ -465,12 +513,31 @@ func run(ctx context.Context, t Tool, p *profile, name string, call *model.ToolC
 				*res = drain(ctx, name, seq)
 				return
 			}
-		case p.fc != nil:
-			if r, accepted, cerr := p.fc.callFast(ctx, call.Arguments); accepted {
+		case p.tc != nil:
+			if text, accepted, cerr := p.tc.callText(ctx, call.Arguments, shared); accepted {
+				// As toResult makes a string's result, with the part in
+				// the frame's room when it has some; a string output
+				// returned with an error leaves no result of its own.
 				if cerr != nil {
-					r = callOutcome(ctx, name, &r, cerr)
+					*res = callOutcome(ctx, name, &Result{}, cerr)
+				} else {
+					*res = Result{Content: onePart(callctx.TakePart(ctx), model.TextPart(text)), Status: StatusSuccess}
 				}
-				*res = r
+				return
+			}
+		case p.fc != nil:
+			// The result comes back by value, straight into res: res,
+			// given to a method of an interface, would escape, and with it
+			// the storage of every caller's result. A declined call's
+			// result is written by runSlow.
+			var (
+				accepted bool
+				cerr     error
+			)
+			if *res, accepted, cerr = p.fc.callFast(ctx, call.Arguments, shared); accepted {
+				if cerr != nil {
+					*res = callOutcome(ctx, name, res, cerr)
+				}
 				return
 			}
 		}

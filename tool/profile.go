@@ -1,5 +1,7 @@
 package tool
 
+import "unsafe"
+
 // profile is what Invoke needs to know about a tool before it runs a call:
 // the answers of the optional interfaces the tool implements, looked up
 // through its renames. The tools of this package find theirs once, when
@@ -26,6 +28,13 @@ type profile struct {
 	fs fastStreamer
 	fc fastCaller
 	st Streamer
+	// tc is fc when the tool's output is a string: its calls return the
+	// text, and run builds the result where it goes.
+	tc textCaller
+
+	// onePart says the tool's results are one part (see resultsOnePart);
+	// set for the tools of this package, whose answer never changes.
+	onePart bool
 }
 
 // profiled is implemented by the tools of this package, which keep the
@@ -57,6 +66,9 @@ func (iv *Invoker) profileOf(t Tool, p *profile) {
 		p.pc = pc
 		if fc, ok := pc.(fastCaller); ok && fc.fastSchema() == p.schema {
 			p.fc = fc
+			if tc, ok := fc.(textCaller); ok && tc.textOut() {
+				p.tc = tc
+			}
 		}
 		return
 	}
@@ -69,9 +81,17 @@ func (iv *Invoker) profileOf(t Tool, p *profile) {
 // tool of this package (or a type that embeds one).
 func ownProfile(t Tool) *profile {
 	if pt, ok := t.(profiled); ok {
-		if p := pt.toolProfile(); p != nil && p.owner == t {
+		if p := pt.toolProfile(); p != nil && sameWords(p.owner, t) {
 			return p
 		}
 	}
 	return nil
+}
+
+// sameWords reports whether a and b hold the same dynamic type and data
+// word. For the pointer types of this package's tools that is a == b,
+// without the runtime's general comparison; for other types it may say
+// false where a == b, never true where a != b.
+func sameWords(a, b Tool) bool {
+	return *(*[2]unsafe.Pointer)(unsafe.Pointer(&a)) == *(*[2]unsafe.Pointer)(unsafe.Pointer(&b))
 }

@@ -11,6 +11,8 @@ import (
 type Frame struct {
 	ctx  Context
 	used atomic.Bool
+	// shared: the call's arguments are a run state's (see ShareArguments).
+	shared bool
 }
 
 // NewFrames returns the frames of a batch of n calls. With parts, each
@@ -41,9 +43,20 @@ func Serve(f *Frame) *Frame {
 	n := new(Frame) // handed to no one else: it needs no mark of use
 	if f != nil {
 		n.ctx.inherit(&f.ctx)
+		n.shared = f.shared
 	}
 	return n
 }
+
+// ShareArguments records that the arguments of the call f is to serve are
+// a run state's, whose memory nothing writes in place, and reach the tool
+// as they are: the values a typed tool decodes from them may share that
+// memory rather than copy it (see tool/internal/arguments.FastShared).
+// Call it before the call runs, on the goroutine that hands f to it.
+func (f *Frame) ShareArguments() { f.shared = true }
+
+// ArgumentsShared reports whether ShareArguments was called on f.
+func (f *Frame) ArgumentsShared() bool { return f.shared }
 
 // Context returns the context f stores.
 func (f *Frame) Context() *Context { return &f.ctx }

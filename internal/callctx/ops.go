@@ -16,6 +16,11 @@ type Ops[I, T, R, O any] struct {
 	// Invoke runs call of t with iv in the frame f (nil for a new one),
 	// as package tool's Invoke does.
 	Invoke func(iv I, ctx context.Context, f *Frame, t T, call model.ToolCall, opts ...O) R
+	// InvokeInto is Invoke without options, with the call read through
+	// call (it is not changed) and the result written into res: for
+	// executors that keep calls and results in a batch's storage, a copy
+	// of each the less.
+	InvokeInto func(iv I, ctx context.Context, f *Frame, t T, call *model.ToolCall, res *R)
 	// Prepare returns call with the arguments t runs with when iv invokes
 	// it, and marks them final in f (when f is not nil), so that Invoke in
 	// f does not run t's PrepareArguments hook on them again. ok is false,

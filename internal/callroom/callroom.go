@@ -15,6 +15,11 @@ import (
 // context, and gives it to the executor through that context. The zero
 // Room lends nothing. It is kept small: it adds to the node's one
 // allocation.
+//
+// A node lends a room only for a batch of calls taken from its run state,
+// whose memory nothing writes in place: an executor that takes the room
+// may let the tools share the calls' arguments where they reach them
+// unchanged (see callctx.Frame.ShareArguments).
 type Room struct {
 	frame [1]callctx.Frame
 	owner any                       // the executor the storage is lent to

@@ -29,6 +29,13 @@ type flatPlan struct {
 	// read where it is and the one string stored is copied alone, rather
 	// than copying the whole text for the strings to share.
 	inPlace bool
+	// quoted holds, by property index, the property's name followed by
+	// the closing quote, as the arguments spell it when they spell it
+	// plainly; "" for a name a plain spelling does not give (it needs
+	// escapes). Arguments usually name the properties in their declared
+	// order, and a key that matches the next property's spelling is
+	// known without reading it as a string and looking it up.
+	quoted []string
 }
 
 // flatField is where a property's value goes.
@@ -69,6 +76,12 @@ func newFlatPlan(root *fastNode) *flatPlan {
 		}
 	}
 	fp.inPlace = strs <= 1
+	fp.quoted = make([]string, len(root.props))
+	for i, p := range root.props {
+		if plainRun(p.name, 0) == len(p.name) {
+			fp.quoted[i] = p.name + `"`
+		}
+	}
 	return fp
 }
 
@@ -95,13 +108,18 @@ func fieldOffset(t reflect.Type, index []int) (uintptr, bool) {
 // struct holds a partial value that must be thrown away. Like fastDecode,
 // it reads empty arguments as {}, and the strings it stores never share
 // raw's memory: they share one copy of the text, or, when the struct has
-// a single string field, that string is copied alone.
-func (fp *flatPlan) decode(raw []byte, base unsafe.Pointer) bool {
+// a single string field, that string is copied alone. With shared, raw's
+// memory never changes (see FastShared), and the strings share it.
+func (fp *flatPlan) decode(raw []byte, base unsafe.Pointer, shared bool) bool {
 	var d fastDecoder
-	if fp.inPlace {
+	switch {
+	case shared:
+		// raw's memory never changes: the strings may share it.
+		d.p.s = unsafe.String(unsafe.SliceData(raw), len(raw))
+	case fp.inPlace:
 		d.p.s = unsafe.String(unsafe.SliceData(raw), len(raw))
 		d.inPlace = true
-	} else {
+	default:
 		d.p.s = string(raw)
 	}
 	p := &d.p
@@ -121,24 +139,33 @@ func (fp *flatPlan) decode(raw []byte, base unsafe.Pointer) bool {
 		p.i++
 		return n.required == 0 && d.end()
 	}
+	next := 0 // the property expected next, in declared order
 	for {
 		if p.i >= len(p.s) || p.s[p.i] != '"' {
 			return false
 		}
-		key, err := p.str()
-		if err != nil {
-			return false
+		i := -1
+		if next < len(fp.quoted) {
+			if q := fp.quoted[next]; q != "" && strings.HasPrefix(p.s[p.i+1:], q) {
+				i, p.i = next, p.i+1+len(q)
+			}
 		}
+		if i < 0 {
+			key, err := p.str()
+			if err != nil {
+				return false
+			}
+			if i = n.lookup(key); i < 0 {
+				return false // unknown, or one the decoder might match ignoring case
+			}
+		}
+		next = i + 1
 		p.space()
 		if p.i >= len(p.s) || p.s[p.i] != ':' {
 			return false
 		}
 		p.i++
 		p.space()
-		i := n.lookup(key)
-		if i < 0 {
-			return false // unknown, or one the decoder might match ignoring case
-		}
 		bit := uint64(1) << i
 		if seen&bit != 0 {
 			return false // a duplicate key: the pipeline keeps the last
@@ -162,6 +189,13 @@ func (fp *flatPlan) decode(raw []byte, base unsafe.Pointer) bool {
 			return false
 		}
 	}
+}
+
+// sameType reports whether a and b are one type: reflect.Types are
+// pointers of the runtime's, one per type, so comparing their words is
+// a == b without the runtime's general interface comparison.
+func sameType(a, b reflect.Type) bool {
+	return *(*[2]unsafe.Pointer)(unsafe.Pointer(&a)) == *(*[2]unsafe.Pointer)(unsafe.Pointer(&b))
 }
 
 // inText reports whether s is a piece of text (the parser returns a
@@ -321,9 +355,9 @@ func storeNumber(bind bindKind, k reflect.Kind, lit string, iv int64, intOK bool
 
 // flatArguments decodes args into an In through the flat plan fp, or
 // reports false when fp is nil, is not In's, or declines them.
-func flatArguments[In any](fp *flatPlan, args json.RawMessage) (In, bool) {
+func flatArguments[In any](fp *flatPlan, args json.RawMessage, shared bool) (In, bool) {
 	var in In
-	if fp == nil || fp.typ != reflect.TypeFor[In]() || !fp.decode(args, unsafe.Pointer(&in)) {
+	if fp == nil || !sameType(fp.typ, reflect.TypeFor[In]()) || !fp.decode(args, unsafe.Pointer(&in), shared) {
 		var zero In
 		return zero, false
 	}

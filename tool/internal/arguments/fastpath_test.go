@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 	"github.com/stretchr/testify/assert"
@@ -184,13 +185,18 @@ func typed[T any](name string, schema string) typedCase {
 		if ft.fast != nil && ft.fast.flat != nil {
 			// The flat shortcut takes only what the typed plan takes, and
 			// stores what it stores.
-			fl, flOK := flatArguments[T](ft.fast.flat, args)
+			fl, flOK := flatArguments[T](ft.fast.flat, args, false)
 			tv, tOK := typedArguments[T](ft.fast, args)
 			if flOK && !tOK {
 				t.Fatalf("%s: the flat plan accepted %q, which the typed plan declines", name, args)
 			}
 			if flOK && !reflect.DeepEqual(fl, tv) {
 				t.Fatalf("%s: for %q the flat plan decoded\n%#v\nthe typed plan\n%#v", name, args, fl, tv)
+			}
+			// Reading shared arguments in place takes and stores the same.
+			sh, shOK := flatArguments[T](ft.fast.flat, args, true)
+			if shOK != flOK || !reflect.DeepEqual(sh, fl) {
+				t.Fatalf("%s: for %q the flat plan on shared arguments decoded\n%#v (%v)\nand on others\n%#v (%v)", name, args, sh, shOK, fl, flOK)
 			}
 		}
 		if plan := ft.schema.validatePlan(); plan != nil && fastDecode(plan, args, reflect.Value{}) {
@@ -789,4 +795,34 @@ func TestFlatPlanCopiesALoneStringOnly(t *testing.T) {
 		}
 	})
 	assert.Equal(t, 0.0, allocs)
+}
+
+func TestFlatPlanReadsSharedArgumentsInPlace(t *testing.T) {
+	one, several := mustPlan[oneString](""), mustPlan[flatArgs]("")
+	for _, c := range []struct {
+		name string
+		raw  []byte
+		read func(raw []byte) (string, bool)
+	}{
+		{"one string", []byte(`{"query":"weather in Oslo","limit":3}`), func(raw []byte) (string, bool) {
+			got, ok := FastShared[oneString](one, raw, true)
+			return got.Query, ok
+		}},
+		{"several strings", []byte(`{"id":1,"s":"weather in Oslo","level":"high"}`), func(raw []byte) (string, bool) {
+			got, ok := FastShared[flatArgs](several, raw, true)
+			return got.S, ok
+		}},
+	} {
+		var got string
+		allocs := testing.AllocsPerRun(20, func() {
+			var ok bool
+			if got, ok = c.read(c.raw); !ok {
+				t.Fatalf("%s: declined", c.name)
+			}
+		})
+		assert.Equal(t, "weather in Oslo", got, c.name)
+		assert.Zero(t, allocs, c.name)
+		off := uintptr(unsafe.Pointer(unsafe.StringData(got))) - uintptr(unsafe.Pointer(unsafe.SliceData(c.raw)))
+		assert.Less(t, off, uintptr(len(c.raw)), "%s: the string shares the arguments' memory", c.name)
+	}
 }

@@ -1,11 +1,14 @@
 package arguments
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The argument parser decodes JSON text into map[string]any, []any,
@@ -243,9 +246,7 @@ func (p *parser) numberText() (string, error) {
 func (p *parser) str() (string, error) {
 	start := p.i + 1 // after the quote
 	s, i := p.s, start
-	for i < len(s) && plainByte[s[i]] {
-		i++
-	}
+	i = plainRun(s, i)
 	if i < len(s) && s[i] == '"' {
 		p.i = i + 1
 		return s[start:i], nil
@@ -258,6 +259,50 @@ func (p *parser) str() (string, error) {
 		return "", p.fail(fmt.Sprintf("invalid character %q in string literal", c))
 	}
 	return p.slowStr(start)
+}
+
+// plainRun returns the end of the run of plain bytes (see plainByte) of
+// s that starts at i. It tests eight bytes at a time while eight are left:
+// tool arguments are mostly short plain strings, and a byte at a time
+// costs a load, a table lookup and a branch each.
+func plainRun(s string, i int) int {
+	for i+8 <= len(s) {
+		if m := unplain8(binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+		i += 8
+	}
+	if i == len(s) {
+		return i
+	}
+	if len(s) >= 8 {
+		// The last eight bytes, those before i made plain.
+		end := len(s) - 8
+		before := uint64(1)<<(8*(i-end)) - 1
+		x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[end:]), 8))
+		if m := unplain8(x&^before | 'a'*0x0101010101010101&before); m != 0 {
+			return end + bits.TrailingZeros64(m)/8
+		}
+		return len(s)
+	}
+	for i < len(s) && plainByte[s[i]] {
+		i++
+	}
+	return i
+}
+
+// unplain8 returns, for the eight bytes of x (the first in its low byte),
+// a mask whose lowest set bit is the high bit of the first byte that is
+// not plain: a control character, a quote, a backslash or a byte of a
+// multi-byte character. Bits above it may be set too (the subtractions
+// borrow); none is set below it.
+func unplain8(x uint64) uint64 {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	quote, backslash := x^(ones*'"'), x^(ones*'\\')
+	return ((x - ones*0x20) | (quote - ones) | (backslash - ones) | x) & highs
 }
 
 // plainByte marks the bytes a string literal holds as they are: not the

@@ -101,3 +101,49 @@ func FuzzParse(f *testing.F) {
 		assert.Equal(t, want, got)
 	})
 }
+
+// plainRunByByte is plainRun a byte at a time.
+func plainRunByByte(s string, i int) int {
+	for i < len(s) && plainByte[s[i]] {
+		i++
+	}
+	return i
+}
+
+func TestPlainRunStopsAtTheFirstByteThatIsNotPlain(t *testing.T) {
+	// Every byte value at every position of strings of up to 20 bytes,
+	// after plain bytes and after bytes that are not (which make the word
+	// tests borrow), from every start.
+	for n := 1; n <= 20; n++ {
+		for pos := 0; pos < n; pos++ {
+			for c := 0; c < 256; c++ {
+				for _, fill := range []byte{'a', 0x01, 0xff, '"'} {
+					b := bytes.Repeat([]byte{'a'}, n)
+					for k := 0; k < pos; k += 3 {
+						b[k] = fill
+					}
+					b[pos] = byte(c)
+					s := string(b)
+					for i := 0; i <= n; i++ {
+						if got, want := plainRun(s, i), plainRunByByte(s, i); got != want {
+							t.Fatalf("plainRun(%q, %d) = %d, want %d", s, i, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func FuzzPlainRun(f *testing.F) {
+	f.Add("text\":\"echo 0\"}", 0)
+	f.Add("\x00\x1f\"\\\x7f\x80\xff abcdefgh", 3)
+	f.Fuzz(func(t *testing.T, s string, i int) {
+		if i < 0 || i > len(s) {
+			return
+		}
+		if got, want := plainRun(s, i), plainRunByByte(s, i); got != want {
+			t.Fatalf("plainRun(%q, %d) = %d, want %d", s, i, got, want)
+		}
+	})
+}

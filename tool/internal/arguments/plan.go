@@ -76,13 +76,19 @@ func (p *Plan) DecodeValue(v any, dst any) *Error {
 // has no one-pass plan or it declines raw; the full pipeline (Check, then
 // Value) then gives the outcome. T must be the plan's type. A plan with a
 // flat shortcut tries that first.
-func Fast[T any](p *Plan, raw json.RawMessage) (T, bool) {
+func Fast[T any](p *Plan, raw json.RawMessage) (T, bool) { return FastShared[T](p, raw, false) }
+
+// FastShared is Fast for arguments whose memory, with shared, never
+// changes (they are a run state's, which nothing writes in place): the
+// strings the flat shortcut stores then share raw's memory instead of
+// being copied out of it.
+func FastShared[T any](p *Plan, raw json.RawMessage, shared bool) (T, bool) {
 	if p.fast == nil {
 		var zero T
 		return zero, false
 	}
 	if p.fast.flat != nil {
-		if in, ok := flatArguments[T](p.fast.flat, raw); ok {
+		if in, ok := flatArguments[T](p.fast.flat, raw, shared); ok {
 			return in, true
 		}
 	}
