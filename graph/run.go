@@ -24,10 +24,15 @@ import (
 
 // runMeta is what a node's context knows about the run it belongs to.
 type runMeta struct {
-	graph  string
-	path   []string
-	node   string
-	step   int
+	graph string
+	path  []string
+	node  string // guarded by guard, when not nil
+	step  int    // guarded by guard, when not nil
+	// guard is the lock of the run's own context, whose node and step
+	// change as the run goes on while goroutines its nodes left behind
+	// may still read them (Emit, NodeName, Step, Detach); nil for the
+	// contexts whose node and step never change once a node has them.
+	guard  *sync.Mutex
 	emit   *emitter
 	tel    *telemetry
 	task   *taskScope
@@ -142,6 +147,39 @@ func (r *resumeSet) snapshot() map[string]any {
 type runCtx struct {
 	context.Context
 	meta runMeta
+	mu   sync.Mutex // meta.guard: the run writes node and step under it
+}
+
+// place returns the node and step of m, under its guard.
+func (m *runMeta) place() (node string, step int) {
+	if m.guard == nil {
+		return m.node, m.step
+	}
+	m.guard.Lock()
+	defer m.guard.Unlock()
+	return m.node, m.step
+}
+
+// setNode sets the node of the run's own context, m.
+func (m *runMeta) setNode(node string) {
+	if m.guard == nil {
+		m.node = node
+		return
+	}
+	m.guard.Lock()
+	m.node = node
+	m.guard.Unlock()
+}
+
+// setStep sets the superstep of the run's own context, m.
+func (m *runMeta) setStep(step int) {
+	if m.guard == nil {
+		m.step = step
+		return
+	}
+	m.guard.Lock()
+	m.step = step
+	m.guard.Unlock()
 }
 
 func (c *runCtx) Value(key any) any {
@@ -154,7 +192,8 @@ func (c *runCtx) Value(key any) any {
 // NodeName returns the name of the node running with ctx, or "".
 func NodeName(ctx context.Context) string {
 	if m := metaFrom(ctx); m != nil {
-		return m.node
+		node, _ := m.place()
+		return node
 	}
 	return ""
 }
@@ -162,7 +201,8 @@ func NodeName(ctx context.Context) string {
 // Step returns the superstep of the node running with ctx, or -1.
 func Step(ctx context.Context) int {
 	if m := metaFrom(ctx); m != nil {
-		return m.step
+		_, step := m.place()
+		return step
 	}
 	return -1
 }
@@ -506,7 +546,7 @@ func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *em
 	}
 	r.ctx.Context = ctx
 	m := &r.ctx.meta
-	*m = runMeta{graph: g.name, emit: em, step: -1, task: &r.scope}
+	*m = runMeta{graph: g.name, emit: em, step: -1, task: &r.scope, guard: &r.ctx.mu}
 	switch {
 	case nest != nil:
 		r.nested = true
@@ -736,7 +776,7 @@ func (r *run[S]) restore(cfg *runConfig, nested bool) (S, error) {
 			return zero, err
 		}
 	}
-	r.ctx.meta.step = tup.Checkpoint.Step
+	r.ctx.meta.setStep(tup.Checkpoint.Step)
 	for _, ref := range snap.Tasks {
 		i, err := r.nodeOf(tup.Checkpoint.ID, ref)
 		if err != nil {
@@ -888,7 +928,7 @@ func (r *run[S]) loop(st S) (out S, err error) {
 		}
 		r.skipBefore = false
 		step := r.ctx.meta.step + 1
-		r.ctx.meta.step = step
+		r.ctx.meta.setStep(step)
 		if em != nil && em.modes&ModeDebug != 0 {
 			em.send(ModeDebug, Event{Kind: KindStepStart, Graph: r.g.name, Path: r.ctx.meta.path, Step: step, Nodes: r.names(r.tasks)})
 		}
@@ -958,14 +998,14 @@ func (r *run[S]) single(st S) (S, error) {
 		res, cmd = *t.done.Output, t.done.command()
 	} else {
 		m := &r.ctx.meta
-		m.node = n.name
+		m.setNode(n.name)
 		r.scope.id, r.scope.step, r.scope.idx, r.scope.calls = r.taskID(0), m.step, 0, 0
 		if r.tel != nil {
 			res, cmd, err = r.traced(&r.ctx.Context, &r.ctx, m, n, &st, false)
 		} else {
 			res, cmd, err = r.exec(&r.ctx, m, n, &st, false)
 		}
-		m.node = ""
+		m.setNode("")
 		// A lone task's output is not saved as a pending write: the
 		// checkpoint that ends its superstep follows at once and holds it,
 		// so a superstep costs one write. A crash in between runs the task
@@ -1368,6 +1408,7 @@ func (r *run[S]) parallel(st S) (S, error) {
 	p.pending.Store(int32(n))
 	for i := range p.slots {
 		p.slots[i].ctx = taskCtx{Context: pctx, meta: r.ctx.meta}
+		p.slots[i].ctx.meta.guard = nil // a task's context is its own
 	}
 	if !p.work() {
 		<-p.done
@@ -1559,7 +1600,15 @@ func Detach(ctx context.Context) context.Context {
 	if m == nil {
 		return ctx
 	}
-	d := &detachedCtx{Context: ctx, meta: *m}
+	d := &detachedCtx{Context: ctx}
+	if g := m.guard; g != nil {
+		g.Lock()
+		d.meta = *m
+		g.Unlock()
+		d.meta.guard = nil // the copy never changes
+	} else {
+		d.meta = *m
+	}
 	if t := m.task; t != nil {
 		t.mu.Lock()
 		d.task = taskScope{id: t.taskID(), step: t.step, idx: t.idx, calls: t.calls}
