@@ -21,19 +21,6 @@ import (
 	"github.com/trellis-go/trellis/tool"
 )
 
-var errFlaky = middleware.Transient(errors.New("connection dropped"))
-
-// failTimes fails n times with err, then succeeds.
-func failTimes(n int64, err error) tool.CallFunc {
-	var calls atomic.Int64
-	return func(context.Context, string, json.RawMessage) (tool.Result, error) {
-		if calls.Add(1) <= n {
-			return tool.Result{}, err
-		}
-		return tool.Text("recovered"), nil
-	}
-}
-
 func TestRetryCountsAndDelays(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -246,7 +233,7 @@ func TestRetryCancelledWhileWaiting(t *testing.T) {
 	clock := newFakeClock()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clock.onSleep = func(time.Duration) { cancel() }
+	clock.OnSleep(func(time.Duration) { cancel() })
 	c := newCounted(t, "api", readOnly, failTimes(10, errFlaky))
 	r := handler(middleware.Retry(middleware.WithClock(clock))).Handle(ctx, req(c, "1", ""))
 	assert.Equal(t, tool.StatusCancelled, r.Status)
@@ -318,7 +305,7 @@ func TestRetryCancelledWhileWaitingNamesTheFailure(t *testing.T) {
 	clock := newFakeClock()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clock.onSleep = func(time.Duration) { cancel() }
+	clock.OnSleep(func(time.Duration) { cancel() })
 	c := newCounted(t, "api", readOnly, failTimes(10, errFlaky))
 	r := handler(middleware.Retry(middleware.WithClock(clock))).Handle(ctx, req(c, "1", ""))
 	assert.Equal(t, tool.StatusCancelled, r.Status)
@@ -333,7 +320,7 @@ func TestRetryCancelledWhileWaitingKeepsWhatTheAttemptReported(t *testing.T) {
 	clock := newFakeClock()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clock.onSleep = func(time.Duration) { cancel() }
+	clock.OnSleep(func(time.Duration) { cancel() })
 	c := newCounted(t, "api", readOnly, func(context.Context, string, json.RawMessage) (tool.Result, error) {
 		return tool.Result{Details: "attempt log", Metadata: map[string]string{"region": "eu"}}, errFlaky
 	})
