@@ -224,3 +224,26 @@ func TestOneOwnerCannotTakeEveryOwnersTasks(t *testing.T) {
 	_, msg = rpcError(t, resp)
 	assert.Contains(t, msg, "3 tasks are running")
 }
+
+// An owner's finished tasks make room for that owner's new ones only: they
+// never push another owner's tasks out of memory.
+func TestOneOwnersTasksDoNotPushOutAnotherOwners(t *testing.T) {
+	_, hs := ownedServerWith(t, echoModel(), []a2a.ServerOption{a2a.WithMaxTasks(2)})
+	_, resp := rpcAs(t, hs.URL, "bob", send10("bob's question", "b"))
+	bobTask, _ := path(resp, "result", "task", "id").(string)
+	require.NotEmpty(t, bobTask, "%v", resp)
+	var aliceTasks []string
+	for i := range 3 {
+		_, resp = rpcAs(t, hs.URL, "alice", send10(fmt.Sprint("alice ", i), fmt.Sprint("a", i)))
+		id, _ := path(resp, "result", "task", "id").(string)
+		require.NotEmpty(t, id, "%v", resp)
+		aliceTasks = append(aliceTasks, id)
+	}
+	_, resp = rpcAs(t, hs.URL, "bob", `{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"`+bobTask+`"}}`)
+	assert.Equal(t, "bob's question", path(resp, "result", "history", 0, "parts", 0, "text"), "alice's tasks pushed bob's out: %v", resp)
+	// Alice's third task made room by forgetting her first.
+	_, resp = rpcAs(t, hs.URL, "alice", `{"jsonrpc":"2.0","id":3,"method":"GetTask","params":{"id":"`+aliceTasks[0]+`"}}`)
+	code, _ := rpcError(t, resp)
+	assert.Equal(t, a2a.RPCTaskNotFound, code)
+	assert.ElementsMatch(t, aliceTasks[1:], listTasks(t, hs.URL, "alice"))
+}
