@@ -20,6 +20,7 @@ import (
 type Graph[S any] struct {
 	name     string
 	nodes    []*node[S]
+	names    []string // the nodes' names, by index
 	byName   map[string]int
 	start    []int // entry nodes (static edges from START)
 	startEnd bool  // a static edge from START to END (drawn only)
@@ -160,6 +161,7 @@ func (b *Builder[S]) Compile(opts ...CompileOption) (*Graph[S], error) {
 	for i, s := range b.nodes {
 		g.byName[s.name] = i
 		g.nodes = append(g.nodes, &node[S]{name: s.name, idx: i, fn: s.fn, cmd: s.cmd, retry: s.retry, timeout: s.timeout, spec: s})
+		g.names = append(g.names, s.name)
 		if s.sub.err != "" {
 			addf("subgraph node %q: %s", s.name, s.sub.err)
 		}

@@ -201,9 +201,15 @@ func Emitting(ctx context.Context, m Mode) bool {
 
 // Emit sends ev to the stream of the run behind ctx if the stream carries
 // mode m; it does nothing otherwise, and outside a run. Graph, Path, Node
-// and Step are filled in from ctx where ev leaves them empty. Emit is safe
-// to call from goroutines a node starts; once the run is over, their events
-// are dropped.
+// and Step are filled in from ctx where ev leaves them empty.
+//
+// Emit is safe to call from goroutines a node starts, at any time, even
+// after the node returned; once the run is over, their events are dropped.
+// A goroutine that may outlive its node should emit with Detach(ctx): its
+// events then keep the node's name and step. The run reuses the node's own
+// context for the nodes that run after it alone, so an event emitted with
+// that context after the node returned takes the node and step that run
+// with it at that moment (none between nodes).
 func Emit(ctx context.Context, m Mode, ev Event) {
 	meta := metaFrom(ctx)
 	if meta == nil || meta.emit == nil || meta.emit.modes&m == 0 {
@@ -216,8 +222,7 @@ func Emit(ctx context.Context, m Mode, ev Event) {
 		ev.Path = meta.path
 	}
 	if ev.Node == "" {
-		ev.Node = meta.node
-		ev.Step = meta.step
+		ev.Node, ev.Step = meta.place()
 	}
 	meta.emit.send(m, ev)
 }

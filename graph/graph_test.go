@@ -886,3 +886,61 @@ func TestAPanickingReducerFailsTheRun(t *testing.T) {
 	assert.NotContains(t, err.Error(), "internal panic")
 	assert.Empty(t, out.Log)
 }
+
+// TestEmitFromANodesGoroutineAfterItReturnedIsSafe emits from a goroutine
+// a node left running while the run goes on through later nodes on the
+// same context: under -race, nothing races with the run's bookkeeping; the
+// events arrive until the run ends, each naming a node of the graph or none
+// (the goroutine did not Detach, see Emit).
+func TestEmitFromANodesGoroutineAfterItReturnedIsSafe(t *testing.T) {
+	stop, done := make(chan struct{}), make(chan struct{})
+	emitted := make(chan struct{}, 1)
+	b := graph.New[doc]().
+		AddNode("a", func(ctx context.Context, s doc) (doc, error) {
+			go func() {
+				defer close(done)
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					graph.EmitCustom(ctx, "late", graph.NodeName(ctx))
+					select {
+					case emitted <- struct{}{}:
+					default:
+					}
+				}
+			}()
+			return s, nil
+		}).
+		AddEdge(graph.START, "a")
+	prev, nodes := "a", []string{"a", ""}
+	for i := range 20 {
+		name := fmt.Sprint("n", i)
+		nodes = append(nodes, name)
+		b.AddNode(name, func(ctx context.Context, s doc) (doc, error) {
+			if i == 0 {
+				// The goroutine emits while later nodes run.
+				select {
+				case <-emitted:
+				case <-time.After(10 * time.Second):
+					return s, errors.New("the goroutine never emitted")
+				}
+			}
+			s.Log = append(s.Log, name)
+			return s, nil
+		}).AddEdge(prev, name)
+		prev = name
+	}
+	g := mustCompile(t, b)
+	for ev, err := range g.Stream(context.Background(), doc{}, graph.WithModes(graph.ModeCustom|graph.ModeUpdates)) {
+		require.NoError(t, err)
+		if ev.Kind == graph.KindCustom {
+			assert.Contains(t, nodes, ev.Node)
+			assert.Contains(t, nodes, ev.Payload, "NodeName from the goroutine")
+		}
+	}
+	close(stop)
+	<-done
+}

@@ -24,10 +24,15 @@ import (
 
 // runMeta is what a node's context knows about the run it belongs to.
 type runMeta struct {
-	graph  string
-	path   []string
-	node   string
-	step   int
+	graph string
+	path  []string
+	node  string // with live, read on the run's goroutine only
+	step  int    // with live, read on the run's goroutine only
+	// live is where the run's own context, whose node and step change as
+	// the run goes on, publishes them to goroutines its nodes left behind
+	// (Emit, NodeName, Step, Detach); nil for the contexts whose node and
+	// step never change once a node has them.
+	live   *livePlace
 	emit   *emitter
 	tel    *telemetry
 	task   *taskScope
@@ -142,6 +147,7 @@ func (r *resumeSet) snapshot() map[string]any {
 type runCtx struct {
 	context.Context
 	meta runMeta
+	live livePlace // meta.live
 }
 
 func (c *runCtx) Value(key any) any {
@@ -151,10 +157,54 @@ func (c *runCtx) Value(key any) any {
 	return c.Context.Value(key)
 }
 
+// livePlace is the node and superstep of a run's own context, for any
+// goroutine to read. An atomic word, not a lock: the run writes it at every
+// sequential node, the hot path, and readers are rare.
+type livePlace struct {
+	at    atomic.Uint64 // the superstep + 1 (high half), the node's index + 1 (low half; 0: none)
+	names []string      // the graph's node names, by index; set before any node runs
+}
+
+// place returns the node and step of m: from live, when m is a run's own
+// context, which any goroutine may read.
+func (m *runMeta) place() (node string, step int) {
+	l := m.live
+	if l == nil {
+		return m.node, m.step
+	}
+	at := l.at.Load()
+	if i := uint32(at); i > 0 && int(i) <= len(l.names) {
+		node = l.names[i-1]
+	}
+	return node, int(int32(uint32(at>>32))) - 1
+}
+
+// publish makes the node (index i, or -1 for none) and the step of m,
+// the run's own context, visible to other goroutines.
+func (m *runMeta) publish(i int) {
+	if l := m.live; l != nil {
+		l.at.Store(uint64(uint32(int32(m.step+1)))<<32 | uint64(uint32(i+1)))
+	}
+}
+
+// setNode sets the node of m, the run's own context: the node name, of
+// index i, or none ("", -1).
+func (m *runMeta) setNode(name string, i int) {
+	m.node = name
+	m.publish(i)
+}
+
+// setStep sets the superstep of m, the run's own context, between nodes.
+func (m *runMeta) setStep(step int) {
+	m.step = step
+	m.publish(-1)
+}
+
 // NodeName returns the name of the node running with ctx, or "".
 func NodeName(ctx context.Context) string {
 	if m := metaFrom(ctx); m != nil {
-		return m.node
+		node, _ := m.place()
+		return node
 	}
 	return ""
 }
@@ -162,7 +212,8 @@ func NodeName(ctx context.Context) string {
 // Step returns the superstep of the node running with ctx, or -1.
 func Step(ctx context.Context) int {
 	if m := metaFrom(ctx); m != nil {
-		return m.step
+		_, step := m.place()
+		return step
 	}
 	return -1
 }
@@ -506,7 +557,8 @@ func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *em
 	}
 	r.ctx.Context = ctx
 	m := &r.ctx.meta
-	*m = runMeta{graph: g.name, emit: em, step: -1, task: &r.scope}
+	*m = runMeta{graph: g.name, emit: em, step: -1, task: &r.scope, live: &r.ctx.live}
+	r.ctx.live.names = g.names
 	switch {
 	case nest != nil:
 		r.nested = true
@@ -736,7 +788,7 @@ func (r *run[S]) restore(cfg *runConfig, nested bool) (S, error) {
 			return zero, err
 		}
 	}
-	r.ctx.meta.step = tup.Checkpoint.Step
+	r.ctx.meta.setStep(tup.Checkpoint.Step)
 	for _, ref := range snap.Tasks {
 		i, err := r.nodeOf(tup.Checkpoint.ID, ref)
 		if err != nil {
@@ -888,7 +940,7 @@ func (r *run[S]) loop(st S) (out S, err error) {
 		}
 		r.skipBefore = false
 		step := r.ctx.meta.step + 1
-		r.ctx.meta.step = step
+		r.ctx.meta.setStep(step)
 		if em != nil && em.modes&ModeDebug != 0 {
 			em.send(ModeDebug, Event{Kind: KindStepStart, Graph: r.g.name, Path: r.ctx.meta.path, Step: step, Nodes: r.names(r.tasks)})
 		}
@@ -958,14 +1010,14 @@ func (r *run[S]) single(st S) (S, error) {
 		res, cmd = *t.done.Output, t.done.command()
 	} else {
 		m := &r.ctx.meta
-		m.node = n.name
+		m.setNode(n.name, t.node)
 		r.scope.id, r.scope.step, r.scope.idx, r.scope.calls = r.taskID(0), m.step, 0, 0
 		if r.tel != nil {
 			res, cmd, err = r.traced(&r.ctx.Context, &r.ctx, m, n, &st, false)
 		} else {
 			res, cmd, err = r.exec(&r.ctx, m, n, &st, false)
 		}
-		m.node = ""
+		m.setNode("", -1)
 		// A lone task's output is not saved as a pending write: the
 		// checkpoint that ends its superstep follows at once and holds it,
 		// so a superstep costs one write. A crash in between runs the task
@@ -1368,6 +1420,7 @@ func (r *run[S]) parallel(st S) (S, error) {
 	p.pending.Store(int32(n))
 	for i := range p.slots {
 		p.slots[i].ctx = taskCtx{Context: pctx, meta: r.ctx.meta}
+		p.slots[i].ctx.meta.live = nil // a task's context is its own
 	}
 	if !p.work() {
 		<-p.done
@@ -1559,7 +1612,10 @@ func Detach(ctx context.Context) context.Context {
 	if m == nil {
 		return ctx
 	}
-	d := &detachedCtx{Context: ctx, meta: *m}
+	// Field by field: the node and step of a run's own context are read
+	// from where the run publishes them (place), never from its fields.
+	d := &detachedCtx{Context: ctx, meta: runMeta{graph: m.graph, path: m.path, emit: m.emit, tel: m.tel, task: m.task, resume: m.resume, p: m.p}}
+	d.meta.node, d.meta.step = m.place()
 	if t := m.task; t != nil {
 		t.mu.Lock()
 		d.task = taskScope{id: t.taskID(), step: t.step, idx: t.idx, calls: t.calls}

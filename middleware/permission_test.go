@@ -55,7 +55,7 @@ func TestPermission(t *testing.T) {
 			c := &counted{}
 			tl, err := tool.New(model.ToolDefinition{Name: tc.tool, InputSchema: objectSchema},
 				func(context.Context, string, json.RawMessage) (tool.Result, error) {
-					c.runs.Add(1)
+					c.Ran()
 					return tool.Text("ran"), nil
 				}, append(tc.opts, tool.WithMetadata(tc.meta))...)
 			require.NoError(t, err)

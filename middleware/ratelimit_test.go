@@ -66,7 +66,7 @@ func TestRateLimitCancelledWhileWaiting(t *testing.T) {
 	clock := newFakeClock()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clock.onSleep = func(time.Duration) { cancel() }
+	clock.OnSleep(func(time.Duration) { cancel() })
 	c := newCounted(t, "api", readOnly, ok("x"))
 	h := handler(middleware.RateLimit(1, 1, middleware.WithClock(clock)))
 	h.Handle(context.Background(), req(c, "1", ""))

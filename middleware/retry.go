@@ -144,9 +144,9 @@ func DefaultRetryOn(ctx context.Context, info RetryInfo) bool {
 // with exponential backoff: the first wait is the initial interval, each
 // next one is multiplied by the backoff factor and capped at the maximum
 // interval, with jitter. A failure that asks for a wait (a provider's
-// Retry-After, in a *model.ProviderError, or a RateLimitError's RetryAfter)
-// gets that wait instead, and is not retried when it asks for longer than
-// the maximum interval. It gives up after the maximum attempts, when the
+// Retry-After, in a *model.ProviderError, a RateLimitError's RetryAfter, or
+// a tool's error that is a RetryDelayer) gets that wait instead, and is not
+// retried when it asks for longer than the maximum interval. It gives up after the maximum attempts, when the
 // next attempt would start after the maximum elapsed time or after the
 // deadline of the caller's context, and the result of the last attempt
 // answers the call. When the caller's context ends while Retry waits, the
@@ -236,15 +236,31 @@ func goneWhileWaiting(ctx context.Context, name string, n int, r tool.Result) to
 	return out
 }
 
+// RetryDelayer is an error that says how long to wait before trying
+// again, such as the Retry-After of an HTTP service a tool called
+// (websearch.StatusError is one). Retry waits that long before the next
+// attempt instead of its backoff, and stops retrying when it is longer
+// than the maximum interval. A tool's error need not import this package
+// to be one: the method is enough.
+type RetryDelayer interface {
+	// RetryDelay is the wait asked for; 0 or less asks for none.
+	RetryDelay() time.Duration
+}
+
 // askedWait returns the wait a failure asked for before another attempt:
-// a provider's Retry-After (model.ProviderError) or the time until a rate
-// limit allows the call (RateLimitError); 0 when it asked for none.
+// a provider's Retry-After (model.ProviderError), the time until a rate
+// limit allows the call (RateLimitError), or the wait an error in err's
+// chain gives (RetryDelayer); 0 when it asked for none.
 func askedWait(err error) time.Duration {
 	if pe, ok := errors.AsType[*model.ProviderError](err); ok {
 		return pe.RetryAfter
 	}
 	if rl, ok := errors.AsType[*RateLimitError](err); ok {
 		return rl.RetryAfter
+	}
+	var rd RetryDelayer
+	if errors.As(err, &rd) {
+		return max(rd.RetryDelay(), 0)
 	}
 	return 0
 }

@@ -21,19 +21,6 @@ import (
 	"github.com/trellis-go/trellis/tool"
 )
 
-var errFlaky = middleware.Transient(errors.New("connection dropped"))
-
-// failTimes fails n times with err, then succeeds.
-func failTimes(n int64, err error) tool.CallFunc {
-	var calls atomic.Int64
-	return func(context.Context, string, json.RawMessage) (tool.Result, error) {
-		if calls.Add(1) <= n {
-			return tool.Result{}, err
-		}
-		return tool.Text("recovered"), nil
-	}
-}
-
 func TestRetryCountsAndDelays(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -246,7 +233,7 @@ func TestRetryCancelledWhileWaiting(t *testing.T) {
 	clock := newFakeClock()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clock.onSleep = func(time.Duration) { cancel() }
+	clock.OnSleep(func(time.Duration) { cancel() })
 	c := newCounted(t, "api", readOnly, failTimes(10, errFlaky))
 	r := handler(middleware.Retry(middleware.WithClock(clock))).Handle(ctx, req(c, "1", ""))
 	assert.Equal(t, tool.StatusCancelled, r.Status)
@@ -318,7 +305,7 @@ func TestRetryCancelledWhileWaitingNamesTheFailure(t *testing.T) {
 	clock := newFakeClock()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clock.onSleep = func(time.Duration) { cancel() }
+	clock.OnSleep(func(time.Duration) { cancel() })
 	c := newCounted(t, "api", readOnly, failTimes(10, errFlaky))
 	r := handler(middleware.Retry(middleware.WithClock(clock))).Handle(ctx, req(c, "1", ""))
 	assert.Equal(t, tool.StatusCancelled, r.Status)
@@ -333,7 +320,7 @@ func TestRetryCancelledWhileWaitingKeepsWhatTheAttemptReported(t *testing.T) {
 	clock := newFakeClock()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	clock.onSleep = func(time.Duration) { cancel() }
+	clock.OnSleep(func(time.Duration) { cancel() })
 	c := newCounted(t, "api", readOnly, func(context.Context, string, json.RawMessage) (tool.Result, error) {
 		return tool.Result{Details: "attempt log", Metadata: map[string]string{"region": "eu"}}, errFlaky
 	})
@@ -360,4 +347,39 @@ func TestRetryReadsResultsAsTheExecutorDoes(t *testing.T) {
 	r := h.Handle(context.Background(), req(c, "1", ""))
 	assert.Equal(t, 2, runs, "the timeout was retried")
 	assert.Equal(t, "ok", r.Text())
+}
+
+// askingErr is a tool's error that asks for a wait (RetryDelayer) and is
+// transient, as an HTTP service's 429 with Retry-After is.
+type askingErr struct{ wait time.Duration }
+
+func (e askingErr) Error() string             { return "busy, retry after " + e.wait.String() }
+func (e askingErr) Transient() bool           { return true }
+func (e askingErr) RetryDelay() time.Duration { return e.wait }
+
+// TestRetryHonoursTheWaitAToolErrorAsks: a tool's error with a RetryDelay
+// method, wrapped or not, replaces the backoff with its wait, and one
+// longer than the maximum interval ends the retries.
+func TestRetryHonoursTheWaitAToolErrorAsks(t *testing.T) {
+	for name, tc := range map[string]struct {
+		err    error
+		runs   int64
+		sleeps []time.Duration
+	}{
+		"asked":               {askingErr{900 * time.Millisecond}, 3, []time.Duration{900 * time.Millisecond, 900 * time.Millisecond}},
+		"asked, wrapped":      {fmt.Errorf("search: %w", askingErr{2 * time.Second}), 3, []time.Duration{2 * time.Second, 2 * time.Second}},
+		"longer than the cap": {askingErr{time.Minute}, 1, nil},
+		"asked for no wait":   {askingErr{0}, 3, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			clock := newFakeClock()
+			c := newCounted(t, "search", readOnly, failTimes(10, tc.err))
+			h := handler(middleware.Retry(middleware.WithClock(clock), middleware.WithInitialInterval(100*time.Millisecond),
+				middleware.WithMaxInterval(10*time.Second), middleware.WithJitter(0)))
+			r := h.Handle(context.Background(), req(c, "1", ""))
+			assert.Equal(t, tool.StatusFailed, r.Status)
+			assert.Equal(t, tc.runs, c.Runs())
+			assert.Equal(t, tc.sleeps, clock.Sleeps())
+		})
+	}
 }

@@ -47,14 +47,26 @@ func TestTimeoutDoesNotWaitForAToolIgnoringItsContext(t *testing.T) {
 }
 
 func TestTimeoutPerTool(t *testing.T) {
-	slow := newCounted(t, "slow", readOnly, func(ctx context.Context, _ string, _ json.RawMessage) (tool.Result, error) {
-		select {
-		case <-time.After(30 * time.Millisecond):
-			return tool.Text("finished"), nil
-		case <-ctx.Done():
-			return tool.Result{}, ctx.Err()
-		}
-	})
+	// A call that is to time out runs until its context ends, so that no
+	// load can make it finish first; one that is not runs past the 5 ms
+	// default, then finishes. Either gives up after a deadline, and the
+	// status then tells the timeout did not come, or came.
+	slow := func(timesOut bool) *counted {
+		return newCounted(t, "slow", readOnly, func(ctx context.Context, _ string, _ json.RawMessage) (tool.Result, error) {
+			var done <-chan time.Time
+			if !timesOut {
+				done = time.After(30 * time.Millisecond)
+			}
+			select {
+			case <-done:
+				return tool.Text("finished"), nil
+			case <-time.After(10 * time.Second):
+				return tool.Text("never cut"), nil
+			case <-ctx.Done():
+				return tool.Result{}, ctx.Err()
+			}
+		})
+	}
 	cases := []struct {
 		name string
 		mw   executor.Middleware
@@ -68,7 +80,8 @@ func TestTimeoutPerTool(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, handler(tc.mw).Handle(context.Background(), req(slow, "1", "")).Status)
+			r := handler(tc.mw).Handle(context.Background(), req(slow(tc.want == tool.StatusTimeout), "1", ""))
+			assert.Equal(t, tc.want, r.Status, r.Text())
 		})
 	}
 }

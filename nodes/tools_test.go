@@ -60,13 +60,37 @@ func TestToolsNodeRunsParallelCallsAndAnswersInCallOrder(t *testing.T) {
 	var calls atomic.Int32
 	var seen []string
 	var mu sync.Mutex
+	fastDone := make(chan struct{})
 	audit := executor.Intercept(func(ctx context.Context, req *executor.Request, next executor.Handler) tool.Result {
 		res := next.Handle(ctx, req)
 		mu.Lock()
 		seen = append(seen, req.Call.ID)
 		mu.Unlock()
+		if req.Call.ID == "b" {
+			close(fastDone)
+		}
 		return res
 	})
+	// The other calls answer only once the fast one has finished (or fail
+	// after a deadline): with calls run in parallel, the fast one finishes
+	// first however loaded the machine, and in call order it could not.
+	slow := tool.MustFunc("sleep", "sleep then answer", func(ctx context.Context, in sleepIn) (string, error) {
+		calls.Add(1)
+		wait := make(chan struct{})
+		if in.Name != "fast" {
+			wait = fastDone
+		} else {
+			time.AfterFunc(time.Duration(in.Ms)*time.Millisecond, func() { close(wait) })
+		}
+		select {
+		case <-wait:
+		case <-time.After(10 * time.Second):
+			return "", errors.New("the fast call did not finish while the slow one ran: calls are not parallel")
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		return "slept " + in.Name, nil
+	}, tool.WithMetadata(tool.Metadata{ConcurrencySafe: true, ReadOnly: true}))
 	m := scripted.New(
 		scripted.CallTools(
 			scripted.CallWithID("a", "sleep", `{"ms":30,"name":"slow"}`),
@@ -76,7 +100,7 @@ func TestToolsNodeRunsParallelCallsAndAnswersInCallOrder(t *testing.T) {
 		scripted.Reply("all done"),
 	)
 	exec := executor.Parallel(executor.WithMiddleware(audit), executor.WithObserver(nodes.ToolEvents))
-	g := loop(t, m, []tool.Tool{sleeper(&calls)}, []nodes.ToolsOption{nodes.WithExecutor(exec)})
+	g := loop(t, m, []tool.Tool{slow}, []nodes.ToolsOption{nodes.WithExecutor(exec)})
 
 	var starts, ends []string
 	var final agentState

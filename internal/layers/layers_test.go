@@ -41,7 +41,9 @@ var layers = []struct {
 	// belong with tool.
 	{"tool", []string{"tool", "tool/internal/...", "internal/callctx", "internal/callroom", "internal/callscope"}},
 	{"executor", []string{"executor/..."}},
-	{"middleware", []string{"middleware/..."}},
+	// internal/testutil/mwtest, the helpers of middleware's tests, is
+	// made of middleware.
+	{"middleware", []string{"middleware/...", "internal/testutil/mwtest"}},
 	// internal/bgtask, the background tasks of tool/shell and tool/docker,
 	// is made of tools.
 	{"tools", []string{"tool/...", "internal/bgtask"}},

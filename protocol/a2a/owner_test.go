@@ -23,9 +23,15 @@ import (
 // X-User header names, as authentication middleware would set it.
 func ownedServer(t *testing.T, m model.Model, opts ...agent.Option) (*a2a.Server, *httptest.Server) {
 	t.Helper()
+	return ownedServerWith(t, m, nil, opts...)
+}
+
+// ownedServerWith is ownedServer with server options.
+func ownedServerWith(t *testing.T, m model.Model, sopts []a2a.ServerOption, opts ...agent.Option) (*a2a.Server, *httptest.Server) {
+	t.Helper()
 	g, err := agent.NewReAct(m, opts...)
 	require.NoError(t, err)
-	srv, err := a2a.NewServer("Echo", "Echoes.", g, a2a.WithOwner(a2a.RequestOwner))
+	srv, err := a2a.NewServer("Echo", "Echoes.", g, append([]a2a.ServerOption{a2a.WithOwner(a2a.RequestOwner)}, sopts...)...)
 	require.NoError(t, err)
 	auth := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if user := r.Header.Get("X-User"); user != "" {
@@ -188,4 +194,56 @@ func TestNewServerRefusesANilOwnerFunction(t *testing.T) {
 	require.NoError(t, err)
 	_, err = a2a.NewServer("Echo", "Echoes.", g, a2a.WithOwner(nil))
 	assert.ErrorContains(t, err, "WithOwner")
+}
+
+// WithMaxTasks bounds each owner's tasks: one owner whose tasks all run
+// is refused, and the others are not; WithMaxTotalTasks still bounds all
+// owners' together.
+func TestOneOwnerCannotTakeEveryOwnersTasks(t *testing.T) {
+	m := newBlockingModel()
+	_, hs := ownedServerWith(t, m, []a2a.ServerOption{a2a.WithMaxTasks(2), a2a.WithMaxTotalTasks(3)})
+	send := func(user, ctxID string) (int, map[string]any) {
+		return rpcAs(t, hs.URL, user, fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}],"contextId":%q},"configuration":{"returnImmediately":true}}}`, ctxID))
+	}
+	for i := range 2 {
+		status, resp := send("alice", fmt.Sprint("a", i))
+		require.Equal(t, http.StatusOK, status, "%v", resp)
+	}
+	status, resp := send("alice", "a2")
+	assert.Equal(t, http.StatusServiceUnavailable, status, "%v", resp)
+	_, msg := rpcError(t, resp)
+	assert.Contains(t, msg, "2 tasks are running or waiting to run for this owner")
+
+	status, resp = send("bob", "b0")
+	assert.Equal(t, http.StatusOK, status, "alice's tasks took bob's room: %v", resp)
+	assert.NotNil(t, path(resp, "result", "task", "id"), "%v", resp)
+
+	// Three tasks run, the total: a third owner waits for one to end.
+	status, resp = send("carol", "c0")
+	assert.Equal(t, http.StatusServiceUnavailable, status, "%v", resp)
+	_, msg = rpcError(t, resp)
+	assert.Contains(t, msg, "3 tasks are running")
+}
+
+// An owner's finished tasks make room for that owner's new ones only: they
+// never push another owner's tasks out of memory.
+func TestOneOwnersTasksDoNotPushOutAnotherOwners(t *testing.T) {
+	_, hs := ownedServerWith(t, echoModel(), []a2a.ServerOption{a2a.WithMaxTasks(2)})
+	_, resp := rpcAs(t, hs.URL, "bob", send10("bob's question", "b"))
+	bobTask, _ := path(resp, "result", "task", "id").(string)
+	require.NotEmpty(t, bobTask, "%v", resp)
+	var aliceTasks []string
+	for i := range 3 {
+		_, resp = rpcAs(t, hs.URL, "alice", send10(fmt.Sprint("alice ", i), fmt.Sprint("a", i)))
+		id, _ := path(resp, "result", "task", "id").(string)
+		require.NotEmpty(t, id, "%v", resp)
+		aliceTasks = append(aliceTasks, id)
+	}
+	_, resp = rpcAs(t, hs.URL, "bob", `{"jsonrpc":"2.0","id":2,"method":"GetTask","params":{"id":"`+bobTask+`"}}`)
+	assert.Equal(t, "bob's question", path(resp, "result", "history", 0, "parts", 0, "text"), "alice's tasks pushed bob's out: %v", resp)
+	// Alice's third task made room by forgetting her first.
+	_, resp = rpcAs(t, hs.URL, "alice", `{"jsonrpc":"2.0","id":3,"method":"GetTask","params":{"id":"`+aliceTasks[0]+`"}}`)
+	code, _ := rpcError(t, resp)
+	assert.Equal(t, a2a.RPCTaskNotFound, code)
+	assert.ElementsMatch(t, aliceTasks[1:], listTasks(t, hs.URL, "alice"))
 }

@@ -21,9 +21,12 @@ const (
 	// DefaultMaxRequestBytes is the largest request body the server reads
 	// unless WithMaxRequestBytes says otherwise: 1 MiB.
 	DefaultMaxRequestBytes = 1 << 20
-	// DefaultMaxTasks is how many tasks the server remembers unless
-	// WithMaxTasks says otherwise.
+	// DefaultMaxTasks is how many tasks the server remembers of each
+	// owner unless WithMaxTasks says otherwise.
 	DefaultMaxTasks = 1000
+	// DefaultMaxTotalTasks is how many tasks the server remembers of all
+	// owners together unless WithMaxTotalTasks says otherwise.
+	DefaultMaxTotalTasks = 10 * DefaultMaxTasks
 	// DefaultMaxContexts is how many conversations the server remembers
 	// unless WithMaxContexts says otherwise.
 	DefaultMaxContexts = 1000
@@ -39,19 +42,20 @@ const MetaDelta = "trellis.delta"
 type ServerOption func(*serverConfig)
 
 type serverConfig struct {
-	version     string
-	url         string
-	skills      []Skill
-	provider    *Provider
-	editCard    func(*Card)
-	maxBody     int
-	maxTasks    int
-	maxContexts int
-	runOpts     []graph.RunOption
-	errorText   func(error) string
-	owner       func(*http.Request) (string, error)
-	runs        *runs.Manager
-	problems    []string
+	version       string
+	url           string
+	skills        []Skill
+	provider      *Provider
+	editCard      func(*Card)
+	maxBody       int
+	maxTasks      int // of each owner
+	maxTotalTasks int // of all owners
+	maxContexts   int
+	runOpts       []graph.RunOption
+	errorText     func(error) string
+	owner         func(*http.Request) (string, error)
+	runs          *runs.Manager
+	problems      []string
 }
 
 // WithAgentVersion sets the agent's version in its card ("1.0.0" unless
@@ -92,18 +96,36 @@ func WithMaxRequestBytes(n int) ServerOption {
 	}
 }
 
-// WithMaxTasks caps the tasks the server remembers (DefaultMaxTasks unless
-// set); n must be positive. Past it, the oldest tasks that are not running
-// are forgotten: GetTask answers "task not found" for them. When all n are
-// running (or queued behind another task of their context), a message that
-// would start a task is refused with HTTP 503 and JSON-RPC error -32603,
-// which bounds the runs, and their memory, that clients can start.
+// WithMaxTasks caps the tasks the server remembers of each owner (see
+// WithOwner; DefaultMaxTasks unless set); n must be positive. Past it, the
+// owner's oldest tasks that are not running are forgotten: GetTask answers
+// "task not found" for them. When all n of an owner's tasks are running (or
+// queued behind another task of their context), a message of that owner
+// that would start a task is refused with HTTP 503 and JSON-RPC error
+// -32603, which bounds the runs, and their memory, that one owner can
+// start; other owners' messages are taken as before. WithMaxTotalTasks
+// bounds all owners' tasks together.
 func WithMaxTasks(n int) ServerOption {
 	return func(c *serverConfig) {
 		if n < 1 {
 			c.problems = append(c.problems, "WithMaxTasks: n must be at least 1")
 		}
 		c.maxTasks = n
+	}
+}
+
+// WithMaxTotalTasks caps the tasks the server remembers of all owners
+// together (DefaultMaxTotalTasks unless set); n must be positive. Past it,
+// the oldest tasks that are not running, whoever's, are forgotten; when all
+// n are running, a message that would start a task is refused as past
+// WithMaxTasks. Set it at least a few times WithMaxTasks: it is the bound
+// that several owners, together, can reach.
+func WithMaxTotalTasks(n int) ServerOption {
+	return func(c *serverConfig) {
+		if n < 1 {
+			c.problems = append(c.problems, "WithMaxTotalTasks: n must be at least 1")
+		}
+		c.maxTotalTasks = n
 	}
 }
 
@@ -206,6 +228,7 @@ type Server struct {
 	closed    bool
 	tasks     map[string]*taskRec
 	taskOrder []string
+	owned     map[string]int // how many of tasks each owner has
 	contexts  map[convKey]*conversation
 	lru       *list.List // of *conversation, most recently used first
 
@@ -227,7 +250,7 @@ type Server struct {
 // WithMaxContexts), and a run that pauses fails its task, as it cannot be
 // resumed.
 func NewServer[S any, PS State[S]](name, description string, agent *graph.Graph[S], opts ...ServerOption) (*Server, error) {
-	cfg := serverConfig{version: "1.0.0", maxBody: DefaultMaxRequestBytes, maxTasks: DefaultMaxTasks, maxContexts: DefaultMaxContexts}
+	cfg := serverConfig{version: "1.0.0", maxBody: DefaultMaxRequestBytes, maxTasks: DefaultMaxTasks, maxTotalTasks: DefaultMaxTotalTasks, maxContexts: DefaultMaxContexts}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)

@@ -241,7 +241,14 @@ func (s *Server) submit(owner string, m Message, sub *subscriber) (*taskRec, Eve
 		// Make room first: a task that runs is never forgotten, so a
 		// server whose every task runs takes no more (each would hold a
 		// goroutine and its message until the agent got to it).
-		if !s.evictTasks(s.cfg.maxTasks - 1) {
+		// Each owner's tasks are bounded on their own, so that one owner
+		// cannot take the room of all; all owners' together, too.
+		if !s.evictTasks(owner, false, s.cfg.maxTasks-1) {
+			f := failf(RPCInternalError, "the agent is busy: %d tasks are running or waiting to run for this owner; try again later", s.owned[owner])
+			f.status = http.StatusServiceUnavailable
+			return nil, Event{}, nil, f
+		}
+		if !s.evictTasks("", true, s.cfg.maxTotalTasks-1) {
 			f := failf(RPCInternalError, "the agent is busy: %d tasks are running or waiting to run; try again later", len(s.tasks))
 			f.status = http.StatusServiceUnavailable
 			return nil, Event{}, nil, f
@@ -250,6 +257,10 @@ func (s *Server) submit(owner string, m Message, sub *subscriber) (*taskRec, Eve
 		s.supersede(owner, ctxID, t.id)
 		s.tasks[t.id] = t
 		s.taskOrder = append(s.taskOrder, t.id)
+		if s.owned == nil {
+			s.owned = map[string]int{}
+		}
+		s.owned[owner]++
 	}
 	m.TaskID, m.ContextID, m.Role = t.id, t.contextID, RoleUser
 	if m.MessageID == "" {
@@ -301,18 +312,30 @@ func (s *Server) task(owner, id string) *taskRec {
 	return nil
 }
 
-// evictTasks forgets the oldest tasks that are not running while there are
-// more than n, and reports whether that was enough. The caller holds s.mu.
-func (s *Server) evictTasks(n int) bool {
-	for len(s.tasks) > n {
+// evictTasks forgets the oldest tasks of owner (of all owners, when
+// everyone) that are not running while there are more than n of them, and
+// reports whether that was enough. The caller holds s.mu.
+func (s *Server) evictTasks(owner string, everyone bool, n int) bool {
+	count := func() int {
+		if everyone {
+			return len(s.tasks)
+		}
+		return s.owned[owner]
+	}
+	for count() > n {
 		i := slices.IndexFunc(s.taskOrder, func(id string) bool {
 			t := s.tasks[id]
-			return t == nil || !t.running
+			return t == nil || (!t.running && (everyone || t.owner == owner))
 		})
 		if i < 0 {
 			return false // every task is running
 		}
-		delete(s.tasks, s.taskOrder[i])
+		if t := s.tasks[s.taskOrder[i]]; t != nil {
+			if s.owned[t.owner]--; s.owned[t.owner] == 0 {
+				delete(s.owned, t.owner)
+			}
+			delete(s.tasks, t.id)
+		}
 		s.taskOrder = slices.Delete(s.taskOrder, i, i+1)
 	}
 	return true

@@ -2,8 +2,11 @@ package mcp
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"sync"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/trellis-go/trellis/graph"
 )
@@ -14,6 +17,7 @@ import (
 // belongs to: pause it with graph.Interrupt, or emit events into its stream.
 type inflight struct {
 	tool   string          // the tool called
+	token  string          // names the call to the server (relatedCallMeta)
 	ctx    context.Context // the caller's context
 	cancel context.CancelFunc
 
@@ -53,22 +57,34 @@ func (c *inflight) pausedErr() error {
 
 type callKey struct{}
 
+// relatedCallMeta is the _meta key that relates a server's request to the
+// tool call it serves. The toolset sends each call with a token of its own
+// under this key; a server that relates the requests it sends while
+// serving the call (Trellis's own, NewServer) echoes the token under the
+// same key. The protocol before 2026-07-28 has no such relation: a request
+// of the server arrives apart from the call it serves.
+const relatedCallMeta = "trellis/call"
+
+// maxCallToken bounds the token a server may echo; a longer one relates to
+// no call.
+const maxCallToken = 64
+
 // startCall registers a call in flight with ctx and returns it with the
 // context to send it with (which carries the call, and which the call's
 // end cancels). done unregisters it.
 func (ts *Toolset) startCall(ctx context.Context, name string) (c *inflight, cctx context.Context, done func()) {
 	cctx, cancel := context.WithCancel(ctx)
-	c = &inflight{tool: name, ctx: ctx, cancel: cancel}
+	c = &inflight{tool: name, token: rand.Text(), ctx: ctx, cancel: cancel}
 	cctx = context.WithValue(cctx, callKey{}, c)
 	ts.mu.Lock()
 	if ts.calls == nil {
-		ts.calls = map[*inflight]struct{}{}
+		ts.calls = map[string]*inflight{}
 	}
-	ts.calls[c] = struct{}{}
+	ts.calls[c.token] = c
 	ts.mu.Unlock()
 	return c, cctx, func() {
 		ts.mu.Lock()
-		delete(ts.calls, c)
+		delete(ts.calls, c.token)
 		ts.mu.Unlock()
 		c.mu.Lock()
 		c.ended = true
@@ -77,31 +93,33 @@ func (ts *Toolset) startCall(ctx context.Context, name string) (c *inflight, cct
 	}
 }
 
-// callOf returns the call a server request handled with ctx belongs to:
-// the one ctx carries (the go-sdk handles the input requests of a multi
-// round-trip call with the call's context), else the only call in flight.
-// With several calls in flight, a request sent outside the call's own
-// round trips cannot be told apart, and no call is returned.
-func (ts *Toolset) callOf(ctx context.Context) *inflight {
+// callOf returns the call a server request handled with ctx, with meta as
+// its _meta, provably belongs to: the one ctx carries (the go-sdk handles
+// the input requests of a multi round-trip call with the call's context),
+// else the call in flight whose token meta echoes (relatedCallMeta). A
+// request that proves no relation belongs to no call, however many are in
+// flight: on a toolset that serves several users, guessing would hand one
+// user's request to another user's run.
+func (ts *Toolset) callOf(ctx context.Context, meta sdk.Meta) *inflight {
 	if c, ok := ctx.Value(callKey{}).(*inflight); ok {
 		return c
 	}
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	if len(ts.calls) != 1 {
+	token, _ := meta[relatedCallMeta].(string)
+	if token == "" || len(token) > maxCallToken {
 		return nil
 	}
-	for c := range ts.calls {
-		return c
-	}
-	return nil
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.calls[token]
 }
 
 // requestContext returns the context a handler of a server request runs
-// with: the values of the call it belongs to (a run's, a user's), the
-// cancellation and deadline of ctx, and the server's name (ServerName).
-func (ts *Toolset) requestContext(ctx context.Context) (context.Context, *inflight) {
-	c := ts.callOf(ctx)
+// with: the values of the call it belongs to (a run's, a user's; see
+// callOf), the cancellation and deadline of ctx, and the server's name
+// (ServerName). A request that belongs to no call gets the values of ctx
+// only, which are the toolset's, no user's.
+func (ts *Toolset) requestContext(ctx context.Context, meta sdk.Meta) (context.Context, *inflight) {
+	c := ts.callOf(ctx, meta)
 	if c == nil || ctx.Value(callKey{}) == c {
 		return withServer(ctx, ts.name), c
 	}

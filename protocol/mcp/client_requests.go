@@ -91,9 +91,9 @@ func InterruptElicitation(ctx context.Context, req tool.ElicitRequest) (tool.Eli
 			return tool.ElicitResult{}, err
 		}
 		// No call of a graph run to pause: the request came outside a
-		// run, or while several calls were in flight and none can be told
-		// to be the one asking.
-		return tool.ElicitResult{}, fmt.Errorf("mcp: server %s asked for input outside a graph run, and no elicitation handler is set: %w", quote(q.Server), err)
+		// run, or apart from any call it can be shown to belong to (see
+		// Toolset).
+		return tool.ElicitResult{}, fmt.Errorf("mcp: server %s asked for input outside a graph run or apart from any call it relates to, and no elicitation handler is set: %w", quote(q.Server), err)
 	}
 	if ans.Action == "" {
 		ans.Action = "accept"
@@ -131,7 +131,7 @@ func (ts *Toolset) clientOptions() *sdk.ClientOptions {
 				}
 				er.Schema = raw
 			}
-			hctx, c := ts.requestContext(ctx)
+			hctx, c := ts.requestContext(ctx, req.Params.Meta)
 			res, err := fn(hctx, er)
 			if err != nil {
 				if handled(c, err) {
@@ -165,7 +165,7 @@ func (ts *Toolset) clientOptions() *sdk.ClientOptions {
 				}
 				sr.Messages = append(sr.Messages, model.Message{Role: role, Content: Parts([]sdk.Content{m.Content})})
 			}
-			hctx, c := ts.requestContext(ctx)
+			hctx, c := ts.requestContext(ctx, req.Params.Meta)
 			res, err := fn(hctx, sr)
 			if err != nil {
 				if handled(c, err) {
@@ -188,7 +188,7 @@ func (ts *Toolset) clientOptions() *sdk.ClientOptions {
 	l := ts.o.logger
 	co.LoggingMessageHandler = func(ctx context.Context, req *sdk.LoggingMessageRequest) {
 		p := req.Params
-		if c := ts.callOf(ctx); c != nil {
+		if c := ts.callOf(ctx, p.Meta); c != nil {
 			c.emit(LogEventName, LogEvent{Server: ts.name, Level: tool.LogLevel(p.Level), Logger: p.Logger, Data: p.Data})
 		}
 		if l != nil {

@@ -67,7 +67,9 @@ func askingServerLogged(t *testing.T, logged <-chan struct{}) *sdk.Server {
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "model " + r.Model + " says " + text}}}, nil
 	})
 	srv.AddTool(&sdk.Tool{Name: "noisy", InputSchema: obj}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		if err := req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "info", Logger: "db", Data: "connected"}); err != nil {
+		// The message echoes the call's token: it relates to the call.
+		meta := sdk.Meta{relatedCallMeta: req.Params.GetMeta()[relatedCallMeta]}
+		if err := req.Session.Log(ctx, &sdk.LoggingMessageParams{Meta: meta, Level: "info", Logger: "db", Data: "connected"}); err != nil {
 			return nil, err
 		}
 		if logged != nil {

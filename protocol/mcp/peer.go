@@ -12,15 +12,39 @@ import (
 )
 
 // sessionPeer is the MCP client a served tool was called by: tool.Log,
-// tool.Sample and tool.Elicit reach it through the call's context.
-type sessionPeer struct{ ss *sdk.ServerSession }
+// tool.Sample and tool.Elicit reach it through the call's context. Each
+// request carries the token the client gave the call, if any, under
+// relatedCallMeta, so that the client can tell which of its calls the
+// request belongs to.
+type sessionPeer struct {
+	ss    *sdk.ServerSession
+	token string // the call's token (relatedCallMeta), or ""
+}
+
+// meta returns the _meta of a request sent while serving the call.
+func (p sessionPeer) meta() sdk.Meta {
+	if p.token == "" {
+		return nil
+	}
+	return sdk.Meta{relatedCallMeta: p.token}
+}
+
+// callToken returns the token a client gave a call under relatedCallMeta,
+// or "" when it gave none or one past maxCallToken.
+func callToken(meta sdk.Meta) string {
+	token, _ := meta[relatedCallMeta].(string)
+	if len(token) > maxCallToken {
+		return ""
+	}
+	return token
+}
 
 var _ tool.Peer = sessionPeer{}
 
 // Log sends notifications/message; the go-sdk drops it when the client has
 // not set a level or set a higher one.
 func (p sessionPeer) Log(ctx context.Context, level tool.LogLevel, logger string, data any) error {
-	return p.ss.Log(ctx, &sdk.LoggingMessageParams{Level: sdk.LoggingLevel(level), Logger: logger, Data: data})
+	return p.ss.Log(ctx, &sdk.LoggingMessageParams{Meta: p.meta(), Level: sdk.LoggingLevel(level), Logger: logger, Data: data})
 }
 
 // Sample sends sampling/createMessage, or fails with tool.ErrNoPeer when the
@@ -30,6 +54,7 @@ func (p sessionPeer) Sample(ctx context.Context, req tool.SamplingRequest) (tool
 	if err != nil {
 		return tool.SamplingResult{}, err
 	}
+	params.Meta = p.meta()
 	res, err := p.ss.CreateMessage(ctx, params)
 	if err != nil {
 		return tool.SamplingResult{}, fmt.Errorf("mcp: sampling: %w", err)
@@ -78,6 +103,7 @@ func (p sessionPeer) Elicit(ctx context.Context, req tool.ElicitRequest) (tool.E
 	if err != nil {
 		return tool.ElicitResult{}, err
 	}
+	params.Meta = p.meta()
 	res, err := p.ss.Elicit(ctx, params)
 	if err != nil {
 		return tool.ElicitResult{}, fmt.Errorf("mcp: elicitation: %w", err)

@@ -186,10 +186,12 @@ func (t *remoteTool) Call(ctx context.Context, _ string, args json.RawMessage) (
 	defer done()
 	var res *sdk.CallToolResult
 	err := t.ts.do(cctx, "call "+name, func(ctx context.Context, s *session) error {
-		p := &sdk.CallToolParams{Name: name, Arguments: args}
+		// The token lets a server relate the requests it sends while
+		// serving the call to it (see callOf).
+		p := &sdk.CallToolParams{Name: name, Arguments: args, Meta: sdk.Meta{relatedCallMeta: c.token}}
 		if lvl := t.ts.o.logLevel; lvl != "" {
 			// Protocol 2026-07-28 takes the level per request.
-			p.Meta = sdk.Meta{sdk.MetaKeyLogLevel: string(lvl)}
+			p.Meta[sdk.MetaKeyLogLevel] = string(lvl)
 		}
 		r, err := s.cs.CallTool(ctx, p)
 		res = r

@@ -127,7 +127,7 @@ func (p *roundTripPeer) Sample(ctx context.Context, req tool.SamplingRequest) (t
 // server's signature for this tool and these arguments) and of the last
 // one (inputResponses).
 func (s *Server) roundTrip(req *sdk.CallToolRequest, name string, args json.RawMessage) (*roundTripPeer, error) {
-	p := &roundTripPeer{sessionPeer: sessionPeer{req.Session}, tool: name, args: args, answers: map[string]json.RawMessage{}}
+	p := &roundTripPeer{sessionPeer: sessionPeer{ss: req.Session, token: callToken(req.Params.Meta)}, tool: name, args: args, answers: map[string]json.RawMessage{}}
 	if st := req.Params.RequestState; st != "" {
 		answers, err := s.openState(st, name, args)
 		if err != nil {

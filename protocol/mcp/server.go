@@ -494,7 +494,7 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 			return s.finish(p, CallToolResult(frameOps.Invoke(s.invoker, ctx, frame, t, call, opts...))), nil
 		}
 		if req.Session != nil {
-			ctx = tool.WithPeer(ctx, sessionPeer{req.Session})
+			ctx = tool.WithPeer(ctx, sessionPeer{ss: req.Session, token: callToken(req.Params.Meta)})
 		}
 		return CallToolResult(frameOps.Invoke(s.invoker, ctx, frame, t, call, opts...)), nil
 	}

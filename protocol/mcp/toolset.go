@@ -24,10 +24,12 @@ import (
 // old one is lost (see WithReconnect).
 //
 // Requests the server sends while serving a call (elicitation, sampling,
-// log messages) are handled with the values of the call's context: the one
-// the go-sdk handles them with on protocol 2026-07-28, else the only call in
-// flight (with several in flight on one toolset, such a request cannot be
-// told apart and gets none).
+// log messages) are handled with the values of the call's context when they
+// provably belong to it: on protocol 2026-07-28 the go-sdk handles them with
+// the call's context; on earlier versions a request must echo the call's
+// token in its _meta (as Trellis servers do, see NewServer). Any other
+// request is handled with no call's values (no run's, no user's): a toolset
+// shared by several users never hands one user's request to another's call.
 //
 // Whoever creates a Toolset closes it; Close ends the session and, for stdio,
 // the server's process. A Toolset is safe for concurrent use.
@@ -48,9 +50,9 @@ type Toolset struct {
 	opened  int // sessions opened so far
 	closed  bool
 	tools   []tool.Tool
-	changes uint64                 // bumped by list_changed and by new sessions
-	listed  uint64                 // value of changes when tools was listed
-	calls   map[*inflight]struct{} // tool calls in flight
+	changes uint64               // bumped by list_changed and by new sessions
+	listed  uint64               // value of changes when tools was listed
+	calls   map[string]*inflight // tool calls in flight, by token
 
 	wg sync.WaitGroup // session watchers and change hooks
 }

@@ -190,6 +190,10 @@ func (e *StatusError) Error() string {
 // Transient reports whether the search may succeed if made again.
 func (e *StatusError) Transient() bool { return httpstatus.Transient(e.Status) }
 
+// RetryDelay returns RetryAfter: middleware.Retry waits that long before
+// searching again (see middleware.RetryDelayer).
+func (e *StatusError) RetryDelay() time.Duration { return e.RetryAfter }
+
 // Option configures the tool.
 type Option func(*config)
 

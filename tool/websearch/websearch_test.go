@@ -297,3 +297,49 @@ func TestSafeSearchNames(t *testing.T) {
 	assert.Equal(t, "moderate", websearch.SafeSearchModerate.String())
 	assert.Equal(t, "strict", websearch.SafeSearchStrict.String())
 }
+
+// sleepLog is a middleware.Clock that records the waits and does not wait.
+type sleepLog struct {
+	mu     sync.Mutex
+	now    time.Time
+	sleeps []time.Duration
+}
+
+func (c *sleepLog) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *sleepLog) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sleeps = append(c.sleeps, d)
+	c.now = c.now.Add(d)
+	return ctx.Err()
+}
+
+// A service's Retry-After reaches middleware.Retry through StatusError:
+// the retry waits as long as asked, and gives up when asked for longer
+// than its maximum interval.
+func TestRetryWaitsAsLongAsTheServiceAsks(t *testing.T) {
+	for _, tc := range []struct {
+		after    time.Duration
+		attempts int64
+		sleeps   []time.Duration
+	}{{1500 * time.Millisecond, 3, []time.Duration{1500 * time.Millisecond, 1500 * time.Millisecond}}, {time.Minute, 1, nil}} {
+		var attempts atomic.Int64
+		st := newTool(t, websearch.BackendFunc(func(context.Context, websearch.Query) (websearch.Page, error) {
+			if attempts.Add(1) < 3 {
+				return websearch.Page{}, &websearch.StatusError{Backend: "test", Status: http.StatusTooManyRequests, RetryAfter: tc.after}
+			}
+			return websearch.Page{Results: []websearch.Result{{Title: "Found", URL: "https://example.org/"}}}, nil
+		}))
+		clock := &sleepLog{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+		h := executor.Chain(executor.Terminal(nil), middleware.Retry(middleware.WithClock(clock), middleware.WithMaxAttempts(3),
+			middleware.WithInitialInterval(time.Millisecond), middleware.WithMaxInterval(10*time.Second)))
+		h.Handle(context.Background(), &executor.Request{Call: model.ToolCall{ID: "1", Name: websearch.DefaultName, Arguments: json.RawMessage(`{"query":"go"}`)}, Tool: st})
+		assert.Equal(t, tc.attempts, attempts.Load(), "retry after %s", tc.after)
+		assert.Equal(t, tc.sleeps, clock.sleeps, "retry after %s", tc.after)
+	}
+}
