@@ -150,3 +150,24 @@ func TestNestedStartedOutsideACheckpointedRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, started)
 }
+
+// A run named by a thread but not checkpointed (WithThread without a
+// checkpointer; a task of RunTask, as an executor such as module temporal
+// runs it) has nothing started: a handoff with retries asks.
+func TestNestedStartedInARunNotCheckpointed(t *testing.T) {
+	type s struct{ Started bool }
+	g, err := graph.New[s]().AddNode("ask", func(ctx context.Context, in s) (s, error) {
+		started, err := graph.NestedStarted(ctx, "agent", "call_1")
+		in.Started = started
+		return in, err
+	}).AddEdge(graph.START, "ask").Compile()
+	require.NoError(t, err)
+
+	out, err := g.Invoke(context.Background(), s{Started: true}, graph.WithThread("t"))
+	require.NoError(t, err)
+	assert.False(t, out.Started)
+
+	task, err := g.RunTask(context.Background(), graph.StepTask[s]{Node: "ask"}, s{Started: true}, graph.TaskScope{Thread: "t"})
+	require.NoError(t, err)
+	assert.False(t, task.State.Started)
+}

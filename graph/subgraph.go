@@ -139,7 +139,9 @@ func (g *Graph[S]) AsSubgraph() *SubgraphNode[S] {
 // under way.
 func NestedStarted(ctx context.Context, name, key string) (bool, error) {
 	m := metaFrom(ctx)
-	if m == nil || m.p == nil {
+	// A run may be named by a thread and not checkpointed (WithThread
+	// without a checkpointer, a task of RunTask): nothing to look in.
+	if m == nil || m.p == nil || m.p.saver == nil {
 		return false, nil
 	}
 	return hasCheckpoint(ctx, m.p.saver, m.p.thread, nestedNamespace(m, name, key))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/examples/internal/fakeprovider"
+	"github.com/trellis-go/trellis/examples/supervisor/system"
 )
 
 // The Gemini SDK's dependencies bring in OpenCensus, whose package init
@@ -64,8 +65,8 @@ func TestSupervisorRunsOffline(t *testing.T) {
 	// cache.
 	assert.Contains(t, s, `  supervisor › researcher • retry: search attempt 1 failed, trying again: tool "search" failed: notes service: 503 Service Unavailable`)
 	assert.Equal(t, 2, strings.Count(s, "  supervisor › researcher ✓ search: "))
-	assert.Equal(t, int32(3), st.searches.Load())
-	assert.Equal(t, int32(1), st.guideReads.Load())
+	assert.Equal(t, int32(3), st.Searches.Load())
+	assert.Equal(t, int32(1), st.GuideReads.Load())
 
 	// The answer is the writer's paragraph, printed in full, and nothing failed.
 	assert.Contains(t, s, "supervisor » Meet the goroutine\n\n  A goroutine is a function running concurrently with other goroutines in the same address space; a go statement starts one: go f(x). A goroutine starts with a small stack")
@@ -92,8 +93,8 @@ func TestChooseModels(t *testing.T) {
 			require.NoError(t, err)
 			assert.True(t, strings.HasPrefix(team.describe, tc.want), team.describe)
 			assert.Equal(t, tc.want == "scripted", team.offline)
-			require.NotNil(t, team.supervisor)
-			_, err = build(team, &stats{})
+			require.NotNil(t, team.Supervisor)
+			_, err = system.Build(team.Models, &system.Stats{})
 			require.NoError(t, err, "the system builds on every provider")
 		})
 	}
@@ -197,8 +198,8 @@ func TestSupervisorRunsOnAProvider(t *testing.T) {
 			assert.Contains(t, s, "supervisor » Meet the goroutine\n\n  Goroutines start small.\n")
 			assert.Contains(t, s, "supervisor ■ done: 9 model calls")
 			assert.NotContains(t, s, "✗")
-			assert.Equal(t, int32(2), st.searches.Load(), "one failure, one retry")
-			assert.Equal(t, int32(1), st.guideReads.Load(), "the second read came from the cache")
+			assert.Equal(t, int32(2), st.Searches.Load(), "one failure, one retry")
+			assert.Equal(t, int32(1), st.GuideReads.Load(), "the second read came from the cache")
 
 			reqs := srv.Requests()
 			assert.Len(t, reqs, 9)
