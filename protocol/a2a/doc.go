@@ -109,8 +109,10 @@
 // task that waits for input drops its question from the thread (the calls
 // left without a result are answered as canceled), so the next message of
 // the context starts a new turn instead of answering it. Without one the
-// server keeps each conversation in memory (WithMaxContexts bounds them),
-// and a run that pauses fails its task, since it cannot be resumed.
+// server keeps each conversation in memory (WithMaxContexts bounds each
+// owner's, and an owner's new conversations push out only that owner's
+// idle ones; WithMaxTotalContexts bounds all owners'), and a run that
+// pauses fails its task, since it cannot be resumed.
 //
 // The server authenticates nobody: wrap it in the HTTP middleware of your
 // choice, describe the scheme in the card (WithCard), and name each

@@ -247,3 +247,46 @@ func TestOneOwnersTasksDoNotPushOutAnotherOwners(t *testing.T) {
 	assert.Equal(t, a2a.RPCTaskNotFound, code)
 	assert.ElementsMatch(t, aliceTasks[1:], listTasks(t, hs.URL, "alice"))
 }
+
+// An owner's conversations make room for that owner's new ones only: one
+// owner's many contexts never push another owner's idle conversation, and
+// its history (the agent has no checkpointer), out of memory.
+func TestOneOwnersContextsDoNotPushOutAnotherOwners(t *testing.T) {
+	_, hs := ownedServerWith(t, echoModel(), []a2a.ServerOption{a2a.WithMaxContexts(2)})
+	answer := func(user, text, ctxID string) any {
+		_, resp := rpcAs(t, hs.URL, user, send10(text, ctxID))
+		return path(resp, "result", "task", "artifacts", 0, "parts", 0, "text")
+	}
+	require.Equal(t, "1 messages; last: bob 0", answer("bob", "bob 0", "b"))
+	for i := range 3 {
+		require.Equal(t, fmt.Sprint("1 messages; last: alice ", i), answer("alice", fmt.Sprint("alice ", i), fmt.Sprint("a", i)))
+	}
+	assert.Equal(t, "3 messages; last: bob 1", answer("bob", "bob 1", "b"), "alice's contexts pushed bob's out")
+	// Alice's third context made room by forgetting her first.
+	assert.Equal(t, "1 messages; last: alice again", answer("alice", "alice again", "a0"))
+	assert.Equal(t, "3 messages; last: alice 2 again", answer("alice", "alice 2 again", "a2"))
+}
+
+// WithMaxTotalContexts bounds all owners' conversations together: past it,
+// the least recently used idle one, whoever's, is forgotten.
+func TestServerForgetsOldContextsPastMaxTotalContexts(t *testing.T) {
+	_, hs := ownedServerWith(t, echoModel(), []a2a.ServerOption{a2a.WithMaxContexts(2), a2a.WithMaxTotalContexts(3)})
+	answer := func(user, text, ctxID string) any {
+		_, resp := rpcAs(t, hs.URL, user, send10(text, ctxID))
+		return path(resp, "result", "task", "artifacts", 0, "parts", 0, "text")
+	}
+	answer("alice", "one", "a0")
+	answer("alice", "two", "a1")
+	answer("bob", "three", "b0")
+	answer("carol", "four", "c0") // the fourth: alice's a0, the oldest, goes
+	assert.Equal(t, "3 messages; last: five", answer("carol", "five", "c0"))
+	assert.Equal(t, "3 messages; last: six", answer("alice", "six", "a1"), "only the oldest was forgotten")
+	assert.Equal(t, "1 messages; last: seven", answer("alice", "seven", "a0"), "a0 was forgotten at the total")
+}
+
+func TestNewServerRefusesANonPositiveMaxTotalContexts(t *testing.T) {
+	g, err := agent.NewReAct(echoModel())
+	require.NoError(t, err)
+	_, err = a2a.NewServer("Echo", "Echoes.", g, a2a.WithMaxTotalContexts(0))
+	assert.ErrorContains(t, err, "WithMaxTotalContexts")
+}

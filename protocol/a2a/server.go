@@ -28,8 +28,12 @@ const (
 	// owners together unless WithMaxTotalTasks says otherwise.
 	DefaultMaxTotalTasks = 10 * DefaultMaxTasks
 	// DefaultMaxContexts is how many conversations the server remembers
-	// unless WithMaxContexts says otherwise.
+	// of each owner unless WithMaxContexts says otherwise.
 	DefaultMaxContexts = 1000
+	// DefaultMaxTotalContexts is how many conversations the server
+	// remembers of all owners together unless WithMaxTotalContexts says
+	// otherwise.
+	DefaultMaxTotalContexts = 10 * DefaultMaxContexts
 )
 
 // MetaDelta is the key, in the metadata of the message of a "working"
@@ -42,20 +46,21 @@ const MetaDelta = "trellis.delta"
 type ServerOption func(*serverConfig)
 
 type serverConfig struct {
-	version       string
-	url           string
-	skills        []Skill
-	provider      *Provider
-	editCard      func(*Card)
-	maxBody       int
-	maxTasks      int // of each owner
-	maxTotalTasks int // of all owners
-	maxContexts   int
-	runOpts       []graph.RunOption
-	errorText     func(error) string
-	owner         func(*http.Request) (string, error)
-	runs          *runs.Manager
-	problems      []string
+	version          string
+	url              string
+	skills           []Skill
+	provider         *Provider
+	editCard         func(*Card)
+	maxBody          int
+	maxTasks         int // of each owner
+	maxTotalTasks    int // of all owners
+	maxContexts      int // of each owner
+	maxTotalContexts int // of all owners
+	runOpts          []graph.RunOption
+	errorText        func(error) string
+	owner            func(*http.Request) (string, error)
+	runs             *runs.Manager
+	problems         []string
 }
 
 // WithAgentVersion sets the agent's version in its card ("1.0.0" unless
@@ -129,17 +134,34 @@ func WithMaxTotalTasks(n int) ServerOption {
 	}
 }
 
-// WithMaxContexts caps the conversations the server remembers
-// (DefaultMaxContexts unless set); n must be positive. Past it, the least
-// recently used idle conversation is forgotten; for an agent without a
-// checkpointer, that loses its history (an agent with one keeps it in its
-// thread).
+// WithMaxContexts caps the conversations the server remembers of each
+// owner (see WithOwner; DefaultMaxContexts unless set); n must be positive.
+// Past it, the owner's least recently used idle conversation is forgotten,
+// never another owner's; for an agent without a checkpointer, that loses
+// its history (an agent with one keeps it in its thread). A conversation
+// whose task runs or waits is not forgotten (WithMaxTasks bounds those).
+// WithMaxTotalContexts bounds all owners' conversations together.
 func WithMaxContexts(n int) ServerOption {
 	return func(c *serverConfig) {
 		if n < 1 {
 			c.problems = append(c.problems, "WithMaxContexts: n must be at least 1")
 		}
 		c.maxContexts = n
+	}
+}
+
+// WithMaxTotalContexts caps the conversations the server remembers of all
+// owners together (DefaultMaxTotalContexts unless set); n must be positive.
+// Past it, the least recently used idle conversation, whoever's, is
+// forgotten, as past WithMaxContexts. Set it at least a few times
+// WithMaxContexts: it is the bound that several owners, together, can
+// reach, and past it one owner's new conversations can push out another's.
+func WithMaxTotalContexts(n int) ServerOption {
+	return func(c *serverConfig) {
+		if n < 1 {
+			c.problems = append(c.problems, "WithMaxTotalContexts: n must be at least 1")
+		}
+		c.maxTotalContexts = n
 	}
 }
 
@@ -230,7 +252,8 @@ type Server struct {
 	taskOrder []string
 	owned     map[string]int // how many of tasks each owner has
 	contexts  map[convKey]*conversation
-	lru       *list.List // of *conversation, most recently used first
+	lru       *list.List            // of *conversation, most recently used first
+	ownerLRU  map[string]*list.List // each owner's, the same way
 
 	runs *runsMode // WithRuns: tasks are runs, and the fields above unused
 }
@@ -250,7 +273,8 @@ type Server struct {
 // WithMaxContexts), and a run that pauses fails its task, as it cannot be
 // resumed.
 func NewServer[S any, PS State[S]](name, description string, agent *graph.Graph[S], opts ...ServerOption) (*Server, error) {
-	cfg := serverConfig{version: "1.0.0", maxBody: DefaultMaxRequestBytes, maxTasks: DefaultMaxTasks, maxTotalTasks: DefaultMaxTotalTasks, maxContexts: DefaultMaxContexts}
+	cfg := serverConfig{version: "1.0.0", maxBody: DefaultMaxRequestBytes, maxTasks: DefaultMaxTasks, maxTotalTasks: DefaultMaxTotalTasks,
+		maxContexts: DefaultMaxContexts, maxTotalContexts: DefaultMaxTotalContexts}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
@@ -295,6 +319,7 @@ func NewServer[S any, PS State[S]](name, description string, agent *graph.Graph[
 		tasks:    map[string]*taskRec{},
 		contexts: map[convKey]*conversation{},
 		lru:      list.New(),
+		ownerLRU: map[string]*list.List{},
 		runs:     rm,
 	}
 	s.card = s.buildCard(description)
@@ -420,7 +445,8 @@ type conversation struct {
 	lock    chan struct{}   // held by the task that runs the agent
 	history []model.Message // the conversation, for an agent without a checkpointer
 	refs    int             // tasks that use it; guarded by Server.mu
-	elem    *list.Element
+	elem    *list.Element   // in Server.lru
+	oelem   *list.Element   // in Server.ownerLRU[key.owner]
 	// dropQuestion says that a task of the context was canceled while its
 	// question was pending in the context's thread (a checkpointed agent):
 	// the holder of lock drops the question before the agent runs again,
@@ -436,21 +462,52 @@ func (s *Server) conversation(owner, id string) *conversation {
 	c, ok := s.contexts[key]
 	if ok {
 		s.lru.MoveToFront(c.elem)
+		s.ownerLRU[owner].MoveToFront(c.oelem)
 	} else {
 		c = &conversation{key: key, thread: s.ThreadID(owner, id), lock: make(chan struct{}, 1)}
 		c.elem = s.lru.PushFront(c)
+		ol := s.ownerLRU[owner]
+		if ol == nil {
+			ol = list.New()
+			s.ownerLRU[owner] = ol
+		}
+		c.oelem = ol.PushFront(c)
 		s.contexts[key] = c
 	}
 	c.refs++
-	for e := s.lru.Back(); e != nil && s.lru.Len() > s.cfg.maxContexts; {
+	// Each owner's conversations are bounded on their own, so that one
+	// owner's new contexts push out only that owner's idle ones; all
+	// owners' together, too.
+	s.evictContexts(s.ownerLRU[owner], s.cfg.maxContexts)
+	s.evictContexts(s.lru, s.cfg.maxTotalContexts)
+	return c
+}
+
+// evictContexts forgets the least recently used idle conversations of l
+// (the server's LRU list or an owner's) while l holds more than n. A
+// conversation in use, or with a question to drop, is kept, so l may stay
+// above n. The caller holds s.mu.
+func (s *Server) evictContexts(l *list.List, n int) {
+	for e := l.Back(); e != nil && l.Len() > n; {
 		prev := e.Prev()
 		if old := e.Value.(*conversation); old.refs == 0 && !old.dropQuestion {
-			s.lru.Remove(e)
-			delete(s.contexts, old.key)
+			s.forgetContext(old)
 		}
 		e = prev
 	}
-	return c
+}
+
+// forgetContext removes c from the server's conversations. The caller
+// holds s.mu.
+func (s *Server) forgetContext(c *conversation) {
+	s.lru.Remove(c.elem)
+	if ol := s.ownerLRU[c.key.owner]; ol != nil {
+		ol.Remove(c.oelem)
+		if ol.Len() == 0 {
+			delete(s.ownerLRU, c.key.owner)
+		}
+	}
+	delete(s.contexts, c.key)
 }
 
 // release marks the conversation used by one task less.

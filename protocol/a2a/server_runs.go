@@ -31,11 +31,11 @@ import (
 // table: a task is the run its first message started, followed by the
 // runs that its later messages (answers to its questions) started; its
 // history and answer are read back from those runs and their final
-// states. WithMaxTasks and WithMaxContexts do not apply: the database
-// keeps the tasks. Streams carry the models' text as it comes when the
-// worker that runs the task records it (graph.ModeMessages); a stream
-// that follows a task started elsewhere gets the events from the moment
-// it subscribed.
+// states. WithMaxTasks, WithMaxContexts and their totals do not apply:
+// the database keeps the tasks. Streams carry the models' text as it
+// comes when the worker that runs the task records it
+// (graph.ModeMessages); a stream that follows a task started elsewhere
+// gets the events from the moment it subscribed.
 func WithRuns(m *runs.Manager) ServerOption {
 	return func(c *serverConfig) {
 		if m == nil {

@@ -99,18 +99,37 @@ func (ts *Toolset) startCall(ctx context.Context, name string) (c *inflight, cct
 // else the call in flight whose token meta echoes (relatedCallMeta). A
 // request that proves no relation belongs to no call, however many are in
 // flight: on a toolset that serves several users, guessing would hand one
-// user's request to another user's run.
+// user's request to another user's run. Only WithSingleUser, for a toolset
+// that serves one user, gives a request with no token to the only call in
+// flight.
 func (ts *Toolset) callOf(ctx context.Context, meta sdk.Meta) *inflight {
 	if c, ok := ctx.Value(callKey{}).(*inflight); ok {
 		return c
 	}
 	token, _ := meta[relatedCallMeta].(string)
-	if token == "" || len(token) > maxCallToken {
+	if token != "" {
+		if len(token) > maxCallToken {
+			return nil
+		}
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		return ts.calls[token]
+	}
+	if !ts.o.singleUser {
 		return nil
 	}
+	// WithSingleUser: every call is the one user's, so a request with no
+	// token may go to the only call in flight; with several, none is
+	// guessed.
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	return ts.calls[token]
+	if len(ts.calls) != 1 {
+		return nil
+	}
+	for _, c := range ts.calls {
+		return c
+	}
+	return nil
 }
 
 // requestContext returns the context a handler of a server request runs

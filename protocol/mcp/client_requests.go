@@ -38,6 +38,28 @@ func WithElicitation(fn ElicitationHandler) Option {
 	return func(o *options) { o.elicit, o.elicitSet = fn, true }
 }
 
+// WithSingleUser declares that the toolset serves one user only (a stdio
+// server started for that user, a remote server with that user's
+// credentials), so that a server's request (elicitation, sampling, a log
+// message) that comes apart from any call it can be shown to belong to is
+// handled with the values of the only call in flight, if exactly one is:
+// its handler can then pause that call's run. Third-party servers on
+// protocols before 2026-07-28 do not echo the call's token (see Toolset),
+// and without this option their questions never reach a run.
+//
+// The risk: the toolset cannot tell whose request it is, only that one
+// call is in flight. On a toolset that serves several users, a request the
+// server sends for one user's purpose (or outside any call) while another
+// user's call is the only one in flight would reach that other user's run,
+// and its person would be asked, or its model sampled, in the first user's
+// stead. Use it only when every call the toolset makes is one user's. With
+// several calls in flight, or none, nothing is guessed: the request gets no
+// call's values, as without the option. A request that echoes a token is
+// related by it alone.
+func WithSingleUser() Option {
+	return func(o *options) { o.singleUser = true }
+}
+
 // WithSampling makes the toolset declare the sampling capability and
 // answer the server's sampling requests with fn (see SampleWith).
 func WithSampling(fn SamplingHandler) Option {

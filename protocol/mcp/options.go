@@ -44,6 +44,7 @@ type options struct {
 	urlChecks        []func(*url.URL) error
 	elicit           ElicitationHandler
 	elicitSet        bool
+	singleUser       bool // WithSingleUser
 	logLevel         tool.LogLevel
 	resourceTools    bool
 	sample           SamplingHandler

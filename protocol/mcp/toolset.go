@@ -30,6 +30,8 @@ import (
 // token in its _meta (as Trellis servers do, see NewServer). Any other
 // request is handled with no call's values (no run's, no user's): a toolset
 // shared by several users never hands one user's request to another's call.
+// WithSingleUser, for a toolset that serves one user, gives a request that
+// echoes no token to the only call in flight.
 //
 // Whoever creates a Toolset closes it; Close ends the session and, for stdio,
 // the server's process. A Toolset is safe for concurrent use.
