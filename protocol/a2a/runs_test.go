@@ -230,7 +230,13 @@ func TestRunsStreamFromAnyReplica(t *testing.T) {
 			answer = ev.ArtifactUpdate.Artifact.Parts[0].Text
 		}
 	}
-	assert.Equal(t, []a2a.TaskState{a2a.StateSubmitted, a2a.StateWorking, a2a.StateCompleted}, states)
+	// The task's first event is its state when the stream begins: submitted,
+	// or already working when the worker replica was quicker than the front.
+	want := []a2a.TaskState{a2a.StateSubmitted, a2a.StateWorking, a2a.StateCompleted}
+	if len(states) > 0 && states[0] == a2a.StateWorking {
+		want = want[1:]
+	}
+	assert.Equal(t, want, states)
 	assert.Equal(t, "1 messages; last: hello", answer)
 	w, err := a2a.NewClient(worker, a2a.WithHTTPClient(userClient("ana")))
 	require.NoError(t, err)
