@@ -138,6 +138,12 @@ type recorder struct {
 	ch     chan *Event
 	done   chan struct{}
 	fenced bool
+	// keepLast: the batch the recorder holds when it is closed is not
+	// written but left in rest, for the run's end to write in its own
+	// transaction (SQLite, where that saves one of a run's few
+	// transactions and a statement costs no round trip).
+	keepLast bool
+	rest     []*Event
 }
 
 const recorderBatch = 512
@@ -151,7 +157,8 @@ const recorderQueue = 1024
 const recorderWindow = time.Millisecond
 
 func (m *Manager) newRecorder(run string, epoch int64, attempt int, seq int64) *recorder {
-	rec := &recorder{m: m, run: run, epoch: epoch, attempt: attempt, seq: seq, ch: make(chan *Event, recorderQueue), done: make(chan struct{})}
+	rec := &recorder{m: m, run: run, epoch: epoch, attempt: attempt, seq: seq, ch: make(chan *Event, recorderQueue), done: make(chan struct{}),
+		keepLast: m.b.Dialect == DialectSQLite}
 	m.hub.openLog(run, seq+1)
 	go rec.loop()
 	return rec
@@ -164,11 +171,14 @@ func (rec *recorder) add(ev Event) {
 	rec.ch <- &ev
 }
 
-// close writes what is queued and stops.
-func (rec *recorder) close() {
+// close stops the recorder once it has written what is queued, except
+// the last batch when it keeps it (keepLast): that batch is returned, and
+// the caller writes it, fenced, or drops it with the attempt.
+func (rec *recorder) close() []*Event {
 	close(rec.ch)
 	<-rec.done
 	rec.m.hub.closeLog(rec.run)
+	return rec.rest
 }
 
 func (rec *recorder) loop() {
@@ -190,11 +200,13 @@ func (rec *recorder) loop() {
 		// as a run waited for) it waits for the rest of its step, and a
 		// run of a few quick steps is written in one transaction.
 		alone := !started && (rec.m.b.Local == nil || rec.m.hub.followed(eventsOf(rec.run)))
+		last := false
 	fill:
 		for !alone && len(batch) < recorderBatch {
 			select {
 			case ev, ok := <-rec.ch:
 				if !ok {
+					last = true
 					break fill
 				}
 				batch = append(batch, ev)
@@ -205,6 +217,10 @@ func (rec *recorder) loop() {
 		window.Stop()
 		started = true
 		if rec.fenced {
+			continue
+		}
+		if last && rec.keepLast {
+			rec.rest = batch
 			continue
 		}
 		if err := rec.write(batch); err != nil {
