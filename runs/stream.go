@@ -141,7 +141,9 @@ type recorder struct {
 	// keepLast: the batch the recorder holds when it is closed is not
 	// written but left in rest, for the run's end to write in its own
 	// transaction (SQLite, where that saves one of a run's few
-	// transactions and a statement costs no round trip).
+	// transactions and a statement costs no round trip), unless a stream
+	// of this process follows the run: it reads the batch from the hub's
+	// live log once written, instead of from the database.
 	keepLast bool
 	rest     []*Event
 }
@@ -219,7 +221,7 @@ func (rec *recorder) loop() {
 		if rec.fenced {
 			continue
 		}
-		if last && rec.keepLast {
+		if last && rec.keepLast && !rec.m.hub.followed(eventsOf(rec.run)) {
 			rec.rest = batch
 			continue
 		}
