@@ -1,6 +1,9 @@
 package runs
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // hub wakes the goroutines of this process that wait on a run or thread
 // (streams, Wait) when something happens to it: events recorded, a run
@@ -88,6 +91,10 @@ func (h *hub) recent(run string, after int64, limit int) (datas [][]byte, ok boo
 // own ID), is not woken by each batch.
 func eventsOf(run string) string { return "e:" + run }
 
+// followOf is the hub's ID a run's recorder in this process follows: it is
+// signalled when something begins to follow the run's events.
+func followOf(run string) string { return "f:" + run }
+
 // subscribe returns a channel that receives a value (dropped when one is
 // already waiting) each time one of ids is signalled, and a function that
 // ends the subscription.
@@ -103,6 +110,11 @@ func (h *hub) subscribe(ids ...string) (<-chan struct{}, func()) {
 		set[ch] = struct{}{}
 	}
 	h.mu.Unlock()
+	for _, id := range ids {
+		if run, ok := strings.CutPrefix(id, "e:"); ok {
+			h.signal(followOf(run)) // the run's recorder writes what it holds
+		}
+	}
 	return ch, func() {
 		h.mu.Lock()
 		for _, id := range ids {

@@ -333,23 +333,35 @@ func (m *Manager) start(ctx context.Context, tx *sql.Tx, r *runner, req *Request
 	if err != nil {
 		return Run{}, fmt.Errorf("runs: %w: metadata: %w", ErrInvalid, err)
 	}
-	// The thread's row is the lock that orders its runs.
-	res, err := m.exec(ctx, tx, `INSERT INTO {threads} (thread_id, owner, graph, status, metadata, created_at, updated_at)
-		VALUES ($1, $2, $3, 'idle', $4, {now}, {now}) ON CONFLICT (thread_id) DO NOTHING`, thread, owner, r.name, string(meta))
-	if err != nil {
-		return Run{}, fmt.Errorf("runs: start: thread %s: %w", quoteCut(thread), err)
-	}
-	if n, _ := res.RowsAffected(); n == 1 && req.IfNotExists == IfNotExistsReject {
-		return Run{}, fmt.Errorf("runs: thread %s: %w", quoteCut(thread), ErrNotFound)
-	}
+	// The thread's row is the lock that orders its runs. A new thread is
+	// stored busy with this run at once: no other run can be before it,
+	// and the statements that would read it back and mark it busy are
+	// saved (a stateless run's thread is always new).
 	var (
 		thOwner, active string
 		now             int64
+		created         bool
 	)
-	err = m.queryRow(ctx, tx, `SELECT owner, active_run, {now} FROM {threads} WHERE thread_id = $1{lock}`, thread).
-		Scan(&thOwner, &active, &now)
-	if err != nil {
-		return Run{}, fmt.Errorf("runs: start: thread %s: %w", quoteCut(thread), err)
+	if req.IfNotExists != IfNotExistsReject {
+		err := m.queryRow(ctx, tx, `INSERT INTO {threads} (thread_id, owner, graph, status, metadata, active_run, created_at, updated_at)
+			VALUES ($1, $2, $3, 'busy', $4, $5, {now}, {now}) ON CONFLICT (thread_id) DO NOTHING RETURNING created_at`,
+			thread, owner, r.name, string(meta), id).Scan(&now)
+		switch {
+		case err == nil:
+			created, thOwner = true, owner
+		case !errors.Is(err, sql.ErrNoRows):
+			return Run{}, fmt.Errorf("runs: start: thread %s: %w", quoteCut(thread), err)
+		}
+	}
+	if !created {
+		err = m.queryRow(ctx, tx, `SELECT owner, active_run, {now} FROM {threads} WHERE thread_id = $1{lock}`, thread).
+			Scan(&thOwner, &active, &now)
+		if errors.Is(err, sql.ErrNoRows) {
+			return Run{}, fmt.Errorf("runs: thread %s: %w", quoteCut(thread), ErrNotFound)
+		}
+		if err != nil {
+			return Run{}, fmt.Errorf("runs: start: thread %s: %w", quoteCut(thread), err)
+		}
 	}
 	if thOwner != owner {
 		return Run{}, fmt.Errorf("runs: thread %s: %w", quoteCut(thread), ErrNotFound)
@@ -377,24 +389,33 @@ func (m *Manager) start(ctx context.Context, tx *sql.Tx, r *runner, req *Request
 			}
 		}
 	}
+	var (
+		job   runJob
+		jobID int64
+	)
+	if active == "" {
+		// The run's job is queued first, so that the run's row is stored
+		// with its ID in one statement.
+		job = runJob{Run: id, Thread: thread, Graph: r.name}
+		if jobID, err = m.queue.insert(ctx, tx, job, fromMicros(startAt)); err != nil {
+			return Run{}, fmt.Errorf("runs: queue run %s: %w", id, err)
+		}
+	}
 	if _, err := m.exec(ctx, tx, `INSERT INTO {runs}
-		(run_id, thread_id, owner, graph, status, strategy, request, metadata, created_at, start_at, updated_at)
-		VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $8)`,
-		id, thread, owner, r.name, string(req.Strategy), string(body), string(meta), now, startAt); err != nil {
+		(run_id, thread_id, owner, graph, status, strategy, request, metadata, created_at, start_at, updated_at, job_id)
+		VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $8, $10)`,
+		id, thread, owner, r.name, string(req.Strategy), string(body), string(meta), now, startAt, jobID); err != nil {
 		return Run{}, fmt.Errorf("runs: start: %w", err)
 	}
 	if active == "" {
-		job := runJob{Run: id, Thread: thread, Graph: r.name}
-		jobID, err := m.enqueueJob(ctx, tx, job, startAt)
-		if err != nil {
-			return Run{}, err
-		}
 		if startAt <= now {
 			run.job, run.jobID = &job, jobID
 		}
-		if _, err := m.exec(ctx, tx, `UPDATE {threads} SET active_run = $2, status = 'busy', graph = $3, updated_at = {now} WHERE thread_id = $1`,
-			thread, id, r.name); err != nil {
-			return Run{}, fmt.Errorf("runs: start: %w", err)
+		if !created {
+			if _, err := m.exec(ctx, tx, `UPDATE {threads} SET active_run = $2, status = 'busy', graph = $3, updated_at = {now} WHERE thread_id = $1`,
+				thread, id, r.name); err != nil {
+				return Run{}, fmt.Errorf("runs: start: %w", err)
+			}
 		}
 	}
 	return run, nil
@@ -616,15 +637,44 @@ func (m *Manager) Wait(ctx context.Context, id string) (Run, error) {
 	m.follow(ctx)
 	wake, stop := m.hub.subscribe(id)
 	defer stop()
+	r, err := m.Get(ctx, id)
 	for {
-		r, err := m.Get(ctx, id)
 		if err != nil || r.Status.Final() {
 			return r, err
 		}
 		if err := m.sleep(ctx, wake); err != nil {
 			return Run{}, err
 		}
+		err = m.refresh(ctx, &r)
 	}
+}
+
+// refresh reads again the columns of r that change as it runs and ends:
+// the rest (its request, its metadata) stays as it was stored, and reading
+// and decoding it again was a third of Wait's CPU time.
+func (m *Manager) refresh(ctx context.Context, r *Run) error {
+	var (
+		status, ints     string
+		updated, endedAt int64
+	)
+	err := m.queryRow(ctx, nil, `SELECT status, error, interrupts, attempts, lease_owner, updated_at, ended_at FROM {runs} WHERE run_id = $1`, r.ID).
+		Scan(&status, &r.Error, &ints, &r.Attempts, &r.Worker, &updated, &endedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("runs: run %s: %w", quoteCut(r.ID), ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("runs: get run %s: %w", quoteCut(r.ID), err)
+	}
+	r.Status, r.UpdatedAt, r.Interrupts = Status(status), fromMicros(updated), nil
+	if ints != "" {
+		if err := json.Unmarshal([]byte(ints), &r.Interrupts); err != nil {
+			return fmt.Errorf("run %s: stored interrupts: %w", r.ID, err)
+		}
+	}
+	if endedAt > 0 {
+		r.EndedAt = fromMicros(endedAt)
+	}
+	return nil
 }
 
 // sleep waits for a signal on wake, the poll interval, or ctx.

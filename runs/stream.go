@@ -122,8 +122,10 @@ func (m *Manager) events(ctx context.Context, run string, after int64, limit int
 // is what arrives within a millisecond of its first event, or while the
 // previous batch was being written, so a busy run writes few large batches
 // and a quiet one writes a step's events at once. The attempt's first
-// event is written at once, alone: streams waiting for the run's start
-// see it without the wait.
+// event is written at once, alone, when a stream may wait for it: streams
+// waiting for the run's start see it without the wait. On a LocalQueue's
+// database, the events of a run that nobody follows wait longer, and
+// those of a quick run are written with its end.
 // Its writes are fenced like checkpoints: events of a worker that lost the
 // run's lease are dropped.
 type recorder struct {
@@ -138,6 +140,14 @@ type recorder struct {
 	ch     chan *Event
 	done   chan struct{}
 	fenced bool
+	// keepLast: the batch the recorder holds when it is closed is not
+	// written but left in rest, for the run's end to write in its own
+	// transaction (SQLite, where that saves one of a run's few
+	// transactions and a statement costs no round trip), unless a stream
+	// of this process follows the run: it reads the batch from the hub's
+	// live log once written, instead of from the database.
+	keepLast bool
+	rest     []*Event
 }
 
 const recorderBatch = 512
@@ -150,8 +160,13 @@ const recorderQueue = 1024
 // write with it.
 const recorderWindow = time.Millisecond
 
+// recorderQuietWindow is recorderWindow for a run that nobody follows, on
+// a database no other process reads (see recorder.loop).
+const recorderQuietWindow = 50 * time.Millisecond
+
 func (m *Manager) newRecorder(run string, epoch int64, attempt int, seq int64) *recorder {
-	rec := &recorder{m: m, run: run, epoch: epoch, attempt: attempt, seq: seq, ch: make(chan *Event, recorderQueue), done: make(chan struct{})}
+	rec := &recorder{m: m, run: run, epoch: epoch, attempt: attempt, seq: seq, ch: make(chan *Event, recorderQueue), done: make(chan struct{}),
+		keepLast: m.b.Dialect == DialectSQLite}
 	m.hub.openLog(run, seq+1)
 	go rec.loop()
 	return rec
@@ -164,11 +179,14 @@ func (rec *recorder) add(ev Event) {
 	rec.ch <- &ev
 }
 
-// close writes what is queued and stops.
-func (rec *recorder) close() {
+// close stops the recorder once it has written what is queued, except
+// the last batch when it keeps it (keepLast): that batch is returned, and
+// the caller writes it, fenced, or drops it with the attempt.
+func (rec *recorder) close() []*Event {
 	close(rec.ch)
 	<-rec.done
 	rec.m.hub.closeLog(rec.run)
+	return rec.rest
 }
 
 func (rec *recorder) loop() {
@@ -176,35 +194,62 @@ func (rec *recorder) loop() {
 	batch := make([]*Event, 0, 16)
 	window := time.NewTimer(time.Hour)
 	window.Stop()
+	// On a LocalQueue's database, which no other process reads, a run
+	// that no stream of this process follows keeps its events for longer
+	// (recorderQuietWindow), so that a run of quick steps writes them with
+	// its end, in one transaction; a stream that begins to follow it
+	// pokes the recorder, which writes what it holds at once.
+	var poke <-chan struct{}
+	if rec.m.b.Local != nil {
+		var stop func()
+		poke, stop = rec.m.hub.subscribe(followOf(rec.run))
+		defer stop()
+	}
 	started := false
 	for first := range rec.ch {
 		batch = append(batch[:0], first)
 		// The events of one step come microseconds apart (a node's end,
 		// its update, the state after the step): wait a moment for them,
 		// so that a step's events cost one commit, not one each.
-		window.Reset(recorderWindow)
+		quiet := poke != nil && !rec.m.hub.followed(eventsOf(rec.run))
+		if quiet {
+			window.Reset(recorderQuietWindow)
+		} else {
+			window.Reset(recorderWindow)
+		}
 		// The attempt's first event goes out alone, at once, when a
 		// stream may be waiting for it: always on a database that other
 		// processes share, and on a LocalQueue's when a stream of this
 		// Manager follows the run. Otherwise (a run that nobody streams,
-		// as a run waited for) it waits for the rest of its step, and a
-		// run of a few quick steps is written in one transaction.
+		// as a run waited for) it waits for the rest of its step, or of
+		// the run (quiet), and a run of a few quick steps is written in
+		// one transaction.
 		alone := !started && (rec.m.b.Local == nil || rec.m.hub.followed(eventsOf(rec.run)))
+		last := false
 	fill:
 		for !alone && len(batch) < recorderBatch {
 			select {
 			case ev, ok := <-rec.ch:
 				if !ok {
+					last = true
 					break fill
 				}
 				batch = append(batch, ev)
 			case <-window.C:
 				break fill
+			case <-poke:
+				if quiet {
+					break fill
+				}
 			}
 		}
 		window.Stop()
 		started = true
 		if rec.fenced {
+			continue
+		}
+		if last && rec.keepLast && !rec.m.hub.followed(eventsOf(rec.run)) {
+			rec.rest = batch
 			continue
 		}
 		if err := rec.write(batch); err != nil {

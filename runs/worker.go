@@ -225,6 +225,9 @@ type claimed struct {
 	req               storedRequest
 	wrote             bool
 	seq               int64
+	// rest is the events the recorder left for the run's end to write
+	// (recorder.keepLast).
+	rest []*Event
 }
 
 func (m *Manager) work(ctx context.Context, args runJob, job int64) error {
@@ -245,11 +248,12 @@ func (m *Manager) claim(ctx context.Context, run string, job int64) (*claimed, e
 			status, cancel, body string
 			jobID, until, now    int64
 			wrote                bool
+			attempts             int
 		)
 		k := &claimed{id: run}
-		err := m.queryRow(ctx, tx, `SELECT thread_id, graph, status, cancel, request, wrote, job_id, lease_until, {now}
+		err := m.queryRow(ctx, tx, `SELECT thread_id, graph, status, cancel, request, wrote, job_id, lease_until, attempts, {now}
 			FROM {runs} WHERE run_id = $1{lock}`, run).
-			Scan(&k.thread, &k.graph, &status, &cancel, &body, &wrote, &jobID, &until, &now)
+			Scan(&k.thread, &k.graph, &status, &cancel, &body, &wrote, &jobID, &until, &attempts, &now)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil // deleted with its thread
 		}
@@ -273,8 +277,11 @@ func (m *Manager) claim(ctx context.Context, run string, job int64) (*claimed, e
 		if _, err := m.exec(ctx, tx, `UPDATE {threads} SET status = 'busy', updated_at = {now} WHERE thread_id = $1`, k.thread); err != nil {
 			return fmt.Errorf("runs: claim run %s: %w", run, err)
 		}
-		if err := m.queryRow(ctx, tx, `SELECT COALESCE(MAX(seq), 0) FROM {events} WHERE run_id = $1`, run).Scan(&k.seq); err != nil {
-			return fmt.Errorf("runs: claim run %s: %w", run, err)
+		// A run's events are its attempts': before its first, it has none.
+		if attempts > 0 {
+			if err := m.queryRow(ctx, tx, `SELECT COALESCE(MAX(seq), 0) FROM {events} WHERE run_id = $1`, run).Scan(&k.seq); err != nil {
+				return fmt.Errorf("runs: claim run %s: %w", run, err)
+			}
 		}
 		c = k
 		return nil
@@ -369,12 +376,25 @@ func (m *Manager) execute(jobCtx context.Context, c *claimed) error {
 	}
 	close(hbDone)
 	<-hbStopped
-	rec.close()
+	c.rest = rec.close()
 	c.seq = rec.seq
 
 	ctx, done := after()
 	defer done()
 	cause := context.Cause(runCtx)
+	handBack := func(delay time.Duration) error {
+		// The events left for the end are written before the run goes
+		// back to the queue.
+		if len(c.rest) > 0 {
+			if err := rec.write(c.rest); err != nil {
+				if errors.Is(err, ErrLeaseLost) {
+					return nil
+				}
+				m.log.Warn("runs: recording events failed", "run", c.id, "events", len(c.rest), "error", err)
+			}
+		}
+		return m.release(ctx, c, delay)
+	}
 	switch {
 	case errors.Is(cause, ErrLeaseLost) || rec.fenced:
 		m.log.Warn("runs: run's lease lost: the worker stopped it and stored nothing more", "run", c.id, "worker", m.cfg.id)
@@ -382,18 +402,18 @@ func (m *Manager) execute(jobCtx context.Context, c *claimed) error {
 	case errors.Is(out.err, errDrain) || errors.Is(cause, errDrain) || errors.Is(out.err, errLeaseExpiring) ||
 		cause != nil && !errors.Is(cause, errCancelRequested) && out.status != StatusSuccess:
 		// Shutting down (or the job's own context ended): hand it back.
-		return m.release(ctx, c, 0)
+		return handBack(0)
 	case out.status == StatusError && ar.storeFailed.Load() && c.attempt < maxBusyAttempts:
 		// The store failed under the run (a lost connection, say): the
 		// graph did nothing wrong; try again from its last checkpoint.
 		m.log.Warn("runs: the checkpointer failed during a run; it will be tried again", "run", c.id, "thread", c.thread, "attempt", c.attempt, "error", out.err)
-		return m.release(ctx, c, time.Duration(c.attempt)*time.Second)
+		return handBack(time.Duration(c.attempt) * time.Second)
 	case out.status == StatusError && errors.Is(out.err, graph.ErrThreadBusy) && c.attempt < maxBusyAttempts:
 		// Something outside the runs layer wrote to the thread (or still
 		// runs on it in this process) after the run read it: the run
 		// stored nothing; it tries again, on the thread as it is then.
 		m.log.Info("runs: the run's thread moved on under it; it will be tried again", "run", c.id, "thread", c.thread, "attempt", c.attempt)
-		return m.release(ctx, c, time.Duration(c.attempt)*100*time.Millisecond)
+		return handBack(time.Duration(c.attempt) * 100 * time.Millisecond)
 	}
 	return m.finalize(ctx, c, out)
 }
@@ -593,8 +613,13 @@ func (m *Manager) end(ctx context.Context, tx *sql.Tx, c *claimed, out outcome, 
 	if out.status == StatusSuccess {
 		end.State = out.state
 	}
+	seqs, datas := make([]int64, 0, len(c.rest)+1), make([][]byte, 0, len(c.rest)+1)
+	for _, ev := range c.rest {
+		data, _ := json.Marshal(ev)
+		seqs, datas = append(seqs, ev.Seq), append(datas, data)
+	}
 	data, _ := json.Marshal(&end)
-	if err := insertEvents(ctx, tx, m, c.id, []int64{end.Seq}, [][]byte{data}); err != nil {
+	if err := insertEvents(ctx, tx, m, c.id, append(seqs, end.Seq), append(datas, data)); err != nil {
 		return err
 	}
 	if err := m.advance(ctx, tx, c.thread, out.status); err != nil {

@@ -1,0 +1,67 @@
+//go:build unix
+
+package memory_test
+
+import (
+	"context"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/runs"
+	"github.com/trellis-go/trellis/runs/memory"
+)
+
+// BenchmarkStatelessRun starts a run of a three-node graph on a Manager
+// that works its own runs, waits for its end and deletes its thread, as
+// the server does for a stateless run, with no HTTP: the runs layer's
+// cost per run. It reports cpu-ms/run, the CPU time (user and system) of
+// the process, which the load of a shared machine moves less than ns/op.
+func BenchmarkStatelessRun(b *testing.B) {
+	type S struct {
+		N int `json:"n"`
+	}
+	ctx := context.Background()
+	m, err := memory.Open(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	inc := func(_ context.Context, s S) (S, error) { s.N++; return s, nil }
+	g, err := graph.New[S](graph.WithName("chain3")).AddNode("a", inc).AddNode("b", inc).AddNode("c", inc).
+		AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", "c").Compile(graph.WithCheckpointer(m.Saver()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := m.Register(runs.Graph(g)); err != nil {
+		b.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- m.Work(wctx) }()
+	defer func() { stop(); <-done }()
+	start := processCPU()
+	for b.Loop() {
+		r, err := m.Start(ctx, runs.Request{Graph: "chain3", Input: []byte(`{"n":0}`)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if end, err := m.Wait(ctx, r.ID); err != nil || end.Status != runs.StatusSuccess {
+			b.Fatal(err, end.Error)
+		}
+		if err := m.DeleteThread(ctx, r.Thread); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(processCPU()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/run")
+}
+
+// processCPU is the CPU time (user and system) the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
