@@ -75,7 +75,7 @@ func slowGraph(t *testing.T, dir string) *graph.Graph[flow] {
 		s.Log = append(s.Log, "slow")
 		s.N *= 10
 		return s, nil
-	}, graph.WithRetry(graph.RetryPolicy{MaxAttempts: 3, InitialInterval: 100 * time.Millisecond}))
+	}) // no retry policy: a lost worker's task is still tried again
 	b.AddEdge(graph.START, "fast").AddEdge("fast", "slow").AddEdge("slow", "last").AddEdge("last", graph.END)
 	return compile(t, b)
 }

@@ -512,13 +512,19 @@ func (r *Runner[S]) activityContext(ctx workflow.Context, node string) workflow.
 	return workflow.WithActivityOptions(ctx, ao)
 }
 
+// lostTaskAttempts is how many attempts a task of a node without a retry
+// policy has. Its node's errors are non-retryable (see Task), so the later
+// attempts serve only a task whose worker died or that timed out.
+const lostTaskAttempts = 3
+
 // RetryPolicy maps a node's retry policy onto Temporal's: attempts,
 // intervals and backoff carry over (Jitter has no counterpart), and
 // RetryOn is applied by the task activity, which marks the errors it
-// refuses non-retryable. A nil policy is one attempt.
+// refuses non-retryable. A nil policy retries no error of the node's, but
+// gives a task whose worker died (or that timed out) two more attempts.
 func RetryPolicy(p *graph.RetryPolicy) *temporal.RetryPolicy {
 	if p == nil {
-		return &temporal.RetryPolicy{MaximumAttempts: 1}
+		return &temporal.RetryPolicy{MaximumAttempts: lostTaskAttempts}
 	}
 	d := p.WithDefaults()
 	return &temporal.RetryPolicy{

@@ -223,6 +223,25 @@ func TestWorkflowStopsRetryingWhenRetryOnRefuses(t *testing.T) {
 	require.EqualValues(t, 1, calls.Load())
 }
 
+// A node without a retry policy fails the run at its first error, though
+// its task has attempts left for a worker that dies.
+func TestWorkflowDoesNotRetryErrorsOfANodeWithoutPolicy(t *testing.T) {
+	var calls atomic.Int32
+	b := graph.New[flow](appendLog())
+	b.AddNode("fails", func(_ context.Context, s flow) (flow, error) {
+		calls.Add(1)
+		return s, errors.New("broken")
+	})
+	b.AddEdge(graph.START, "fails").AddEdge("fails", graph.END)
+	_, err, _ := runWorkflow(t, compile(t, b), flow{}, nil)
+	require.Error(t, err)
+	var ae *sdktemporal.ApplicationError
+	require.ErrorAs(t, err, &ae)
+	require.Equal(t, temporal.ErrorTypeNode, ae.Type())
+	require.EqualValues(t, 1, calls.Load())
+	require.Greater(t, temporal.RetryPolicy(nil).MaximumAttempts, int32(1), "a lost worker's task is tried again")
+}
+
 func TestWorkflowCancellationEndsRun(t *testing.T) {
 	b := graph.New[flow](appendLog())
 	b.AddNode("ask", func(ctx context.Context, s flow) (flow, error) {
