@@ -26,7 +26,10 @@ func TestEverythingElicitationPausesAGraphRun(t *testing.T) {
 	}
 	bin := everything(t)
 	ctx := ctxT(t, 60*time.Second)
-	ts, err := New(Config{Name: "everything", Command: bin, Args: []string{"stdio"}})
+	// The reference server speaks 2025-11-25 and does not echo the call's
+	// token: its question reaches the run only on a toolset that serves
+	// one user.
+	ts, err := New(Config{Name: "everything", Command: bin, Args: []string{"stdio"}}, WithSingleUser())
 	require.NoError(t, err)
 	defer ts.Close()
 	g := callGraph(t, find(t, mustTools(t, ctx, ts), "trigger-elicitation-request"))
@@ -44,6 +47,24 @@ func TestEverythingElicitationPausesAGraphRun(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out.Out, "- Name: Ada Lovelace")
 	assert.Contains(t, out.Out, "It was a dark and stormy night.", "the schema's defaults are applied")
+}
+
+// Without WithSingleUser, the reference server's question (it echoes no
+// call token) reaches no run: the toolset's handler answers it, and with
+// no handler of the application's the tool reports the refusal.
+func TestEverythingElicitationReachesNoRunOfASharedToolset(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the MCP reference server; skipped under -short")
+	}
+	bin := everything(t)
+	ctx := ctxT(t, 60*time.Second)
+	ts, err := New(Config{Name: "everything", Command: bin, Args: []string{"stdio"}})
+	require.NoError(t, err)
+	defer ts.Close()
+	g := callGraph(t, find(t, mustTools(t, ctx, ts), "trigger-elicitation-request"))
+	_, err = g.Invoke(ctx, callState{}, graph.WithThread("e"))
+	_, paused := errors.AsType[*graph.InterruptError](err)
+	assert.False(t, paused, "a shared toolset's run is not paused by a request it cannot tie to its call")
 }
 
 func TestEverythingSamplingWithAModel(t *testing.T) {
