@@ -1,0 +1,208 @@
+package temporal_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/state/memory"
+	"github.com/trellis-go/trellis/temporal"
+	"github.com/trellis-go/trellis/temporal/temporaltest"
+)
+
+func chainBuilder() *graph.Builder[flow] {
+	b := graph.New[flow](appendLog())
+	b.AddNode("a", logNode("a")).AddNode("b", logNode("b")).AddNode("c", logNode("c"))
+	b.AddEdge(graph.START, "a").AddEdge("a", "b").AddEdge("b", "c").AddEdge("c", graph.END)
+	return b
+}
+
+// branchBuilder picks a branch by N, then counts N up to 3 in a loop.
+func branchBuilder() *graph.Builder[flow] {
+	b := graph.New[flow](appendLog())
+	b.AddNode("pick", logNode("pick")).AddNode("big", logNode("big")).AddNode("small", logNode("small"))
+	b.AddNode("count", func(_ context.Context, s flow) (flow, error) {
+		s.N++
+		s.Log = append(s.Log, "count")
+		return s, nil
+	})
+	b.AddEdge(graph.START, "pick")
+	b.AddConditionalEdges("pick", func(_ context.Context, s flow) []string {
+		if s.N > 0 {
+			return []string{"big"}
+		}
+		return []string{"small"}
+	}, "big", "small")
+	b.AddEdge("big", "count").AddEdge("small", "count")
+	b.AddConditionalEdges("count", func(_ context.Context, s flow) []string {
+		if s.N < 3 {
+			return []string{"count"}
+		}
+		return []string{graph.END}
+	}, "count", graph.END)
+	return b
+}
+
+// envQuerier reads a finished test environment's workflow.
+type envQuerier struct{ env *testsuite.TestWorkflowEnvironment }
+
+func (q envQuerier) QueryWorkflow(_ context.Context, _, _, name string, args ...any) (converter.EncodedValue, error) {
+	return q.env.QueryWorkflow(name, args...)
+}
+
+// forkClient reads checkpoints from one environment and starts the fork in
+// another.
+type forkClient struct {
+	envQuerier
+	*temporaltest.Client
+}
+
+func (c forkClient) QueryWorkflow(ctx context.Context, id, run, name string, args ...any) (converter.EncodedValue, error) {
+	return c.envQuerier.QueryWorkflow(ctx, id, run, name, args...)
+}
+
+// inProcessHistory runs b's graph with a checkpointer on thread "t".
+func inProcessHistory(t *testing.T, b *graph.Builder[flow], input flow) (*graph.Graph[flow], []graph.Snapshot[flow]) {
+	t.Helper()
+	g, err := b.Compile(graph.WithCheckpointer(memory.New()))
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = g.Invoke(ctx, input, graph.WithThread("t"))
+	require.NoError(t, err)
+	hist, err := g.History(ctx, "t", 0)
+	require.NoError(t, err)
+	return g, hist
+}
+
+func TestHistoryListsSuperstepsAsACheckpointerDoes(t *testing.T) {
+	for name, build := range map[string]func() *graph.Builder[flow]{"chain": chainBuilder, "branch": branchBuilder} {
+		t.Run(name, func(t *testing.T) {
+			_, want := inProcessHistory(t, build(), flow{})
+			_, err, env := runWorkflow(t, compile(t, build()), flow{}, nil)
+			require.NoError(t, err)
+			got, err := temporal.History[flow](context.Background(), envQuerier{env}, "flow", temporal.HistoryFilter{})
+			require.NoError(t, err)
+			require.Len(t, got, len(want))
+			for i, w := range want {
+				c := got[i]
+				require.Equal(t, w.Step, c.Step, "checkpoint %d", i)
+				require.Equal(t, w.State, c.State, "checkpoint %d", i)
+				require.ElementsMatch(t, w.Next, c.Next, "checkpoint %d", i)
+				require.Equal(t, w.Source, c.Source, "checkpoint %d", i)
+				require.Equal(t, "step-"+strconv.Itoa(w.Step+1), c.ID)
+				if i+1 < len(got) {
+					require.Equal(t, got[i+1].ID, c.Parent)
+				}
+			}
+			require.Empty(t, got[len(got)-1].Parent)
+		})
+	}
+}
+
+
+func TestHistoryFilters(t *testing.T) {
+	_, err, env := runWorkflow(t, compile(t, chainBuilder()), flow{}, nil)
+	require.NoError(t, err)
+	ctx := context.Background()
+	ids := func(f temporal.HistoryFilter) []string {
+		cps, err := temporal.History[flow](ctx, envQuerier{env}, "flow", f)
+		require.NoError(t, err)
+		var out []string
+		for _, c := range cps {
+			out = append(out, c.ID)
+		}
+		return out
+	}
+	require.Equal(t, []string{"step-3", "step-2", "step-1", "step-0"}, ids(temporal.HistoryFilter{}))
+	require.Equal(t, []string{"step-3", "step-2"}, ids(temporal.HistoryFilter{Limit: 2}))
+	require.Equal(t, []string{"step-1", "step-0"}, ids(temporal.HistoryFilter{Before: "step-2"}))
+	require.Equal(t, []string{"step-1"}, ids(temporal.HistoryFilter{Before: "step-2", Limit: 1}))
+	require.Equal(t, []string{"step-1"}, ids(temporal.HistoryFilter{ID: "step-1"}))
+
+	cp, err := temporal.GetCheckpoint[flow](ctx, envQuerier{env}, "flow", "step-1")
+	require.NoError(t, err)
+	require.Equal(t, []string{"a"}, cp.State.Log)
+	require.Equal(t, []string{"b"}, cp.Next)
+	_, err = temporal.GetCheckpoint[flow](ctx, envQuerier{env}, "flow", "step-9")
+	require.ErrorIs(t, err, temporal.ErrNoCheckpoint)
+	_, err = temporal.GetCheckpoint[flow](ctx, envQuerier{env}, "flow", "nope")
+	require.ErrorIs(t, err, temporal.ErrNoCheckpoint)
+}
+
+// fork runs g's workflow to its end, forks it at checkpoint in a second
+// environment and returns the fork's result and history.
+func fork(t *testing.T, g *graph.Graph[flow], input flow, checkpoint string, update func(flow) flow) (flow, []temporal.Checkpoint[flow]) {
+	t.Helper()
+	_, err, src := runWorkflow(t, g, input, nil)
+	require.NoError(t, err)
+	dst := newEnv()
+	r := temporal.New("flow", g)
+	r.Register(dst)
+	c := temporaltest.NewClient(dst)
+	ctx := context.Background()
+	run, err := temporal.Fork(ctx, forkClient{envQuerier{src}, c}, "flow", checkpoint, temporal.ForkOptions[flow]{
+		Workflow: r.Name(), Update: update, Start: client.StartWorkflowOptions{ID: "forked", TaskQueue: "q"},
+	})
+	require.NoError(t, err)
+	var out flow
+	require.NoError(t, run.Get(ctx, &out))
+	hist, err := temporal.History[flow](ctx, envQuerier{dst}, "forked", temporal.HistoryFilter{})
+	require.NoError(t, err)
+	return out, hist
+}
+
+func TestForkGoesOnAsAnInProcessFork(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		build      func() *graph.Builder[flow]
+		input      flow
+		checkpoint string
+	}{
+		{"chain at step 1", chainBuilder, flow{}, "step-1"},
+		{"after the branch", branchBuilder, flow{N: 1}, "step-1"},
+		{"in the loop", branchBuilder, flow{}, "step-3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// In process: fork the thread at the same checkpoint and resume.
+			g, hist := inProcessHistory(t, tc.build(), tc.input)
+			var at graph.Snapshot[flow]
+			for _, s := range hist {
+				if "step-"+strconv.Itoa(s.Step+1) == tc.checkpoint {
+					at = s
+				}
+			}
+			require.NotEmpty(t, at.CheckpointID)
+			ctx := context.Background()
+			_, err := g.Fork(ctx, "t", at.CheckpointID)
+			require.NoError(t, err)
+			want, err := g.Resume(ctx, "t")
+			require.NoError(t, err)
+
+			got, fhist := fork(t, compile(t, tc.build()), tc.input, tc.checkpoint, nil)
+			require.Equal(t, want, got)
+			last := fhist[len(fhist)-1]
+			require.Equal(t, tc.checkpoint, last.ID, "the fork's first checkpoint is the one it forked")
+			require.Equal(t, temporal.SourceFork, last.Source)
+			require.Equal(t, at.State, last.State)
+		})
+	}
+}
+
+func TestForkAppliesAnUpdate(t *testing.T) {
+	// After "pick" chose "small", the loop counts from the updated N.
+	got, hist := fork(t, compile(t, branchBuilder()), flow{}, "step-1", func(s flow) flow {
+		s.N = 2
+		s.Answer = "edited"
+		return s
+	})
+	require.Equal(t, flow{Log: []string{"pick", "small", "count"}, N: 3, Answer: "edited"}, got)
+	require.Equal(t, "step-1", hist[len(hist)-1].ID)
+	require.Equal(t, 2, hist[len(hist)-1].State.N)
+	require.Equal(t, []string{"small"}, hist[len(hist)-1].Next)
+}
