@@ -151,6 +151,14 @@ type Querier interface {
 // ones, from the runs it continued as new. A checkpoint at which a run
 // continued as new is held by both runs and listed once.
 func History[S any](ctx context.Context, c Querier, workflowID string, f HistoryFilter) ([]Checkpoint[S], error) {
+	for _, id := range []string{f.Before, f.ID} {
+		if id == "" {
+			continue
+		}
+		if _, err := checkpointStep(id); err != nil {
+			return nil, err
+		}
+	}
 	var out []Checkpoint[S]
 	seen := map[string]int{}
 	run := ""

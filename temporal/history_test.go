@@ -4,8 +4,10 @@ import (
 	"context"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
@@ -50,7 +52,9 @@ func branchBuilder() *graph.Builder[flow] {
 }
 
 // envQuerier reads a finished test environment's workflow.
-type envQuerier struct{ env *testsuite.TestWorkflowEnvironment }
+type envQuerier struct {
+	env *testsuite.TestWorkflowEnvironment
+}
 
 func (q envQuerier) QueryWorkflow(_ context.Context, _, _, name string, args ...any) (converter.EncodedValue, error) {
 	return q.env.QueryWorkflow(name, args...)
@@ -104,7 +108,6 @@ func TestHistoryListsSuperstepsAsACheckpointerDoes(t *testing.T) {
 		})
 	}
 }
-
 
 func TestHistoryFilters(t *testing.T) {
 	_, err, env := runWorkflow(t, compile(t, chainBuilder()), flow{}, nil)
@@ -205,4 +208,85 @@ func TestForkAppliesAnUpdate(t *testing.T) {
 	require.Equal(t, "step-1", hist[len(hist)-1].ID)
 	require.Equal(t, 2, hist[len(hist)-1].State.N)
 	require.Equal(t, []string{"small"}, hist[len(hist)-1].Next)
+}
+
+func TestHistoryShowsTheInterruptARunWaitsFor(t *testing.T) {
+	b := graph.New[flow](appendLog())
+	b.AddNode("a", logNode("a")).AddNode("ask", askNode("your name?"))
+	b.AddEdge(graph.START, "a").AddEdge("a", "ask").AddEdge("ask", graph.END)
+	var waiting []temporal.Checkpoint[flow]
+	out, err, env := runWorkflow(t, compile(t, b), flow{}, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() {
+			var err error
+			waiting, err = temporal.History[flow](context.Background(), envQuerier{env}, "flow", temporal.HistoryFilter{Limit: 1})
+			require.NoError(t, err)
+			env.SignalWorkflow(temporal.SignalResume, temporal.Resume{Value: "grace"})
+		}, time.Minute)
+	})
+	require.NoError(t, err)
+	require.Equal(t, "grace", out.Answer)
+	require.Len(t, waiting, 1)
+	require.Equal(t, "step-1", waiting[0].ID)
+	require.Equal(t, []string{"ask"}, waiting[0].Next)
+	require.Len(t, waiting[0].Interrupts, 1)
+	require.Equal(t, "ask", waiting[0].Interrupts[0].Node)
+
+	all, err := temporal.History[flow](context.Background(), envQuerier{env}, "flow", temporal.HistoryFilter{})
+	require.NoError(t, err)
+	require.Len(t, all, 3)
+	require.Len(t, all[1].Interrupts, 1, "the checkpoint keeps the interrupt it waited for")
+}
+
+// runsQuerier answers QueryHistory with a page per run ID.
+type runsQuerier map[string]temporal.HistoryPage[flow]
+
+func (q runsQuerier) QueryWorkflow(_ context.Context, _, run, _ string, args ...any) (converter.EncodedValue, error) {
+	f := args[0].(temporal.HistoryFilter)
+	p := q[run]
+	var keep []temporal.Checkpoint[flow]
+	for _, c := range p.Checkpoints {
+		if f.ID == "" || c.ID == f.ID {
+			keep = append(keep, c)
+		}
+	}
+	p.Checkpoints = keep
+	v, err := converter.GetDefaultDataConverter().ToPayloads(p)
+	if err != nil {
+		return nil, err
+	}
+	return encoded{v}, nil
+}
+
+type encoded struct{ p *commonpb.Payloads }
+
+func (e encoded) HasValue() bool { return true }
+func (e encoded) Get(v any) error {
+	return converter.GetDefaultDataConverter().FromPayloads(e.p, v)
+}
+
+func TestHistoryReadsTheRunsContinuedAsNew(t *testing.T) {
+	cp := func(n int, interrupts ...graph.PendingInterrupt) temporal.Checkpoint[flow] {
+		return temporal.Checkpoint[flow]{ID: "step-" + strconv.Itoa(n), Step: n - 1, Interrupts: interrupts}
+	}
+	ask := graph.PendingInterrupt{ID: "i", Node: "n"}
+	q := runsQuerier{
+		"":   {Checkpoints: []temporal.Checkpoint[flow]{cp(4), cp(3), cp(2)}, Previous: "r1"},
+		"r1": {Checkpoints: []temporal.Checkpoint[flow]{cp(2, ask), cp(1), cp(0)}},
+	}
+	ctx := context.Background()
+	all, err := temporal.History[flow](ctx, q, "w", temporal.HistoryFilter{})
+	require.NoError(t, err)
+	var ids []string
+	for _, c := range all {
+		ids = append(ids, c.ID)
+	}
+	require.Equal(t, []string{"step-4", "step-3", "step-2", "step-1", "step-0"}, ids, "step-2, held by both runs, is listed once")
+	require.Equal(t, []graph.PendingInterrupt{ask}, all[2].Interrupts, "with the interrupt the older run paused for there")
+
+	c, err := temporal.GetCheckpoint[flow](ctx, q, "w", "step-1")
+	require.NoError(t, err)
+	require.Equal(t, "step-1", c.ID)
+	limited, err := temporal.History[flow](ctx, q, "w", temporal.HistoryFilter{Limit: 4})
+	require.NoError(t, err)
+	require.Len(t, limited, 4)
 }
