@@ -44,7 +44,15 @@ func TestContinueAsNewGivesTheSameResult(t *testing.T) {
 	r.Register(env)
 	env.ExecuteWorkflow(r.Name(), flow{})
 	runs, lastSeq := 1, int64(0)
+	lastCheckpoint := ""
 	for {
+		// Each run holds its checkpoints from the one it restored.
+		cps, herr := temporal.History[flow](context.Background(), envQuerier{env}, "flow", temporal.HistoryFilter{})
+		require.NoError(t, herr)
+		if lastCheckpoint != "" {
+			require.Equal(t, lastCheckpoint, cps[len(cps)-1].ID, "a run starts at its predecessor's last checkpoint")
+		}
+		lastCheckpoint = cps[0].ID
 		err := env.GetWorkflowError()
 		var can *workflow.ContinueAsNewError
 		if !errors.As(err, &can) {
