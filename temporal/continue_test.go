@@ -17,6 +17,11 @@ import (
 // branches on the way so that the join's progress must carry over.
 func countingGraph(t *testing.T) *graph.Graph[flow] {
 	t.Helper()
+	return compile(t, countingBuilder())
+}
+
+// countingBuilder builds countingGraph's graph.
+func countingBuilder() *graph.Builder[flow] {
 	b := graph.New[flow](appendLog())
 	b.AddNode("split", logNode("split")).AddNode("quick", logNode("quick")).AddNode("slow", logNode("slow")).AddNode("slower", logNode("slower"))
 	b.AddNode("count", func(_ context.Context, s flow) (flow, error) {
@@ -31,7 +36,7 @@ func countingGraph(t *testing.T) *graph.Graph[flow] {
 		}
 		return []string{graph.END}
 	}, "count", graph.END)
-	return compile(t, b)
+	return b
 }
 
 func TestContinueAsNewGivesTheSameResult(t *testing.T) {

@@ -290,3 +290,69 @@ func TestHistoryReadsTheRunsContinuedAsNew(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, limited, 4)
 }
+
+func TestServerReadsHistoryAndForksAcrossContinueAsNew(t *testing.T) {
+	s := startServer(t)
+	c := dial(t, s)
+	g := countingGraph(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	// In process: the thread's history, and a fork at step-2 resumed.
+	ref, err := countingBuilder().Compile(graph.WithCheckpointer(memory.New()))
+	require.NoError(t, err)
+	_, err = ref.Invoke(ctx, flow{}, graph.WithThread("t"))
+	require.NoError(t, err)
+	want, err := ref.History(ctx, "t", 0)
+	require.NoError(t, err)
+
+	r := temporal.New("counting", g, temporal.WithContinueAsNew(3))
+	startWorker(t, c, "counting", r)
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "counting-thread", TaskQueue: "counting"}, r.Name(), flow{})
+	require.NoError(t, err)
+	var out flow
+	require.NoError(t, run.Get(ctx, &out))
+
+	v, err := c.QueryWorkflow(ctx, "counting-thread", "", temporal.QueryHistory, temporal.HistoryFilter{})
+	require.NoError(t, err)
+	var last temporal.HistoryPage[flow]
+	require.NoError(t, v.Get(&last))
+	require.NotEmpty(t, last.Previous, "the run continued as new")
+	require.Equal(t, "step-6", last.Checkpoints[len(last.Checkpoints)-1].ID, "the last run holds its own checkpoints only")
+
+	got, err := temporal.History[flow](ctx, c, "counting-thread", temporal.HistoryFilter{})
+	require.NoError(t, err)
+	require.Len(t, got, len(want), "every superstep's checkpoint, from the three runs")
+	for i, w := range want {
+		require.Equal(t, w.Step, got[i].Step)
+		require.Equal(t, w.State, got[i].State)
+		require.ElementsMatch(t, w.Next, got[i].Next)
+	}
+	older, err := temporal.History[flow](ctx, c, "counting-thread", temporal.HistoryFilter{Before: "step-4", Limit: 2})
+	require.NoError(t, err)
+	require.Equal(t, "step-3", older[0].ID)
+	require.Equal(t, "step-2", older[1].ID)
+
+	// Fork at step-2, held by the first run only.
+	var at graph.Snapshot[flow]
+	for _, w := range want {
+		if w.Step == 1 {
+			at = w
+		}
+	}
+	_, err = ref.Fork(ctx, "t", at.CheckpointID)
+	require.NoError(t, err)
+	wantFork, err := ref.Resume(ctx, "t")
+	require.NoError(t, err)
+	frun, err := temporal.Fork(ctx, c, "counting-thread", "step-2", temporal.ForkOptions[flow]{
+		Workflow: r.Name(), Start: client.StartWorkflowOptions{ID: "counting-fork", TaskQueue: "counting"},
+	})
+	require.NoError(t, err)
+	var forked flow
+	require.NoError(t, frun.Get(ctx, &forked))
+	require.Equal(t, wantFork, forked)
+	fh, err := temporal.History[flow](ctx, c, "counting-fork", temporal.HistoryFilter{})
+	require.NoError(t, err)
+	require.Equal(t, "step-2", fh[len(fh)-1].ID)
+	require.Equal(t, temporal.SourceFork, fh[len(fh)-1].Source)
+}
