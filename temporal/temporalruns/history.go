@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/runs"
 	"github.com/trellis-go/trellis/temporal"
 )
@@ -92,18 +91,22 @@ func threadState(thread string, c temporal.Checkpoint[json.RawMessage]) runs.Thr
 // and the nodes due there. It is the counterpart of runs.Manager.ForkThread
 // (not part of runs.Client), which puts the same thread back at the
 // checkpoint instead: a workflow ID holds one run here. thread's run is
-// not changed. graphName, when empty, is thread's.
+// not changed. graphName, when empty, is thread's; the new run has
+// thread's metadata and stream modes.
 func (m *Manager) Fork(ctx context.Context, graphName, thread, checkpoint, newThread string) (runs.Run, error) {
 	if checkpoint == "" {
 		return runs.Run{}, fmt.Errorf("temporalruns: %w: a fork names its checkpoint", runs.ErrInvalid)
 	}
-	var modes uint16
+	src, err := m.Get(ctx, thread)
+	if err != nil {
+		return runs.Run{}, err
+	}
 	if graphName == "" {
-		src, err := m.Get(ctx, thread)
-		if err != nil {
-			return runs.Run{}, err
-		}
-		graphName, modes = src.Graph, uint16(src.Modes)
+		graphName = src.Graph
+	}
+	memo := map[string]any{memoModes: uint16(src.Modes)}
+	if len(src.Metadata) > 0 {
+		memo[memoMetadata] = src.Metadata
 	}
 	if newThread == "" {
 		newThread = uuid.NewString()
@@ -114,7 +117,7 @@ func (m *Manager) Fork(ctx context.Context, graphName, thread, checkpoint, newTh
 			ID: newThread, TaskQueue: m.queue,
 			WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-			Memo:                     map[string]any{memoModes: modes},
+			Memo:                     memo,
 		},
 	})
 	if err != nil {
@@ -127,6 +130,6 @@ func (m *Manager) Fork(ctx context.Context, graphName, thread, checkpoint, newTh
 	now := time.Now().UTC()
 	return runs.Run{
 		ID: run.GetID(), Thread: run.GetID(), Graph: graphName, Status: runs.StatusPending,
-		Strategy: runs.StrategyReject, Modes: graph.Mode(modes), CreatedAt: now, StartAt: now, UpdatedAt: now,
+		Strategy: runs.StrategyReject, Metadata: src.Metadata, Modes: src.Modes, CreatedAt: now, StartAt: now, UpdatedAt: now,
 	}, nil
 }

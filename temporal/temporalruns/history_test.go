@@ -86,20 +86,29 @@ type router struct {
 	envs map[string]*temporaltest.Client
 }
 
+// pick returns id's environment; the first's for an unknown ID, which
+// answers NotFound.
+func (r router) pick(id string) *temporaltest.Client {
+	if c, ok := r.envs[id]; ok {
+		return c
+	}
+	return r.envs["t"]
+}
+
 func (r router) ExecuteWorkflow(ctx context.Context, opts client.StartWorkflowOptions, wf any, args ...any) (client.WorkflowRun, error) {
-	return r.envs[opts.ID].ExecuteWorkflow(ctx, opts, wf, args...)
+	return r.pick(opts.ID).ExecuteWorkflow(ctx, opts, wf, args...)
 }
 
 func (r router) QueryWorkflow(ctx context.Context, id, run, name string, args ...any) (converter.EncodedValue, error) {
-	return r.envs[id].QueryWorkflow(ctx, id, run, name, args...)
+	return r.pick(id).QueryWorkflow(ctx, id, run, name, args...)
 }
 
 func (r router) DescribeWorkflowExecution(ctx context.Context, id, run string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
-	return r.envs[id].DescribeWorkflowExecution(ctx, id, run)
+	return r.pick(id).DescribeWorkflowExecution(ctx, id, run)
 }
 
 func (r router) GetWorkflow(ctx context.Context, id, run string) client.WorkflowRun {
-	return r.envs[id].GetWorkflow(ctx, id, run)
+	return r.pick(id).GetWorkflow(ctx, id, run)
 }
 
 func TestManagerForksAThreadIntoANewOne(t *testing.T) {
@@ -107,7 +116,7 @@ func TestManagerForksAThreadIntoANewOne(t *testing.T) {
 	_, src := setup(t, chain)
 	_, dst := setup(t, chain)
 	m := temporalruns.New(router{Client: src, envs: map[string]*temporaltest.Client{"t": src, "t2": dst}}, "flows")
-	run, err := m.Start(ctx, runs.Request{Graph: "flow", Thread: "t", Input: json.RawMessage(`{"log":["in"]}`)})
+	run, err := m.Start(ctx, runs.Request{Graph: "flow", Thread: "t", Input: json.RawMessage(`{"log":["in"]}`), Metadata: map[string]any{"user": "ada"}})
 	require.NoError(t, err)
 	_, err = m.Wait(ctx, run.ID)
 	require.NoError(t, err)
@@ -116,6 +125,8 @@ func TestManagerForksAThreadIntoANewOne(t *testing.T) {
 
 	_, err = m.Fork(ctx, "", "t", "step-9", "t2")
 	require.ErrorIs(t, err, runs.ErrNotFound)
+	_, err = m.Fork(ctx, "", "nope", "step-1", "t2")
+	require.ErrorIs(t, err, runs.ErrNotFound)
 	forked, err := m.Fork(ctx, "", "t", "step-1", "t2")
 	require.NoError(t, err)
 	require.Equal(t, "t2", forked.Thread)
@@ -123,6 +134,7 @@ func TestManagerForksAThreadIntoANewOne(t *testing.T) {
 	done, err := m.Wait(ctx, "t2")
 	require.NoError(t, err)
 	require.Equal(t, runs.StatusSuccess, done.Status)
+	require.Equal(t, map[string]any{"user": "ada"}, done.Metadata, "the fork keeps the thread's metadata")
 	got, err := m.Output(ctx, "t2")
 	require.NoError(t, err)
 	require.JSONEq(t, string(want), string(got), "the fork goes on as the run went on from there")
