@@ -356,3 +356,44 @@ func TestServerReadsHistoryAndForksAcrossContinueAsNew(t *testing.T) {
 	require.Equal(t, "step-2", fh[len(fh)-1].ID)
 	require.Equal(t, temporal.SourceFork, fh[len(fh)-1].Source)
 }
+
+func TestForkOfAnInterruptedCheckpointAsksAgain(t *testing.T) {
+	b := graph.New[flow](appendLog())
+	b.AddNode("a", logNode("a")).AddNode("ask", askNode("your name?"))
+	b.AddEdge(graph.START, "a").AddEdge("a", "ask").AddEdge("ask", graph.END)
+	g := compile(t, b)
+	out, err, src := runWorkflow(t, g, flow{}, func(env *testsuite.TestWorkflowEnvironment) {
+		env.RegisterDelayedCallback(func() {
+			env.SignalWorkflow(temporal.SignalResume, temporal.Resume{Value: "grace"})
+		}, time.Minute)
+	})
+	require.NoError(t, err)
+	require.Equal(t, "grace", out.Answer)
+	asked, err := temporal.GetCheckpoint[flow](context.Background(), envQuerier{src}, "flow", "step-1")
+	require.NoError(t, err)
+	require.Len(t, asked.Interrupts, 1)
+
+	dst := newEnv()
+	temporal.New("flow", g).Register(dst)
+	c := temporaltest.NewClient(dst)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	run, err := temporal.Fork(ctx, forkClient{envQuerier{src}, c}, "flow", "step-1", temporal.ForkOptions[flow]{
+		Workflow: "flow", Start: client.StartWorkflowOptions{ID: "forked", TaskQueue: "q"},
+	})
+	require.NoError(t, err)
+	// The fork waits for an answer again, under the same interrupt ID.
+	var st temporal.Status[flow]
+	require.Eventually(t, func() bool {
+		v, err := c.QueryWorkflow(ctx, "forked", "", temporal.QueryState)
+		if err != nil || v.Get(&st) != nil {
+			return false
+		}
+		return len(st.Interrupts) == 1
+	}, 5*time.Second, time.Millisecond)
+	require.Equal(t, asked.Interrupts[0].ID, st.Interrupts[0].ID)
+	require.NoError(t, c.SignalWorkflow(ctx, "forked", "", temporal.SignalResume, temporal.Resume{Value: "ada"}))
+	var forked flow
+	require.NoError(t, run.Get(ctx, &forked))
+	require.Equal(t, flow{Log: []string{"a"}, Answer: "ada"}, forked)
+}

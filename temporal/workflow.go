@@ -196,12 +196,14 @@ type Continuation[S any] struct {
 // workflow wait for answers (SignalResume, UpdateResume) to every pending
 // interrupt; the tasks that asked run again with the answers, the others
 // keep their outputs. QueryState reads the run's Status, QueryEvents its
-// events. Cancelling the workflow asks the running tasks to stop and ends
+// events, QueryHistory its checkpoints (one per superstep, held in
+// memory). Cancelling the workflow asks the running tasks to stop and ends
 // the run once they have.
 //
 // cont is nil when a run starts; a run continued as new
-// (WithContinueAsNew) gets the Continuation of the run before it, and its
-// input is then the state the run had reached.
+// (WithContinueAsNew) gets the Continuation of the run before it, a run
+// started by Fork that of its checkpoint, and its input is then the state
+// the run goes on from.
 //
 // The graph's routing functions (conditional edges, fan-outs) run in the
 // workflow and must be deterministic; they receive a context that carries
