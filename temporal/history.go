@@ -22,9 +22,10 @@ const QueryHistory = "trellis.history"
 
 // Sources of checkpoints (Checkpoint.Source), as a checkpointer names them.
 const (
-	SourceInput = "input" // the run's input, before its first superstep
-	SourceLoop  = "loop"  // after a superstep
-	SourceFork  = "fork"  // the first checkpoint of a run started by Fork
+	SourceInput  = "input"  // the run's input, before its first superstep
+	SourceLoop   = "loop"   // after a superstep
+	SourceFork   = "fork"   // the first checkpoint of a run started by Fork
+	SourceUpdate = "update" // a fork's write as a node (ForkOptions.AsNode)
 )
 
 // ErrNoCheckpoint reports a checkpoint ID that no run of the workflow holds.
@@ -43,7 +44,7 @@ type Checkpoint[S any] struct {
 	// Step is the superstep after which it was taken, as a checkpointer
 	// counts: -1 for the input.
 	Step int `json:"step"`
-	// Source is SourceInput, SourceLoop or SourceFork.
+	// Source is SourceInput, SourceLoop, SourceFork or SourceUpdate.
 	Source string `json:"source"`
 	// State is the state after superstep Step.
 	State S `json:"state"`
@@ -109,6 +110,27 @@ func (w *wfRun[S]) checkpoint(ctx workflow.Context, source string) {
 		c.Parent = checkpointID(s.Step - 1)
 	}
 	w.cps = append(w.cps, c)
+}
+
+// writeAs ends the restored superstep as if a lone task of node had
+// returned update: the state becomes it and node's routes plan the next
+// superstep (Fork with ForkOptions.AsNode).
+func (w *wfRun[S]) writeAs(ctx workflow.Context, node string, update *S) error {
+	if update == nil {
+		return fmt.Errorf("temporal: fork as node %q carries no state", node)
+	}
+	s := w.st.Save()
+	s.Tasks = []graph.StepTask[S]{{Node: node}}
+	st, err := w.r.g.RestoreStepper(s)
+	if err != nil {
+		return err
+	}
+	if err := st.Advance(context.Background(), []graph.TaskOutput[S]{{State: *update}}); err != nil {
+		return err
+	}
+	w.st = st
+	w.checkpoint(ctx, SourceUpdate)
+	return nil
 }
 
 // history answers QueryHistory.
@@ -224,15 +246,26 @@ type ForkOptions[S any] struct {
 	// task queue at least.
 	Start client.StartWorkflowOptions
 	// Update, when set, changes the checkpoint's state before the forked
-	// run goes on: the next superstep reads what it returns. The tasks
-	// due stay those of the checkpoint (no route is evaluated again).
+	// run goes on. Without AsNode the next superstep reads what it
+	// returns and the tasks due stay the checkpoint's (no route is
+	// evaluated again).
 	Update func(S) S
+	// AsNode, when set, makes what Update returns (the checkpoint's state
+	// without Update) count as the output of a task of node AsNode that
+	// ended the checkpoint's superstep, as graph.Graph.UpdateState does:
+	// the state becomes that output, and the nodes that follow AsNode
+	// (its edges, conditional edges, joins) are due instead of the
+	// checkpoint's. The fork then holds a second checkpoint, of Source
+	// SourceUpdate, one superstep later.
+	AsNode string
 }
 
 // ForkOrigin names the checkpoint a forked run started from.
 type ForkOrigin struct {
 	WorkflowID string `json:"workflow_id"`
 	Checkpoint string `json:"checkpoint"`
+	// AsNode is ForkOptions.AsNode.
+	AsNode string `json:"as_node,omitempty"`
 }
 
 // Fork starts a new workflow, opts.Start.ID, that goes on from the
@@ -249,11 +282,18 @@ func Fork[S any](ctx context.Context, c ForkClient, from, checkpointID string, o
 		return nil, err
 	}
 	st := cp.StepperState()
-	if opts.Update != nil {
-		st.State = opts.Update(st.State)
+	cont := &Continuation[S]{Stepper: st, Fork: &ForkOrigin{WorkflowID: from, Checkpoint: checkpointID, AsNode: opts.AsNode}}
+	switch {
+	case opts.AsNode != "":
+		u := st.State
+		if opts.Update != nil {
+			u = opts.Update(u)
+		}
+		cont.Update = &u
+	case opts.Update != nil:
+		cont.Stepper.State = opts.Update(st.State)
 	}
-	cont := &Continuation[S]{Stepper: st, Fork: &ForkOrigin{WorkflowID: from, Checkpoint: checkpointID}}
-	run, err := c.ExecuteWorkflow(ctx, opts.Start, opts.Workflow, st.State, cont)
+	run, err := c.ExecuteWorkflow(ctx, opts.Start, opts.Workflow, cont.Stepper.State, cont)
 	if err != nil {
 		return nil, fmt.Errorf("temporal: fork %q at %s: %w", from, checkpointID, err)
 	}

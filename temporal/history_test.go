@@ -397,3 +397,64 @@ func TestForkOfAnInterruptedCheckpointAsksAgain(t *testing.T) {
 	require.NoError(t, run.Get(ctx, &forked))
 	require.Equal(t, flow{Log: []string{"a"}, Answer: "ada"}, forked)
 }
+
+func TestForkAsANodeGoesOnAsInProcessUpdateState(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		build      func() *graph.Builder[flow]
+		checkpoint string
+		asNode     string
+		update     func(flow) flow
+	}{
+		{"chain, written as b", chainBuilder, "step-1", "b", func(s flow) flow {
+			s.Log = append(s.Log, "B")
+			return s
+		}},
+		{"branch taken again by pick", branchBuilder, "step-1", "pick", func(s flow) flow {
+			s.N = 1
+			return s
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, hist := inProcessHistory(t, tc.build(), flow{})
+			var at graph.Snapshot[flow]
+			for _, s := range hist {
+				if "step-"+strconv.Itoa(s.Step+1) == tc.checkpoint {
+					at = s
+				}
+			}
+			ctx := context.Background()
+			_, err := g.UpdateState(ctx, "t", tc.asNode, tc.update, graph.FromCheckpoint(at.CheckpointID))
+			require.NoError(t, err)
+			updated, err := g.GetState(ctx, "t")
+			require.NoError(t, err)
+			want, err := g.Resume(ctx, "t")
+			require.NoError(t, err)
+
+			orig, err, src := runWorkflow(t, compile(t, tc.build()), flow{}, nil)
+			require.NoError(t, err)
+			require.NotEqual(t, orig, want, "the update changes the run's outcome")
+			dst := newEnv()
+			temporal.New("flow", compile(t, tc.build())).Register(dst)
+			c := temporaltest.NewClient(dst)
+			run, err := temporal.Fork(ctx, forkClient{envQuerier{src}, c}, "flow", tc.checkpoint, temporal.ForkOptions[flow]{
+				Workflow: "flow", Start: client.StartWorkflowOptions{ID: "forked", TaskQueue: "q"},
+				Update: tc.update, AsNode: tc.asNode,
+			})
+			require.NoError(t, err)
+			var got flow
+			require.NoError(t, run.Get(ctx, &got))
+			require.Equal(t, want, got)
+
+			fh, err := temporal.History[flow](ctx, envQuerier{dst}, "forked", temporal.HistoryFilter{})
+			require.NoError(t, err)
+			first, update := fh[len(fh)-1], fh[len(fh)-2]
+			require.Equal(t, tc.checkpoint, first.ID)
+			require.Equal(t, temporal.SourceFork, first.Source)
+			require.Equal(t, at.State, first.State, "the fork's first checkpoint is the one forked, as is")
+			require.Equal(t, temporal.SourceUpdate, update.Source)
+			require.Equal(t, updated.State, update.State)
+			require.ElementsMatch(t, updated.Next, update.Next)
+		})
+	}
+}

@@ -188,6 +188,9 @@ type Continuation[S any] struct {
 	// Fork names the checkpoint a run started by Fork goes on from; nil
 	// for a run continued as new.
 	Fork *ForkOrigin `json:"fork,omitempty"`
+	// Update is the state a fork writes as node Fork.AsNode after its
+	// first checkpoint (ForkOptions.AsNode).
+	Update *S `json:"update,omitempty"`
 }
 
 // Workflow runs the graph from input. Each superstep's tasks run as
@@ -227,6 +230,12 @@ func (r *Runner[S]) Workflow(ctx workflow.Context, input S, cont *Continuation[S
 		w.checkpoint(ctx, SourceInput)
 	case cont.Fork != nil:
 		w.checkpoint(ctx, SourceFork)
+		if cont.Fork.AsNode != "" {
+			if err := w.writeAs(ctx, cont.Fork.AsNode, cont.Update); err != nil {
+				return input, temporal.NewNonRetryableApplicationError(err.Error(), ErrorTypeNode, err)
+			}
+			st = w.st
+		}
 	default:
 		// The run before holds this checkpoint too; History lists it once.
 		w.checkpoint(ctx, SourceLoop)
