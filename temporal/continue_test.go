@@ -17,6 +17,11 @@ import (
 // branches on the way so that the join's progress must carry over.
 func countingGraph(t *testing.T) *graph.Graph[flow] {
 	t.Helper()
+	return compile(t, countingBuilder())
+}
+
+// countingBuilder builds countingGraph's graph.
+func countingBuilder() *graph.Builder[flow] {
 	b := graph.New[flow](appendLog())
 	b.AddNode("split", logNode("split")).AddNode("quick", logNode("quick")).AddNode("slow", logNode("slow")).AddNode("slower", logNode("slower"))
 	b.AddNode("count", func(_ context.Context, s flow) (flow, error) {
@@ -31,7 +36,7 @@ func countingGraph(t *testing.T) *graph.Graph[flow] {
 		}
 		return []string{graph.END}
 	}, "count", graph.END)
-	return compile(t, b)
+	return b
 }
 
 func TestContinueAsNewGivesTheSameResult(t *testing.T) {
@@ -44,7 +49,15 @@ func TestContinueAsNewGivesTheSameResult(t *testing.T) {
 	r.Register(env)
 	env.ExecuteWorkflow(r.Name(), flow{})
 	runs, lastSeq := 1, int64(0)
+	lastCheckpoint := ""
 	for {
+		// Each run holds its checkpoints from the one it restored.
+		cps, herr := temporal.History[flow](context.Background(), envQuerier{env}, "flow", temporal.HistoryFilter{})
+		require.NoError(t, herr)
+		if lastCheckpoint != "" {
+			require.Equal(t, lastCheckpoint, cps[len(cps)-1].ID, "a run starts at its predecessor's last checkpoint")
+		}
+		lastCheckpoint = cps[0].ID
 		err := env.GetWorkflowError()
 		var can *workflow.ContinueAsNewError
 		if !errors.As(err, &can) {

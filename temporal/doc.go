@@ -53,6 +53,17 @@
 // signals the events into the workflow's log. A caller polls the query;
 // package temporalruns does so for runs.Client.Stream.
 //
+// # Checkpoints and forks
+//
+// The workflow keeps, in memory and rebuilt on replay, a Checkpoint for
+// its input and one after each superstep: the state, the tasks due next
+// and the interrupts it waited for there, under an ID ("step-N") that is
+// the same on every replay. QueryHistory returns them (History and
+// GetCheckpoint read them across the runs of a workflow continued as
+// new), newest first as a checkpointer's history. Fork starts a new
+// workflow that goes on from one of them, optionally with its state
+// changed.
+//
 // # Long runs
 //
 // WithContinueAsNew makes the workflow continue as new every n supersteps,

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/trellis-go/trellis/graph"
@@ -93,4 +95,83 @@ func Example_stream() {
 	// 2 update greet
 	// 3 values
 	// 4 run_end
+}
+
+// A run's checkpoints, newest first, and a second run forked from one of
+// them with its state changed. Each test environment holds one workflow;
+// with a server, c is the same client.Client for both.
+func ExampleFork() {
+	build := func() *graph.Graph[Greeting] {
+		b := graph.New[Greeting]()
+		b.AddNode("greet", func(_ context.Context, s Greeting) (Greeting, error) {
+			s.Text = "hello, " + s.Name
+			return s, nil
+		})
+		b.AddNode("shout", func(_ context.Context, s Greeting) (Greeting, error) {
+			s.Text = strings.ToUpper(s.Text)
+			return s, nil
+		})
+		b.AddEdge(graph.START, "greet").AddEdge("greet", "shout").AddEdge("shout", graph.END)
+		g, err := b.Compile()
+		if err != nil {
+			panic(err)
+		}
+		return g
+	}
+	start := func() *temporaltest.Client {
+		var suite testsuite.WorkflowTestSuite
+		suite.SetLogger(quiet())
+		env := suite.NewTestWorkflowEnvironment()
+		temporal.New("greeting", build()).Register(env)
+		return temporaltest.NewClient(env)
+	}
+	ctx := context.Background()
+	first := start()
+	run, err := first.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "first", TaskQueue: "greetings"}, "greeting", Greeting{Name: "ada"})
+	if err != nil {
+		panic(err)
+	}
+	if err := run.Get(ctx, nil); err != nil {
+		panic(err)
+	}
+	cps, err := temporal.History[Greeting](ctx, first, "first", temporal.HistoryFilter{})
+	if err != nil {
+		panic(err)
+	}
+	for _, c := range cps {
+		fmt.Println(strings.TrimSpace(fmt.Sprint(c.ID, " ", c.Source, " ", c.Next, " ", c.State.Text)))
+	}
+
+	// The fork runs "shout" again, on a state it changed.
+	second := start()
+	forked, err := temporal.Fork(ctx, twoClients{first, second}, "first", "step-1", temporal.ForkOptions[Greeting]{
+		Workflow: "greeting",
+		Start:    client.StartWorkflowOptions{ID: "second", TaskQueue: "greetings"},
+		Update:   func(s Greeting) Greeting { s.Text = "bonjour, " + s.Name; return s },
+	})
+	if err != nil {
+		panic(err)
+	}
+	var out Greeting
+	if err := forked.Get(ctx, &out); err != nil {
+		panic(err)
+	}
+	fmt.Println(out.Text)
+	// Output:
+	// step-2 loop [] HELLO, ADA
+	// step-1 loop [shout] hello, ada
+	// step-0 input [greet]
+	// BONJOUR, ADA
+}
+
+// twoClients reads checkpoints through one test environment's client and
+// starts workflows through another's.
+type twoClients struct{ from, to *temporaltest.Client }
+
+func (c twoClients) QueryWorkflow(ctx context.Context, id, run, name string, args ...any) (converter.EncodedValue, error) {
+	return c.from.QueryWorkflow(ctx, id, run, name, args...)
+}
+
+func (c twoClients) ExecuteWorkflow(ctx context.Context, opts client.StartWorkflowOptions, wf any, args ...any) (client.WorkflowRun, error) {
+	return c.to.ExecuteWorkflow(ctx, opts, wf, args...)
 }

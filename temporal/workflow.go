@@ -185,6 +185,12 @@ const versionContinueAsNew = "trellis.continue-as-new"
 type Continuation[S any] struct {
 	Stepper graph.StepperState[S] `json:"stepper"`
 	Seq     int64                 `json:"seq"`
+	// Fork names the checkpoint a run started by Fork goes on from; nil
+	// for a run continued as new.
+	Fork *ForkOrigin `json:"fork,omitempty"`
+	// Update is the state a fork writes as node Fork.AsNode after its
+	// first checkpoint (ForkOptions.AsNode).
+	Update *S `json:"update,omitempty"`
 }
 
 // Workflow runs the graph from input. Each superstep's tasks run as
@@ -193,12 +199,14 @@ type Continuation[S any] struct {
 // workflow wait for answers (SignalResume, UpdateResume) to every pending
 // interrupt; the tasks that asked run again with the answers, the others
 // keep their outputs. QueryState reads the run's Status, QueryEvents its
-// events. Cancelling the workflow asks the running tasks to stop and ends
+// events, QueryHistory its checkpoints (one per superstep, held in
+// memory). Cancelling the workflow asks the running tasks to stop and ends
 // the run once they have.
 //
 // cont is nil when a run starts; a run continued as new
-// (WithContinueAsNew) gets the Continuation of the run before it, and its
-// input is then the state the run had reached.
+// (WithContinueAsNew) gets the Continuation of the run before it, a run
+// started by Fork that of its checkpoint, and its input is then the state
+// the run goes on from.
 //
 // The graph's routing functions (conditional edges, fan-outs) run in the
 // workflow and must be deterministic; they receive a context that carries
@@ -217,6 +225,21 @@ func (r *Runner[S]) Workflow(ctx workflow.Context, input S, cont *Continuation[S
 		return input, temporal.NewNonRetryableApplicationError(err.Error(), ErrorTypeNode, err)
 	}
 	w := &wfRun[S]{r: r, st: st, events: events, resume: map[string]any{}}
+	switch {
+	case cont == nil:
+		w.checkpoint(ctx, SourceInput)
+	case cont.Fork != nil:
+		w.checkpoint(ctx, SourceFork)
+		if cont.Fork.AsNode != "" {
+			if err := w.writeAs(ctx, cont.Fork.AsNode, cont.Update); err != nil {
+				return input, temporal.NewNonRetryableApplicationError(err.Error(), ErrorTypeNode, err)
+			}
+			st = w.st
+		}
+	default:
+		// The run before holds this checkpoint too; History lists it once.
+		w.checkpoint(ctx, SourceLoop)
+	}
 	if err := w.handlers(ctx); err != nil {
 		return input, err
 	}
@@ -245,6 +268,7 @@ type wfRun[S any] struct {
 	r         *Runner[S]
 	st        *graph.Stepper[S]
 	events    *eventLog
+	cps       []Checkpoint[S] // one per superstep of this run, oldest first
 	pending   []graph.PendingInterrupt
 	resume    map[string]any
 	resumes   workflow.ReceiveChannel
@@ -265,6 +289,9 @@ func (w *wfRun[S]) handlers(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(after int64) (EventPage, error) {
 		return w.events.page(after), nil
 	}); err != nil {
+		return err
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryHistory, w.history); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateResume, func(_ workflow.Context, in Resume) error {
@@ -324,6 +351,8 @@ func (w *wfRun[S]) take(ctx workflow.Context, in Resume) {
 // wait records the interrupts hits and waits for their answers.
 func (w *wfRun[S]) wait(ctx workflow.Context, hits []graph.PendingInterrupt) error {
 	w.pending = hits
+	last := &w.cps[len(w.cps)-1]
+	last.Interrupts = append(last.Interrupts, hits...)
 	w.events.add(ctx, Event{Kind: graph.KindInterrupt, Step: w.st.Step(), Interrupts: hits})
 	if err := await(ctx, w.pending, w.resume); err != nil {
 		return err
@@ -418,6 +447,7 @@ func (w *wfRun[S]) loop(ctx workflow.Context) error {
 		if err := st.Advance(context.Background(), outs); err != nil {
 			return temporal.NewNonRetryableApplicationError(err.Error(), ErrorTypeNode, err)
 		}
+		w.checkpoint(ctx, SourceLoop)
 		w.events.record(ctx, graph.ModeValues, Event{Kind: graph.KindValues, Step: step, State: asJSON(st.State())})
 		if w.events.modes&graph.ModeDebug != 0 {
 			w.events.add(ctx, Event{Kind: graph.KindStepEnd, Step: step, Nodes: nodesOf(tasks)})

@@ -30,8 +30,12 @@
 // *UnsupportedError, which matches errors.ErrUnsupported: a thread's second
 // run (a Manager continues the thread's state; a workflow ID's next
 // execution would start afresh), busy-thread strategies other than
-// StrategyReject, IfNotExistsReject, StepLimit, CancelRollback, and
-// reading a thread at a given checkpoint. A missing run or thread matches
+// StrategyReject, IfNotExistsReject, StepLimit and CancelRollback.
+// ThreadState reads the checkpoints the workflow holds (the query
+// temporal.QueryHistory), at the latest or at a given checkpoint; History
+// and Fork, which runs.Client does not have, are the counterparts of
+// runs.Manager's History and ForkThread (Fork starts a new thread: a
+// workflow ID holds one run). A missing run or thread matches
 // runs.ErrNotFound, a busy thread runs.ErrThreadBusy, an answer to an
 // interrupt that is not pending runs.ErrInvalid and temporal.ErrNotPending.
 package temporalruns

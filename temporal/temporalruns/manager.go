@@ -386,6 +386,7 @@ func (m *Manager) Stream(ctx context.Context, id string, after int64) iter.Seq2[
 		}
 		t := time.NewTicker(m.poll)
 		defer t.Stop()
+		settled := false
 		for {
 			page, err := m.page(ctx, id, "", after)
 			if err != nil {
@@ -411,6 +412,12 @@ func (m *Manager) Stream(ctx context.Context, id string, after int64) iter.Seq2[
 				if err != nil {
 					yield(runs.Event{}, err)
 					return
+				}
+				if cur.Status.Final() && !settled {
+					// The run may have moved on between the page and
+					// Get: read what it recorded before it paused.
+					settled = true
+					continue
 				}
 				if cur.Status.Final() {
 					yield(runs.Event{Seq: after, Run: id, Kind: runs.KindRunEnd, Status: cur.Status, Error: cur.Error,
@@ -486,23 +493,4 @@ func convert(id string, ev temporal.Event) runs.Event {
 		State: ev.State, Payload: ev.Payload, DurationMS: ev.DurationMS, Error: ev.Error,
 		Status: runs.Status(ev.Status), Interrupts: ev.Interrupts,
 	}
-}
-
-// ThreadState returns the state of the thread's run as its workflow holds
-// it (the query temporal.QueryState): the state after the last superstep,
-// the nodes due next and the interrupts it waits for. A workflow keeps no
-// checkpoints: a checkpoint ID fails with an *UnsupportedError.
-func (m *Manager) ThreadState(ctx context.Context, graphName, thread, checkpoint string) (runs.ThreadState, error) {
-	if checkpoint != "" {
-		return runs.ThreadState{}, unsupported("ThreadState", "reading a thread at a checkpoint (the event history is the record)")
-	}
-	st, err := m.status(ctx, thread)
-	if err != nil {
-		return runs.ThreadState{}, err
-	}
-	out := runs.ThreadState{Values: st.State, Thread: thread, Step: st.Step, Interrupts: st.Interrupts, Next: []string{}}
-	if !st.Done {
-		out.Next = st.Running
-	}
-	return out, nil
 }

@@ -245,7 +245,7 @@ func TestManagerRefusesWhatTemporalCannotDo(t *testing.T) {
 	require.NoError(t, err)
 	unsupported(m.Cancel(ctx, run.ID, runs.CancelRollback))
 	_, err = m.ThreadState(ctx, "flow", "t", "some-checkpoint")
-	unsupported(err)
+	require.ErrorIs(t, err, runs.ErrNotFound, "a thread's state at a checkpoint is supported: this one does not exist")
 	_, err = m.Start(ctx, runs.Request{Graph: "flow", Thread: "t"})
 	unsupported(err) // a second run on the thread
 }
