@@ -175,3 +175,53 @@ func (c twoClients) QueryWorkflow(ctx context.Context, id, run, name string, arg
 func (c twoClients) ExecuteWorkflow(ctx context.Context, opts client.StartWorkflowOptions, wf any, args ...any) (client.WorkflowRun, error) {
 	return c.to.ExecuteWorkflow(ctx, opts, wf, args...)
 }
+
+// A graph whose nodes or edges change is registered under a new name, and
+// the worker keeps the old one until no run of it is open: a run goes on
+// with the graph it began with (its history names the nodes it ran), new
+// runs start on the new graph. A change inside a node's function needs no
+// new name: tasks run as activities, whose code a replay does not run.
+func Example_versions() {
+	greet := func(_ context.Context, s Greeting) (Greeting, error) {
+		s.Text = "hello, " + s.Name
+		return s, nil
+	}
+	v1 := graph.New[Greeting]()
+	v1.AddNode("greet", greet)
+	v1.AddEdge(graph.START, "greet").AddEdge("greet", graph.END)
+	v2 := graph.New[Greeting]()
+	v2.AddNode("greet", greet)
+	v2.AddNode("shout", func(_ context.Context, s Greeting) (Greeting, error) {
+		s.Text = strings.ToUpper(s.Text)
+		return s, nil
+	})
+	v2.AddEdge(graph.START, "greet").AddEdge("greet", "shout").AddEdge("shout", graph.END)
+	g1, err := v1.Compile()
+	if err != nil {
+		panic(err)
+	}
+	g2, err := v2.Compile()
+	if err != nil {
+		panic(err)
+	}
+
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(quiet())
+	for _, r := range []interface {
+		Name() string
+		Register(temporal.Registry)
+	}{temporal.New("greeting-v1", g1), temporal.New("greeting-v2", g2)} {
+		env := suite.NewTestWorkflowEnvironment()
+		// A worker registers both: r.Register(w) for each.
+		r.Register(env)
+		env.ExecuteWorkflow(r.Name(), Greeting{Name: "ada"})
+		var out Greeting
+		if err := env.GetWorkflowResult(&out); err != nil {
+			panic(err)
+		}
+		fmt.Println(r.Name()+":", out.Text)
+	}
+	// Output:
+	// greeting-v1: hello, ada
+	// greeting-v2: HELLO, ADA
+}

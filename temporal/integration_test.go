@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -173,6 +174,49 @@ func TestServerRunsGraphAsInProcess(t *testing.T) {
 	replayer := worker.NewWorkflowReplayer()
 	r.RegisterWorkflow(replayer)
 	require.NoError(t, replayer.ReplayWorkflowHistory(quiet(), &historypb.History{Events: events}))
+}
+
+// A worker whose graph differs from the one a run began with does not
+// replay the run's history as its own: the activities are named for their
+// nodes, and a replay that schedules another node fails as nondeterministic
+// rather than taking one node's recorded result for another's.
+func TestServerReplayRefusesAChangedGraph(t *testing.T) {
+	s := startServer(t)
+	c := dial(t, s)
+	chain := func(second string) *graph.Graph[flow] {
+		b := graph.New[flow](appendLog())
+		b.AddNode("a", logNode("a")).AddNode(second, logNode(second))
+		b.AddEdge(graph.START, "a").AddEdge("a", second).AddEdge(second, graph.END)
+		return compile(t, b)
+	}
+	r := temporal.New("chain", chain("b"))
+	startWorker(t, c, "chain", r)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "chain-thread", TaskQueue: "chain"}, r.Name(), flow{})
+	require.NoError(t, err)
+	var out flow
+	require.NoError(t, run.Get(ctx, &out))
+	require.Equal(t, []string{"a", "b"}, out.Log)
+
+	events := history(t, c, "chain-thread")
+	var ids []string
+	for _, ev := range events {
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+			ids = append(ids, a.GetActivityId())
+		}
+	}
+	assert.Equal(t, []string{"a@0.0.0", "b@1.0.0"}, ids, "activity IDs name node, step, index and round")
+
+	same := worker.NewWorkflowReplayer()
+	temporal.New("chain", chain("b")).RegisterWorkflow(same)
+	require.NoError(t, same.ReplayWorkflowHistory(quiet(), &historypb.History{Events: events}))
+
+	changed := worker.NewWorkflowReplayer()
+	temporal.New("chain", chain("c")).RegisterWorkflow(changed)
+	err = changed.ReplayWorkflowHistory(quiet(), &historypb.History{Events: events})
+	require.Error(t, err, "a graph that schedules c where the history holds b")
+	assert.Contains(t, strings.ToLower(err.Error()), "nondetermin")
 }
 
 func TestServerAnswersInterruptByUpdate(t *testing.T) {

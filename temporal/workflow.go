@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -178,6 +179,22 @@ func (r *Runner[S]) RegisterWorkflow(w WorkflowRegistry) {
 // versionContinueAsNew is the change ID (workflow.GetVersion) of
 // continue-as-new: a run recorded before it never continues as new.
 const versionContinueAsNew = "trellis.continue-as-new"
+
+// versionNodeActivityIDs is the change ID of activity IDs that name their
+// node (taskActivityID): runs recorded before keep the SDK's numbered IDs.
+const versionNodeActivityIDs = "trellis.node-activity-ids"
+
+// taskActivityID is the activity ID of a superstep's task: its node, step,
+// index and round (a superstep runs its unfinished tasks again after an
+// interrupt is answered). Temporal compares the IDs of the activities a
+// replay schedules with those of the history, so a worker whose graph
+// schedules other nodes than a run's history holds fails that run's
+// workflow task with a nondeterminism error, and leaves it for a worker
+// with the graph it began with, instead of handing one node's recorded
+// result to another.
+func taskActivityID(node string, step, index, round int) string {
+	return node + "@" + strconv.Itoa(step) + "." + strconv.Itoa(index) + "." + strconv.Itoa(round)
+}
 
 // Continuation is what a run carries into the run it continues as new
 // (WithContinueAsNew): where its superstep loop stands, and the Seq of its
@@ -372,6 +389,7 @@ func (w *wfRun[S]) loop(ctx workflow.Context) error {
 		}
 		return w.wait(ctx, hits)
 	}
+	named := workflow.GetVersion(ctx, versionNodeActivityIDs, workflow.DefaultVersion, 1) == 1
 	steps := 0
 	for !st.Done() {
 		if steps > 0 && (r.cfg.canAfter > 0 && steps >= r.cfg.canAfter || workflow.GetInfo(ctx).GetContinueAsNewSuggested()) &&
@@ -390,7 +408,7 @@ func (w *wfRun[S]) loop(ctx workflow.Context) error {
 		}
 		outs := make([]graph.TaskOutput[S], len(tasks))
 		done := make([]bool, len(tasks))
-		for {
+		for round := 0; ; round++ {
 			// A task that fails stops its superstep: the other tasks are
 			// cancelled, as a run of the graph cancels them.
 			sctx, cancel := workflow.WithCancel(ctx)
@@ -406,7 +424,13 @@ func (w *wfRun[S]) loop(ctx workflow.Context) error {
 					in.State = st.State()
 				}
 				running++
-				sel.AddFuture(workflow.ExecuteActivity(r.activityContext(sctx, t.Node), r.ActivityName(), in), func(f workflow.Future) {
+				actx := r.activityContext(sctx, t.Node)
+				if named {
+					ao := workflow.GetActivityOptions(actx)
+					ao.ActivityID = taskActivityID(t.Node, st.Step(), i, round)
+					actx = workflow.WithActivityOptions(actx, ao)
+				}
+				sel.AddFuture(workflow.ExecuteActivity(actx, r.ActivityName(), in), func(f workflow.Future) {
 					errs[i] = f.Get(ctx, &outs[i])
 					if errs[i] == nil {
 						done[i] = true
