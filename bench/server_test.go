@@ -14,6 +14,7 @@ import (
 
 	"github.com/trellis-go/trellis/agent"
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/cputime"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/runs"
 	"github.com/trellis-go/trellis/runs/memory"
@@ -235,14 +236,14 @@ type cpuMeter struct {
 }
 
 func startCPU() cpuMeter {
-	t, ok := processCPU()
+	t, ok := cputime.Self()
 	return cpuMeter{start: t, ok: ok}
 }
 
 // report adds the CPU time per run (b.N runs) since startCPU, in
 // milliseconds, when the platform gives it.
 func (c cpuMeter) report(b *testing.B) {
-	t, ok := processCPU()
+	t, ok := cputime.Self()
 	if !c.ok || !ok || b.N == 0 {
 		return
 	}

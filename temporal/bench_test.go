@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/cputime"
 	"github.com/trellis-go/trellis/runs"
 	"github.com/trellis-go/trellis/runs/sqlite"
 	"github.com/trellis-go/trellis/temporal"
@@ -43,9 +43,9 @@ func chain(b *testing.B, n int, opts ...graph.CompileOption) *graph.Graph[counte
 
 // selfCPU returns the CPU time (user and system) this process has used.
 func selfCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	t, ok := cputime.Self()
+	require.True(b, ok, "the platform reports no CPU time")
+	return t
 }
 
 // BenchmarkSuperstepOverhead measures what one more superstep costs a run

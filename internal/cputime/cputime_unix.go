@@ -1,15 +1,15 @@
 //go:build unix
 
-package bench
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU returns the CPU time (user and system) the process has used
-// so far, and whether the platform reports it.
-func processCPU() (time.Duration, bool) {
+// Self returns the CPU time (user and system) the process has used so far,
+// and whether the platform reports it.
+func Self() (time.Duration, bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, false

@@ -1,14 +1,12 @@
-//go:build unix
-
 package memory_test
 
 import (
 	"context"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/cputime"
 	"github.com/trellis-go/trellis/runs"
 	"github.com/trellis-go/trellis/runs/memory"
 )
@@ -41,7 +39,7 @@ func BenchmarkStatelessRun(b *testing.B) {
 	done := make(chan error, 1)
 	go func() { done <- m.Work(wctx) }()
 	defer func() { stop(); <-done }()
-	start := processCPU()
+	start, measured := cputime.Self()
 	for b.Loop() {
 		r, err := m.Start(ctx, runs.Request{Graph: "chain3", Input: []byte(`{"n":0}`)})
 		if err != nil {
@@ -54,14 +52,7 @@ func BenchmarkStatelessRun(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(processCPU()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/run")
-}
-
-// processCPU is the CPU time (user and system) the process has used.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+	if end, ok := cputime.Self(); ok && measured {
+		b.ReportMetric(float64(end-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/run")
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
