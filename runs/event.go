@@ -2,10 +2,10 @@ package runs
 
 import (
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/jsonvalue"
 	"github.com/trellis-go/trellis/model/modelmw"
 )
 
@@ -69,14 +69,14 @@ func encodeEvent(ev *graph.Event) Event {
 		out.Time = time.Now()
 	}
 	if ev.State != nil {
-		out.State = asJSON(ev.State)
+		out.State = jsonvalue.Encode(ev.State)
 	}
 	if ev.Kind == graph.KindInterrupt {
 		if ins, ok := ev.Payload.([]graph.PendingInterrupt); ok {
 			out.Interrupts = ins
 		}
 	} else if ev.Payload != nil {
-		out.Payload = asJSON(ev.Payload)
+		out.Payload = jsonvalue.Encode(ev.Payload)
 	}
 	if ev.Duration > 0 {
 		out.DurationMS = float64(ev.Duration.Microseconds()) / 1000
@@ -85,14 +85,6 @@ func encodeEvent(ev *graph.Event) Event {
 		out.Error = ev.Err.Error()
 	}
 	return out
-}
-
-func asJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		b, _ = json.Marshal(fmt.Sprintf("(a %T that does not encode as JSON: %v)", v, err))
-	}
-	return b
 }
 
 func graphMode(m uint16) graph.Mode { return graph.Mode(m) }

@@ -18,6 +18,7 @@ import (
 	"github.com/invopop/jsonschema"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/jsonvalue"
 	"github.com/trellis-go/trellis/state"
 )
 
@@ -314,7 +315,7 @@ func (m *Manager) DeleteRun(ctx context.Context, id string) error {
 // The adapter's side of stateAccess.
 
 func (a *adapter[S]) snapshot(s graph.Snapshot[S]) ThreadState {
-	return ThreadState{Values: asJSON(s.State), Next: orNone(s.Next), Interrupts: s.Interrupts, Thread: s.Thread,
+	return ThreadState{Values: jsonvalue.Encode(s.State), Next: orNone(s.Next), Interrupts: s.Interrupts, Thread: s.Thread,
 		CheckpointID: s.CheckpointID, ParentID: s.ParentID, Step: s.Step, Source: s.Source, CreatedAt: s.CreatedAt}
 }
 

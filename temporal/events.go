@@ -3,7 +3,6 @@ package temporal
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/jsonvalue"
 )
 
 // Names of the query and signal that carry a run's events.
@@ -292,10 +292,10 @@ func encodeEvent(ev graph.Event) Event {
 	out := Event{Kind: ev.Kind, Graph: ev.Graph, Path: ev.Path, Step: ev.Step, Node: ev.Node, Nodes: ev.Nodes,
 		Name: ev.Name, CallID: ev.CallID, Time: ev.Time}
 	if ev.State != nil {
-		out.State = asJSON(ev.State)
+		out.State = jsonvalue.Encode(ev.State)
 	}
 	if ev.Payload != nil {
-		out.Payload = asJSON(ev.Payload)
+		out.Payload = jsonvalue.Encode(ev.Payload)
 	}
 	if ev.Duration > 0 {
 		out.DurationMS = float64(ev.Duration.Microseconds()) / 1000
@@ -304,14 +304,4 @@ func encodeEvent(ev graph.Event) Event {
 		out.Error = ev.Err.Error()
 	}
 	return out
-}
-
-// asJSON encodes v; a value that does not encode is recorded as a JSON
-// string saying so rather than failing the run.
-func asJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		b, _ = json.Marshal(fmt.Sprintf("(a %T that does not encode as JSON: %v)", v, err))
-	}
-	return b
 }

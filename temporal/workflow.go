@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/jsonvalue"
 )
 
 // Names of the signal and query a graph's workflow answers.
@@ -269,7 +270,7 @@ func (r *Runner[S]) Workflow(ctx workflow.Context, input S, cont *Continuation[S
 		w.events.done = true
 		return st.State(), err
 	case err == nil:
-		end.Status, end.State = StatusSuccess, asJSON(st.State())
+		end.Status, end.State = StatusSuccess, jsonvalue.Encode(st.State())
 	case temporal.IsCanceledError(err):
 		end.Status, end.Error = StatusCancelled, err.Error()
 	default:
@@ -465,14 +466,14 @@ func (w *wfRun[S]) loop(ctx workflow.Context) error {
 		step := st.Step()
 		if w.events.modes&graph.ModeUpdates != 0 {
 			for i, t := range tasks {
-				w.events.add(ctx, Event{Kind: graph.KindUpdate, Step: step, Node: t.Node, State: asJSON(outs[i].State)})
+				w.events.add(ctx, Event{Kind: graph.KindUpdate, Step: step, Node: t.Node, State: jsonvalue.Encode(outs[i].State)})
 			}
 		}
 		if err := st.Advance(context.Background(), outs); err != nil {
 			return temporal.NewNonRetryableApplicationError(err.Error(), ErrorTypeNode, err)
 		}
 		w.checkpoint(ctx, SourceLoop)
-		w.events.record(ctx, graph.ModeValues, Event{Kind: graph.KindValues, Step: step, State: asJSON(st.State())})
+		w.events.record(ctx, graph.ModeValues, Event{Kind: graph.KindValues, Step: step, State: jsonvalue.Encode(st.State())})
 		if w.events.modes&graph.ModeDebug != 0 {
 			w.events.add(ctx, Event{Kind: graph.KindStepEnd, Step: step, Nodes: nodesOf(tasks)})
 		}
