@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,6 +52,7 @@ type serverPass struct {
 	SeqMs    float64   `json:"seq_ms"`
 	ConcRuns int       `json:"conc_runs"`
 	ConcMs   float64   `json:"conc_ms"`
+	CPUMs    float64   `json:"cpu_ms"` // the driver's, over the sequential and concurrent runs
 	FirstMs  []float64 `json:"first_ms"`
 	ValuesMs []float64 `json:"values_ms"`
 }
@@ -58,6 +61,7 @@ type serverPass struct {
 type serverFigures struct {
 	seqRuns, concRuns int
 	seqMs, concMs     float64
+	cpuMs             float64 // the driver's CPU time over the sequential and concurrent runs
 	first, values     []float64
 }
 
@@ -66,6 +70,7 @@ func (f *serverFigures) add(p serverPass) {
 	f.seqMs += p.SeqMs
 	f.concRuns += p.ConcRuns
 	f.concMs += p.ConcMs
+	f.cpuMs += p.CPUMs
 	f.first = append(f.first, p.FirstMs...)
 	f.values = append(f.values, p.ValuesMs...)
 }
@@ -218,7 +223,12 @@ type serverSide struct {
 // shape of graph (chain3, react), rotating which server goes first, and
 // reports for each runs/s (sequential and with 32 concurrent clients) and
 // the time to the first streamed event and to the first values event
-// (median and 99th percentile), and the ratios Trellis / reference. The
+// (median and 99th percentile), the driver's CPU time per run, and the
+// ratios Trellis / reference. Beside them it drives a ceiling server
+// (startCeilingServer), which answers at once with the memory backend's
+// recorded replies: its figures are the most the client can drive on the
+// machine, so a Trellis figure near them is bounded by the client rather
+// than by the server. The
 // PostgreSQL backend is left out, saying why, when the test server does
 // not answer (and the benchmark fails then when CI=true).
 func BenchmarkServerVersusLangGraphJS(b *testing.B) {
@@ -240,6 +250,9 @@ func BenchmarkServerVersusLangGraphJS(b *testing.B) {
 				srv, stop := serverUnderTest(b, backend)
 				b.Cleanup(stop)
 				sides = append(sides, &serverSide{name: "trellis-" + backend, url: srv.URL, size: trellisPass})
+				if backend == backendMemory {
+					sides = append(sides, &serverSide{name: "ceiling", url: startCeilingServer(b, srv.URL, shape), size: trellisPass})
+				}
 			}
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
@@ -257,6 +270,7 @@ func BenchmarkServerVersusLangGraphJS(b *testing.B) {
 				b.ReportMetric(quantile(s.f.first, 0.99), s.name+"-first-p99-ms")
 				b.ReportMetric(quantile(s.f.values, 0.5), s.name+"-values-p50-ms")
 				b.ReportMetric(quantile(s.f.values, 0.99), s.name+"-values-p99-ms")
+				b.ReportMetric(s.f.cpuMs/float64(s.f.seqRuns+s.f.concRuns), s.name+"-driver-cpu-ms/run")
 				if s.f.seqRuns == 0 || s.name == "langgraphjs" {
 					continue
 				}
@@ -266,4 +280,55 @@ func BenchmarkServerVersusLangGraphJS(b *testing.B) {
 			}
 		})
 	}
+}
+
+// The inputs of the shapes' runs, as node/server.mjs sends them.
+var shapeInputs = map[string]string{
+	"chain3": `{"n":0}`,
+	"react":  `{"messages":[{"role":"user","content":"hi"}]}`,
+}
+
+// A cannedReply is one recorded answer of a server.
+type cannedReply struct {
+	contentType string
+	body        []byte
+}
+
+// startCeilingServer records what Trellis's server at trellisURL answers
+// to a waited and to a streamed stateless run of shape, then serves those
+// answers at once to every such request, doing nothing else: the driver
+// against it measures the most runs per second the client itself can
+// drive on this machine, whatever the server — the ceiling of any
+// server's figures in this benchmark.
+func startCeilingServer(b *testing.B, trellisURL, shape string) string {
+	b.Helper()
+	record := func(path, body string) cannedReply {
+		resp, err := http.Post(trellisURL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			b.Fatalf("recording %s for the ceiling server: %d %s %v", path, resp.StatusCode, data, err)
+		}
+		return cannedReply{contentType: resp.Header.Get("Content-Type"), body: data}
+	}
+	in := shapeInputs[shape]
+	replies := map[string]cannedReply{
+		"/runs/wait":   record("/runs/wait", `{"assistant_id":"`+shape+`","input":`+in+`}`),
+		"/runs/stream": record("/runs/stream", `{"assistant_id":"`+shape+`","input":`+in+`,"stream_mode":["values"]}`),
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		reply, ok := replies[r.URL.Path]
+		if !ok || r.Method != http.MethodPost {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", reply.contentType)
+		_, _ = w.Write(reply.body)
+	}))
+	b.Cleanup(srv.Close)
+	return srv.URL
 }

@@ -18,7 +18,8 @@
 //     PER_CLIENT runs each, then STREAMS sequential streamed runs
 //     (client.runs.stream, stream mode values), timing the first event
 //     and the first values event of each; prints one JSON line: the
-//     counts, the time each part took (ms) and every streamed run's times
+//     counts, the time each part took (ms), the driver's own CPU time over
+//     the sequential and concurrent runs (ms), and every streamed run's times
 //     to its first event and first values event (ms), so that the caller
 //     can pool several passes.
 import { Client } from "@langchain/langgraph-sdk";
@@ -75,6 +76,7 @@ async function drive(url, assistant, seq, clients, perClient, streams) {
   // Warm up: the first runs on either server pay for lazy set-up.
   for (let i = 0; i < 3; i++) await runOnce(client, assistant);
 
+  const cpu0 = process.cpuUsage();
   let start = now();
   for (let i = 0; i < seq; i++) await runOnce(client, assistant);
   const seqMs = now() - start;
@@ -87,6 +89,7 @@ async function drive(url, assistant, seq, clients, perClient, streams) {
     }),
   );
   const concMs = now() - start;
+  const cpu = process.cpuUsage(cpu0);
 
   const first = [];
   const values = [];
@@ -112,6 +115,7 @@ async function drive(url, assistant, seq, clients, perClient, streams) {
     seq_ms: seqMs,
     conc_runs: clients * perClient,
     conc_ms: concMs,
+    cpu_ms: (cpu.user + cpu.system) / 1000,
     first_ms: first,
     values_ms: values,
   };
