@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/trellis-go/trellis/examples/internal/transcript"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/scripted"
 	"github.com/trellis-go/trellis/tool/handoff"
@@ -14,49 +15,12 @@ import (
 // is given, as a real model would: the researcher on the far side of the
 // A2A connection sees only the task the supervisor sent.
 
-// policy returns a scripted model named name that answers every request
-// with fn.
-func policy(name string, fn func(req *model.Request) (model.Message, error)) *scripted.Model {
-	step := scripted.Func(func(req *model.Request) (*model.Response, error) {
-		msg, err := fn(req)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		return &model.Response{Message: msg}, nil
-	})
-	m := scripted.New()
-	m.Name = name
-	m.Fallback = &step
-	return m
-}
-
-// toolResults returns the tool messages after the last user message.
-func toolResults(msgs []model.Message) []model.Message {
-	var out []model.Message
-	for i := len(msgs) - 1; i >= 0 && msgs[i].Role != model.RoleUser; i-- {
-		if msgs[i].Role == model.RoleTool {
-			out = append([]model.Message{msgs[i]}, out...)
-		}
-	}
-	return out
-}
-
-// lastUser returns the text of the last user message.
-func lastUser(msgs []model.Message) string {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == model.RoleUser {
-			return msgs[i].Text()
-		}
-	}
-	return ""
-}
-
 // researchTask is what the offline supervisor asks the researcher.
 const researchTask = "Find the key facts about the history of the Go programming language: who designed it, when it was announced, and when Go 1 came out."
 
 func scriptedSupervisor() *scripted.Model {
-	return policy("scripted-supervisor", func(req *model.Request) (model.Message, error) {
-		results := toolResults(req.Messages)
+	return scripted.Policy("scripted-supervisor", func(req *model.Request) (model.Message, error) {
+		results := transcript.ToolResults(req.Messages)
 		switch {
 		case len(results) == 0:
 			return model.Assistant("The facts first: the researcher, over A2A.",
@@ -82,8 +46,8 @@ func scriptedSupervisor() *scripted.Model {
 }
 
 func scriptedResearcher() *scripted.Model {
-	return policy("scripted-researcher", func(req *model.Request) (model.Message, error) {
-		results := toolResults(req.Messages)
+	return scripted.Policy("scripted-researcher", func(req *model.Request) (model.Message, error) {
+		results := transcript.ToolResults(req.Messages)
 		if len(results) == 0 {
 			return model.Assistant("",
 				scripted.Call("lookup", `{"topic":"designers"}`),
@@ -99,15 +63,15 @@ func scriptedResearcher() *scripted.Model {
 }
 
 func scriptedWriter() *scripted.Model {
-	return policy("scripted-writer", func(req *model.Request) (model.Message, error) {
+	return scripted.Policy("scripted-writer", func(req *model.Request) (model.Message, error) {
 		var sentences []string
-		for _, line := range strings.Split(lastUser(req.Messages), "\n") {
+		for _, line := range strings.Split(transcript.LastUser(req.Messages), "\n") {
 			if fact, ok := strings.CutPrefix(strings.TrimSpace(line), "- "); ok {
 				sentences = append(sentences, fact)
 			}
 		}
 		if len(sentences) == 0 {
-			return model.Message{}, fmt.Errorf("the task has no facts: %q", lastUser(req.Messages))
+			return model.Message{}, fmt.Errorf("the task has no facts: %q", transcript.LastUser(req.Messages))
 		}
 		return model.Assistant("Go, from idea to 1.0\n\n" + strings.Join(sentences, " ")), nil
 	})

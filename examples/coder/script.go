@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/trellis-go/trellis/examples/internal/transcript"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/scripted"
 	"github.com/trellis-go/trellis/tool/shell"
@@ -31,7 +32,7 @@ func offline() model.Model {
 }
 
 func nextStep(msgs []model.Message) model.Message {
-	results := toolResults(msgs)
+	results := transcript.ToolResults(msgs)
 	if len(results) == 0 {
 		return model.Assistant("First, the tests as they are.", runTests())
 	}
@@ -75,15 +76,4 @@ func call(name string, args any) model.ToolCall {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(args) // structs of strings, numbers and booleans always encode
 	return scripted.Call(name, strings.TrimSpace(b.String()))
-}
-
-// toolResults returns the tool messages after the last user message.
-func toolResults(msgs []model.Message) []model.Message {
-	var out []model.Message
-	for i := len(msgs) - 1; i >= 0 && msgs[i].Role != model.RoleUser; i-- {
-		if msgs[i].Role == model.RoleTool {
-			out = append([]model.Message{msgs[i]}, out...)
-		}
-	}
-	return out
 }

@@ -131,3 +131,24 @@ func ExampleModel_Fallback() {
 	// Nothing further.
 	// Nothing further.
 }
+
+// A Policy answers from the conversation: here it calls a tool until a
+// tool has answered, then reports the tool's answer.
+func ExamplePolicy() {
+	m := scripted.Policy("researcher", func(req *model.Request) (model.Message, error) {
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role == model.RoleTool {
+			return model.Assistant("Found: " + last.Text()), nil
+		}
+		return model.Assistant("", scripted.Call("search", `{"q":"goroutines"}`)), nil
+	})
+	ctx := context.Background()
+	resp, _ := m.Generate(ctx, &model.Request{Messages: []model.Message{model.User("goroutines?")}})
+	fmt.Println(resp.Message.ToolCalls[0].Name, resp.Model)
+	resp, _ = m.Generate(ctx, &model.Request{Messages: []model.Message{model.User("goroutines?"), resp.Message,
+		model.ToolMessage(resp.Message.ToolCalls[0].ID, "search", false, model.TextPart("cheap threads"))}})
+	fmt.Println(resp.Message.Text())
+	// Output:
+	// search researcher
+	// Found: cheap threads
+}

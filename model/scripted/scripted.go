@@ -70,6 +70,24 @@ func Func(fn func(req *model.Request) (*model.Response, error)) Step {
 	return Step{fn: fn}
 }
 
+// Policy returns a Model named name that answers every request with the
+// message fn makes of it, as an offline stand-in for a model that plays a
+// part by reading the conversation it is given: its replies do not depend
+// on the order of the calls, so one policy serves agents whose parallel
+// tools finish in any order. An error of fn fails the call, wrapped with
+// name. The message's role is set to assistant.
+func Policy(name string, fn func(req *model.Request) (model.Message, error)) *Model {
+	step := Func(func(req *model.Request) (*model.Response, error) {
+		msg, err := fn(req)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		msg.Role = model.RoleAssistant
+		return &model.Response{Message: msg}, nil
+	})
+	return &Model{Name: name, Fallback: &step}
+}
+
 // Fail returns a step that fails with err.
 func Fail(err error) Step {
 	if err == nil {

@@ -504,3 +504,26 @@ func TestRepliesShareNoBytes(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"a":1}`, string(b.Message.ToolCalls[0].Arguments))
 }
+
+func TestPolicyAnswersEveryCallFromTheRequestAndNamesItsErrors(t *testing.T) {
+	refused := errors.New("no such topic")
+	m := scripted.Policy("librarian", func(req *model.Request) (model.Message, error) {
+		text := req.Messages[len(req.Messages)-1].Text()
+		if text == "unknown" {
+			return model.Message{}, refused
+		}
+		return model.Message{Role: model.RoleUser, Content: []model.Part{model.TextPart("about " + text)}}, nil
+	})
+	ctx := context.Background()
+	for _, topic := range []string{"go", "rust", "go"} {
+		resp, err := m.Generate(ctx, userReq(topic))
+		require.NoError(t, err)
+		assert.Equal(t, model.RoleAssistant, resp.Message.Role, "the reply is the assistant's whatever role fn set")
+		assert.Equal(t, "about "+topic, resp.Message.Text())
+		assert.Equal(t, "librarian", resp.Model)
+	}
+	_, err := m.Generate(ctx, userReq("unknown"))
+	require.ErrorIs(t, err, refused)
+	assert.Contains(t, err.Error(), "librarian")
+	assert.Equal(t, 4, m.Calls())
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/trellis-go/trellis/examples/internal/transcript"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/scripted"
 	"github.com/trellis-go/trellis/tool/handoff"
@@ -14,45 +15,9 @@ import (
 // conversation it is given, the way a real model would, so that the same
 // script works whatever order the parallel workers finish in.
 
-// policy returns a scripted model that answers every request with fn.
-func policy(name string, fn func(req *model.Request) (model.Message, error)) *scripted.Model {
-	step := scripted.Func(func(req *model.Request) (*model.Response, error) {
-		msg, err := fn(req)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		return &model.Response{Message: msg}, nil
-	})
-	m := scripted.New()
-	m.Name = name
-	m.Fallback = &step
-	return m
-}
-
-// toolResults returns the tool messages after the last user message.
-func toolResults(msgs []model.Message) []model.Message {
-	var out []model.Message
-	for i := len(msgs) - 1; i >= 0 && msgs[i].Role != model.RoleUser; i-- {
-		if msgs[i].Role == model.RoleTool {
-			out = append([]model.Message{msgs[i]}, out...)
-		}
-	}
-	return out
-}
-
-// task returns the text of the last user message.
-func task(msgs []model.Message) string {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == model.RoleUser {
-			return msgs[i].Text()
-		}
-	}
-	return ""
-}
-
 func scriptedSupervisor() *scripted.Model {
-	return policy("scripted-supervisor", func(req *model.Request) (model.Message, error) {
-		results := toolResults(req.Messages)
+	return scripted.Policy("scripted-supervisor", func(req *model.Request) (model.Message, error) {
+		results := transcript.ToolResults(req.Messages)
 		switch len(results) {
 		case 0:
 			return model.Assistant("The research and the title do not depend on each other: I ask for both at once.",
@@ -78,8 +43,8 @@ func scriptedSupervisor() *scripted.Model {
 }
 
 func scriptedResearcher() *scripted.Model {
-	return policy("scripted-researcher", func(req *model.Request) (model.Message, error) {
-		results := toolResults(req.Messages)
+	return scripted.Policy("scripted-researcher", func(req *model.Request) (model.Message, error) {
+		results := transcript.ToolResults(req.Messages)
 		if len(results) == 0 {
 			return model.Assistant("",
 				scripted.Call("search", `{"query":"goroutine"}`),
@@ -96,11 +61,11 @@ func scriptedResearcher() *scripted.Model {
 }
 
 func scriptedWriter() *scripted.Model {
-	return policy("scripted-writer", func(req *model.Request) (model.Message, error) {
-		if len(toolResults(req.Messages)) == 0 {
+	return scripted.Policy("scripted-writer", func(req *model.Request) (model.Message, error) {
+		if len(transcript.ToolResults(req.Messages)) == 0 {
 			return model.Assistant("", scripted.Call("style_guide", `{}`)), nil
 		}
-		t := task(req.Messages)
+		t := transcript.LastUser(req.Messages)
 		if strings.Contains(t, "Propose a title") {
 			return model.Assistant("Meet the goroutine"), nil
 		}
