@@ -565,13 +565,7 @@ func (g *Graph[S]) execute(ctx context.Context, input *S, cfg *runConfig, em *em
 		parent := nest.parent
 		m.path = nest.path
 		m.resume = parent.resume
-		// A nested run checkpoints when, and where, its parent does.
-		if pp := parent.p; pp != nil {
-			m.p = &persistence{saver: pp.saver, ser: pp.ser, durability: pp.durability, thread: pp.thread, ns: nest.ns}
-			if pp.saver == nil {
-				m.p.ns = ""
-			}
-		}
+		m.p = nest.persistence()
 	case g.saver != nil:
 		m.p = &persistence{saver: g.saver, ser: g.ser, durability: g.durability, thread: cfg.thread}
 		if m.p.ser == nil {

@@ -106,6 +106,20 @@ func Subgraph[P, C any](child *Graph[C], opts ...SubgraphOption[P, C]) *Subgraph
 	return s
 }
 
+// persistence is how a nested run checkpoints: when its parent does, in
+// the namespace of its place in the parent. A run that is not checkpointed
+// keeps the namespace too, for its interrupts' IDs are made of it: without
+// it, the interrupts of two nested runs (two parallel tasks of one
+// subgraph, say) and of the parent's own tasks would share IDs, and a
+// value given to one would answer them all.
+func (n *nesting) persistence() *persistence {
+	p := &persistence{ns: n.ns}
+	if pp := n.parent.p; pp != nil {
+		p.saver, p.ser, p.durability, p.thread = pp.saver, pp.ser, pp.durability, pp.thread
+	}
+	return p
+}
+
 // AddSubgraph adds a compiled graph as a node.
 func (b *Builder[S]) AddSubgraph(name string, sub *SubgraphNode[S], opts ...NodeOption) *Builder[S] {
 	if sub == nil {

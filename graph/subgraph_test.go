@@ -316,3 +316,74 @@ func TestANewTurnAfterAReplayStaysOnItsBranch(t *testing.T) {
 	assert.NotEqual(t, fork.CheckpointID, latest.Checkpoint.ID)
 	assert.Equal(t, int32(2), works.Load(), "on the branch, the key's finished run is found, as on the thread's first branch")
 }
+
+// askingNode interrupts with its name as the payload and logs the answer.
+func askingNode(name string) graph.NodeFunc[doc] {
+	return func(ctx context.Context, s doc) (doc, error) {
+		v, err := graph.Interrupt[string](ctx, name)
+		if err != nil {
+			return s, err
+		}
+		s.Log = append(s.Log, name+":"+v)
+		return s, nil
+	}
+}
+
+// Without a checkpointer a subgraph's interrupts still carry the place of
+// the subgraph's task in their ID: two runs of one child in parallel tasks,
+// and the parent's own node in the same superstep, each get an ID of their
+// own, whether or not the run is named by a thread.
+func TestInterruptsOfParallelSubgraphsWithoutACheckpointerHaveTheirOwnIDs(t *testing.T) {
+	child := mustCompile(t, graph.New[doc](graph.WithName("child")).
+		AddNode("ask", askingNode("child")).
+		AddEdge(graph.START, "ask"))
+	g := mustCompile(t, graph.New[doc](logReducer()).
+		AddNode("ask", askingNode("parent")).
+		AddSubgraph("s1", child.AsSubgraph()).AddSubgraph("s2", child.AsSubgraph()).
+		AddEdge(graph.START, "ask").AddEdge(graph.START, "s1").AddEdge(graph.START, "s2"))
+	for name, opts := range map[string][]graph.RunOption{"unnamed": nil, "thread": {graph.WithThread("t")}} {
+		t.Run(name, func(t *testing.T) {
+			_, err := g.Invoke(context.Background(), doc{}, opts...)
+			var ie *graph.InterruptError
+			require.ErrorAs(t, err, &ie)
+			require.Len(t, ie.Interrupts, 3)
+			ids := map[string][]string{}
+			for _, in := range ie.Interrupts {
+				ids[in.ID] = append(ids[in.ID], strings.Join(append(slices.Clone(in.Path), in.Node), "/"))
+			}
+			assert.Len(t, ids, 3, "interrupts sharing an ID: %v", ids)
+		})
+	}
+}
+
+// RunTask answers a subgraph task's interrupt only with the value given for
+// that task: the same child run as another task of the superstep has
+// interrupts of other IDs.
+func TestRunTaskAnswersASubgraphTaskOnlyWithItsOwnValue(t *testing.T) {
+	ctx := context.Background()
+	child := mustCompile(t, graph.New[doc](graph.WithName("child")).
+		AddNode("ask", askingNode("child")).
+		AddEdge(graph.START, "ask"))
+	g := mustCompile(t, graph.New[doc](logReducer()).
+		AddSubgraph("s1", child.AsSubgraph()).AddSubgraph("s2", child.AsSubgraph()).
+		AddEdge(graph.START, "s1").AddEdge(graph.START, "s2"))
+
+	idOf := func(node string, idx int) string {
+		t.Helper()
+		_, err := g.RunTask(ctx, graph.StepTask[doc]{Node: node}, doc{}, graph.TaskScope{Step: 0, Index: idx})
+		var ie *graph.InterruptError
+		require.ErrorAs(t, err, &ie)
+		require.Len(t, ie.Interrupts, 1)
+		assert.Equal(t, []string{node}, ie.Interrupts[0].Path)
+		return ie.Interrupts[0].ID
+	}
+	id1, id2 := idOf("s1", 0), idOf("s2", 1)
+	require.NotEqual(t, id1, id2)
+
+	// The value for s1's interrupt leaves s2 waiting.
+	_, err := g.RunTask(ctx, graph.StepTask[doc]{Node: "s2"}, doc{}, graph.TaskScope{Step: 0, Index: 1, Resume: map[string]any{id1: "one"}})
+	require.ErrorIs(t, err, graph.ErrInterrupted)
+	out, err := g.RunTask(ctx, graph.StepTask[doc]{Node: "s2"}, doc{}, graph.TaskScope{Step: 0, Index: 1, Resume: map[string]any{id2: "two"}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"child:two"}, out.State.Log)
+}
