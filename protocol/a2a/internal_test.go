@@ -3,8 +3,12 @@ package a2a
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
+	"math/rand/v2"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/cputime"
 	"github.com/trellis-go/trellis/internal/sse"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/nodes"
@@ -254,4 +259,163 @@ func TestSubscriberOverflowEndsTheStream(t *testing.T) {
 	if len(evs) != 0 || !last {
 		t.Fatalf("an overflowed queue: got %d events, last=%v; want 0, true", len(evs), last)
 	}
+}
+
+// A new task past WithMaxTasks forgets the oldest of its owner's tasks that
+// do not run, and past WithMaxTotalTasks the oldest of all owners' that do
+// not run; with none to forget it is refused. It cancels the tasks of its
+// context that wait for input. Checked against a plain scan of the tasks in
+// the order they were made, over random tasks that start, end (some asking
+// for input), are continued and are canceled.
+func TestNewTasksForgetTheOldestIdleTasksWithinEachLimit(t *testing.T) {
+	const maxTasks, maxTotal = 5, 12
+	s := &Server{cfg: serverConfig{maxTasks: maxTasks, maxTotalTasks: maxTotal}, tasks: map[string]*taskRec{}}
+	type ref struct {
+		t       *taskRec
+		running bool
+		state   TaskState
+	}
+	var order []*ref // every task remembered, oldest first
+	evict := func(owner string, everyone bool, n int) bool {
+		count := func() int {
+			c := 0
+			for _, r := range order {
+				if everyone || r.t.owner == owner {
+					c++
+				}
+			}
+			return c
+		}
+		for count() > n {
+			i := slices.IndexFunc(order, func(r *ref) bool { return !r.running && (everyone || r.t.owner == owner) })
+			if i < 0 {
+				return false
+			}
+			order = slices.Delete(order, i, i+1)
+		}
+		return true
+	}
+	pick := func(rng *rand.Rand, running bool) *ref {
+		var rs []*ref
+		for _, r := range order {
+			if r.running == running {
+				rs = append(rs, r)
+			}
+		}
+		if len(rs) == 0 {
+			return nil
+		}
+		return rs[rng.IntN(len(rs))]
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	owners := []string{"a", "b", "c", "d"}
+	refused, superseded := 0, 0
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for step := range 20_000 {
+		switch op := rng.IntN(20); {
+		case op < 10:
+			owner, ctxID := owners[rng.IntN(len(owners))], fmt.Sprint("ctx-", rng.IntN(3))
+			ok := evict(owner, false, maxTasks-1) && evict("", true, maxTotal-1)
+			tk, f := s.admit(owner, ctxID)
+			require.Equal(t, ok, f == nil, "step %d: task of %s admitted", step, owner)
+			if !ok {
+				refused++
+				break
+			}
+			for _, r := range order {
+				if r.t.owner == owner && r.t.contextID == ctxID && !r.running && r.state.Interrupted() {
+					r.state = StateCanceled
+					superseded++
+				}
+			}
+			order = append(order, &ref{t: tk, running: true, state: StateSubmitted})
+			tk.status.State = StateSubmitted
+		case op < 16:
+			if r := pick(rng, true); r != nil {
+				r.state = []TaskState{StateCompleted, StateInputRequired}[rng.IntN(2)]
+				s.setStatus(r.t, r.state, nil, true)
+				s.markIdle(r.t)
+				r.running = false
+			}
+		case op < 18:
+			if r := pick(rng, false); r != nil && !r.state.Terminal() {
+				s.markRunning(r.t)
+				r.running, r.state = true, StateSubmitted
+				r.t.status.State = StateSubmitted
+			}
+		default:
+			if r := pick(rng, false); r != nil && r.state.Interrupted() {
+				s.setStatus(r.t, StateCanceled, nil, true)
+				r.state = StateCanceled
+			}
+		}
+		want, owned := map[string]TaskState{}, map[string]int{}
+		for _, r := range order {
+			want[r.t.id] = r.state
+			owned[r.t.owner]++
+		}
+		got := map[string]TaskState{}
+		for id, tk := range s.tasks {
+			got[id] = tk.status.State
+		}
+		require.Equal(t, want, got, "step %d", step)
+		require.True(t, maps.Equal(owned, s.owned), "step %d: owned %v, want %v", step, s.owned, owned)
+	}
+	assert.NotZero(t, refused, "the limits were reached with every task running")
+	assert.NotZero(t, superseded, "new tasks canceled tasks that waited")
+}
+
+// BenchmarkNewTaskAt10kTasks measures what a new task costs the server's
+// bookkeeping (making room, recording it, and later its run's end) when
+// it remembers 10,000 tasks, at the limits: each new task forgets one.
+// With owners=100 each owner is at its WithMaxTasks of 100 and the new
+// task's owner is drawn at random; with running=1000 the 1,000 oldest
+// tasks still run, so the oldest that can go comes after them.
+func BenchmarkNewTaskAt10kTasks(b *testing.B) {
+	const total = 10_000
+	for _, bc := range []struct {
+		owners, running int
+	}{{1, 0}, {100, 0}, {1, 1000}} {
+		b.Run(fmt.Sprintf("owners=%d/running=%d", bc.owners, bc.running), func(b *testing.B) {
+			s := &Server{cfg: serverConfig{maxTasks: total / bc.owners, maxTotalTasks: total}, tasks: map[string]*taskRec{}}
+			owners := make([]string, bc.owners)
+			for i := range owners {
+				owners[i] = fmt.Sprintf("owner-%d", i)
+			}
+			for i := range total {
+				t, f := s.admit(owners[i%bc.owners], "ctx")
+				if f != nil {
+					b.Fatal(f.msg)
+				}
+				if i >= bc.running {
+					benchEnd(s, t)
+				}
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			b.ReportAllocs()
+			b.ResetTimer()
+			start, measured := cputime.Self()
+			for b.Loop() {
+				t, f := s.admit(owners[rng.IntN(bc.owners)], "ctx")
+				if f != nil {
+					b.Fatal(f.msg)
+				}
+				benchEnd(s, t)
+			}
+			if end, ok := cputime.Self(); ok && measured {
+				b.ReportMetric(float64(end-start)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+			}
+			if len(s.tasks) != total {
+				b.Fatalf("%d tasks remembered, want %d", len(s.tasks), total)
+			}
+		})
+	}
+}
+
+// benchEnd ends t's run as Server.end does, as far as the bookkeeping of
+// tasks goes.
+func benchEnd(s *Server, t *taskRec) {
+	t.status.State = StateCompleted
+	s.markIdle(t)
 }

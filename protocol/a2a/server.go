@@ -249,8 +249,11 @@ type Server struct {
 	mu        sync.Mutex
 	closed    bool
 	tasks     map[string]*taskRec
-	taskOrder []string
-	owned     map[string]int // how many of tasks each owner has
+	taskSeq   uint64                 // the seq of the latest task
+	owned     map[string]int         // how many of tasks each owner has
+	idle      idleQueue              // the tasks that do not run, oldest first
+	ownerIdle map[string]*idleQueue  // each owner's, the same way
+	waiting   map[convKey][]*taskRec // the tasks of each context that wait for input
 	contexts  map[convKey]*conversation
 	lru       *list.List            // of *conversation, most recently used first
 	ownerLRU  map[string]*list.List // each owner's, the same way

@@ -27,6 +27,9 @@ type taskRec struct {
 	updated       time.Time
 
 	running      bool
+	seq          uint64             // the task's place in the order tasks were made
+	at           [2]int             // its place in Server.idle and in its owner's idleQueue, while it does not run
+	waiting      bool               // in Server.waiting: it does not run and waits for input
 	cancel       context.CancelFunc // cancels the current run
 	done         chan struct{}      // closed when the current run ends
 	cancelReason string             // why the current run was canceled
@@ -238,29 +241,10 @@ func (s *Server) submit(owner string, m Message, sub *subscriber) (*taskRec, Eve
 		if ctxID == "" {
 			ctxID = newID()
 		}
-		// Make room first: a task that runs is never forgotten, so a
-		// server whose every task runs takes no more (each would hold a
-		// goroutine and its message until the agent got to it).
-		// Each owner's tasks are bounded on their own, so that one owner
-		// cannot take the room of all; all owners' together, too.
-		if !s.evictTasks(owner, false, s.cfg.maxTasks-1) {
-			f := failf(RPCInternalError, "the agent is busy: %d tasks are running or waiting to run for this owner; try again later", s.owned[owner])
-			f.status = http.StatusServiceUnavailable
+		var f *rpcFailure
+		if t, f = s.admit(owner, ctxID); f != nil {
 			return nil, Event{}, nil, f
 		}
-		if !s.evictTasks("", true, s.cfg.maxTotalTasks-1) {
-			f := failf(RPCInternalError, "the agent is busy: %d tasks are running or waiting to run; try again later", len(s.tasks))
-			f.status = http.StatusServiceUnavailable
-			return nil, Event{}, nil, f
-		}
-		t = &taskRec{owner: owner, id: newID(), contextID: ctxID, running: true}
-		s.supersede(owner, ctxID, t.id)
-		s.tasks[t.id] = t
-		s.taskOrder = append(s.taskOrder, t.id)
-		if s.owned == nil {
-			s.owned = map[string]int{}
-		}
-		s.owned[owner]++
 	}
 	m.TaskID, m.ContextID, m.Role = t.id, t.contextID, RoleUser
 	if m.MessageID == "" {
@@ -269,7 +253,8 @@ func (s *Server) submit(owner string, m Message, sub *subscriber) (*taskRec, Eve
 	t.history = append(t.history, m)
 	t.status = TaskStatus{State: StateSubmitted, Timestamp: nowUTC()}
 	t.updated = t.status.Timestamp
-	t.running, t.cancelReason = true, ""
+	s.markRunning(t)
+	t.cancelReason = ""
 	t.done = make(chan struct{})
 	ctx, cancel := context.WithCancel(s.ctx)
 	t.cancel = cancel
@@ -287,15 +272,105 @@ func (s *Server) submit(owner string, m Message, sub *subscriber) (*taskRec, Eve
 	return t, first, t.done, nil
 }
 
+// admit makes room for a new task of owner in the context ctxID and
+// records it, running. The caller holds s.mu.
+func (s *Server) admit(owner, ctxID string) (*taskRec, *rpcFailure) {
+	// Make room first: a task that runs is never forgotten, so a
+	// server whose every task runs takes no more (each would hold a
+	// goroutine and its message until the agent got to it).
+	// Each owner's tasks are bounded on their own, so that one owner
+	// cannot take the room of all; all owners' together, too.
+	if !s.evictTasks(owner, false, s.cfg.maxTasks-1) {
+		f := failf(RPCInternalError, "the agent is busy: %d tasks are running or waiting to run for this owner; try again later", s.owned[owner])
+		f.status = http.StatusServiceUnavailable
+		return nil, f
+	}
+	if !s.evictTasks("", true, s.cfg.maxTotalTasks-1) {
+		f := failf(RPCInternalError, "the agent is busy: %d tasks are running or waiting to run; try again later", len(s.tasks))
+		f.status = http.StatusServiceUnavailable
+		return nil, f
+	}
+	s.taskSeq++
+	t := &taskRec{owner: owner, id: newID(), contextID: ctxID, running: true, seq: s.taskSeq}
+	s.supersede(owner, ctxID, t.id)
+	s.tasks[t.id] = t
+	if s.owned == nil {
+		s.owned, s.ownerIdle = map[string]int{}, map[string]*idleQueue{}
+	}
+	s.owned[owner]++
+	return t, nil
+}
+
+// markRunning marks t running: it leaves the queues of the tasks that may
+// be forgotten. The caller holds s.mu.
+func (s *Server) markRunning(t *taskRec) {
+	if !t.running {
+		s.idle.remove(t)
+		s.ownerIdle[t.owner].remove(t)
+		s.setWaiting(t, false)
+	}
+	t.running = true
+}
+
+// markIdle marks t as no longer running: it joins, by its age, the
+// queues of the tasks that may be forgotten. The caller holds s.mu.
+func (s *Server) markIdle(t *taskRec) {
+	if !t.running {
+		return
+	}
+	t.running = false
+	s.idle.push(t)
+	q := s.ownerIdle[t.owner]
+	if q == nil {
+		q = &idleQueue{at: 1}
+		s.ownerIdle[t.owner] = q
+	}
+	q.push(t)
+	s.setWaiting(t, t.status.State.Interrupted())
+}
+
+// setWaiting puts t in the tasks of its context that wait for input, or
+// takes it out. The caller holds s.mu.
+func (s *Server) setWaiting(t *taskRec, waiting bool) {
+	if t.waiting == waiting {
+		return
+	}
+	t.waiting = waiting
+	k := convKey{t.owner, t.contextID}
+	if waiting {
+		if s.waiting == nil {
+			s.waiting = map[convKey][]*taskRec{}
+		}
+		s.waiting[k] = append(s.waiting[k], t)
+		return
+	}
+	ts := slices.DeleteFunc(s.waiting[k], func(o *taskRec) bool { return o == t })
+	if len(ts) == 0 {
+		delete(s.waiting, k)
+	} else {
+		s.waiting[k] = ts
+	}
+}
+
+// forget drops t, which does not run. The caller holds s.mu.
+func (s *Server) forget(t *taskRec) {
+	s.idle.remove(t)
+	s.ownerIdle[t.owner].remove(t)
+	if s.owned[t.owner]--; s.owned[t.owner] == 0 {
+		delete(s.owned, t.owner)
+		delete(s.ownerIdle, t.owner)
+	}
+	delete(s.tasks, t.id)
+	s.setWaiting(t, false)
+}
+
 // supersede ends the tasks of owner's context that wait for input when a
 // new task starts in it: with a checkpointer, the new task's message
 // answers their question (the context's thread resumes with it); without
 // one, no task waits. The caller holds s.mu.
 func (s *Server) supersede(owner, contextID, by string) {
-	for _, old := range s.tasks {
-		if old.owner != owner || old.contextID != contextID || old.running || !old.status.State.Interrupted() {
-			continue
-		}
+	// Ending a task takes it out of the waiting ones: go over a copy.
+	for _, old := range slices.Clone(s.waiting[convKey{owner, contextID}]) {
 		m := s.agentMessage(old, []Part{TextPart("The task was canceled: a later message of its context, in task " + by + ", answered its question.")})
 		old.history = append(old.history, m)
 		s.setStatus(old, StateCanceled, &m, true)
@@ -314,31 +389,23 @@ func (s *Server) task(owner, id string) *taskRec {
 
 // evictTasks forgets the oldest tasks of owner (of all owners, when
 // everyone) that are not running while there are more than n of them, and
-// reports whether that was enough. The caller holds s.mu.
+// reports whether that was enough. The queues of the tasks that do not run
+// give the oldest at once, so that a new task costs no look at the others.
+// The caller holds s.mu.
 func (s *Server) evictTasks(owner string, everyone bool, n int) bool {
-	count := func() int {
+	for {
+		count, q := s.owned[owner], s.ownerIdle[owner]
 		if everyone {
-			return len(s.tasks)
+			count, q = len(s.tasks), &s.idle
 		}
-		return s.owned[owner]
-	}
-	for count() > n {
-		i := slices.IndexFunc(s.taskOrder, func(id string) bool {
-			t := s.tasks[id]
-			return t == nil || (!t.running && (everyone || t.owner == owner))
-		})
-		if i < 0 {
+		if count <= n {
+			return true
+		}
+		if q == nil || q.oldest() == nil {
 			return false // every task is running
 		}
-		if t := s.tasks[s.taskOrder[i]]; t != nil {
-			if s.owned[t.owner]--; s.owned[t.owner] == 0 {
-				delete(s.owned, t.owner)
-			}
-			delete(s.tasks, t.id)
-		}
-		s.taskOrder = slices.Delete(s.taskOrder, i, i+1)
+		s.forget(q.oldest())
 	}
-	return true
 }
 
 // run runs the agent for a task, one turn of its conversation. With deltas
@@ -428,7 +495,7 @@ func (s *Server) end(ctx context.Context, t *taskRec, conv *conversation, res tu
 		msg = &m
 	}
 	s.setStatus(t, state, msg, true)
-	t.running = false
+	s.markIdle(t)
 	close(t.done)
 	return drop
 }
@@ -482,6 +549,9 @@ func (s *Server) setStatus(t *taskRec, state TaskState, msg *Message, store bool
 	if store {
 		t.status = st
 		t.updated = st.Timestamp
+		if !t.running {
+			s.setWaiting(t, state.Interrupted())
+		}
 	}
 	t.publish(Event{StatusUpdate: &StatusUpdate{TaskID: t.id, ContextID: t.contextID, Status: st}}, !state.Active())
 }
