@@ -118,27 +118,62 @@ func (m *Manager) Work(ctx context.Context) error {
 // worker fetches it first, one of the two claims the run and the other
 // finds it taken; if this process dies, the run is taken over as any.
 func (m *Manager) runHere(job runJob, jobID int64) {
-	m.mu.Lock()
-	ctx := m.workCtx
-	ok := ctx != nil && m.drainCh != nil && len(m.local) < cap(m.local)
-	if ok {
-		select {
-		case <-m.drainCh:
-			ok = false
-		default:
-			m.local <- struct{}{}
-			m.localRuns.Add(1)
-		}
-	}
-	m.mu.Unlock()
-	if !ok {
+	slot := m.takeSlot()
+	if slot == nil {
 		return
 	}
 	go func() {
-		defer m.localRuns.Done()
-		defer func() { <-m.local }()
-		if err := m.work(ctx, job, jobID); err != nil && ctx.Err() == nil {
+		defer slot.free()
+		if err := m.work(slot.ctx, job, jobID); err != nil && slot.ctx.Err() == nil {
 			m.log.Warn("runs: a run begun here failed to start; River will hand it to a worker", "run", job.Run, "error", err)
+		}
+	}()
+}
+
+// A slot is room for one more run among those this Manager executes,
+// taken while it works and does not drain.
+type slot struct {
+	m   *Manager
+	ctx context.Context // the context of the runs begun here
+}
+
+// takeSlot takes a slot, or returns nil when the Manager does not work
+// runs, drains, or has no room.
+func (m *Manager) takeSlot() *slot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ctx := m.workCtx
+	if ctx == nil || m.drainCh == nil || len(m.local) >= cap(m.local) {
+		return nil
+	}
+	select {
+	case <-m.drainCh:
+		return nil
+	case m.local <- struct{}{}:
+	default:
+		return nil
+	}
+	m.localRuns.Add(1)
+	return &slot{m: m, ctx: ctx}
+}
+
+// free gives the slot back; a nil slot does nothing.
+func (s *slot) free() {
+	if s == nil {
+		return
+	}
+	<-s.m.local
+	s.m.localRuns.Done()
+}
+
+// runClaimed executes c, which Start claimed for this Manager's worker, in
+// slot s.
+func (m *Manager) runClaimed(s *slot, c *claimed) {
+	m.log.Debug("runs: run taken", "run", c.id, "thread", c.thread, "attempt", c.attempt, "worker", m.cfg.id)
+	go func() {
+		defer s.free()
+		if err := m.execute(s.ctx, c); err != nil && s.ctx.Err() == nil {
+			m.log.Warn("runs: a run failed to end", "run", c.id, "error", err)
 		}
 	}()
 }
