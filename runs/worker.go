@@ -555,6 +555,16 @@ func (m *Manager) finalize(ctx context.Context, c *claimed, out outcome) error {
 	rolledBack := false
 	for {
 		err := m.tx(ctx, func(tx *sql.Tx) error {
+			if !rolledBack {
+				// Most runs are not asked to stop: their end is stored
+				// unless one was, without reading the run first.
+				switch err := m.setEnded(ctx, tx, c, out, msg, true); {
+				case err == nil:
+					return m.recordEnd(ctx, tx, c, out, msg)
+				case !errors.Is(err, errNotEnded):
+					return err
+				}
+			}
 			var (
 				cancel string
 				wrote  bool
@@ -623,9 +633,25 @@ func (m *Manager) rollback(ctx context.Context, c *claimed) error {
 	return r.rollback(ctx, c.thread, start.String)
 }
 
+// errNotEnded: setEnded found no run to end under its conditions.
+var errNotEnded = errors.New("the run was not ended")
+
 // end records, in tx, that c ended with out: its status, its last event,
 // and its thread's next run.
 func (m *Manager) end(ctx context.Context, tx *sql.Tx, c *claimed, out outcome, msg string) error {
+	if err := m.setEnded(ctx, tx, c, out, msg, false); err != nil {
+		if errors.Is(err, errNotEnded) {
+			return ErrLeaseLost
+		}
+		return err
+	}
+	return m.recordEnd(ctx, tx, c, out, msg)
+}
+
+// setEnded stores, in tx, c's status after out, if c's worker still holds
+// it, and, with uncancelled, if no cancellation was asked for; else it
+// changes nothing and returns errNotEnded.
+func (m *Manager) setEnded(ctx context.Context, tx *sql.Tx, c *claimed, out outcome, msg string, uncancelled bool) error {
 	ints := ""
 	if len(out.interrupts) > 0 {
 		b, err := json.Marshal(out.interrupts)
@@ -634,15 +660,25 @@ func (m *Manager) end(ctx context.Context, tx *sql.Tx, c *claimed, out outcome, 
 		}
 		ints = string(b)
 	}
-	res, err := m.exec(ctx, tx, `UPDATE {runs} SET status = $3, error = $4, interrupts = $5, cancel = '',
+	q := `UPDATE {runs} SET status = $3, error = $4, interrupts = $5, cancel = '',
 		ended_at = {now}, updated_at = {now}, lease_until = 0
-		WHERE run_id = $1 AND epoch = $2 AND status = 'running'`, c.id, c.epoch, string(out.status), msg, ints)
+		WHERE run_id = $1 AND epoch = $2 AND status = 'running'`
+	if uncancelled {
+		q += ` AND cancel = ''`
+	}
+	res, err := m.exec(ctx, tx, q, c.id, c.epoch, string(out.status), msg, ints)
 	if err != nil {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrLeaseLost
+		return errNotEnded
 	}
+	return nil
+}
+
+// recordEnd records, in tx, the last event of c, which setEnded ended, and
+// hands its thread to its next run.
+func (m *Manager) recordEnd(ctx context.Context, tx *sql.Tx, c *claimed, out outcome, msg string) error {
 	end := Event{Seq: c.seq + 1, Run: c.id, Attempt: c.attempt, Kind: KindRunEnd, Time: time.Now(),
 		Status: out.status, Error: msg, Interrupts: out.interrupts, Usage: out.usage}
 	if out.status == StatusSuccess {
@@ -666,23 +702,31 @@ func (m *Manager) end(ctx context.Context, tx *sql.Tx, c *claimed, out outcome, 
 // advance hands thread to its next pending run, or leaves it idle with the
 // status its last run gives it.
 func (m *Manager) advance(ctx context.Context, tx *sql.Tx, thread string, last Status) error {
+	status := ThreadIdle
+	switch last {
+	case StatusError:
+		status = ThreadError
+	case StatusInterrupted:
+		status = ThreadInterrupted
+	}
+	// Most threads have no run waiting: one statement leaves them idle.
+	res, err := m.exec(ctx, tx, `UPDATE {threads} SET active_run = '', status = $2, updated_at = {now}
+		WHERE thread_id = $1 AND NOT EXISTS (SELECT 1 FROM {runs} WHERE thread_id = $1 AND status = 'pending')`, thread, string(status))
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		return nil
+	}
 	var (
 		next, graphName string
 		startAt         int64
 	)
-	err := m.queryRow(ctx, tx, `SELECT run_id, graph, start_at FROM {runs} WHERE thread_id = $1 AND status = 'pending'
+	err = m.queryRow(ctx, tx, `SELECT run_id, graph, start_at FROM {runs} WHERE thread_id = $1 AND status = 'pending'
 		ORDER BY seq LIMIT 1`, thread).Scan(&next, &graphName, &startAt)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		status := ThreadIdle
-		switch last {
-		case StatusError:
-			status = ThreadError
-		case StatusInterrupted:
-			status = ThreadInterrupted
-		}
-		_, err = m.exec(ctx, tx, `UPDATE {threads} SET active_run = '', status = $2, updated_at = {now} WHERE thread_id = $1`, thread, string(status))
-		return err
+		return nil // the thread is gone
 	case err != nil:
 		return err
 	}
