@@ -56,6 +56,7 @@ type Manager struct {
 	preparing  sync.Map       // query text → true, once its preparation began
 	background sync.WaitGroup // statements being prepared
 	closed     atomic.Bool
+	deletions  deletions // DeleteThreadSoon's
 
 	// The backend's notifications, followed from the first Work, Stream
 	// or Wait until Close.
@@ -183,6 +184,7 @@ func (m *Manager) Close() error {
 		m.stopListen()
 		<-m.listenEnded
 	}
+	m.stopDeletions()
 	m.closeStatements()
 	if m.b.Close != nil {
 		return m.b.Close()
