@@ -774,9 +774,11 @@ func testDeleteThreadSoon(t *testing.T, db DB) {
 		})
 		_, err := m.Get(ctx, r.ID)
 		assert.ErrorIs(t, err, runs.ErrNotFound, "a deleted thread's runs go with it")
-		cps, err := m.Saver().List(ctx, r.Thread, "", state.ListOptions{})
-		require.NoError(t, err)
-		assert.Empty(t, cps, "a deleted thread's checkpoints go with it")
+		eventually(t, "the checkpoints of thread "+r.Thread+" deleted", func() bool {
+			cps, err := m.Saver().List(ctx, r.Thread, "", state.ListOptions{})
+			require.NoError(t, err)
+			return len(cps) == 0
+		})
 	}
 	th, err := m.Thread(ctx, busy.Thread)
 	require.NoError(t, err, "a thread with an active run is kept")
