@@ -112,11 +112,13 @@ func (m *Manager) Work(ctx context.Context) error {
 	return nil
 }
 
-// runHere begins a run this Manager just accepted, in this process, when
-// it works runs and has room: the run starts without waiting for River to
-// hand its job to a worker. River keeps the job all the same: if another
-// worker fetches it first, one of the two claims the run and the other
-// finds it taken; if this process dies, the run is taken over as any.
+// runHere begins a run this Manager just accepted and queued (it had no
+// room when Start began; see Start for the run claimed at once), in this
+// process, when it works runs and has room now: the run starts without
+// waiting for River to hand its job to a worker. River keeps the job all
+// the same: if another worker fetches it first, one of the two claims the
+// run and the other finds it taken; if this process dies, the run is
+// taken over as any.
 func (m *Manager) runHere(job runJob, jobID int64) {
 	slot := m.takeSlot()
 	if slot == nil {
@@ -633,6 +635,14 @@ func (m *Manager) rollback(ctx context.Context, c *claimed) error {
 	return r.rollback(ctx, c.thread, start.String)
 }
 
+// The statements of setEnded.
+const (
+	setEndedQuery = `UPDATE {runs} SET status = $3, error = $4, interrupts = $5, cancel = '',
+		ended_at = {now}, updated_at = {now}, lease_until = 0
+		WHERE run_id = $1 AND epoch = $2 AND status = 'running'`
+	setEndedUncancelledQuery = setEndedQuery + ` AND cancel = ''`
+)
+
 // errNotEnded: setEnded found no run to end under its conditions.
 var errNotEnded = errors.New("the run was not ended")
 
@@ -660,11 +670,9 @@ func (m *Manager) setEnded(ctx context.Context, tx *sql.Tx, c *claimed, out outc
 		}
 		ints = string(b)
 	}
-	q := `UPDATE {runs} SET status = $3, error = $4, interrupts = $5, cancel = '',
-		ended_at = {now}, updated_at = {now}, lease_until = 0
-		WHERE run_id = $1 AND epoch = $2 AND status = 'running'`
+	q := setEndedQuery
 	if uncancelled {
-		q += ` AND cancel = ''`
+		q = setEndedUncancelledQuery
 	}
 	res, err := m.exec(ctx, tx, q, c.id, c.epoch, string(out.status), msg, ints)
 	if err != nil {
