@@ -237,8 +237,10 @@ type storedRequest struct {
 	StepLimit int             `json:"step_limit,omitempty"`
 }
 
-// Start accepts a run and queues it for a worker. It returns as soon as
-// the run is stored: Wait or Stream follow it. When the thread has an
+// Start accepts a run and queues it for a worker, or, when the Manager
+// works runs (Work) and has room, stores it claimed by its own worker,
+// which begins it at once. It returns as soon as the run is stored, as
+// StatusPending: Wait or Stream follow it. When the thread has an
 // active run, req.Strategy decides (see Strategy); with StrategyReject the
 // error matches ErrThreadBusy and nothing was stored.
 func (m *Manager) Start(ctx context.Context, req Request) (Run, error) {
