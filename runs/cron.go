@@ -187,7 +187,7 @@ func (m *Manager) fireCrons(ctx context.Context) error {
 				m.log.Warn("runs: a scheduled run was not started", "cron", d.id, "error", err)
 				continue
 			}
-			run, err := m.start(ctx, tx, r, &req, d.owner)
+			run, err := m.start(ctx, tx, r, &req, d.owner, false)
 			if errors.Is(err, ErrThreadBusy) || errors.Is(err, ErrNotFound) {
 				m.log.Info("runs: a scheduled run was not started", "cron", d.id, "error", err)
 				continue

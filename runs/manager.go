@@ -56,6 +56,7 @@ type Manager struct {
 	preparing  sync.Map       // query text → true, once its preparation began
 	background sync.WaitGroup // statements being prepared
 	closed     atomic.Bool
+	deletions  deletions // DeleteThreadSoon's
 
 	// The backend's notifications, followed from the first Work, Stream
 	// or Wait until Close.
@@ -183,6 +184,7 @@ func (m *Manager) Close() error {
 		m.stopListen()
 		<-m.listenEnded
 	}
+	m.stopDeletions()
 	m.closeStatements()
 	if m.b.Close != nil {
 		return m.b.Close()
@@ -235,8 +237,10 @@ type storedRequest struct {
 	StepLimit int             `json:"step_limit,omitempty"`
 }
 
-// Start accepts a run and queues it for a worker. It returns as soon as
-// the run is stored: Wait or Stream follow it. When the thread has an
+// Start accepts a run and queues it for a worker, or, when the Manager
+// works runs (Work) and has room, stores it claimed by its own worker,
+// which begins it at once. It returns as soon as the run is stored, as
+// StatusPending: Wait or Stream follow it. When the thread has an
 // active run, req.Strategy decides (see Strategy); with StrategyReject the
 // error matches ErrThreadBusy and nothing was stored.
 func (m *Manager) Start(ctx context.Context, req Request) (Run, error) {
@@ -247,15 +251,26 @@ func (m *Manager) Start(ctx context.Context, req Request) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
+	// With a worker of this Manager free, the run is claimed for it in the
+	// transaction that stores it: one transaction, not two, and no job in
+	// the queue (a worker that dies leaves the run to the reaper, as any).
+	slot := m.takeSlot()
 	var out Run
 	err = m.tx(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, err = m.start(ctx, tx, r, &req, OwnerOf(ctx))
+		out, err = m.start(ctx, tx, r, &req, OwnerOf(ctx), slot != nil)
 		return err
 	})
 	if err != nil {
+		slot.free()
 		return Run{}, err
 	}
+	if out.claim != nil {
+		m.runClaimed(slot, out.claim)
+		out.claim = nil
+		return out, nil
+	}
+	slot.free()
 	if out.job != nil && m.b.Local == nil {
 		m.runHere(*out.job, out.jobID)
 		out.job = nil
@@ -322,8 +337,10 @@ func orNull(b json.RawMessage) json.RawMessage {
 	return b
 }
 
-// start stores a run in tx (see Start).
-func (m *Manager) start(ctx context.Context, tx *sql.Tx, r *runner, req *Request, owner string) (Run, error) {
+// start stores a run in tx (see Start). With here, a run that may start
+// at once is stored claimed by this Manager's worker (Run.claim), and no
+// job is queued for it.
+func (m *Manager) start(ctx context.Context, tx *sql.Tx, r *runner, req *Request, owner string, here bool) (Run, error) {
 	id := uuid.Must(uuid.NewV7()).String()
 	thread := req.Thread
 	if thread == "" {
@@ -393,22 +410,37 @@ func (m *Manager) start(ctx context.Context, tx *sql.Tx, r *runner, req *Request
 		job   runJob
 		jobID int64
 	)
-	if active == "" {
-		// The run's job is queued first, so that the run's row is stored
-		// with its ID in one statement.
-		job = runJob{Run: id, Thread: thread, Graph: r.name}
-		if jobID, err = m.queue.insert(ctx, tx, job, fromMicros(startAt)); err != nil {
-			return Run{}, fmt.Errorf("runs: queue run %s: %w", id, err)
+	switch {
+	case active == "" && here && startAt <= now:
+		// Claimed at once: stored as claim would leave it, at its first
+		// attempt under this worker's lease.
+		if _, err := m.exec(ctx, tx, `INSERT INTO {runs}
+			(run_id, thread_id, owner, graph, status, strategy, request, metadata, created_at, start_at, updated_at,
+			epoch, lease_owner, lease_until, attempts)
+			VALUES ($1, $2, $3, $4, 'running', $5, $6, $7, $8, $8, $8, 1, $9, $10, 1)`,
+			id, thread, owner, r.name, string(req.Strategy), string(body), string(meta), now,
+			m.cfg.id, now+m.cfg.lease.Microseconds()); err != nil {
+			return Run{}, fmt.Errorf("runs: start: %w", err)
+		}
+		run.claim = &claimed{id: id, thread: thread, graph: r.name, epoch: 1, attempt: 1, req: sr}
+	default:
+		if active == "" {
+			// The run's job is queued first, so that the run's row is
+			// stored with its ID in one statement.
+			job = runJob{Run: id, Thread: thread, Graph: r.name}
+			if jobID, err = m.queue.insert(ctx, tx, job, fromMicros(startAt)); err != nil {
+				return Run{}, fmt.Errorf("runs: queue run %s: %w", id, err)
+			}
+		}
+		if _, err := m.exec(ctx, tx, `INSERT INTO {runs}
+			(run_id, thread_id, owner, graph, status, strategy, request, metadata, created_at, start_at, updated_at, job_id)
+			VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $8, $10)`,
+			id, thread, owner, r.name, string(req.Strategy), string(body), string(meta), now, startAt, jobID); err != nil {
+			return Run{}, fmt.Errorf("runs: start: %w", err)
 		}
 	}
-	if _, err := m.exec(ctx, tx, `INSERT INTO {runs}
-		(run_id, thread_id, owner, graph, status, strategy, request, metadata, created_at, start_at, updated_at, job_id)
-		VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9, $8, $10)`,
-		id, thread, owner, r.name, string(req.Strategy), string(body), string(meta), now, startAt, jobID); err != nil {
-		return Run{}, fmt.Errorf("runs: start: %w", err)
-	}
 	if active == "" {
-		if startAt <= now {
+		if startAt <= now && run.claim == nil {
 			run.job, run.jobID = &job, jobID
 		}
 		if !created {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 	"time"
 )
 
@@ -309,17 +310,45 @@ func (rec *recorder) write(batch []*Event) error {
 	return err
 }
 
-// insertEvents inserts events one statement each (SQLite, in a
-// transaction, where a statement costs no round trip).
+// insertEvents inserts events in tx, up to maxEventRows a statement (a
+// statement a row was a tenth of a run's CPU time on runs/memory: the
+// database/sql and driver work of each statement, not the insert).
 func insertEvents(ctx context.Context, tx *sql.Tx, m *Manager, run string, seqs []int64, datas [][]byte) error {
-	stmt, err := m.prepared(ctx, tx, `INSERT INTO {events} (run_id, seq, data) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`)
-	if err != nil {
-		return err
-	}
-	for i := range seqs {
-		if _, err := stmt.ExecContext(ctx, run, seqs[i], datas[i]); err != nil {
+	args := make([]any, 0, 1+2*min(len(seqs), maxEventRows))
+	for len(seqs) > 0 {
+		n := min(len(seqs), maxEventRows)
+		stmt, err := m.prepared(ctx, tx, eventInserts[n])
+		if err != nil {
 			return err
 		}
+		args = append(args[:0], run)
+		for i := range n {
+			args = append(args, seqs[i], datas[i])
+		}
+		if _, err := stmt.ExecContext(ctx, args...); err != nil {
+			return err
+		}
+		seqs, datas = seqs[n:], datas[n:]
 	}
 	return nil
 }
+
+// maxEventRows bounds the rows of one of insertEvents' statements.
+const maxEventRows = 16
+
+// eventInserts holds, at n, the statement that inserts n events of a run.
+var eventInserts = func() (qs [maxEventRows + 1]string) {
+	for n := 1; n <= maxEventRows; n++ {
+		var b strings.Builder
+		b.WriteString(`INSERT INTO {events} (run_id, seq, data) VALUES `)
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "($1, $%d, $%d)", 2+2*i, 3+2*i)
+		}
+		b.WriteString(` ON CONFLICT DO NOTHING`)
+		qs[n] = b.String()
+	}
+	return qs
+}()

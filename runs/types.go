@@ -210,6 +210,7 @@ type Run struct {
 
 	job   *runJob // a run Start may begin in this process at once
 	jobID int64
+	claim *claimed // a run Start claimed for this process's worker
 }
 
 // Thread is a thread as the runs layer records it, beside its checkpoints.

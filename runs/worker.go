@@ -112,33 +112,70 @@ func (m *Manager) Work(ctx context.Context) error {
 	return nil
 }
 
-// runHere begins a run this Manager just accepted, in this process, when
-// it works runs and has room: the run starts without waiting for River to
-// hand its job to a worker. River keeps the job all the same: if another
-// worker fetches it first, one of the two claims the run and the other
-// finds it taken; if this process dies, the run is taken over as any.
+// runHere begins a run this Manager just accepted and queued (it had no
+// room when Start began; see Start for the run claimed at once), in this
+// process, when it works runs and has room now: the run starts without
+// waiting for River to hand its job to a worker. River keeps the job all
+// the same: if another worker fetches it first, one of the two claims the
+// run and the other finds it taken; if this process dies, the run is
+// taken over as any.
 func (m *Manager) runHere(job runJob, jobID int64) {
-	m.mu.Lock()
-	ctx := m.workCtx
-	ok := ctx != nil && m.drainCh != nil && len(m.local) < cap(m.local)
-	if ok {
-		select {
-		case <-m.drainCh:
-			ok = false
-		default:
-			m.local <- struct{}{}
-			m.localRuns.Add(1)
-		}
-	}
-	m.mu.Unlock()
-	if !ok {
+	slot := m.takeSlot()
+	if slot == nil {
 		return
 	}
 	go func() {
-		defer m.localRuns.Done()
-		defer func() { <-m.local }()
-		if err := m.work(ctx, job, jobID); err != nil && ctx.Err() == nil {
+		defer slot.free()
+		if err := m.work(slot.ctx, job, jobID); err != nil && slot.ctx.Err() == nil {
 			m.log.Warn("runs: a run begun here failed to start; River will hand it to a worker", "run", job.Run, "error", err)
+		}
+	}()
+}
+
+// A slot is room for one more run among those this Manager executes,
+// taken while it works and does not drain.
+type slot struct {
+	m   *Manager
+	ctx context.Context // the context of the runs begun here
+}
+
+// takeSlot takes a slot, or returns nil when the Manager does not work
+// runs, drains, or has no room.
+func (m *Manager) takeSlot() *slot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ctx := m.workCtx
+	if ctx == nil || m.drainCh == nil || len(m.local) >= cap(m.local) {
+		return nil
+	}
+	select {
+	case <-m.drainCh:
+		return nil
+	case m.local <- struct{}{}:
+	default:
+		return nil
+	}
+	m.localRuns.Add(1)
+	return &slot{m: m, ctx: ctx}
+}
+
+// free gives the slot back; a nil slot does nothing.
+func (s *slot) free() {
+	if s == nil {
+		return
+	}
+	<-s.m.local
+	s.m.localRuns.Done()
+}
+
+// runClaimed executes c, which Start claimed for this Manager's worker, in
+// slot s.
+func (m *Manager) runClaimed(s *slot, c *claimed) {
+	m.log.Debug("runs: run taken", "run", c.id, "thread", c.thread, "attempt", c.attempt, "worker", m.cfg.id)
+	go func() {
+		defer s.free()
+		if err := m.execute(s.ctx, c); err != nil && s.ctx.Err() == nil {
+			m.log.Warn("runs: a run failed to end", "run", c.id, "error", err)
 		}
 	}()
 }
@@ -520,6 +557,16 @@ func (m *Manager) finalize(ctx context.Context, c *claimed, out outcome) error {
 	rolledBack := false
 	for {
 		err := m.tx(ctx, func(tx *sql.Tx) error {
+			if !rolledBack {
+				// Most runs are not asked to stop: their end is stored
+				// unless one was, without reading the run first.
+				switch err := m.setEnded(ctx, tx, c, out, msg, true); {
+				case err == nil:
+					return m.recordEnd(ctx, tx, c, out, msg)
+				case !errors.Is(err, errNotEnded):
+					return err
+				}
+			}
 			var (
 				cancel string
 				wrote  bool
@@ -588,9 +635,33 @@ func (m *Manager) rollback(ctx context.Context, c *claimed) error {
 	return r.rollback(ctx, c.thread, start.String)
 }
 
+// The statements of setEnded.
+const (
+	setEndedQuery = `UPDATE {runs} SET status = $3, error = $4, interrupts = $5, cancel = '',
+		ended_at = {now}, updated_at = {now}, lease_until = 0
+		WHERE run_id = $1 AND epoch = $2 AND status = 'running'`
+	setEndedUncancelledQuery = setEndedQuery + ` AND cancel = ''`
+)
+
+// errNotEnded: setEnded found no run to end under its conditions.
+var errNotEnded = errors.New("the run was not ended")
+
 // end records, in tx, that c ended with out: its status, its last event,
 // and its thread's next run.
 func (m *Manager) end(ctx context.Context, tx *sql.Tx, c *claimed, out outcome, msg string) error {
+	if err := m.setEnded(ctx, tx, c, out, msg, false); err != nil {
+		if errors.Is(err, errNotEnded) {
+			return ErrLeaseLost
+		}
+		return err
+	}
+	return m.recordEnd(ctx, tx, c, out, msg)
+}
+
+// setEnded stores, in tx, c's status after out, if c's worker still holds
+// it, and, with uncancelled, if no cancellation was asked for; else it
+// changes nothing and returns errNotEnded.
+func (m *Manager) setEnded(ctx context.Context, tx *sql.Tx, c *claimed, out outcome, msg string, uncancelled bool) error {
 	ints := ""
 	if len(out.interrupts) > 0 {
 		b, err := json.Marshal(out.interrupts)
@@ -599,15 +670,23 @@ func (m *Manager) end(ctx context.Context, tx *sql.Tx, c *claimed, out outcome, 
 		}
 		ints = string(b)
 	}
-	res, err := m.exec(ctx, tx, `UPDATE {runs} SET status = $3, error = $4, interrupts = $5, cancel = '',
-		ended_at = {now}, updated_at = {now}, lease_until = 0
-		WHERE run_id = $1 AND epoch = $2 AND status = 'running'`, c.id, c.epoch, string(out.status), msg, ints)
+	q := setEndedQuery
+	if uncancelled {
+		q = setEndedUncancelledQuery
+	}
+	res, err := m.exec(ctx, tx, q, c.id, c.epoch, string(out.status), msg, ints)
 	if err != nil {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrLeaseLost
+		return errNotEnded
 	}
+	return nil
+}
+
+// recordEnd records, in tx, the last event of c, which setEnded ended, and
+// hands its thread to its next run.
+func (m *Manager) recordEnd(ctx context.Context, tx *sql.Tx, c *claimed, out outcome, msg string) error {
 	end := Event{Seq: c.seq + 1, Run: c.id, Attempt: c.attempt, Kind: KindRunEnd, Time: time.Now(),
 		Status: out.status, Error: msg, Interrupts: out.interrupts, Usage: out.usage}
 	if out.status == StatusSuccess {
@@ -631,23 +710,31 @@ func (m *Manager) end(ctx context.Context, tx *sql.Tx, c *claimed, out outcome, 
 // advance hands thread to its next pending run, or leaves it idle with the
 // status its last run gives it.
 func (m *Manager) advance(ctx context.Context, tx *sql.Tx, thread string, last Status) error {
+	status := ThreadIdle
+	switch last {
+	case StatusError:
+		status = ThreadError
+	case StatusInterrupted:
+		status = ThreadInterrupted
+	}
+	// Most threads have no run waiting: one statement leaves them idle.
+	res, err := m.exec(ctx, tx, `UPDATE {threads} SET active_run = '', status = $2, updated_at = {now}
+		WHERE thread_id = $1 AND NOT EXISTS (SELECT 1 FROM {runs} WHERE thread_id = $1 AND status = 'pending')`, thread, string(status))
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		return nil
+	}
 	var (
 		next, graphName string
 		startAt         int64
 	)
-	err := m.queryRow(ctx, tx, `SELECT run_id, graph, start_at FROM {runs} WHERE thread_id = $1 AND status = 'pending'
+	err = m.queryRow(ctx, tx, `SELECT run_id, graph, start_at FROM {runs} WHERE thread_id = $1 AND status = 'pending'
 		ORDER BY seq LIMIT 1`, thread).Scan(&next, &graphName, &startAt)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		status := ThreadIdle
-		switch last {
-		case StatusError:
-			status = ThreadError
-		case StatusInterrupted:
-			status = ThreadInterrupted
-		}
-		_, err = m.exec(ctx, tx, `UPDATE {threads} SET active_run = '', status = $2, updated_at = {now} WHERE thread_id = $1`, thread, string(status))
-		return err
+		return nil // the thread is gone
 	case err != nil:
 		return err
 	}

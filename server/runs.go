@@ -468,19 +468,26 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request, thread string
 }
 
 // cleanUp deletes the thread of a stateless run once the run has ended
-// (at once when ended says the caller saw it end).
+// (at once when ended says the caller saw it end and read its output).
+// The Manager deletes it with others in one transaction
+// (DeleteThreadSoon).
 func (s *Server) cleanUp(ctx context.Context, run runs.Run, ended bool) {
 	owner := runs.OwnerOf(ctx)
-	s.wg.Go(func() {
-		ctx := runs.WithOwner(s.ctx, owner)
-		if !ended {
-			if _, err := s.m.Wait(ctx, run.ID); err != nil {
-				return
-			}
-		}
-		if err := s.m.DeleteThread(ctx, run.Thread); err != nil && !errors.Is(err, runs.ErrNotFound) {
+	del := func(ctx context.Context) {
+		if err := s.m.DeleteThreadSoon(ctx, run.Thread); err != nil && !errors.Is(err, runs.ErrClosed) {
 			s.log.Warn("server: deleting the thread of a stateless run failed", "run", run.ID, "error", err)
 		}
+	}
+	if ended {
+		del(runs.WithOwner(context.WithoutCancel(ctx), owner))
+		return
+	}
+	s.wg.Go(func() {
+		ctx := runs.WithOwner(s.ctx, owner)
+		if _, err := s.m.Wait(ctx, run.ID); err != nil {
+			return
+		}
+		del(ctx)
 	})
 }
 

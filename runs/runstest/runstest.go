@@ -3,6 +3,8 @@ package runstest
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/runs"
+	"github.com/trellis-go/trellis/state"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -55,6 +58,7 @@ func Run(t *testing.T, newDB func(t *testing.T) DB) {
 		{"ExpiredLeaseIsTakenOverAndTheOldHolderCommitsNothing", testTakeOver},
 		{"LateToolResultsAreAcceptedByAnyManager", testCompleteCall},
 		{"RunEndReportsTheUsageOfTheRunsModelCalls", testUsage},
+		{"DeleteThreadSoonDeletesIdleThreadsOnly", testDeleteThreadSoon},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -739,4 +743,58 @@ func count[T comparable](xs []T, x T) int {
 		}
 	}
 	return n
+}
+
+func testDeleteThreadSoon(t *testing.T, db DB) {
+	gs := newGates()
+	m, stop := stoppableWorker(t, db, gs)
+	ctx := t.Context()
+	var ended []runs.Run
+	for i := range 5 {
+		r, err := m.Start(ctx, runs.Request{Graph: "echo", Input: input(fmt.Sprint(i))})
+		require.NoError(t, err)
+		ended = append(ended, wait(t, m, r.ID))
+	}
+	h := gs.hold("busy", 1)
+	busy, err := m.Start(ctx, runs.Request{Graph: "hold", Thread: "busy", Input: input("held")})
+	require.NoError(t, err)
+	entered(t, h)
+	bob := runs.WithOwner(ctx, "bob")
+	for _, r := range ended {
+		require.NoError(t, m.DeleteThreadSoon(ctx, r.Thread))
+	}
+	require.NoError(t, m.DeleteThreadSoon(ctx, busy.Thread), "a busy thread is not an error: it is kept")
+	require.NoError(t, m.DeleteThreadSoon(bob, ended[0].Thread), "another owner's thread is left alone")
+	require.NoError(t, m.DeleteThreadSoon(ctx, "no-such-thread"))
+	assert.ErrorIs(t, m.DeleteThreadSoon(ctx, strings.Repeat("x", 257)), runs.ErrInvalid)
+	for _, r := range ended {
+		eventually(t, "thread "+r.Thread+" deleted", func() bool {
+			_, err := m.Thread(ctx, r.Thread)
+			return errors.Is(err, runs.ErrNotFound)
+		})
+		_, err := m.Get(ctx, r.ID)
+		assert.ErrorIs(t, err, runs.ErrNotFound, "a deleted thread's runs go with it")
+		eventually(t, "the checkpoints of thread "+r.Thread+" deleted", func() bool {
+			cps, err := m.Saver().List(ctx, r.Thread, "", state.ListOptions{})
+			require.NoError(t, err)
+			return len(cps) == 0
+		})
+	}
+	th, err := m.Thread(ctx, busy.Thread)
+	require.NoError(t, err, "a thread with an active run is kept")
+	assert.Equal(t, busy.ID, th.ActiveRun)
+	h.open()
+	assert.Equal(t, runs.StatusSuccess, wait(t, m, busy.ID).Status)
+
+	// Close deletes what is still pending, and takes no more.
+	last, err := m.Start(ctx, runs.Request{Graph: "echo", Input: input("last")})
+	require.NoError(t, err)
+	wait(t, m, last.ID)
+	require.NoError(t, m.DeleteThreadSoon(ctx, last.Thread))
+	stop()
+	require.NoError(t, m.Close())
+	assert.ErrorIs(t, m.DeleteThreadSoon(ctx, busy.Thread), runs.ErrClosed)
+	other := client(t, db, gs)
+	_, err = other.Thread(ctx, last.Thread)
+	assert.ErrorIs(t, err, runs.ErrNotFound, "Close deleted the pending thread")
 }
