@@ -27,8 +27,8 @@ func (c *chat) ChatMessages() *[]model.Message { return &c.Messages }
 // lending returns a context that lends storage, as a ToolsNode's does,
 // and the storage.
 func lending() (context.Context, *callroom.Room) {
-	w := runctx.NewWorking[chat, *chat, callroom.Room](context.Background(), chat{})
-	return w, &w.Extra
+	w := runctx.NewKind[chat, *chat, callroom.Room]().New(context.Background(), chat{})
+	return w.Context(), &w.Extra
 }
 
 // TestLentStorageHoldsTheResults runs batches of one and of several calls
@@ -244,6 +244,51 @@ func TestTypedToolsShareTheArgumentsOfLentBatchesOnly(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// TestLentPartHoldsASingleCallsResultPart lends a single call's frame room
+// for its result part, as a ToolsNode does: a typed tool's one-part result
+// is written there, with middleware or an observer in between as well,
+// and the part lent is left alone when the executor does not take the
+// storage.
+func TestLentPartHoldsASingleCallsResultPart(t *testing.T) {
+	type args struct {
+		Text string `json:"text"`
+	}
+	echoText := tool.MustFunc("echo", "Echoes.", func(_ context.Context, in args) (string, error) { return in.Text, nil })
+	pass := func(next executor.Handler) executor.Handler { return next }
+	configs := map[string][]executor.Option{
+		"plain":      nil,
+		"middleware": {executor.WithMiddleware(pass)},
+		"observer":   {executor.WithObserver(func(context.Context, executor.Event) {})},
+	}
+	b := executor.Batch{Calls: []model.ToolCall{{ID: "c1", Name: "echo", Arguments: []byte(`{"text":"hi"}`)}}, Tools: executor.Tools(echoText)}
+	for _, k := range kinds {
+		for name, opts := range configs {
+			t.Run(k.name+"/"+name, func(t *testing.T) {
+				e := k.make(opts...)
+				ctx, room := lending()
+				var part model.Part
+				room.LendPart(&part)
+				room.Lend(e)
+				res, err := e.Execute(ctx, b)
+				require.NoError(t, err)
+				require.Len(t, res[0].Content, 1)
+				assert.Same(t, &part, &res[0].Content[0], "the result's part is the one lent")
+				assert.Equal(t, "hi", part.Text)
+				room.Release()
+
+				ctx, room = lending()
+				var unused model.Part
+				room.LendPart(&unused)
+				room.Lend(executor.Guard(e)) // the executor inside takes nothing
+				res, err = executor.Guard(e).Execute(ctx, b)
+				require.NoError(t, err)
+				assert.Equal(t, "hi", res[0].Text())
+				assert.Equal(t, model.Part{}, unused, "a part lent with storage not taken stays unused")
+			})
 		}
 	}
 }

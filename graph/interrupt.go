@@ -152,7 +152,14 @@ func Interrupt[T any](ctx context.Context, payload any) (T, error) {
 // reports false.
 func Resuming(ctx context.Context) bool {
 	m := metaFrom(ctx)
-	if m == nil || m.task == nil || m.resume == nil {
+	return m != nil && m.Resuming(ctx)
+}
+
+// Resuming is Resuming of ctx, a context of m's run: the nodes of this
+// module ask m, found once (internal/runkey.Node), rather than look it up
+// again.
+func (m *runMeta) Resuming(ctx context.Context) bool {
+	if m.task == nil || m.resume == nil {
 		return false
 	}
 	if call, _ := ctx.Value(callScopeKey{}).(*callScope); call != nil && call.id != "" {

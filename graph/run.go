@@ -65,6 +65,10 @@ func (m *runMeta) thread() string {
 // answers the key of internal/runkey with, for the packages below graph.
 func (m *runMeta) Thread() string { return m.thread() }
 
+// A runMeta is also what the nodes of this module read of the run they
+// run in, with one lookup.
+var _ runkey.Node = (*runMeta)(nil)
+
 func (m *runMeta) ns() string {
 	if m.p == nil {
 		return ""
@@ -1606,6 +1610,11 @@ func Detach(ctx context.Context) context.Context {
 	if m == nil {
 		return ctx
 	}
+	return m.Detach(ctx)
+}
+
+// Detach is Detach of ctx, a context of m's run (see runMeta.Resuming).
+func (m *runMeta) Detach(ctx context.Context) context.Context {
 	// Field by field: the node and step of a run's own context are read
 	// from where the run publishes them (place), never from its fields.
 	d := &detachedCtx{Context: ctx, meta: runMeta{graph: m.graph, path: m.path, emit: m.emit, tel: m.tel, task: m.task, resume: m.resume, p: m.p}}

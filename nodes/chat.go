@@ -70,9 +70,10 @@ func AppendReply(msgs *[]model.Message, reply model.Message) {
 // state the context carries has its conversation clipped: a tool that
 // appends to it gets a slice of its own rather than writing into the room
 // the node appends its messages in.
-func withRun[S any, PS ChatState[S], X any](ctx context.Context, s S) (context.Context, *S, *X) {
-	w := runctx.NewWorking[S, PS, X](ctx, s)
-	return w, &w.Work, &w.Extra
+// The node makes kind once (runctx.NewKind).
+func withRun[S any, PS ChatState[S], X any](kind *runctx.Kind[S, PS, X], ctx context.Context, s S) (context.Context, *S, *X) {
+	w := kind.New(ctx, s)
+	return w.Context(), &w.Work, &w.Extra
 }
 
 // NewMessageID returns a fresh, time-ordered message ID.

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/trellis-go/trellis/graph"
+	"github.com/trellis-go/trellis/internal/runctx"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/modelmw"
 	"github.com/trellis-go/trellis/tool"
@@ -144,6 +145,7 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 		respDef = cfg.setResponse.Definition()
 		respInstruction = strings.TrimSpace(cfg.setResponse.Instruction())
 	}
+	kind := runctx.NewKind[S, PS, struct{}]()
 	var node func(ctx context.Context, s S) (S, error)
 	node = func(ctx context.Context, in S) (S, error) {
 		base := ctx // the node's context, before the run's values below
@@ -156,7 +158,7 @@ func LLM[S any, PS ChatState[S]](m model.Model, opts ...LLMOption) graph.NodeFun
 		// Prompt functions, toolsets and the model read the node's own run:
 		// its state and its conversation (not that of a caller whose tool
 		// started this run). s is the node's working copy.
-		ctx, s, _ := withRun[S, PS, struct{}](cfg.withMemory(ctx), in)
+		ctx, s, _ := withRun(kind, cfg.withMemory(ctx), in)
 		msgs := PS(s).ChatMessages()
 		req := &model.Request{Model: cfg.modelName, Settings: cfg.settings}
 		var instructions string

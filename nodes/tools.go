@@ -13,6 +13,8 @@ import (
 	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/internal/callroom"
 	"github.com/trellis-go/trellis/internal/deadline"
+	"github.com/trellis-go/trellis/internal/runctx"
+	"github.com/trellis-go/trellis/internal/runkey"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
@@ -199,7 +201,7 @@ func AddTools[S any, PS ChatState[S]](b *graph.Builder[S], name, next string, op
 //
 // Nil options are ignored.
 func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.CommandFunc[S] {
-	n := &toolsNode[S, PS]{toNext: graph.Command[S]{Goto: []string{next}}}
+	n := &toolsNode[S, PS]{toNext: graph.Command[S]{Goto: []string{next}}, kind: runctx.NewKind[S, PS, callroom.Room]()}
 	cfg := &n.cfg
 	for _, o := range opts {
 		if o != nil {
@@ -222,8 +224,11 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 		// the executor comes with it (see internal/callroom), and the
 		// results' part goes back to the pool once the node has read
 		// them. Not when the node panicked: calls may still be answering.
-		ctx, w, room := withRun[S, PS, callroom.Room](cfg.withMemory(ctx), s)
-		out, cmd, err := n.run(ctx, s, w, room)
+		// One lookup of the graph run serves the node's questions to it
+		// (nil outside a run).
+		gr := runkey.NodeOf(ctx)
+		ctx, w, room := withRun(n.kind, cfg.withMemory(ctx), s)
+		out, cmd, err := n.run(ctx, gr, s, w, room)
 		room.Release()
 		return out, cmd, err
 	}
@@ -233,6 +238,7 @@ func Tools[S any, PS ChatState[S]](next string, opts ...ToolsOption) graph.Comma
 type toolsNode[S any, PS ChatState[S]] struct {
 	cfg    toolsConfig
 	toNext graph.Command[S]
+	kind   *runctx.Kind[S, PS, callroom.Room]
 }
 
 // run runs the node on s in four steps, each passing the next what it
@@ -241,16 +247,17 @@ type toolsNode[S any, PS ChatState[S]] struct {
 // answers the node writes now, or the interrupt that waits for them) and
 // apply (the tool messages, state updates and route). When the executor
 // answers in the storage room lends it, the caller releases it once run
-// has returned. s is the node's working copy of the state in.
-func (n *toolsNode[S, PS]) run(ctx context.Context, in S, s *S, room *callroom.Room) (S, graph.Command[S], error) {
+// has returned. s is the node's working copy of the state in; gr is the
+// graph run ctx belongs to, nil outside one.
+func (n *toolsNode[S, PS]) run(ctx context.Context, gr runkey.Node, in S, s *S, room *callroom.Room) (S, graph.Command[S], error) {
 	var p batchPlan
-	if err := n.plan(ctx, *PS(s).ChatMessages(), &p); err != nil {
+	if err := n.plan(ctx, gr, *PS(s).ChatMessages(), &p); err != nil {
 		return *s, graph.Command[S]{}, err
 	}
 	if len(p.calls) == 0 {
 		return in, n.toNext, nil
 	}
-	results, err := n.execute(ctx, &p, room)
+	results, err := n.execute(ctx, gr, &p, room)
 	if err != nil {
 		return *s, graph.Command[S]{}, err
 	}
@@ -275,11 +282,14 @@ type batchPlan struct {
 	// for, supplied the answers a resume brought; together they are calls.
 	run, ext []model.ToolCall
 	supplied []answer
+	// ids is room for the ID of the tool message that answers a single
+	// call run, allocated with its result's part (see answerRoom).
+	ids []byte
 }
 
 // plan fills p for the conversation msgs. It leaves p.calls empty when
 // nothing is left to answer.
-func (n *toolsNode[S, PS]) plan(ctx context.Context, msgs []model.Message, p *batchPlan) error {
+func (n *toolsNode[S, PS]) plan(ctx context.Context, gr runkey.Node, msgs []model.Message, p *batchPlan) error {
 	p.calls, p.whole = unanswered(msgs)
 	if len(p.calls) == 0 {
 		return nil
@@ -296,7 +306,7 @@ func (n *toolsNode[S, PS]) plan(ctx context.Context, msgs []model.Message, p *ba
 	if !list.ExecutesAll() {
 		p.run, p.ext = splitExternal(list, p.calls)
 	}
-	if !graph.Resuming(ctx) {
+	if gr == nil || !gr.Resuming(ctx) { // graph.Resuming
 		return nil
 	}
 	// A resume answers the calls the caller was asked for. Its answers
@@ -334,9 +344,12 @@ func askCaller(ctx context.Context, ext []model.ToolCall) (map[string]tool.Resul
 
 // execute runs the plan's calls through the executor and returns their
 // results, one per call (none when the executor has nothing to run).
-func (n *toolsNode[S, PS]) execute(ctx context.Context, p *batchPlan, room *callroom.Room) ([]tool.Result, error) {
+func (n *toolsNode[S, PS]) execute(ctx context.Context, gr runkey.Node, p *batchPlan, room *callroom.Room) ([]tool.Result, error) {
 	if len(p.run) == 0 {
 		return nil, nil
+	}
+	if gr != nil {
+		ctx = gr.Detach(ctx) // graph.Detach
 	}
 	// The calls see the node that made them even if middleware gives up
 	// on them and they outlive it. The results are read into tool
@@ -344,7 +357,16 @@ func (n *toolsNode[S, PS]) execute(ctx context.Context, p *batchPlan, room *call
 	// module the node calls takes storage for them from a pool, and it
 	// goes back there (see internal/callroom).
 	room.Lend(n.cfg.exec)
-	results, err := n.cfg.exec.Execute(graph.Detach(ctx), executor.Batch{Calls: p.run, Tools: p.list})
+	if len(p.run) == 1 {
+		// A single call's result part and its tool message's ID come
+		// in one allocation: the executor lends the call the part, and
+		// the message holds both.
+		var part *model.Part
+		if part, p.ids = answerRoom(len(toolMessagePrefix) + len(p.run[0].ID)); part != nil {
+			room.LendPart(part)
+		}
+	}
+	results, err := n.cfg.exec.Execute(ctx, executor.Batch{Calls: p.run, Tools: p.list})
 	if err != nil {
 		return nil, err
 	}
@@ -361,6 +383,9 @@ type outcome struct {
 	calls   []model.ToolCall
 	results []tool.Result
 	next    outcomeNext
+	// ids is room for the IDs of the calls' tool messages, when the
+	// batch's plan had some for them (batchPlan.ids).
+	ids []byte
 }
 
 // outcomeNext says how the run goes on once a batch's answers are written.
@@ -385,7 +410,7 @@ func (n *toolsNode[S, PS]) settle(ctx context.Context, p *batchPlan, results []t
 	if len(p.ext) == 0 && len(p.supplied) == 0 && n.plain(results) {
 		// Every call is answered, none cut short, interrupted or
 		// pending: the usual batch, in one pass over the results.
-		o := outcome{calls: p.run, results: results}
+		o := outcome{calls: p.run, results: results, ids: p.ids}
 		if p.whole {
 			o.next = nextWhole
 		}
@@ -405,7 +430,7 @@ func (n *toolsNode[S, PS]) settle(ctx context.Context, p *batchPlan, results []t
 	}
 	if len(interrupts) == 0 && len(p.ext) == 0 && len(p.supplied) == 0 {
 		// Every call is answered, in call order.
-		o := outcome{calls: p.run, results: results}
+		o := outcome{calls: p.run, results: results, ids: p.ids}
 		if p.whole {
 			o.next = nextWhole
 		}
@@ -488,7 +513,7 @@ func (n *toolsNode[S, PS]) awaitResults(ctx context.Context, run []model.ToolCal
 // apply writes the outcome's answers into s and returns where the run
 // goes next.
 func (n *toolsNode[S, PS]) apply(ctx context.Context, s *S, o outcome) (graph.Command[S], error) {
-	if err := writeAnswers[S, PS](&n.cfg, s, o.calls, o.results); err != nil {
+	if err := writeAnswers[S, PS](&n.cfg, s, o.calls, o.results, o.ids); err != nil {
 		return graph.Command[S]{}, err
 	}
 	switch o.next {
@@ -628,8 +653,9 @@ func keys[V any](m map[string]V) []string {
 
 // writeAnswers checks the error policies, appends the tool messages that
 // answer calls with results (one result per call) and applies the results'
-// state updates, in call order.
-func writeAnswers[S any, PS ChatState[S]](c *toolsConfig, s *S, calls []model.ToolCall, results []tool.Result) error {
+// state updates, in call order. ids, when not nil, is room for the
+// messages' IDs (see toolMessageIDs).
+func writeAnswers[S any, PS ChatState[S]](c *toolsConfig, s *S, calls []model.ToolCall, results []tool.Result, ids []byte) error {
 	for i := range results {
 		if results[i].IsError && c.policyOf(calls[i].Name) == ReturnError {
 			return &ToolError{Call: calls[i], Result: results[i]}
@@ -643,7 +669,7 @@ func writeAnswers[S any, PS ChatState[S]](c *toolsConfig, s *S, calls []model.To
 		copy(grown, *msgs)
 		*msgs = grown
 	}
-	ids := toolMessageIDs(calls)
+	idText := toolMessageIDs(calls, ids)
 	// The messages are written where they go, not built and copied there.
 	n := len(*msgs)
 	*msgs = (*msgs)[:n+len(results)]
@@ -653,8 +679,8 @@ func writeAnswers[S any, PS ChatState[S]](c *toolsConfig, s *S, calls []model.To
 		// the result.
 		r, c, m := &results[i], &calls[i], &out[i]
 		idLen := len(toolMessagePrefix) + len(c.ID)
-		*m = model.Message{ID: ids[:idLen], Role: model.RoleTool, ToolCallID: c.ID, ToolName: c.Name, IsError: r.IsError, Content: r.Content}
-		ids = ids[idLen:]
+		*m = model.Message{ID: idText[:idLen], Role: model.RoleTool, ToolCallID: c.ID, ToolName: c.Name, IsError: r.IsError, Content: r.Content}
+		idText = idText[idLen:]
 		if r.Metadata != nil {
 			m.Metadata = toolMetadata(r.Metadata)
 		}
@@ -682,19 +708,52 @@ func writeAnswers[S any, PS ChatState[S]](c *toolsConfig, s *S, calls []model.To
 
 // toolMessageIDs returns the IDs of the tool messages that answer calls
 // (ToolMessageID of each call's ID), one after the other in one string, so
-// that a batch allocates them once.
-func toolMessageIDs(calls []model.ToolCall) string {
+// that a batch allocates them once: in room when it is their length
+// (nothing else ever writes it), else in an allocation of their own.
+func toolMessageIDs(calls []model.ToolCall, room []byte) string {
 	n := 0
 	for i := range calls {
 		n += len(toolMessagePrefix) + len(calls[i].ID)
 	}
-	b := make([]byte, 0, n)
+	var b []byte
+	if len(room) == n {
+		b = room[:0]
+	} else {
+		b = make([]byte, 0, n)
+	}
 	for i := range calls {
 		b = append(b, toolMessagePrefix...)
 		b = append(b, calls[i].ID...)
 	}
 	// b is never written again: the string may share it.
 	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// answerRoom returns room for a single call's result part and for the
+// idLen bytes of its tool message's ID, in one allocation of the size the
+// two would take apart; nothing when the ID is longer than that saves.
+func answerRoom(idLen int) (*model.Part, []byte) {
+	switch {
+	case idLen <= 16:
+		r := new(struct {
+			part model.Part
+			id   [16]byte
+		})
+		return &r.part, r.id[:idLen]
+	case idLen <= 32:
+		r := new(struct {
+			part model.Part
+			id   [32]byte
+		})
+		return &r.part, r.id[:idLen]
+	case idLen <= 48:
+		r := new(struct {
+			part model.Part
+			id   [48]byte
+		})
+		return &r.part, r.id[:idLen]
+	}
+	return nil, nil
 }
 
 func (c *toolsConfig) policyOf(name string) ErrorPolicy {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -605,4 +606,40 @@ func TestAddToolsRefusesATakenStructuredOutputName(t *testing.T) {
 	_, err := gb.Compile()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `duplicate tool name "`+tool.SetModelResponseName+`"`)
+}
+
+// TestSingleCallAnswersKeepTheirIDs answers single calls whose IDs are of
+// every length the node stores with the call's result part, and longer,
+// through each executor and one it does not know: each tool message has
+// the ID derived from its call, and answers, with the call's result, only
+// that call, whichever storage the node used.
+func TestSingleCallAnswersKeepTheirIDs(t *testing.T) {
+	echo := tool.MustFunc("echo", "echoes", func(_ context.Context, in weatherIn) (string, error) { return "at " + in.City, nil })
+	execs := map[string]executor.Executor{
+		"parallel":   executor.Parallel(nodes.StreamToolEvents()),
+		"sequential": executor.Sequential(),
+		"guarded":    executor.Guard(executor.Sequential()),
+	}
+	for name, ex := range execs {
+		node := nodes.Tools[agentState]("llm", nodes.WithTools(echo), nodes.WithExecutor(ex))
+		var seen []string
+		for _, n := range []int{1, 11, 12, 27, 28, 43, 44, 60} {
+			id := strings.Repeat("x", n-1) + fmt.Sprint(n%10)
+			in := agentState{Chat: nodes.Chat{Messages: []model.Message{model.User("go"),
+				model.Assistant("", scripted.CallWithID(id, "echo", fmt.Sprintf(`{"city":"c%d"}`, n)))}}}
+			out, _, err := node(context.Background(), in)
+			require.NoError(t, err, "%s, ID of %d bytes", name, n)
+			require.Len(t, out.Messages, 3)
+			m := out.Messages[2]
+			assert.Equal(t, nodes.ToolMessageID(id), m.ID, "%s, ID of %d bytes", name, n)
+			assert.Equal(t, id, m.ToolCallID)
+			assert.Equal(t, fmt.Sprintf("at c%d", n), m.Text())
+			seen = append(seen, m.ID, m.Text())
+		}
+		// What earlier answers hold is theirs still.
+		for i, n := range []int{1, 11, 12, 27, 28, 43, 44, 60} {
+			assert.Equal(t, nodes.ToolMessageID(strings.Repeat("x", n-1)+fmt.Sprint(n%10)), seen[2*i])
+			assert.Equal(t, fmt.Sprintf("at c%d", n), seen[2*i+1])
+		}
+	}
 }

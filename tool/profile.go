@@ -93,5 +93,7 @@ func ownProfile(t Tool) *profile {
 // without the runtime's general comparison; for other types it may say
 // false where a == b, never true where a != b.
 func sameWords(a, b Tool) bool {
-	return *(*[2]unsafe.Pointer)(unsafe.Pointer(&a)) == *(*[2]unsafe.Pointer)(unsafe.Pointer(&b))
+	// Word by word: the arrays compared whole go through memequal.
+	wa, wb := (*[2]unsafe.Pointer)(unsafe.Pointer(&a)), (*[2]unsafe.Pointer)(unsafe.Pointer(&b))
+	return wa[0] == wb[0] && wa[1] == wb[1]
 }

@@ -48,6 +48,12 @@ func Serve(f *Frame) *Frame {
 	return n
 }
 
+// LendPart gives the call f is to serve room for its result's part, as
+// NewFrames gives each frame of a batch: a typed tool whose result is one
+// part writes it there. Call it before the call runs, on the goroutine
+// that hands f to it.
+func (f *Frame) LendPart(p *model.Part) { f.ctx.part = p }
+
 // ShareArguments records that the arguments of the call f is to serve are
 // a run state's, whose memory nothing writes in place, and reach the tool
 // as they are: the values a typed tool decodes from them may share that

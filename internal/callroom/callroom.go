@@ -4,9 +4,11 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/trellis-go/trellis/internal/callctx"
 	"github.com/trellis-go/trellis/internal/runctx"
+	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 )
 
@@ -30,6 +32,12 @@ type Room struct {
 // about to run with it. A room is lent once.
 func (r *Room) Lend(owner any) { r.owner = owner }
 
+// LendPart gives the frame of a single call, the one Take hands out,
+// room for the call's result part (see callctx.Frame.LendPart), for a
+// lender that allocates it along with storage of its own: the part then
+// is the lender's, and outlives the room.
+func (r *Room) LendPart(p *model.Part) { r.frame[0].LendPart(p) }
+
 // Take returns the storage lent to owner, the executor that runs a batch
 // of n calls with ctx: room for n results, and for a single call the
 // frame of its context. It returns nothing when the context lends nothing
@@ -38,7 +46,7 @@ func (r *Room) Lend(owner any) { r.owner = owner }
 // does not matter, every result being written whole.
 func Take(ctx context.Context, owner any, n int) (results []tool.Result, frames []callctx.Frame) {
 	r := runctx.Extra[Room](ctx)
-	if r == nil || n == 0 || r.owner != owner || r.buf.Load() != nil {
+	if r == nil || n == 0 || !sameWords(r.owner, owner) || r.buf.Load() != nil {
 		return nil, nil
 	}
 	b := takeResults(n)
@@ -70,6 +78,16 @@ func (r *Room) Release() {
 	}
 }
 
+// sameWords reports whether a and b hold the same dynamic type and data
+// word: for the executors of this module, pointers, that is a == b,
+// without the runtime's general comparison. For other types it may say
+// false where a == b (their executor then allocates its own storage),
+// never true where a != b.
+func sameWords(a, b any) bool {
+	wa, wb := (*[2]unsafe.Pointer)(unsafe.Pointer(&a)), (*[2]unsafe.Pointer)(unsafe.Pointer(&b))
+	return wa[0] == wb[0] && wa[1] == wb[1]
+}
+
 // resultBuf is storage for the results of a batch, kept in resultBufs
 // between batches. Only its first used results may hold anything.
 type resultBuf struct {
@@ -83,6 +101,9 @@ var resultBufs = sync.Pool{New: func() any { return new(resultBuf) }}
 // maxPooledResults is the most results a pooled buffer keeps room for; a
 // larger batch's storage is left to the collector.
 const maxPooledResults = 256
+
+// smallClear is the most results release clears one at a time.
+const smallClear = 8
 
 // takeResults returns storage for n results.
 func takeResults(n int) *resultBuf {
@@ -100,7 +121,15 @@ func (b *resultBuf) release() {
 	if cap(b.r) > maxPooledResults {
 		return
 	}
-	clear(b.r[:b.used])
+	if b.used <= smallClear {
+		// One at a time: a small batch costs less so than through the
+		// runtime's clear of memory with pointers.
+		for i := range b.r[:b.used] {
+			b.r[i] = tool.Result{}
+		}
+	} else {
+		clear(b.r[:b.used])
+	}
 	b.used = 0
 	resultBufs.Put(b)
 }

@@ -21,8 +21,8 @@ type owner struct{ name string }
 
 // lending returns a context that holds a Room, as a ToolsNode's does.
 func lending() (context.Context, *callroom.Room) {
-	w := runctx.NewWorking[chat, *chat, callroom.Room](context.Background(), chat{})
-	return w, &w.Extra
+	w := runctx.NewKind[chat, *chat, callroom.Room]().New(context.Background(), chat{})
+	return w.Context(), &w.Extra
 }
 
 // TestTakeGivesTheLoanOnceToItsOwner checks who gets the storage: the

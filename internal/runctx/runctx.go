@@ -3,6 +3,7 @@ package runctx
 import (
 	"context"
 	"slices"
+	"unsafe"
 
 	"github.com/trellis-go/trellis/model"
 )
@@ -83,8 +84,14 @@ type Chat[S any] interface {
 // which may change it while tools read the state the context carries.
 // Extra is more storage of the node's, an X, made along. All of it comes
 // in one allocation.
+//
+// The context is Ctx, a type that is not generic: every lookup that
+// passes through a node's context on its way to the run's (tool filters,
+// the graph's run, a call's own keys) is answered by its method, not by a
+// generic type's method wrapper, which would add a dictionary's loads to
+// each of them.
 type Working[S any, PS Chat[S], X any] struct {
-	context.Context
+	ctx   Ctx // first: own finds the Working from it
 	state S
 	// Work is the node's copy of the state; tools never see it.
 	Work S
@@ -92,15 +99,40 @@ type Working[S any, PS Chat[S], X any] struct {
 	Extra X
 }
 
-// NewWorking returns a Working whose context carries state, with its
+// Ctx is the context of a Working (see Working.Context).
+type Ctx struct {
+	context.Context
+	// own answers the keys of the Working that holds the Ctx; it is the
+	// Working's type's ownValue.
+	own func(c *Ctx, key any) any
+}
+
+// Kind makes the Workings of one type. Their contexts answer their own
+// keys through a function of the type's that a Kind makes once: made for
+// each Working, it would be an allocation more.
+type Kind[S any, PS Chat[S], X any] struct {
+	own func(c *Ctx, key any) any
+}
+
+// NewKind returns the Kind of Working[S, PS, X]. Make it once, with the
+// node that makes the Workings.
+func NewKind[S any, PS Chat[S], X any]() *Kind[S, PS, X] {
+	return &Kind[S, PS, X]{own: ownValue[S, PS, X]}
+}
+
+// New returns a Working whose context carries state, with its
 // conversation clipped (an append to it allocates), and whose Work is a
 // copy of state as it is.
-func NewWorking[S any, PS Chat[S], X any](parent context.Context, state S) *Working[S, PS, X] {
-	w := &Working[S, PS, X]{Context: parent, state: state, Work: state}
+func (k *Kind[S, PS, X]) New(parent context.Context, state S) *Working[S, PS, X] {
+	w := &Working[S, PS, X]{ctx: Ctx{Context: parent, own: k.own}, state: state, Work: state}
 	msgs := PS(&w.state).ChatMessages()
 	*msgs = slices.Clip(*msgs)
 	return w
 }
+
+// Context returns the context of w: its parent's, with the state and
+// conversation keys answered.
+func (w *Working[S, PS, X]) Context() context.Context { return &w.ctx }
 
 // conversation returns the conversation of the state shown. Tools may
 // ask for it concurrently: ChatMessages only reads (see nodes.HasChat).
@@ -108,18 +140,27 @@ func (w *Working[S, PS, X]) conversation() []model.Message {
 	return *PS(&w.state).ChatMessages()
 }
 
-// Value answers the state and conversation keys and defers the rest to
-// the parent.
-func (w *Working[S, PS, X]) Value(key any) any {
+// Value answers the state, conversation and extra keys and defers the
+// rest to the parent.
+func (c *Ctx) Value(key any) any {
+	switch key.(type) {
+	case stateKey, conversationKey, extraKey:
+		return c.own(c, key)
+	}
+	return c.Context.Value(key)
+}
+
+// ownValue answers key, one of the keys of a Working's own, for the
+// Working whose context c is.
+func ownValue[S any, PS Chat[S], X any](c *Ctx, key any) any {
+	w := (*Working[S, PS, X])(unsafe.Pointer(c)) // c is w's first field
 	switch key.(type) {
 	case stateKey:
 		return w.state
 	case conversationKey:
 		return conversationOf(w)
-	case extraKey:
-		return &w.Extra
 	}
-	return w.Context.Value(key)
+	return &w.Extra
 }
 
 type extraKey struct{}

@@ -48,10 +48,11 @@ func (s *state) ChatMessages() *[]model.Message { return &s.Messages }
 func TestWorkingCopyIsNotWhatTheContextCarries(t *testing.T) {
 	msgs := make([]model.Message, 1, 4)
 	msgs[0] = model.User("hi")
-	w := runctx.NewWorking[state, *state, int](context.Background(), state{Messages: msgs, N: 1})
-	w.Work.N = 2
-	w.Work.Messages = append(w.Work.Messages, model.User("more"))
-	assert.Same(t, &msgs[0], &w.Work.Messages[0], "the working copy keeps the room")
+	wk := runctx.NewKind[state, *state, int]().New(context.Background(), state{Messages: msgs, N: 1})
+	w := wk.Context()
+	wk.Work.N = 2
+	wk.Work.Messages = append(wk.Work.Messages, model.User("more"))
+	assert.Same(t, &msgs[0], &wk.Work.Messages[0], "the working copy keeps the room")
 
 	s, ok := runctx.State[state](w)
 	assert.True(t, ok)
@@ -64,4 +65,18 @@ func TestWorkingCopyIsNotWhatTheContextCarries(t *testing.T) {
 	_, ok = runctx.State[int](w)
 	assert.False(t, ok)
 	assert.Nil(t, w.Value("other"), "other keys go to the parent")
+	assert.Same(t, &wk.Extra, runctx.Extra[int](w), "the node's storage")
+	assert.Nil(t, runctx.Extra[string](w), "storage of another type")
+	assert.Nil(t, runctx.Extra[int](context.Background()))
+}
+
+func TestWorkingIsOneAllocation(t *testing.T) {
+	in := state{Messages: []model.Message{model.User("hi")}}
+	kind := runctx.NewKind[state, *state, [2]int]()
+	var sink context.Context
+	allocs := testing.AllocsPerRun(100, func() {
+		sink = kind.New(context.Background(), in).Context()
+	})
+	assert.Equal(t, 1.0, allocs)
+	assert.NotNil(t, sink)
 }

@@ -19,3 +19,20 @@ func Thread(ctx context.Context) string {
 	}
 	return ""
 }
+
+// Node is what the nodes of the module read of the run they run in: a
+// graph run's context answers Key with a value that implements it too, so
+// that one lookup (NodeOf) serves a node's questions.
+type Node interface {
+	Run
+	// Resuming is graph.Resuming of ctx, a context of the run.
+	Resuming(ctx context.Context) bool
+	// Detach is graph.Detach of ctx, a context of the run.
+	Detach(ctx context.Context) context.Context
+}
+
+// NodeOf returns the run behind ctx, nil outside a graph run.
+func NodeOf(ctx context.Context) Node {
+	n, _ := ctx.Value(Key{}).(Node)
+	return n
+}

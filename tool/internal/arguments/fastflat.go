@@ -195,7 +195,9 @@ func (fp *flatPlan) decode(raw []byte, base unsafe.Pointer, shared bool) bool {
 // pointers of the runtime's, one per type, so comparing their words is
 // a == b without the runtime's general interface comparison.
 func sameType(a, b reflect.Type) bool {
-	return *(*[2]unsafe.Pointer)(unsafe.Pointer(&a)) == *(*[2]unsafe.Pointer)(unsafe.Pointer(&b))
+	// Word by word: the arrays compared whole go through memequal.
+	wa, wb := (*[2]unsafe.Pointer)(unsafe.Pointer(&a)), (*[2]unsafe.Pointer)(unsafe.Pointer(&b))
+	return wa[0] == wb[0] && wa[1] == wb[1]
 }
 
 // inText reports whether s is a piece of text (the parser returns a

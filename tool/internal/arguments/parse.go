@@ -70,7 +70,9 @@ func (p *parser) unexpected() error {
 }
 
 func (p *parser) space() {
-	for p.i < len(p.s) {
+	// Every byte of JSON's white space is below '!': the usual byte that
+	// follows a token is past the first test.
+	for p.i < len(p.s) && p.s[p.i] <= ' ' {
 		switch p.s[p.i] {
 		case ' ', '\t', '\n', '\r':
 			p.i++
