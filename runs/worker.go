@@ -717,6 +717,17 @@ func (m *Manager) advance(ctx context.Context, tx *sql.Tx, thread string, last S
 	case StatusInterrupted:
 		status = ThreadInterrupted
 	}
+	if m.b.Dialect == dialectPostgres {
+		// The thread's lock first: a Start that queues a run behind this
+		// one holds it until it commits, and the update below must see that
+		// run. Waiting inside the update is not enough: PostgreSQL would
+		// re-check only the thread's row after the wait, and judge "no run
+		// waiting" by what the statement saw before it. (SQLite's write
+		// transactions hold the whole database.)
+		if _, err := m.exec(ctx, tx, `SELECT 1 FROM {threads} WHERE thread_id = $1{lock}`, thread); err != nil {
+			return err
+		}
+	}
 	// Most threads have no run waiting: one statement leaves them idle.
 	res, err := m.exec(ctx, tx, `UPDATE {threads} SET active_run = '', status = $2, updated_at = {now}
 		WHERE thread_id = $1 AND NOT EXISTS (SELECT 1 FROM {runs} WHERE thread_id = $1 AND status = 'pending')`, thread, string(status))
