@@ -118,20 +118,7 @@ func (m *Manager) UpdateThread(ctx context.Context, id string, metadata map[stri
 // and its checkpoints. A thread with an active run is not deleted (an
 // error matching ErrThreadBusy): cancel the run first.
 func (m *Manager) DeleteThread(ctx context.Context, id string) error {
-	err := m.tx(ctx, func(tx *sql.Tx) error {
-		var active string
-		err := m.queryRow(ctx, tx, `SELECT active_run FROM {threads} WHERE thread_id = $1 AND owner = $2{lock}`, id, OwnerOf(ctx)).Scan(&active)
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("runs: thread %s: %w", quoteCut(id), ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		if active != "" {
-			return fmt.Errorf("runs: thread %s has run %s in progress: %w", quoteCut(id), active, ErrThreadBusy)
-		}
-		return m.deleteThreadRows(ctx, tx, id)
-	})
+	err := m.tx(ctx, func(tx *sql.Tx) error { return m.deleteIdleThread(ctx, tx, id, OwnerOf(ctx)) })
 	if err != nil {
 		return fmt.Errorf("runs: delete thread %s: %w", quoteCut(id), err)
 	}
@@ -139,6 +126,24 @@ func (m *Manager) DeleteThread(ctx context.Context, id string) error {
 		return fmt.Errorf("runs: delete the checkpoints of thread %s: %w", quoteCut(id), err)
 	}
 	return nil
+}
+
+// deleteIdleThread deletes, in tx, the rows of owner's thread id, unless
+// it has an active run (an error matching ErrThreadBusy) or there is no
+// such thread (ErrNotFound).
+func (m *Manager) deleteIdleThread(ctx context.Context, tx *sql.Tx, id, owner string) error {
+	var active string
+	err := m.queryRow(ctx, tx, `SELECT active_run FROM {threads} WHERE thread_id = $1 AND owner = $2{lock}`, id, owner).Scan(&active)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("runs: thread %s: %w", quoteCut(id), ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	if active != "" {
+		return fmt.Errorf("runs: thread %s has run %s in progress: %w", quoteCut(id), active, ErrThreadBusy)
+	}
+	return m.deleteThreadRows(ctx, tx, id)
 }
 
 // deleteThreadRows deletes, in tx, the rows of thread id: its record, its
@@ -242,22 +247,15 @@ func (m *Manager) deleteThreads(batch []deletion) {
 	err := m.tx(ctx, func(tx *sql.Tx) error {
 		deleted = deleted[:0]
 		for _, p := range batch {
-			var active string
-			err := m.queryRow(ctx, tx, `SELECT active_run FROM {threads} WHERE thread_id = $1 AND owner = $2{lock}`, p.id, p.owner).Scan(&active)
-			if errors.Is(err, sql.ErrNoRows) {
-				continue
-			}
-			if err != nil {
+			switch err := m.deleteIdleThread(ctx, tx, p.id, p.owner); {
+			case errors.Is(err, ErrNotFound):
+			case errors.Is(err, ErrThreadBusy):
+				m.log.Warn("runs: a thread to delete has a run in progress; it is kept", "thread", p.id, "error", err)
+			case err != nil:
 				return err
+			default:
+				deleted = append(deleted, p.id)
 			}
-			if active != "" {
-				m.log.Warn("runs: a thread to delete has a run in progress; it is kept", "thread", p.id, "run", active)
-				continue
-			}
-			if err := m.deleteThreadRows(ctx, tx, p.id); err != nil {
-				return err
-			}
-			deleted = append(deleted, p.id)
 		}
 		return nil
 	})
