@@ -1,8 +1,10 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -245,4 +247,43 @@ func TestResultStructuredTextCopy(t *testing.T) {
 	require.Len(t, r.Content, 2)
 	assert.Equal(t, model.TextPart(`{"n": 1, "extra": true}`), r.Content[0])
 	assert.Equal(t, `{"n":1}`, string(r.Content[1].JSON))
+}
+
+// A Trellis server that serves the tools of another MCP server passes
+// audio and embedded resources on as they came: MCP client → Trellis
+// parts → MCP server keeps every content kind, nothing is flattened to
+// text.
+func TestProxiedToolKeepsEveryContentKind(t *testing.T) {
+	media := []sdk.Content{
+		&sdk.TextContent{Text: "here"},
+		&sdk.ImageContent{Data: pixel, MIMEType: "image/png"},
+		&sdk.AudioContent{Data: []byte("RIFF"), MIMEType: "audio/wav"},
+		&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "test://t", MIMEType: "text/plain", Text: "note"}},
+		&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "test://b", MIMEType: "application/zip", Blob: []byte("PK")}},
+	}
+	upstream := sdk.NewServer(&sdk.Implementation{Name: "upstream", Version: "v0"}, nil)
+	upstream.AddTool(&sdk.Tool{Name: "media", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: media}, nil
+	})
+	ts, err := New(Config{Name: "upstream"}, WithTransportFunc(func(ctx context.Context) (sdk.Transport, error) {
+		client, server := sdk.NewInMemoryTransports()
+		if _, err := upstream.Connect(ctx, server, nil); err != nil {
+			return nil, err
+		}
+		return client, nil
+	}))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ts.Close() })
+	ctx := ctxT(t, 10*time.Second)
+	proxy, err := NewServer(ctx, ts)
+	require.NoError(t, err)
+
+	res, err := goClient(t, proxy, nil).CallTool(ctx, &sdk.CallToolParams{Name: "media", Arguments: map[string]any{}})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	want, err := json.Marshal(media)
+	require.NoError(t, err)
+	got, err := json.Marshal(res.Content)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), string(got))
 }
