@@ -71,7 +71,8 @@ type Config struct {
 
 	// ConnectTimeout bounds one connection attempt: starting the command or
 	// reaching the URL, the initialize handshake and listing the tools.
-	// Zero means DefaultConnectTimeout.
+	// Zero means DefaultConnectTimeout. It stands still while a person
+	// signs in (OAuth.SignInTimeout bounds that).
 	ConnectTimeout time.Duration `json:"connect_timeout,omitempty"`
 	// CallTimeout, when positive, bounds each tool call; otherwise only the
 	// call's context does.

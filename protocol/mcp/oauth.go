@@ -23,6 +23,10 @@ import (
 // is nil.
 const DefaultOAuthTimeout = 30 * time.Second
 
+// DefaultSignInTimeout bounds the Authorizer's step of the authorization
+// code grant (the person signing in) when OAuth.SignInTimeout is zero.
+const DefaultSignInTimeout = 10 * time.Minute
+
 // ErrAuthorization: the OAuth flow did not give the toolset a token: the
 // authorization server or the user refused, the redirect carried no code,
 // or the Authorizer failed. A server's 401 or 403 then fails the request.
@@ -52,6 +56,10 @@ type OAuth struct {
 	// and returns the redirect to RedirectURL. Required for the
 	// authorization code grant.
 	Authorizer Authorizer
+	// SignInTimeout bounds the Authorizer's step, the person's time at
+	// the authorization server. Zero means DefaultSignInTimeout. The
+	// connection timeout (Config.ConnectTimeout) stands still meanwhile.
+	SignInTimeout time.Duration
 
 	// ClientID and ClientSecret name a client registered with the
 	// authorization server beforehand; without a secret the client is
@@ -227,6 +235,9 @@ func oauthFor(cfg Config, o *options) (auth.OAuthHandler, error) {
 // newOAuthHandler builds the handler the streamable transport consults for
 // cfg's server. checks are the toolset's URL checks.
 func newOAuthHandler(c OAuth, server string, checks []func(*url.URL) error) (auth.OAuthHandler, error) {
+	if c.SignInTimeout < 0 {
+		return nil, errors.New("OAuth.SignInTimeout must not be negative")
+	}
 	httpClient := &http.Client{Timeout: DefaultOAuthTimeout}
 	if c.HTTPClient != nil {
 		*httpClient = *c.HTTPClient
@@ -259,11 +270,36 @@ func newOAuthHandler(c OAuth, server string, checks []func(*url.URL) error) (aut
 		}
 		return &oauthHandler{inner: inner, store: store, server: server}, nil
 	}
+	if c.Authorizer != nil {
+		c.Authorizer = signIn{inner: c.Authorizer, timeout: c.SignInTimeout}
+	}
 	inner, err := newAuthorizationCodeHandler(c, httpClient)
 	if err != nil {
 		return nil, err
 	}
 	return &oauthHandler{inner: inner, legacy: &legacyFlow{c: c, client: httpClient}, store: store, server: server}, nil
+}
+
+// signIn runs an application's Authorizer: for at most its timeout
+// (DefaultSignInTimeout when zero), with the clock of the connection
+// attempt it belongs to, if any, stopped meanwhile, so that a person who
+// takes longer to sign in than a server may take to answer still can.
+type signIn struct {
+	inner   Authorizer
+	timeout time.Duration
+}
+
+// Authorize calls the inner Authorizer.
+func (s signIn) Authorize(ctx context.Context, authURL string) (*url.URL, error) {
+	d := s.timeout
+	if d <= 0 {
+		d = DefaultSignInTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	resume := pauseConnectClock(ctx)
+	defer resume()
+	return s.inner.Authorize(ctx, authURL)
 }
 
 // newAuthorizationCodeHandler builds the go-sdk's handler of the

@@ -450,6 +450,7 @@ func TestWithOAuthRejectsIncompleteConfig(t *testing.T) {
 		"no authorizer":       {Config{URL: "http://127.0.0.1:1/mcp"}, OAuth{RedirectURL: "http://127.0.0.1:1/cb"}},
 		"credentials no id":   {Config{URL: "http://127.0.0.1:1/mcp"}, OAuth{ClientCredentials: true, ClientSecret: "s"}},
 		"credentials nothing": {Config{URL: "http://127.0.0.1:1/mcp"}, OAuth{ClientCredentials: true, ClientID: "c"}},
+		"negative sign-in":    {Config{URL: "http://127.0.0.1:1/mcp"}, OAuth{RedirectURL: "http://127.0.0.1:1/cb", Authorizer: HeadlessAuthorizer{}, SignInTimeout: -time.Second}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := New(c.cfg, WithOAuth(c.oauth))
@@ -521,4 +522,51 @@ func FuzzLegacyMetadata(f *testing.F) {
 			require.NotEmpty(t, u.Host)
 		}
 	})
+}
+
+// A person may take longer to sign in than the connection timeout lets a
+// server take to answer: the connection attempt's clock stands still
+// while the Authorizer runs.
+func TestOAuthSignInOutlastsTheConnectTimeout(t *testing.T) {
+	as := newFakeAS(t)
+	srv, _ := newFixtureServer(t, nil)
+	endpoint := protectedServer(t, as, srv.Handler(nil), []string{"tools"}, always("tools"))
+	const connectTimeout = time.Second
+	slow := AuthorizerFunc(func(ctx context.Context, authURL string) (*url.URL, error) {
+		select { // the person reads the page for longer than connectTimeout
+		case <-time.After(2 * connectTimeout):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return HeadlessAuthorizer{}.Authorize(ctx, authURL)
+	})
+	ctx := ctxT(t, 30*time.Second)
+	ts, err := New(Config{Name: "p", URL: endpoint, ConnectTimeout: connectTimeout}, WithReconnect(0),
+		WithOAuth(OAuth{RedirectURL: "http://127.0.0.1:1/callback", Authorizer: slow}))
+	require.NoError(t, err)
+	defer ts.Close()
+	tools, err := ts.Tools(ctx)
+	require.NoError(t, err)
+	assert.NotEmpty(t, tools)
+}
+
+// SignInTimeout bounds the Authorizer's step: a person who never comes
+// back fails the request with ErrAuthorization.
+func TestOAuthSignInTimeoutEndsAnAbandonedSignIn(t *testing.T) {
+	as := newFakeAS(t)
+	srv, _ := newFixtureServer(t, nil)
+	endpoint := protectedServer(t, as, srv.Handler(nil), []string{"tools"}, always("tools"))
+	never := AuthorizerFunc(func(ctx context.Context, _ string) (*url.URL, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	ctx := ctxT(t, 30*time.Second)
+	ts, err := New(Config{Name: "p", URL: endpoint, ConnectTimeout: 20 * time.Second}, WithReconnect(0),
+		WithOAuth(OAuth{RedirectURL: "http://127.0.0.1:1/callback", Authorizer: never, SignInTimeout: 100 * time.Millisecond}))
+	require.NoError(t, err)
+	defer ts.Close()
+	_, err = ts.Tools(ctx)
+	require.ErrorIs(t, err, ErrAuthorization)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NoError(t, ctx.Err(), "the sign-in ended before the test's own deadline")
 }

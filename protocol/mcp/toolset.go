@@ -329,7 +329,8 @@ func (ts *Toolset) connect(ctx context.Context) (*session, error) {
 	}
 
 	stop := context.AfterFunc(ctx, cancel)
-	timer := time.AfterFunc(ts.cfg.connectTimeout(), cancel)
+	timer := startConnectClock(ts.cfg.connectTimeout(), cancel)
+	sctx = context.WithValue(sctx, connectClockKey{}, timer)
 	var (
 		t    sdk.Transport
 		proc *process
@@ -342,13 +343,13 @@ func (ts *Toolset) connect(ctx context.Context) (*session, error) {
 	}
 	if err != nil {
 		stop()
-		timer.Stop()
+		timer.stop()
 		cancel()
 		return nil, cerr("start", nil, err)
 	}
 	cs, err := ts.client.Connect(sctx, t, nil)
 	stopped := stop()
-	timerStopped := timer.Stop()
+	timerStopped := timer.stop()
 	if err != nil {
 		cancel()
 		if proc != nil {
@@ -406,6 +407,67 @@ func (ts *Toolset) connect(ctx context.Context) (*session, error) {
 		close(s.dead)
 	}()
 	return s, nil
+}
+
+// connectClock is the timeout of one connection attempt. It stands still
+// while a person signs in (see pauseConnectClock): the time spent at the
+// authorization server's page is theirs, not the server's.
+type connectClock struct {
+	d      time.Duration
+	mu     sync.Mutex
+	timer  *time.Timer
+	paused int  // sign-ins in progress
+	fired  bool // the time ran out
+	ended  bool // the attempt is over
+}
+
+// connectClockKey is the context key of the attempt's connectClock.
+type connectClockKey struct{}
+
+// startConnectClock calls expire after d, unless stopped first.
+func startConnectClock(d time.Duration, expire func()) *connectClock {
+	c := &connectClock{d: d}
+	c.timer = time.AfterFunc(d, func() {
+		c.mu.Lock()
+		c.fired = true
+		c.mu.Unlock()
+		expire()
+	})
+	return c
+}
+
+// stop ends the attempt's clock and reports whether the time had not run
+// out.
+func (c *connectClock) stop() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ended = true
+	c.timer.Stop()
+	return !c.fired
+}
+
+// pauseConnectClock stops the clock of the connection attempt ctx belongs
+// to, if any, until the function it returns is called; the clock then
+// starts again from its full duration.
+func pauseConnectClock(ctx context.Context) (resume func()) {
+	c, ok := ctx.Value(connectClockKey{}).(*connectClock)
+	if !ok {
+		return func() {}
+	}
+	c.mu.Lock()
+	if !c.ended && !c.fired && c.paused == 0 {
+		c.timer.Stop()
+	}
+	c.paused++
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.paused--
+		if !c.ended && !c.fired && c.paused == 0 {
+			c.timer.Reset(c.d)
+		}
+	}
 }
 
 // drop forgets s as the current session and closes it.
