@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/trellis-go/trellis/graph"
 	"github.com/trellis-go/trellis/protocol/mcp"
 )
 
@@ -54,6 +55,43 @@ func ExampleWithOAuth() {
 	// The first request that the server refuses with 401 runs the flow.
 	_, _ = ts.Tools(context.Background())
 }
+
+// A web application signs its users in to an MCP server: each user has a
+// toolset of their own (a toolset has one identity), the sign-in link goes
+// to the page the user watches as a custom event of their run (AG-UI
+// forwards it as a CUSTOM event), and the application's callback route
+// hands the redirect back to the waiting sign-in.
+func ExampleRedirects() {
+	var redirects mcp.Redirects
+	mux := http.NewServeMux()
+	mux.Handle("GET /oauth/callback", &redirects) // or call redirects.Deliver from a page of your own
+
+	show := func(ctx context.Context, authURL string) error {
+		graph.EmitCustom(ctx, "sign_in", authURL) // the page opens it in a new tab
+		return nil
+	}
+	toolsetFor := func(user string) (*mcp.Toolset, error) {
+		return mcp.New(mcp.Config{Name: "tracker", URL: "https://mcp.example.com/mcp"},
+			mcp.WithOAuth(mcp.OAuth{
+				RedirectURL: "https://app.example.com/oauth/callback",
+				Authorizer:  redirects.Authorizer(show),
+				Store:       userTokens{user}, // tokens kept per user
+			}))
+	}
+	ts, err := toolsetFor("ann")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer ts.Close()
+	_ = mux // served by the application's HTTP server
+}
+
+// userTokens keeps one user's tokens; a real store would use a database.
+type userTokens struct{ user string }
+
+func (userTokens) LoadToken(context.Context, string) (*oauth2.Token, error) { return nil, nil }
+func (userTokens) SaveToken(context.Context, string, *oauth2.Token) error   { return nil }
 
 // HeadlessAuthorizer follows an authorization server that grants at once.
 func ExampleHeadlessAuthorizer() {
