@@ -23,6 +23,10 @@ const (
 	parallel     = 6
 )
 
+// tableEnv names a file to write the table of outcomes to, besides the
+// test's log.
+const tableEnv = "TRELLIS_MCP_CONFORMANCE_TABLE"
+
 // suite locates Node 22 and the conformance suite installed in .ci by
 // `cd .ci && npm ci`, or skips the test (fails it under CI=true).
 type suite struct {
@@ -261,7 +265,26 @@ func TestConformance(t *testing.T) {
 		}
 		fmt.Fprintf(&table, "| %s | %s | %s | %d | %s | %s |\n", o.side, o.name, res, o.passed, o.took, strings.ReplaceAll(strings.Join(o.failed, "; "), "|", "/"))
 	}
+	counts := map[string][2]int{} // side -> passed, failed
+	for _, o := range results {
+		c := counts[o.side]
+		if o.pass {
+			c[0]++
+		} else {
+			c[1]++
+		}
+		counts[o.side] = c
+	}
+	fmt.Fprintf(&table, "\nserver: %d passed, %d failed; client: %d passed, %d failed\n",
+		counts["server"][0], counts["server"][1], counts["client"][0], counts["client"][1])
 	t.Log(table.String())
+	if path := os.Getenv(tableEnv); path != "" {
+		// The CI log shows no output of passing tests: .ci/run prints
+		// the table from this file.
+		if err := os.WriteFile(path, []byte(table.String()), 0o644); err != nil {
+			t.Errorf("writing the table to %s (%s): %v", path, tableEnv, err)
+		}
+	}
 	seen := map[string]bool{}
 	for _, o := range results {
 		seen[o.name] = true
