@@ -367,3 +367,18 @@ func TestStreamRedactedThinking(t *testing.T) {
 	assert.Equal(t, "Yes.", resp.Message.Text())
 	assert.Equal(t, "Short answer.", resp.Message.Reasoning())
 }
+
+// Audio and resource parts (as MCP servers return them) are sent as the
+// text that stands for them, in user messages and in tool results.
+func TestAudioAndResourcePartsAreSentAsTheirTextFallback(t *testing.T) {
+	body := sentBody(t, &model.Request{Messages: []model.Message{
+		{Role: model.RoleUser, Content: []model.Part{model.TextPart("Summarize."), model.TextResourcePart("file:///r.md", "text/markdown", "# Readme")}},
+		model.Assistant("", model.ToolCall{ID: "a", Name: "listen", Arguments: json.RawMessage(`{}`)}),
+		model.ToolMessage("a", "listen", false, model.AudioPart("audio/wav", []byte("RIFF"))),
+	}})
+	assert.JSONEq(t, `[
+		{"role": "user", "content": [{"type": "text", "text": "Summarize."}, {"type": "text", "text": "# Readme"}]},
+		{"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "listen", "input": {}}]},
+		{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": [{"type": "text", "text": "[audio (audio/wav, 4 bytes)]"}]}]}
+	]`, string(body["messages"]))
+}

@@ -243,3 +243,24 @@ func TestInfo(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, model.Info{Provider: "gemini", Name: "gemini-2.5-pro", StructuredOutput: true}, m.Info())
 }
+
+// Audio and resource parts (as MCP servers return them) reach Gemini as
+// the text that stands for them, in user messages and in tool results.
+func TestAudioAndResourcePartsAreSentAsTheirTextFallback(t *testing.T) {
+	s := newServer(t, jsonReply(http.StatusOK, replyText))
+	m, _ := newModel(t, s)
+	call := model.ToolCall{ID: "c1", Name: "listen", Arguments: json.RawMessage(`{}`)}
+	_, err := m.Generate(context.Background(), &model.Request{Messages: []model.Message{
+		{Role: model.RoleUser, Content: []model.Part{model.TextPart("Summarize."), model.TextResourcePart("file:///r.md", "text/markdown", "# Readme")}},
+		{Role: model.RoleAssistant, ToolCalls: []model.ToolCall{call}},
+		model.ToolMessage("c1", "listen", false, model.AudioPart("audio/wav", []byte("RIFF"))),
+	}})
+	require.NoError(t, err)
+	var body struct {
+		Contents []json.RawMessage `json:"contents"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(s.Received()[0].Body), &body))
+	require.Len(t, body.Contents, 3)
+	assert.JSONEq(t, `{"role": "user", "parts": [{"text": "Summarize."}, {"text": "# Readme"}]}`, string(body.Contents[0]))
+	assert.JSONEq(t, `{"role": "user", "parts": [{"functionResponse": {"id": "c1", "name": "listen", "response": {"output": "[audio (audio/wav, 4 bytes)]"}}}]}`, string(body.Contents[2]))
+}

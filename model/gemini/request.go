@@ -178,13 +178,16 @@ func messages(in []model.Message) (*genai.Content, []*genai.Content, error) {
 	return system, contents, nil
 }
 
-// partText returns the text a text or JSON part carries.
+// partText returns the text a text or JSON part carries, and the text
+// that stands for an audio or resource part (model.Part.TextFallback).
 func partText(p model.Part) (string, bool) {
 	switch p.Type {
 	case model.PartText:
 		return p.Text, true
 	case model.PartJSON:
 		return string(p.JSON), true
+	case model.PartAudio, model.PartResource:
+		return p.TextFallback(), true
 	}
 	return "", false
 }

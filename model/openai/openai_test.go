@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -600,4 +601,24 @@ func TestMaxRetriesOption(t *testing.T) {
 	require.Error(t, err)
 	assert.Len(t, s.Received(), 1, "WithMaxRetries(0) disables retries")
 	assert.Equal(t, "/chat/completions", s.Received()[0].Path)
+}
+
+// Audio and resource parts (as MCP servers return them) are sent as the
+// text that stands for them, in user messages and in tool results.
+func TestAudioAndResourcePartsAreSentAsTheirTextFallback(t *testing.T) {
+	s := newServer(t, jsonReply(200, completionText))
+	m, _ := newModel(t, s)
+	_, err := m.Generate(context.Background(), &model.Request{Messages: []model.Message{
+		{Role: model.RoleUser, Content: []model.Part{model.TextPart("Summarize."), model.BlobResourcePart("file:///r.zip", "application/zip", []byte("PK"))}},
+		model.Assistant("", model.ToolCall{ID: "c1", Name: "listen", Arguments: []byte(`{}`)}),
+		model.ToolMessage("c1", "listen", false, model.AudioPart("audio/wav", []byte("RIFF"))),
+	}})
+	require.NoError(t, err)
+	var body struct {
+		Messages []map[string]any `json:"messages"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(s.Received()[0].Body), &body))
+	require.Len(t, body.Messages, 3)
+	assert.Contains(t, fmt.Sprint(body.Messages[0]["content"]), "[resource file:///r.zip (application/zip, 2 bytes)]")
+	assert.Equal(t, "[audio (audio/wav, 4 bytes)]", body.Messages[2]["content"])
 }
