@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -55,4 +56,37 @@ func TestServerServesResourcesTemplatesPromptsAndCompletions(t *testing.T) {
 		Argument: sdk.CompleteParamsArgument{Name: "who", Value: "A"}})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"greet/who/A"}, c.Completion.Values)
+}
+
+// ResourceUpdated reaches the clients subscribed to the resource, and only
+// while they are.
+func TestResourceUpdatedReachesSubscribedClients(t *testing.T) {
+	read := func(context.Context, string) ([]model.Part, error) { return []model.Part{model.TextPart("v")}, nil }
+	srv, err := NewServer(t.Context(), tool.NewStatic("s"),
+		WithResources(Resource{URI: "app://a", Name: "a", Read: read}, Resource{URI: "app://b", Name: "b", Read: read}))
+	require.NoError(t, err)
+	updated := make(chan string, 4)
+	cs := connectClient(t, srv, &sdk.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
+		updated <- req.Params.URI
+	}})
+	ctx := ctxT(t, 10*time.Second)
+	require.NoError(t, cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "app://a"}))
+	require.NoError(t, srv.ResourceUpdated(ctx, "app://b")) // not subscribed
+	require.NoError(t, srv.ResourceUpdated(ctx, "app://a"))
+	select {
+	case uri := <-updated:
+		assert.Equal(t, "app://a", uri, "only the subscribed resource's change is sent")
+	case <-ctx.Done():
+		t.Fatal("no notifications/resources/updated")
+	}
+	require.NoError(t, cs.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: "app://a"}))
+	require.NoError(t, srv.ResourceUpdated(ctx, "app://a"))
+	require.NoError(t, cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "app://b"}))
+	require.NoError(t, srv.ResourceUpdated(ctx, "app://b"))
+	select {
+	case uri := <-updated:
+		assert.Equal(t, "app://b", uri, "nothing after the unsubscription")
+	case <-ctx.Done():
+		t.Fatal("no notifications/resources/updated")
+	}
 }
