@@ -84,3 +84,22 @@ func ExampleWithResponsesAPI() {
 	fmt.Println(resp.Message.Reasoning())
 	fmt.Println(resp.Message.Text())
 }
+
+// An embedder for search by meaning, here on a local Ollama; any server
+// that speaks the embeddings endpoint (vLLM, text-embeddings-inference)
+// works the same way through its base URL.
+func ExampleNewEmbedder() {
+	e, err := openai.NewEmbedder("nomic-embed-text",
+		openai.WithBaseURL("http://localhost:11434/v1"),
+		openai.WithAPIKey("ollama"), // Ollama ignores the key.
+		openai.WithEmbedBatch(64),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	vecs, err := e.Embed(context.Background(), []string{"Ana likes window seats", "Bob is allergic to peanuts"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(vecs), len(vecs[0]))
+}

@@ -139,6 +139,20 @@ type annIndex struct {
 	recent map[string]bool
 }
 
+// indexLinks is the most neighbours a node of the index links to (the
+// graph's M), and minCandidates the fewest candidates a search asks the
+// graph for. The library keeps each node's nearest neighbours without the
+// HNSW paper's diversity heuristic, and its search keeps as many results
+// as it is asked for, not EfSearch: on clustered vectors (10,000 in 100
+// clusters, 256 dimensions) its default M of 16 found at best half of the
+// true ten nearest whatever the candidates, while an M of 32 found 85% of
+// them among 64 candidates and 92% among 128, for a build about three
+// times as long. A candidate costs the backend one read.
+const (
+	indexLinks    = 32
+	minCandidates = 128
+)
+
 // maxRecent bounds annIndex.recent; older additions are found through the
 // graph alone.
 const maxRecent = 1024
@@ -170,6 +184,7 @@ func (s *Store) dropIndex(idx *annIndex) {
 func (s *Store) buildIndex(p string, rows []Row) {
 	g := hnsw.NewGraph[string]()
 	g.Distance = hnsw.CosineDistance
+	g.M = indexLinks
 	g.EfSearch = 64
 	g.Rng = rand.New(rand.NewSource(1)) // the same graph for the same rows
 	idx := &annIndex{prefix: p, g: g, recent: map[string]bool{}}
@@ -230,12 +245,12 @@ func (s *Store) searchIndex(ctx context.Context, idx *annIndex, qv []float32, q 
 		return nil, false, nil
 	}
 	// Ask for more than wanted: some candidates may be stale, gone,
-	// expired or filtered out.
+	// expired or filtered out, and the candidates are ranked again exactly.
 	k := want * 2
 	if !f.Empty() || q.MinScore > 0 {
 		k = want * 8
 	}
-	k = max(k, 32)
+	k = max(k, minCandidates)
 	var cands []hnsw.Node[string]
 	if err := guard(func() {
 		idx.g.Add(added...)
