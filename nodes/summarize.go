@@ -16,16 +16,22 @@ const MetaSummary = modelmw.MetaSummary
 
 // SummaryPolicy says when a Summarize node summarizes and what it keeps.
 type SummaryPolicy struct {
-	// MaxTokens is the size of the conversation (by
+	// MaxTokens is the size of the conversation (by Counter or
 	// modelmw.EstimateTokens) above which the node summarizes.
 	MaxTokens int
 	// KeepTokens is how much of the end of the conversation the node keeps
-	// as it is (cut as modelmw.TrimMessages cuts: a tool call stays with
+	// as it is (cut as modelmw.TrimRequest cuts: a tool call stays with
 	// its results); the messages before it, after the leading system
 	// messages, are summarized. Zero keeps a quarter of MaxTokens.
 	KeepTokens int
 	// Instructions replace modelmw.DefaultSummaryInstructions.
 	Instructions string
+	// Counter, when set, counts the conversation's tokens in place of
+	// modelmw.EstimateTokens: once a step to see whether it is over
+	// MaxTokens, and, when it is, about log2(n) times more to find the
+	// end to keep (see modelmw.TrimPolicy.Counter for the cost). A failed
+	// count fails the node. Nil estimates.
+	Counter modelmw.TokenCounter
 }
 
 // Summarize returns a node that keeps the conversation within p: when it
@@ -47,14 +53,30 @@ func Summarize[S any, PS ChatState[S]](m model.Model, p SummaryPolicy) graph.Nod
 	}
 	return func(ctx context.Context, s S) (S, error) {
 		msgs := *PS(&s).ChatMessages()
-		if p.MaxTokens <= 0 || modelmw.EstimateTokens(&model.Request{Messages: msgs}) <= p.MaxTokens {
+		if p.MaxTokens <= 0 {
+			return s, nil
+		}
+		var size int
+		if p.Counter == nil {
+			size = modelmw.EstimateTokens(&model.Request{Messages: msgs})
+		} else {
+			var err error
+			if size, err = p.Counter.CountTokens(ctx, &model.Request{Messages: msgs}); err != nil {
+				return s, fmt.Errorf("nodes: summarize: counting the tokens of %d messages: %w", len(msgs), err)
+			}
+		}
+		if size <= p.MaxTokens {
 			return s, nil
 		}
 		head := 0
 		for head < len(msgs) && msgs[head].Role == model.RoleSystem {
 			head++
 		}
-		tail := modelmw.TrimMessages(msgs[head:], modelmw.TrimPolicy{MaxTokens: keep})
+		kept, err := modelmw.TrimRequest(ctx, &model.Request{Messages: msgs[head:]}, modelmw.TrimPolicy{MaxTokens: keep, Counter: p.Counter})
+		if err != nil {
+			return s, fmt.Errorf("nodes: summarize: choosing the end to keep: %w", err)
+		}
+		tail := kept.Messages
 		cut := len(msgs) - len(tail)
 		if cut <= head {
 			return s, nil // the end to keep is all there is

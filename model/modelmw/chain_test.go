@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/modelmw"
@@ -177,5 +179,54 @@ func TestStreamsPassThroughUnbuffered(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, c.Text)
 		assert.Equal(t, i+1, g.produced(), "chunk %d arrived before the model produced another", i)
+	}
+}
+
+// TestStandardMiddlewareStreamsUnbuffered proves, for each standard
+// middleware that does not need the whole reply, that a chunk reaches the
+// consumer before the model produced the one after the next: nothing is
+// collected on the way (output guardrails hold back one chunk, the last
+// one until the reply was judged whole).
+func TestStandardMiddlewareStreamsUnbuffered(t *testing.T) {
+	pass := modelmw.GuardrailFunc("pass", func(context.Context, string) (string, error) { return "", nil })
+	streaming := pass
+	streaming.Streaming = true
+	for _, tc := range []struct {
+		name string
+		mw   modelmw.Middleware
+		lag  int // chunks the middleware holds back
+	}{
+		{"Fallback", modelmw.Fallback([]model.Model{scripted.New()}), 0},
+		{"RateLimit", modelmw.RateLimit(modelmw.RateLimits{RequestsPerMinute: 10, TokensPerMinute: 10_000}), 0},
+		{"Budget", modelmw.Budget(modelmw.BudgetPolicy{MaxTokens: 10_000}), 0},
+		{"Cache", modelmw.Cache(modelmw.NewMemoryCache(10, 0)), 0},
+		{"Telemetry", modelmw.Telemetry(tracenoop.NewTracerProvider(), metricnoop.NewMeterProvider()), 0},
+		{"Trim", modelmw.Trim(modelmw.TrimPolicy{MaxTokens: 1000}), 0},
+		{"InputGuardrails", modelmw.InputGuardrails(pass), 0},
+		{"OutputGuardrails", modelmw.OutputGuardrails(pass), 1},
+		{"StreamingOutputGuardrails", modelmw.OutputGuardrails(streaming), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			chunks := []model.Chunk{{Text: "a"}, {Text: "b"}, {Text: "c"}, {FinishReason: "stop"}}
+			g := &gated{chunks: chunks, next: make(chan struct{}, len(chunks))}
+			m := modelmw.Chain(g, tc.mw)
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			next, stop := iterPull(m.Stream(ctx, userReq("x")))
+			defer stop()
+			released := 0
+			for i, want := range chunks {
+				// Let the model produce the chunk wanted and the ones the
+				// middleware holds back, no more.
+				for ; released < min(i+1+tc.lag, len(chunks)); released++ {
+					g.next <- struct{}{}
+				}
+				c, err, ok := next()
+				require.True(t, ok)
+				require.NoError(t, err)
+				assert.Equal(t, want, c)
+				assert.LessOrEqual(t, g.produced(), min(i+1+tc.lag, len(chunks)), "chunk %d arrived before the model produced more", i)
+			}
+		})
 	}
 }

@@ -142,3 +142,17 @@ func ExampleSummarize() {
 	// assistant: Noted.
 	// user: What should I pack?
 }
+
+func ExampleRedactPII() {
+	base := scripted.New(scripted.Reply("I will write to them."))
+	m := modelmw.Chain(base, modelmw.RedactPII())
+	req := &model.Request{Messages: []model.Message{model.User("Mail ada@example.com, card 4111 1111 1111 1111.")}}
+	if _, err := m.Generate(context.Background(), req); err != nil {
+		panic(err)
+	}
+	fmt.Println(base.Requests()[0].Messages[0].Text()) // what the model was sent
+	fmt.Println(req.Messages[0].Text())                // what the caller (and the state) keeps
+	// Output:
+	// Mail [email], card [card].
+	// Mail ada@example.com, card 4111 1111 1111 1111.
+}

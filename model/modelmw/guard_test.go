@@ -99,6 +99,7 @@ func TestStreamingOutputGuardrailTripsMidStream(t *testing.T) {
 	var trip *modelmw.TripwireError
 	require.ErrorAs(t, gotErr, &trip)
 	assert.Equal(t, modelmw.StageOutput, trip.Stage)
+	assert.True(t, strings.HasPrefix(got.String(), "the launch"), "the chunks before the tripping one went through: %q", got.String())
 	assert.NotContains(t, got.String(), "secret")
 	assert.NotContains(t, got.String(), "follow", "the rest of the reply was never passed on")
 }

@@ -151,3 +151,62 @@ func TestBudgetByCost(t *testing.T) {
 	assert.InDelta(t, 2.0, be.SpentCost, 1e-9)
 	assert.Equal(t, 2, base.Calls())
 }
+
+func TestRateLimitChargesTheTokensAReplyUsedBeyondItsReservation(t *testing.T) {
+	base := scripted.New(scripted.Reply("long").WithUsage(model.Usage{InputTokens: 5, OutputTokens: 99_995}))
+	base.Fallback = ptr(scripted.Reply("more"))
+	m := modelmw.Chain(base, modelmw.RateLimit(modelmw.RateLimits{TokensPerMinute: 100_000}))
+	_, err := m.Generate(t.Context(), userReq("x"))
+	require.NoError(t, err, "the call reserves its prompt only: about 5 tokens")
+	// The reply used the whole bucket. Without the charge for it, 99,995
+	// tokens would be left and this call of 50,000 would go at once; with
+	// it the bucket refills for about 30 s, past the deadline.
+	req := userReq("x")
+	req.Settings.MaxTokens = 50_000
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	_, err = m.Generate(ctx, req)
+	require.Error(t, err)
+	assert.Equal(t, 1, base.Calls(), "the held call never reached the model")
+}
+
+func TestBudgetCountsThePromptWithItsCounter(t *testing.T) {
+	base := scripted.New()
+	base.Fallback = ptr(scripted.Reply("ok"))
+	counted := 0
+	counter := modelmw.TokenCounterFunc(func(context.Context, *model.Request) (int, error) {
+		counted++
+		return 2_000, nil
+	})
+	m := modelmw.Chain(base, modelmw.Budget(modelmw.BudgetPolicy{MaxTokens: 1_000, Counter: counter}))
+	_, err := m.Generate(modelmw.WithLedger(t.Context(), modelmw.NewLedger()), userReq("x"))
+	var be *modelmw.BudgetError
+	require.ErrorAs(t, err, &be, "the counter's 2,000 tokens are over the limit; the estimate's 5 are not")
+	assert.Equal(t, 2_000, be.Next)
+	assert.Equal(t, 1, counted)
+	assert.Zero(t, base.Calls())
+
+	broken := modelmw.TokenCounterFunc(func(context.Context, *model.Request) (int, error) {
+		return 0, errors.New("count endpoint down")
+	})
+	m = modelmw.Chain(base, modelmw.Budget(modelmw.BudgetPolicy{MaxTokens: 1_000, Counter: broken}))
+	_, err = m.Generate(modelmw.WithLedger(t.Context(), modelmw.NewLedger()), userReq("x"))
+	require.NoError(t, err, "a counter that fails leaves the check to the estimate")
+	assert.Equal(t, 1, base.Calls())
+}
+
+func TestRateLimitCountsThePromptWithItsCounter(t *testing.T) {
+	base := scripted.New()
+	base.Fallback = ptr(scripted.Reply("ok"))
+	counter := modelmw.TokenCounterFunc(func(context.Context, *model.Request) (int, error) { return 60_000, nil })
+	m := modelmw.Chain(base, modelmw.RateLimit(modelmw.RateLimits{TokensPerMinute: 100_000, Counter: counter}))
+	_, err := m.Generate(t.Context(), userReq("x"))
+	require.NoError(t, err)
+	// By the estimate the second prompt would take 5 tokens of the 40,000
+	// left; by the counter it takes 60,000 and waits about 12 s.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	_, err = m.Generate(ctx, userReq("x"))
+	require.Error(t, err)
+	assert.Equal(t, 1, base.Calls())
+}

@@ -32,17 +32,23 @@ const summaryPrefix = "Summary of the conversation so far:\n\n"
 
 // SummaryPolicy says when Summarize summarizes and what it keeps.
 type SummaryPolicy struct {
-	// MaxTokens is the size of the conversation (by EstimateTokens, tool
-	// definitions left out) above which the older messages are
-	// summarized. Zero turns summarizing off.
+	// MaxTokens is the size of the conversation (by Counter or
+	// EstimateTokens, tool definitions left out) above which the older
+	// messages are summarized. Zero turns summarizing off.
 	MaxTokens int
 	// KeepTokens is how much of the end of the conversation is kept as it
-	// is, cut as TrimMessages cuts (a tool call stays with its results);
+	// is, cut as TrimRequest cuts (a tool call stays with its results);
 	// the messages before it, after the leading system messages, are
 	// summarized. Zero keeps a quarter of MaxTokens.
 	KeepTokens int
 	// Instructions replace DefaultSummaryInstructions.
 	Instructions string
+	// Counter, when set, counts the conversation's tokens in place of
+	// EstimateTokens: once a call to see whether it is over MaxTokens,
+	// and, when it is, about log2(n) times more to find the end to keep
+	// (see TrimPolicy.Counter for the cost). A failed count fails the
+	// call. Nil estimates.
+	Counter TokenCounter
 }
 
 // Summarize returns a Middleware that keeps the conversation a model is
@@ -64,7 +70,8 @@ type SummaryPolicy struct {
 // Summarize counts messages of the conversation as the LLM node sends
 // it: put it outside (before, in Chain's list) any middleware that drops
 // messages, such as Trim, which then works as a hard cap behind it. The
-// summarizing call fails the call it serves with its error.
+// summarizing call fails the call it serves with its error, and so does
+// a failed count with p.Counter.
 func Summarize(m model.Model, p SummaryPolicy) Middleware {
 	if m == nil {
 		panic("modelmw: Summarize with a nil model")
@@ -80,7 +87,11 @@ func Summarize(m model.Model, p SummaryPolicy) Middleware {
 		head := leadingSystem(req.Messages)
 		rest := req.Messages[head:]
 		view, at, rewritten := summarizedView(rest)
-		if EstimateTokens(&model.Request{Messages: req.Messages[:head]})+EstimateTokens(&model.Request{Messages: view}) <= p.MaxTokens {
+		size, err := conversationTokens(ctx, p.Counter, req.Model, req.Messages[:head], view)
+		if err != nil {
+			return nil, nil, fmt.Errorf("modelmw: summarize: %w", err)
+		}
+		if size <= p.MaxTokens {
 			if !rewritten {
 				return req, nil, nil
 			}
@@ -92,7 +103,11 @@ func Summarize(m model.Model, p SummaryPolicy) Middleware {
 		if rewritten {
 			old = 1
 		}
-		tail := TrimMessages(view[old:], TrimPolicy{MaxTokens: keep})
+		kept, err := trimRequest(ctx, &model.Request{Model: req.Model, Messages: view[old:]}, TrimPolicy{MaxTokens: keep, Counter: p.Counter})
+		if err != nil {
+			return nil, nil, fmt.Errorf("modelmw: summarize: choosing the end to keep: %w", err)
+		}
+		tail := kept.Messages
 		cut := len(view) - len(tail)
 		if cut <= old || cut >= len(view) {
 			// The end to keep is all there is: nothing older to
@@ -112,6 +127,21 @@ func Summarize(m model.Model, p SummaryPolicy) Middleware {
 		AddToHistory(ctx, summary)
 		return withMessages(req, head, append([]model.Message{summary}, tail...)), nil, nil
 	})
+}
+
+// conversationTokens returns the tokens of head then rest, sent to
+// modelName: counted by c, or estimated when c is nil.
+func conversationTokens(ctx context.Context, c TokenCounter, modelName string, head, rest []model.Message) (int, error) {
+	if c == nil {
+		return EstimateTokens(&model.Request{Messages: head}) + EstimateTokens(&model.Request{Messages: rest}), nil
+	}
+	msgs := make([]model.Message, 0, len(head)+len(rest))
+	msgs = append(append(msgs, head...), rest...)
+	n, err := c.CountTokens(ctx, &model.Request{Model: modelName, Messages: msgs})
+	if err != nil {
+		return 0, fmt.Errorf("counting the tokens of %d messages: %w", len(msgs), err)
+	}
+	return n, nil
 }
 
 // SummaryMessage asks m for a summary of msgs, with instructions (or

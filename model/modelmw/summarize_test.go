@@ -2,6 +2,7 @@ package modelmw_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -98,5 +99,54 @@ func checkToolPairs(t *testing.T, msgs []model.Message) {
 		case model.RoleTool:
 			assert.True(t, open[msg.ToolCallID], "message %d: tool result %s without its call before it", i, msg.ToolCallID)
 		}
+	}
+}
+
+func TestSummarizeGoesByTheCounter(t *testing.T) {
+	// By the estimate the conversation is far under 500 tokens; by the
+	// counter (100 a message) it is 900, and the end that keeps 300 is
+	// the last turn's call, result and answer.
+	msgs := conversation()
+	require.Less(t, modelmw.EstimateTokens(&model.Request{Messages: msgs}), 500)
+	summarizer := scripted.New(scripted.Reply("older turns"))
+	base := scripted.New(scripted.Reply("ok"))
+	c := &perMessage{}
+	m := modelmw.Chain(base, modelmw.Summarize(summarizer, modelmw.SummaryPolicy{MaxTokens: 500, KeepTokens: 300, Counter: c}))
+	_, err := m.Generate(t.Context(), &model.Request{Messages: msgs})
+	require.NoError(t, err)
+	require.Equal(t, 1, summarizer.Calls())
+	sent := base.Requests()[0].Messages
+	assert.Equal(t, "sys", sent[0].Text())
+	assert.Equal(t, "true", sent[1].Metadata[modelmw.MetaSummary])
+	assert.Equal(t, []string{"", "result b", "answer two"}, texts(sent[2:]))
+	checkToolPairs(t, sent)
+
+	// Under the limit by the counter, nothing is summarized.
+	summarizer = scripted.New()
+	m = modelmw.Chain(scripted.New(scripted.Reply("ok")), modelmw.Summarize(summarizer, modelmw.SummaryPolicy{MaxTokens: 900, Counter: &perMessage{}}))
+	_, err = m.Generate(t.Context(), &model.Request{Messages: msgs})
+	require.NoError(t, err)
+	assert.Zero(t, summarizer.Calls())
+}
+
+func TestSummarizeFailsTheCallWhenTheCounterFails(t *testing.T) {
+	errCount := errors.New("count endpoint down")
+	for _, failAt := range []int{1, 2} {
+		calls := 0
+		c := modelmw.TokenCounterFunc(func(context.Context, *model.Request) (int, error) {
+			calls++
+			if calls >= failAt {
+				return 0, errCount
+			}
+			return 10_000, nil
+		})
+		summarizer := scripted.New(scripted.Reply("older turns"))
+		base := scripted.New(scripted.Reply("ok"))
+		m := modelmw.Chain(base, modelmw.Summarize(summarizer, modelmw.SummaryPolicy{MaxTokens: 500, Counter: c}))
+		_, err := m.Generate(t.Context(), &model.Request{Messages: conversation()})
+		require.ErrorIs(t, err, errCount, "failing at count %d", failAt)
+		assert.Contains(t, err.Error(), "summarize")
+		assert.Zero(t, base.Calls())
+		assert.Zero(t, summarizer.Calls())
 	}
 }

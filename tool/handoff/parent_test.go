@@ -2,6 +2,7 @@ package handoff_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +13,7 @@ import (
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/model/scripted"
 	"github.com/trellis-go/trellis/nodes"
+	"github.com/trellis-go/trellis/state/memory"
 	"github.com/trellis-go/trellis/tool"
 	"github.com/trellis-go/trellis/tool/handoff"
 )
@@ -91,4 +93,38 @@ func TestInputFilterDecidesWhatTheAgentSees(t *testing.T) {
 
 	_, err = handoff.New("bad", "Bad.", worker(t, "bad", wm), handoff.WithInputFilter(handoff.WithoutTools), handoff.WithSharedHistory())
 	assert.Error(t, err)
+}
+
+func TestToParentRouteSurvivesTheAgentsInterruptAndResume(t *testing.T) {
+	var decided atomic.Int32
+	decide := tool.MustFunc("decide", "Decides where the caller goes.", func(context.Context, struct{}) (tool.Result, error) {
+		decided.Add(1)
+		return handoff.ToParent("case closed", graph.END), nil
+	})
+	approve := tool.MustFunc("approve", "Asks a human.", func(ctx context.Context, _ struct{}) (string, error) {
+		ok, err := graph.Interrupt[string](ctx, "close the case?")
+		if err != nil {
+			return "", err
+		}
+		return "human says " + ok, nil
+	})
+	// One batch: the route is decided, then the other call pauses the
+	// agent. When it resumes, the batch is not all terminating, so the
+	// agent's model answers once more before the route is taken.
+	wm := scripted.New(scripted.CallTools(scripted.CallWithID("d1", "decide", `{}`), scripted.CallWithID("a1", "approve", `{}`)),
+		lastToolText("worker: "))
+	h, err := handoff.New("triage", "Triages a request.", worker(t, "triage", wm, agent.WithTools(decide, approve)))
+	require.NoError(t, err)
+	pm := scripted.New(scripted.CallTools(scripted.CallWithID("p1", "triage", `{"task":"Close case 7."}`)))
+	g := parent(t, pm, []tool.Tool{h}, agent.WithCheckpointer(memory.New()))
+	ctx := t.Context()
+
+	_, err = g.Invoke(ctx, agent.Ask("close it"), graph.WithThread("t"))
+	var ie *graph.InterruptError
+	require.ErrorAs(t, err, &ie)
+	out, err := g.Resume(ctx, "t", graph.WithResumeValue("yes"))
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), decided.Load(), "the call that decided the route did not run again")
+	assert.Equal(t, 1, pm.Calls(), "the caller's turn ended as the route recorded before the interrupt said")
+	assert.Equal(t, "worker: human says yes", agent.FinalText(out.Messages))
 }
