@@ -567,6 +567,33 @@ func TestDurabilityModes(t *testing.T) {
 	}
 }
 
+// With exit durability a run stores one checkpoint and keeps the others in
+// memory only; the checkpoint it stores names as its parent the thread's
+// stored latest, not one of those, so History reads as one chain across
+// turns and resumes.
+func TestExitDurabilityParentsAreStoredCheckpoints(t *testing.T) {
+	var c counts
+	g := mustCompile(t, graph.New[doc](logReducer()).
+		AddNode("a", counted(&c, "a")).AddNode("approve", approval(&c)).AddNode("b", counted(&c, "b")).
+		AddEdge(graph.START, "a").AddEdge("a", "approve").AddEdge("approve", "b"),
+		graph.WithCheckpointer(memory.New()), graph.WithDefaultDurability(graph.DurabilityExit))
+	ctx := context.Background()
+	for turn := range 2 {
+		_, err := g.Invoke(ctx, doc{}, graph.WithThread("t"))
+		require.ErrorIs(t, err, graph.ErrInterrupted, "turn %d", turn)
+		_, err = g.Resume(ctx, "t", graph.WithResumeValue("ok"))
+		require.NoError(t, err, "turn %d", turn)
+	}
+	hist, err := g.History(ctx, "t", 0)
+	require.NoError(t, err)
+	require.Len(t, hist, 4, "one checkpoint per run")
+	for i := 0; i+1 < len(hist); i++ {
+		assert.Equal(t, hist[i+1].CheckpointID, hist[i].ParentID,
+			"checkpoint %d (%s, step %d) names a parent that is not the stored checkpoint before it", i, hist[i].Source, hist[i].Step)
+	}
+	assert.Empty(t, hist[3].ParentID, "the thread's first checkpoint has no parent")
+}
+
 func TestEncryptedCheckpoints(t *testing.T) {
 	saver := memory.New()
 	key := []byte("0123456789abcdef0123456789abcdef")

@@ -70,6 +70,7 @@ func TestStreamPastItsTotalCapFails(t *testing.T) {
 	m, _ := newModel(t, s, anthropic.WithStreamLimits(model.StreamLimits{MaxBytes: 512}))
 	_, err := model.Collect(m.Stream(context.Background(), userReq("x")))
 	require.ErrorIs(t, err, model.ErrStreamTooLarge)
+	assert.ErrorContains(t, err, "exceeds 512 bytes, the limit on a whole reply")
 
 	m, _ = newModel(t, s)
 	_, err = model.Collect(m.Stream(context.Background(), userReq("x")))

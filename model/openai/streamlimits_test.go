@@ -61,6 +61,7 @@ func TestStreamPastItsTotalCapFails(t *testing.T) {
 	m, _ := newModel(t, s, openai.WithStreamLimits(model.StreamLimits{MaxBytes: 1024}))
 	_, err := model.Collect(m.Stream(context.Background(), userReq("x")))
 	require.ErrorIs(t, err, model.ErrStreamTooLarge)
+	assert.ErrorContains(t, err, "exceeds 1 KiB (1024 bytes), the limit on a whole reply")
 
 	m, _ = newModel(t, s)
 	_, err = model.Collect(m.Stream(context.Background(), userReq("x")))

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/trellis-go/trellis/internal/sse"
+	"github.com/trellis-go/trellis/internal/textcut"
 )
 
 // rpcFailure is a JSON-RPC error the server answers with.
@@ -24,7 +25,19 @@ type rpcFailure struct {
 // Error returns the failure's message.
 func (f *rpcFailure) Error() string { return f.msg }
 
+// maxQuoted is the most bytes of one string, such as an ID or a method
+// the client sent, that a failure's message quotes.
+const maxQuoted = 64
+
+// failf is a failure whose message is format with args. A string argument
+// is cut to its first maxQuoted bytes (marked with "…"): the IDs and names
+// a client sends are echoed by a bounded prefix, never in full.
 func failf(code int, format string, args ...any) *rpcFailure {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = textcut.Clip(s, maxQuoted, "…")
+		}
+	}
 	return &rpcFailure{code: code, msg: fmt.Sprintf(format, args...)}
 }
 

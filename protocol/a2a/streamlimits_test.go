@@ -196,6 +196,7 @@ func TestClientStreamPastItsTotalCapFails(t *testing.T) {
 	}
 	require.ErrorIs(t, err, model.ErrStreamTooLarge)
 	require.ErrorIs(t, err, a2a.ErrResponseTooLarge)
+	assert.ErrorContains(t, err, "4 KiB (4096 bytes)")
 	assert.Less(t, events, 101)
 
 	// The defaults read the whole stream.

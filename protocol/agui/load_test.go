@@ -18,9 +18,10 @@ import (
 )
 
 // Many clients at once, on many threads and on one: every run either
-// finishes or reports that its thread was busy; none is lost or doubled,
-// and the shared thread ends with each message once.
-func TestConcurrentRequests(t *testing.T) {
+// finishes or reports that its thread was busy; none is lost or doubled.
+// The shared thread ends with the message of each run that finished, once,
+// and nothing of a run refused as busy.
+func TestConcurrentRunsAreKeptOrRefused(t *testing.T) {
 	echo := scripted.Func(func(req *model.Request) (*model.Response, error) {
 		return &model.Response{Message: model.Assistant("echo: " + req.Messages[len(req.Messages)-1].Text())}, nil
 	})
@@ -35,6 +36,7 @@ func TestConcurrentRequests(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	outcomes := map[string]int{}
+	shared := map[string]string{} // message ID → outcome, on the shared thread
 	for i := range n {
 		wg.Go(func() {
 			thread := fmt.Sprintf("own-%d", i)
@@ -53,6 +55,9 @@ func TestConcurrentRequests(t *testing.T) {
 			}
 			mu.Lock()
 			outcomes[key]++
+			if thread == "shared" {
+				shared[fmt.Sprintf("u%d", i)] = key
+			}
 			mu.Unlock()
 		})
 	}
@@ -71,5 +76,13 @@ func TestConcurrentRequests(t *testing.T) {
 	}
 	for id, c := range seen {
 		assert.Equal(t, 1, c, "message %s is in the shared thread %d times", id, c)
+	}
+	for id, outcome := range shared {
+		switch outcome {
+		case "RUN_FINISHED:":
+			assert.Equal(t, 1, seen[id], "the message of run %s, which finished, is not in the shared thread", id)
+		case "RUN_ERROR:thread_busy":
+			assert.Zero(t, seen[id], "the message of run %s, refused as busy, is in the shared thread", id)
+		}
 	}
 }
