@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -312,7 +313,7 @@ func checkContentType(r *http.Request) error {
 		return errors.New("agui: the request has no Content-Type: the body must be application/json")
 	}
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-		return fmt.Errorf("agui: the body must be application/json, not %q", ct)
+		return fmt.Errorf("agui: the body must be application/json, not %q", clip(ct))
 	}
 	return nil
 }
@@ -664,14 +665,15 @@ func resumeOptions(waiting []graph.PendingInterrupt, held, msgs []model.Message,
 		byID[e.InterruptID] = e
 	}
 	answered := map[string]bool{} // call IDs answered by this resume
-	var cancelled, resolved, missing []string
+	var cancelled, missing listed
+	var resolved []string
 	for _, in := range waiting {
 		if calls, ok := pendingCalls(in); ok && len(in.Path) == 0 {
 			results := map[string]tool.Result{}
 			for _, c := range calls {
 				m, ok := byCall[c.ID]
 				if !ok {
-					missing = append(missing, fmt.Sprintf("tool call %q (%s)", c.ID, c.Name))
+					missing = append(missing, fmt.Sprintf("tool call %q (%s)", clip(c.ID), clip(c.Name)))
 					continue
 				}
 				results[c.ID] = tool.Result{Content: m.Content, IsError: m.IsError}
@@ -686,9 +688,9 @@ func resumeOptions(waiting []graph.PendingInterrupt, held, msgs []model.Message,
 		e, ok := byID[in.ID]
 		switch {
 		case !ok:
-			missing = append(missing, fmt.Sprintf("interrupt %q", in.ID))
+			missing = append(missing, fmt.Sprintf("interrupt %q", clip(in.ID)))
 		case e.Status == ResumeCancelled:
-			cancelled = append(cancelled, in.ID)
+			cancelled = append(cancelled, strconv.Quote(clip(in.ID)))
 		default:
 			payload := e.Payload
 			if len(payload) == 0 {
@@ -707,11 +709,11 @@ func resumeOptions(waiting []graph.PendingInterrupt, held, msgs []model.Message,
 		}
 	}
 	if len(missing) > 0 {
-		return nil, false, conflict("the thread waits for answers the request does not give: %s", strings.Join(missing, ", "))
+		return nil, false, conflict("the thread waits for answers the request does not give: %s", missing)
 	}
 	if len(cancelled) > 0 {
 		if len(resolved) > 0 || len(answered) > 0 {
-			return nil, false, conflict("the request abandons interrupts %s but answers others; answer all of them, or abandon all", strings.Join(cancelled, ", "))
+			return nil, false, conflict("the request abandons interrupts %s but answers others; answer all of them, or abandon all", cancelled)
 		}
 		return nil, true, nil
 	}

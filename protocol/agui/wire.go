@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/trellis-go/trellis/internal/textcut"
 )
 
 // ProtocolVersion is the version of the AG-UI protocol the handler speaks,
@@ -206,12 +208,53 @@ type InputError struct {
 // Error returns the message.
 func (e *InputError) Error() string { return "agui: " + e.Msg }
 
+// maxQuoted is the most bytes of one string the client sent, such as a
+// message, call or interrupt ID, that an InputError's message quotes.
+const maxQuoted = 64
+
+// badInput is a 400 InputError whose message is format with args; see
+// inputError for how args are quoted.
 func badInput(format string, args ...any) *InputError {
-	return &InputError{Status: 400, Msg: fmt.Sprintf(format, args...)}
+	return inputError(400, format, args)
 }
 
+// conflict is a 409 InputError whose message is format with args; see
+// inputError for how args are quoted.
 func conflict(format string, args ...any) *InputError {
-	return &InputError{Status: 409, Msg: fmt.Sprintf(format, args...)}
+	return inputError(409, format, args)
+}
+
+// inputError is an InputError with status whose message is format with
+// args. A string argument is cut to its first maxQuoted bytes (marked
+// with "…"): the IDs and names a client sends are echoed by a bounded
+// prefix, never in full. A list goes as a listed.
+func inputError(status int, format string, args []any) *InputError {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = clip(s)
+		}
+	}
+	return &InputError{Status: status, Msg: fmt.Sprintf(format, args...)}
+}
+
+// clip cuts s as inputError cuts a string argument.
+func clip(s string) string { return textcut.Clip(s, maxQuoted, "…") }
+
+// listed is the things an InputError's message lists, such as the answers
+// a thread waits for, each already phrased with its IDs cut by clip. It
+// names at most maxListed of them.
+type listed []string
+
+// maxListed is the most elements of a listed a message names.
+const maxListed = 8
+
+// String returns the elements separated by commas, and how many more there
+// are beyond maxListed.
+func (l listed) String() string {
+	if len(l) > maxListed {
+		return strings.Join(l[:maxListed], ", ") + fmt.Sprintf(" and %d more", len(l)-maxListed)
+	}
+	return strings.Join(l, ", ")
 }
 
 // DecodeInput parses and checks a run request's body: the required

@@ -105,7 +105,7 @@ func (s *Toolset) bashTool() (tool.Tool, error) {
 	desc := fmt.Sprintf("Runs a shell command with %s inside an isolated Docker container (image %s) and returns its output (standard output and error together, in the order received) and its exit code. "+
 		"Every command starts in %s: a cd, a variable or an alias does not carry over to the next call, so chain commands with && or give paths; files written persist between calls until the sandbox is closed. %s "+
 		"Standard input is empty, so give flags such as --yes to commands that would ask a question. "+
-		"A command is stopped, with every process it started, after %s unless timeout_ms sets another limit (at most %s). "+
+		"A command is stopped, with the processes it started that kept its environment, after %s unless timeout_ms sets another limit (at most %s). "+
 		"Output beyond %d bytes is cut in the middle, keeping its beginning and end: filter long output with grep, head or tail. "+
 		"For servers, watchers and anything that may outlast the timeout set run_in_background: the call returns a task ID at once; "+
 		"read the output with %s and end the task with %s.",
@@ -228,7 +228,7 @@ func (s *Toolset) bash(ctx context.Context, in BashArgs) (tool.Result, error) {
 		}
 	}
 
-	stopped := "The command and every process it started were stopped."
+	stopped := "The command and the processes it started that kept its environment were stopped."
 	if escaped {
 		stopped = "Stopping it failed: its processes may still be running in the sandbox."
 	}

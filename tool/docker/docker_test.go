@@ -456,7 +456,7 @@ func TestBashTimeout(t *testing.T) {
 	if !r.IsError || r.ErrorCode != CodeCommandTimeout || !errors.Is(r.Err, ErrTimedOut) || r.Status != tool.StatusFailed {
 		t.Fatalf("result %+v: %s", r, r.Text())
 	}
-	want := "started\nterminated\nTimed out after 150ms. The command and every process it started were stopped."
+	want := "started\nterminated\nTimed out after 150ms. The command and the processes it started that kept its environment were stopped."
 	if r.Text() != want || rep.State != StateTimedOut || rep.ExitCode != 143 {
 		t.Errorf("text %q, report %+v", r.Text(), rep)
 	}

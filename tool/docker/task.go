@@ -28,7 +28,7 @@ func (s *Toolset) newTasks() *bgtask.Manager[Report] {
 		ErrUnknownTask:  ErrUnknownTask,
 		Closed:          s.closedResult,
 		Report:          taskReport,
-		Ends:            "stopped, with every process it started,",
+		Ends:            "stopped, with the processes it started that kept its environment,",
 		StopLead: func(id string, o bgtask.Outcome) string {
 			switch {
 			case !errors.Is(o.Cause, bgtask.ErrStopped):
@@ -36,7 +36,7 @@ func (s *Toolset) newTasks() *bgtask.Manager[Report] {
 			case o.Detail.(outcome).escaped:
 				return fmt.Sprintf("Tried to stop %s, but its processes did not end: they may still be running in the sandbox.", id)
 			}
-			return fmt.Sprintf("Stopped %s and every process it started.", id)
+			return fmt.Sprintf("Stopped %s and the processes it started that kept its environment.", id)
 		},
 		OutputDescription: fmt.Sprintf("Reads the output of a background task (one that bash started in the sandbox with run_in_background) and says whether it is still running or how it ended (its exit code, or that it was stopped or timed out). "+
 			"Each read returns the output written since the previous read of that task. "+
@@ -44,7 +44,7 @@ func (s *Toolset) newTasks() *bgtask.Manager[Report] {
 			"Only the last %d bytes of unread output are kept. "+
 			"Once a finished task's final output has been read, the task is forgotten.",
 			s.cfg.Timeout, s.cfg.MaxTimeout, s.cfg.MaxOutput),
-		StopDescription: "Stops a background task that bash started in the sandbox with run_in_background: the task's command and every process it started are stopped. " +
+		StopDescription: "Stops a background task that bash started in the sandbox with run_in_background: the task's command and the processes it started that kept its environment are stopped. " +
 			"Returns how the task ended and the output it wrote since the previous read; the task is then forgotten. " +
 			"A task that had already finished is reported as it ended.",
 	})
@@ -70,7 +70,7 @@ func (o outcome) status(timeout time.Duration) string {
 	case o.state == StateTimedOut && o.escaped:
 		return fmt.Sprintf("timed out after %s and was sent SIGTERM and SIGKILL%s", timeout, escaped)
 	case o.state == StateTimedOut:
-		return fmt.Sprintf("timed out after %s and was stopped, with every process it started", timeout)
+		return fmt.Sprintf("timed out after %s and was stopped, with the processes it started that kept its environment", timeout)
 	case o.state == StateFailed:
 		return fmt.Sprintf("failed after %s: %s", d, o.reason)
 	case o.escaped:

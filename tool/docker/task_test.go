@@ -199,7 +199,7 @@ func TestBackgroundIncrementalReads(t *testing.T) {
 		time.Sleep(15 * time.Millisecond)
 	}
 	r := stopTask(t, box, id)
-	if r.IsError || !strings.Contains(r.Text(), "Stopped task-1 and every process it started.") || !strings.HasSuffix(outputOf(r.Text()), "terminated\n") {
+	if r.IsError || !strings.Contains(r.Text(), "Stopped task-1 and the processes it started that kept its environment.") || !strings.HasSuffix(outputOf(r.Text()), "terminated\n") {
 		t.Fatalf("stop: %q", r.Text())
 	}
 	all = append(all, ticks(t, outputOf(r.Text()))...)
@@ -231,12 +231,12 @@ func TestBackgroundTimeout(t *testing.T) {
 	f := newFake(t, "unix")
 	box := newBox(t, f, WithKillGrace(100*time.Millisecond))
 	r := call(context.Background(), t, box, BashName, map[string]any{"command": "sleep", "run_in_background": true, "timeout_ms": 200})
-	if r.IsError || !strings.Contains(r.Text(), "It is stopped, with every process it started, if it runs longer than 200ms.") || r.Details.(Report).Timeout != 200*time.Millisecond {
+	if r.IsError || !strings.Contains(r.Text(), "It is stopped, with the processes it started that kept its environment, if it runs longer than 200ms.") || r.Details.(Report).Timeout != 200*time.Millisecond {
 		t.Fatalf("start: %q", r.Text())
 	}
 	id := r.Details.(Report).TaskID
 	r = output(t, box, id, true)
-	if !strings.Contains(r.Text(), "timed out after 200ms and was stopped, with every process it started") || outputOf(r.Text()) != "started\nterminated\n" {
+	if !strings.Contains(r.Text(), "timed out after 200ms and was stopped, with the processes it started that kept its environment") || outputOf(r.Text()) != "started\nterminated\n" {
 		t.Errorf("result %q", r.Text())
 	}
 	if rep := r.Details.(Report); rep.State != StateTimedOut || rep.ExitCode != 143 || rep.Escaped {
@@ -280,7 +280,7 @@ func TestTaskStop(t *testing.T) {
 	if d := time.Since(start); d > 500*time.Millisecond {
 		t.Errorf("took %v: the command ended at SIGTERM", d)
 	}
-	if r.IsError || !strings.HasPrefix(r.Text(), "Stopped task-1 and every process it started.\ntask-1 (sleep): killed by task_stop after") ||
+	if r.IsError || !strings.HasPrefix(r.Text(), "Stopped task-1 and the processes it started that kept its environment.\ntask-1 (sleep): killed by task_stop after") ||
 		outputOf(r.Text()) != "terminated\n" || !strings.Contains(r.Text(), "no longer kept") {
 		t.Errorf("result %q", r.Text())
 	}
