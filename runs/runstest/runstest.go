@@ -48,6 +48,7 @@ func Run(t *testing.T, newDB func(t *testing.T) DB) {
 		{"EnqueueRunsInOrder", testEnqueue},
 		{"InterruptStrategyKeepsWhatTheRunCheckpointed", testInterruptStrategy},
 		{"RollbackStrategyUndoesTheRun", testRollbackStrategy},
+		{"ConcurrentTurnsFollowTheStrategy", testConcurrentTurns},
 		{"CancelActiveAndQueuedRuns", testCancel},
 		{"StreamsResumeAfterAnEventAndFromAnyManager", testStream},
 		{"OwnersSeeOnlyTheirOwn", testOwners},
