@@ -439,8 +439,12 @@ func Processes(t *testing.T, cfg ProcessConfig) {
 			"node %s of thread %s ran %d times; only a superstep that had not committed (the last one the killed or the frozen worker began on the thread), or of a run tried again after a failure of the store, may run again", k.node, k.thread, len(es))
 	}
 	dispatch := dispatchLatencies(seen, ids, threads, m, ctx, begin)
-	t.Logf("%d runs (each paused once and resumed) on 3 worker processes, with a SIGTERM, a SIGKILL and a SIGSTOP: %.1f runs/s (%v from the workers' start; %v to accept the runs before)",
-		cfg.Runs, float64(cfg.Runs)/elapsed.Seconds(), elapsed.Round(time.Millisecond), accepted.Round(time.Millisecond))
+	signals := "a SIGTERM and a SIGKILL"
+	if cfg.Freeze {
+		signals = "a SIGTERM, a SIGKILL and a SIGSTOP"
+	}
+	t.Logf("%d runs (each paused once and resumed) on 3 worker processes, with %s: %.1f runs/s (%v from the workers' start; %v to accept the runs before)",
+		cfg.Runs, signals, float64(cfg.Runs)/elapsed.Seconds(), elapsed.Round(time.Millisecond), accepted.Round(time.Millisecond))
 	t.Logf("from the workers' start to each run's first node (a backlog of %d runs): p50 %v, p99 %v", cfg.Runs, pct(dispatch, 50), pct(dispatch, 99))
 	resumes := resumeLatencies(execs, resumedAt)
 	t.Logf("dispatch of the resuming runs, started while the workers ran (from Start to the run's first node): p50 %v, p99 %v", pct(resumes, 50), pct(resumes, 99))
