@@ -490,18 +490,47 @@ func testSearchThreads(t *testing.T, db DB) {
 	gs := newGates()
 	m := worker(t, db, gs)
 	ctx := t.Context()
+	var ended []string
 	for i, team := range []string{"red", "blue", "red"} {
 		r, err := m.Start(ctx, runs.Request{Graph: "echo", Input: input("x"), Metadata: map[string]any{"team": team, "n": i}})
 		require.NoError(t, err)
 		wait(t, m, r.ID)
+		ended = append(ended, r.Thread)
 	}
 	paused, err := m.Start(ctx, runs.Request{Graph: "ask", Input: input("q"), Metadata: map[string]any{"team": "red"}})
 	require.NoError(t, err)
 	wait(t, m, paused.ID)
+	failed, err := m.Start(ctx, runs.Request{Graph: "fail", Input: input("f")})
+	require.NoError(t, err)
+	assert.Equal(t, runs.StatusError, wait(t, m, failed.ID).Status)
+	h := gs.hold("searched-busy", 1)
+	busy, err := m.Start(ctx, runs.Request{Graph: "hold", Thread: "searched-busy", Input: input("b")})
+	require.NoError(t, err)
+	entered(t, h)
+	for status, want := range map[runs.ThreadStatus][]string{
+		runs.ThreadIdle:        ended,
+		runs.ThreadInterrupted: {paused.Thread},
+		runs.ThreadError:       {failed.Thread},
+		runs.ThreadBusy:        {busy.Thread},
+	} {
+		found, err := m.SearchThreads(ctx, runs.ThreadQuery{Status: status})
+		require.NoError(t, err)
+		var ids []string
+		for _, th := range found {
+			assert.Equal(t, status, th.Status)
+			ids = append(ids, th.ID)
+		}
+		assert.ElementsMatch(t, want, ids, "threads %s", status)
+	}
+	h.open()
+	assert.Equal(t, runs.StatusSuccess, wait(t, m, busy.ID).Status)
 
 	red, err := m.SearchThreads(ctx, runs.ThreadQuery{Metadata: map[string]any{"team": "red"}})
 	require.NoError(t, err)
 	assert.Len(t, red, 3)
+	redIdle, err := m.SearchThreads(ctx, runs.ThreadQuery{Metadata: map[string]any{"team": "red"}, Status: runs.ThreadIdle})
+	require.NoError(t, err)
+	assert.Len(t, redIdle, 2, "metadata and status together")
 	one, err := m.SearchThreads(ctx, runs.ThreadQuery{Metadata: map[string]any{"team": "red", "n": 2}})
 	require.NoError(t, err)
 	assert.Len(t, one, 1)
