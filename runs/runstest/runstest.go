@@ -56,6 +56,7 @@ func Run(t *testing.T, newDB func(t *testing.T) DB) {
 		{"DelayedRunsWait", testDelayed},
 		{"SchedulesStartRuns", testCron},
 		{"ShutdownHandsRunsBackAtABoundary", testDrain},
+		{"ShutdownCancelsSuperstepsWithDrainCancelOrAfterTheTimeout", testDrainCancel},
 		{"ExpiredLeaseIsTakenOverAndTheOldHolderCommitsNothing", testTakeOver},
 		{"LateToolResultsAreAcceptedByAnyManager", testCompleteCall},
 		{"RunEndReportsTheUsageOfTheRunsModelCalls", testUsage},
@@ -631,6 +632,53 @@ func testDrain(t *testing.T, db DB) {
 type logWatch struct {
 	mu   sync.Mutex
 	msgs []string
+}
+
+// testDrainCancel: a worker that stops with DrainCancel, or whose drain
+// timeout passes, cancels the superstep in progress and hands the run back
+// at once; the next worker runs that superstep again, and none before it.
+func testDrainCancel(t *testing.T, db DB) {
+	for _, tc := range []struct {
+		name string
+		opt  runs.Option
+	}{
+		{"DrainCancel", runs.WithDrain(runs.DrainCancel, time.Minute)},
+		{"DrainTimeout", runs.WithDrain(runs.DrainAtBoundary, 100*time.Millisecond)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gs := newGates()
+			thread := "drain-" + tc.name
+			first := db.Open(runs.WithLease(2*time.Second), tc.opt)
+			graphs(t, first, gs)
+			ctx, stop := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- first.Work(ctx) }()
+
+			h := gs.hold(thread, 1)
+			r, err := first.Start(t.Context(), runs.Request{Graph: "hold", Thread: thread, Input: input("one")})
+			require.NoError(t, err)
+			entered(t, h)
+			stop() // the held node is never released: only a cancellation ends its superstep
+			select {
+			case err := <-done:
+				require.NoError(t, err)
+			case <-time.After(30 * time.Second):
+				t.Fatal("Work did not return: the superstep in progress was not cancelled")
+			}
+			handed, err := first.Get(t.Context(), r.ID)
+			require.NoError(t, err)
+			assert.Equal(t, runs.StatusPending, handed.Status, "handed back, waiting for a worker")
+
+			second := worker(t, db, gs)
+			end := wait(t, second, r.ID)
+			assert.Equal(t, runs.StatusSuccess, end.Status, end.Error)
+			assert.Equal(t, 2, end.Attempts)
+			assert.Equal(t, []string{"one", "a:one", "hold:a:one", "b:hold:a:one"}, stateOf(t, second, thread).Messages)
+			assert.Equal(t, 1, gs.ran(thread, "a"), "the superstep that committed before the stop did not run again")
+			assert.Equal(t, 1, gs.ran(thread, "hold"), "the cancelled superstep ran to its end once, on the next worker")
+			h.open()
+		})
+	}
 }
 
 func (l *logWatch) Enabled(context.Context, slog.Level) bool { return true }
