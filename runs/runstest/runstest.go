@@ -55,6 +55,7 @@ func Run(t *testing.T, newDB func(t *testing.T) DB) {
 		{"ThreadsAreFoundByMetadataAndStatus", testSearchThreads},
 		{"DelayedRunsWait", testDelayed},
 		{"SchedulesStartRuns", testCron},
+		{"ScheduleFiresOnceHoweverManyWorkers", testCronWorkers},
 		{"ShutdownHandsRunsBackAtABoundary", testDrain},
 		{"ShutdownCancelsSuperstepsWithDrainCancelOrAfterTheTimeout", testDrainCancel},
 		{"ExpiredLeaseIsTakenOverAndTheOldHolderCommitsNothing", testTakeOver},
@@ -589,6 +590,31 @@ func testCron(t *testing.T, db DB) {
 	})
 	require.NoError(t, m.Unschedule(ctx, c.ID))
 	assert.ErrorIs(t, m.Unschedule(ctx, c.ID), runs.ErrNotFound)
+}
+
+// testCronWorkers: with two working Managers, each firing of a schedule
+// starts one run. A schedule of "@every 1s" is due at most once a second
+// (its next time is rounded to the second), so over an interval it fires
+// at most once per second begun, plus the firing under way when it is
+// removed; a firing started by both workers would double that.
+func testCronWorkers(t *testing.T, db DB) {
+	gs := newGates()
+	m := worker(t, db, gs, runs.WithCronTick(50*time.Millisecond))
+	worker(t, db, gs, runs.WithCronTick(50*time.Millisecond))
+	ctx := t.Context()
+	began := time.Now()
+	c, err := m.Schedule(ctx, "@every 1s", runs.Request{Graph: "echo", Input: input("tick"), Metadata: map[string]any{"from": "cron"}})
+	require.NoError(t, err)
+	fired := func() []runs.Thread {
+		found, err := m.SearchThreads(ctx, runs.ThreadQuery{Metadata: map[string]any{"from": "cron"}, Limit: runs.MaxLimit})
+		require.NoError(t, err)
+		return found
+	}
+	eventually(t, "the schedule fired three times", func() bool { return len(fired()) >= 3 })
+	require.NoError(t, m.Unschedule(ctx, c.ID))
+	seconds := int(time.Since(began)/time.Second) + 1
+	found := fired()
+	assert.LessOrEqual(t, len(found), seconds+1, "%d runs in %d seconds begun: a firing started more than one run", len(found), seconds)
 }
 
 func testDrain(t *testing.T, db DB) {
