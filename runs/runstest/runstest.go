@@ -642,7 +642,7 @@ func testDrain(t *testing.T, db DB) {
 	}
 	handed, err := first.Get(t.Context(), r.ID)
 	require.NoError(t, err)
-	assert.Equal(t, runs.StatusPending, handed.Status, "handed back, waiting for a worker")
+	assert.Equal(t, runs.StatusPending, handed.Status, "handed back, waiting for a worker (attempt %d); the worker logged %q", handed.Attempts, logs.all())
 
 	second := worker(t, db, gs)
 	done2 := wait(t, second, r.ID)
@@ -709,10 +709,24 @@ func testDrainCancel(t *testing.T, db DB) {
 
 func (l *logWatch) Enabled(context.Context, slog.Level) bool { return true }
 func (l *logWatch) Handle(_ context.Context, r slog.Record) error {
+	msg := r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "error" {
+			msg += ": " + a.Value.String()
+		}
+		return true
+	})
 	l.mu.Lock()
-	l.msgs = append(l.msgs, r.Message)
+	l.msgs = append(l.msgs, msg)
 	l.mu.Unlock()
 	return nil
+}
+
+// all is what was logged, in order.
+func (l *logWatch) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.msgs)
 }
 func (l *logWatch) WithAttrs([]slog.Attr) slog.Handler { return l }
 func (l *logWatch) WithGroup(string) slog.Handler      { return l }
