@@ -57,7 +57,12 @@ func TestAnEndingRunHandsItsThreadToARunQueuedMeanwhileOnPostgres(t *testing.T) 
 	// The end of the running run, which waits for the Start's lock.
 	ended := make(chan error, 1)
 	go func() {
-		ended <- m.tx(ctx, func(tx *sql.Tx) error { return m.advance(ctx, tx, th.ID, StatusSuccess) })
+		ended <- m.tx(ctx, func(tx *sql.Tx) error {
+			if err := m.lockThread(ctx, tx, th.ID); err != nil {
+				return err
+			}
+			return m.advance(ctx, tx, th.ID, StatusSuccess)
+		})
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -288,6 +288,9 @@ func (m *Manager) claim(ctx context.Context, run string, job int64) (*claimed, e
 			attempts             int
 		)
 		k := &claimed{id: run}
+		if err := m.lockThreadOf(ctx, tx, run); err != nil {
+			return fmt.Errorf("runs: claim run %s: %w", run, err)
+		}
 		err := m.queryRow(ctx, tx, `SELECT thread_id, graph, status, cancel, request, wrote, job_id, lease_until, attempts, {now}
 			FROM {runs} WHERE run_id = $1{lock}`, run).
 			Scan(&k.thread, &k.graph, &status, &cancel, &body, &wrote, &jobID, &until, &attempts, &now)
@@ -557,6 +560,9 @@ func (m *Manager) finalize(ctx context.Context, c *claimed, out outcome) error {
 	rolledBack := false
 	for {
 		err := m.tx(ctx, func(tx *sql.Tx) error {
+			if err := m.lockThread(ctx, tx, c.thread); err != nil {
+				return err
+			}
 			if !rolledBack {
 				// Most runs are not asked to stop: their end is stored
 				// unless one was, without reading the run first.
@@ -708,7 +714,12 @@ func (m *Manager) recordEnd(ctx context.Context, tx *sql.Tx, c *claimed, out out
 }
 
 // advance hands thread to its next pending run, or leaves it idle with the
-// status its last run gives it.
+// status its last run gives it. The caller holds the thread's lock
+// (lockThread): a Start that queues a run behind the ending one holds it
+// until it commits, and the update below must see that run. Waiting inside
+// the update is not enough: PostgreSQL would re-check only the thread's
+// row after the wait, and judge "no run waiting" by what the statement saw
+// before it.
 func (m *Manager) advance(ctx context.Context, tx *sql.Tx, thread string, last Status) error {
 	status := ThreadIdle
 	switch last {
@@ -716,17 +727,6 @@ func (m *Manager) advance(ctx context.Context, tx *sql.Tx, thread string, last S
 		status = ThreadError
 	case StatusInterrupted:
 		status = ThreadInterrupted
-	}
-	if m.b.Dialect == dialectPostgres {
-		// The thread's lock first: a Start that queues a run behind this
-		// one holds it until it commits, and the update below must see that
-		// run. Waiting inside the update is not enough: PostgreSQL would
-		// re-check only the thread's row after the wait, and judge "no run
-		// waiting" by what the statement saw before it. (SQLite's write
-		// transactions hold the whole database.)
-		if _, err := m.exec(ctx, tx, `SELECT 1 FROM {threads} WHERE thread_id = $1{lock}`, thread); err != nil {
-			return err
-		}
 	}
 	// Most threads have no run waiting: one statement leaves them idle.
 	res, err := m.exec(ctx, tx, `UPDATE {threads} SET active_run = '', status = $2, updated_at = {now}
@@ -753,6 +753,28 @@ func (m *Manager) advance(ctx context.Context, tx *sql.Tx, thread string, last S
 		return err
 	}
 	_, err = m.exec(ctx, tx, `UPDATE {threads} SET active_run = $2, status = 'busy', updated_at = {now} WHERE thread_id = $1`, thread, next)
+	return err
+}
+
+// lockThread takes, in tx, the lock of thread's row on PostgreSQL, where
+// every transaction that writes a thread's row and one of its runs' rows
+// locks the thread first (Start, Cancel, a run's claim and its end): the
+// other order would deadlock against a Start that cancels the thread's
+// active run. SQLite's write transactions hold the whole database.
+func (m *Manager) lockThread(ctx context.Context, tx *sql.Tx, thread string) error {
+	if m.b.Dialect != dialectPostgres {
+		return nil
+	}
+	_, err := m.exec(ctx, tx, `SELECT 1 FROM {threads} WHERE thread_id = $1{lock}`, thread)
+	return err
+}
+
+// lockThreadOf is lockThread for the thread of run.
+func (m *Manager) lockThreadOf(ctx context.Context, tx *sql.Tx, run string) error {
+	if m.b.Dialect != dialectPostgres {
+		return nil
+	}
+	_, err := m.exec(ctx, tx, `SELECT 1 FROM {threads} WHERE thread_id = (SELECT thread_id FROM {runs} WHERE run_id = $1){lock}`, run)
 	return err
 }
 

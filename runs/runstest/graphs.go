@@ -2,6 +2,7 @@ package runstest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"sync"
@@ -103,7 +104,8 @@ func appendNode(gs *gates, name string) graph.NodeFunc[Chat] {
 // them:
 //   - "echo": a → b, each appending "<node>:<last message>";
 //   - "ask": asks for a note (graph.Interrupt), then appends "note:<it>";
-//   - "hold": a → hold → b, where hold waits on its thread's gate.
+//   - "hold": a → hold → b, where hold waits on its thread's gate;
+//   - "fail": one node that fails.
 func graphs(t testing.TB, m *runs.Manager, gs *gates) {
 	t.Helper()
 	reducers := []graph.Option{
@@ -140,6 +142,9 @@ func graphs(t testing.TB, m *runs.Manager, gs *gates) {
 		}).
 		AddNode("b", appendNode(gs, "b")).
 		AddEdge(graph.START, "a").AddEdge("a", "hold").AddEdge("hold", "b"))
+	failing := compile(graph.New[Chat](append(reducers, graph.WithName("fail"))...).
+		AddNode("fail", func(context.Context, Chat) (Chat, error) { return Chat{}, errors.New("the node failed") }).
+		AddEdge(graph.START, "fail"))
 	reporter, err := agent.NewReAct(reportModel{}, agent.WithName("reporter"),
 		agent.WithTools(tool.MustFunc("report", "Starts a long report.", func(context.Context, struct{}) (tool.Result, error) {
 			return tool.PendingResult("report started"), nil
@@ -148,7 +153,7 @@ func graphs(t testing.TB, m *runs.Manager, gs *gates) {
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}
-	if err := m.Register(echo, ask, held, runs.Graph(reporter)); err != nil {
+	if err := m.Register(echo, ask, held, failing, runs.Graph(reporter)); err != nil {
 		t.Fatalf("register: %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -134,17 +135,39 @@ type workerProc struct {
 	cmd  *exec.Cmd
 	pid  int
 	done chan error
+	// signal, when set, is sent to the worker as soon as it prints that
+	// it began a node: the worker is stopped inside a superstep.
+	signal atomic.Pointer[pendingSignal]
+}
+
+// pendingSignal is a signal to send a worker inside a node, and where to
+// say when it was sent.
+type pendingSignal struct {
+	sig  syscall.Signal
+	sent chan time.Time
+}
+
+// signalInNode arms sig for w (see workerProc.signal) and returns the
+// channel that says when it was sent.
+func (w *workerProc) signalInNode(sig syscall.Signal) <-chan time.Time {
+	p := &pendingSignal{sig: sig, sent: make(chan time.Time, 1)}
+	w.signal.Store(p)
+	return p.sent
 }
 
 // Processes runs the process test: three worker processes execute
 // cfg.Runs runs of a graph with a parallel superstep and an interrupt,
 // while one worker is stopped with SIGTERM (a deploy: a new one starts),
-// one is killed with SIGKILL (a new one starts), and one is frozen with
-// SIGSTOP past its leases and thawed (a worker presumed dead that comes
-// back). Every run must end with the state of an uninterrupted run; a
-// node may run again only where its first execution was on the killed or
-// the frozen worker (supersteps that had not committed); the drained
-// worker's supersteps never run twice.
+// one is killed with SIGKILL (a new one starts), and, with cfg.Freeze,
+// one is frozen with SIGSTOP past its leases and thawed (a worker
+// presumed dead that comes back); each signal reaches its worker inside a
+// node. Every run must end with the state of an uninterrupted run; a node
+// may run again only where its execution was on the killed or the frozen
+// worker before it stopped and that worker had not gone on to a later
+// superstep of the thread (a superstep that had not committed); the
+// drained worker's supersteps never run twice. It logs the runs per
+// second, the dispatch latency (p50, p99) and the recovery time after
+// each signal.
 func Processes(t *testing.T, cfg ProcessConfig) {
 	if cfg.Runs == 0 {
 		cfg.Runs = 500
@@ -191,6 +214,11 @@ func Processes(t *testing.T, cfg ProcessConfig) {
 					continue
 				}
 				if e, ok := parseExec(line); ok {
+					if p := w.signal.Swap(nil); p != nil {
+						at := time.Now()
+						_ = cmd.Process.Signal(p.sig)
+						p.sent <- at
+					}
 					logMu.Lock()
 					execs = append(execs, e)
 					logMu.Unlock()
@@ -227,11 +255,71 @@ func Processes(t *testing.T, cfg ProcessConfig) {
 
 	begin = time.Now()
 
+	// The signals, one after the other, each sent to its worker inside a
+	// node (see workerProc.signal) once the workers have executed
+	// cfg.Runs more nodes (of about seven a run): a deploy's SIGTERM, then
+	// a SIGKILL, then, with cfg.Freeze, a SIGSTOP. The main loop below
+	// starts a worker in place of the first two and thaws the frozen one
+	// once its leases expired.
+	type stop struct {
+		w   *workerProc
+		sig syscall.Signal
+		at  time.Time
+	}
+	plan := []stop{{w: w2, sig: syscall.SIGTERM}, {w: w1, sig: syscall.SIGKILL}}
+	if cfg.Freeze {
+		plan = append(plan, stop{w: w3, sig: syscall.SIGSTOP})
+	}
+	stopped := make(chan stop, len(plan))
+	go func() {
+		for i, st := range plan {
+			for {
+				logMu.Lock()
+				n := len(execs)
+				logMu.Unlock()
+				if n >= (i+1)*cfg.Runs {
+					break
+				}
+				if pause.Sleep(ctx, 10*time.Millisecond) != nil {
+					return
+				}
+			}
+			select {
+			case st.at = <-st.w.signalInNode(st.sig):
+				stopped <- st
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
 	var (
 		termAt, killAt, stopAt time.Time
-		chaosDone              bool
+		done                   int // stops seen by the loop
 		thaw                   *time.Timer
 	)
+	onStops := func() {
+		for {
+			select {
+			case st := <-stopped:
+				done++
+				switch st.sig {
+				case syscall.SIGTERM:
+					termAt = st.at
+					start()
+				case syscall.SIGKILL:
+					killAt = st.at
+					start()
+				case syscall.SIGSTOP:
+					stopAt = st.at
+					thaw = time.AfterFunc(2*cfg.Lease+cfg.Lease/2, func() { // frozen past its leases: taken for dead
+						_ = w3.cmd.Process.Signal(syscall.SIGCONT)
+					})
+				}
+			default:
+				return
+			}
+		}
+	}
 	defer func() {
 		if thaw != nil && thaw.Stop() {
 			_ = w3.cmd.Process.Signal(syscall.SIGCONT)
@@ -277,25 +365,7 @@ func Processes(t *testing.T, cfg ProcessConfig) {
 			}
 			lastProgress = progress
 		}
-		switch {
-		case termAt.IsZero() && progress >= cfg.Runs/5:
-			termAt = time.Now()
-			require.NoError(t, w2.cmd.Process.Signal(syscall.SIGTERM))
-			start()
-		case killAt.IsZero() && progress >= 2*cfg.Runs/5:
-			killAt = time.Now()
-			require.NoError(t, w1.cmd.Process.Kill())
-			start()
-		case stopAt.IsZero() && progress >= 3*cfg.Runs/5:
-			stopAt = time.Now()
-			if cfg.Freeze {
-				require.NoError(t, w3.cmd.Process.Signal(syscall.SIGSTOP))
-				thaw = time.AfterFunc(2*cfg.Lease+cfg.Lease/2, func() { // frozen past its leases: taken for dead
-					_ = w3.cmd.Process.Signal(syscall.SIGCONT)
-				})
-			}
-			chaosDone = true
-		}
+		onStops()
 		failed, err := m.SearchThreads(ctx, runs.ThreadQuery{Status: runs.ThreadError, Limit: 3})
 		require.NoError(t, err)
 		for _, th := range failed {
@@ -304,7 +374,8 @@ func Processes(t *testing.T, cfg ProcessConfig) {
 				t.Fatalf("thread %s: run %s failed: %s", th.ID, list[0].ID, list[0].Error)
 			}
 		}
-		if chaosDone && len(idle) == cfg.Runs {
+		if len(idle) == cfg.Runs {
+			require.Equal(t, len(plan), done, "every run ended before the workers were stopped inside a node")
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -312,6 +383,7 @@ func Processes(t *testing.T, cfg ProcessConfig) {
 	elapsed := time.Since(begin)
 
 	// Every run ended with the state of an uninterrupted run.
+	resumedAt := map[string]int64{} // when each thread's resuming run was accepted
 	for i, th := range threads {
 		snap, err := g.GetState(ctx, th)
 		require.NoError(t, err)
@@ -323,6 +395,7 @@ func Processes(t *testing.T, cfg ProcessConfig) {
 		last, err := m.Runs(ctx, th, runs.RunQuery{Limit: 1})
 		require.NoError(t, err)
 		require.Equal(t, runs.StatusSuccess, last[0].Status, "the resuming run of thread %s: %s", th, last[0].Error)
+		resumedAt[th] = last[0].CreatedAt.UnixNano()
 	}
 
 	// The drained worker exited cleanly; stop the others.
@@ -341,15 +414,21 @@ func Processes(t *testing.T, cfg ProcessConfig) {
 		k := key{e.thread, e.node}
 		seen[k] = append(seen[k], e)
 	}
+	// The workers whose supersteps may be lost: the killed one, and the
+	// frozen one, up to the moment they stopped.
+	cut := map[int]int64{w1.pid: killAt.UnixNano()}
+	if cfg.Freeze {
+		cut[w3.pid] = stopAt.UnixNano()
+	}
 	again := 0
 	for k, es := range seen {
 		expected := 1
 		if k.node == "ask" {
 			expected = 2 // it pauses, and runs again when resumed
 		}
-		lost := 0 // executions on the killed or the frozen worker
+		lost := 0 // executions on the killed or the frozen worker whose superstep may not have committed
 		for _, e := range es {
-			if e.pid == w1.pid || e.pid == w3.pid {
+			if until, ok := cut[e.pid]; ok && e.at < until && !followed(execs, e, until) {
 				lost++
 			}
 		}
@@ -357,12 +436,18 @@ func Processes(t *testing.T, cfg ProcessConfig) {
 			again += len(es) - expected
 		}
 		assert.LessOrEqual(t, len(es), expected+lost+retried[k.thread],
-			"node %s of thread %s ran %d times; only executions on the killed or the frozen worker, or of runs tried again after a failure of the store, may be repeated", k.node, k.thread, len(es))
+			"node %s of thread %s ran %d times; only a superstep that had not committed (the last one the killed or the frozen worker began on the thread), or of a run tried again after a failure of the store, may run again", k.node, k.thread, len(es))
 	}
 	dispatch := dispatchLatencies(seen, ids, threads, m, ctx, begin)
-	t.Logf("%d runs (each paused once and resumed) on 3 worker processes, with a SIGTERM, a SIGKILL and a SIGSTOP: %.1f runs/s (%v from the workers' start; %v to accept the runs before)",
-		cfg.Runs, float64(cfg.Runs)/elapsed.Seconds(), elapsed.Round(time.Millisecond), accepted.Round(time.Millisecond))
+	signals := "a SIGTERM and a SIGKILL"
+	if cfg.Freeze {
+		signals = "a SIGTERM, a SIGKILL and a SIGSTOP"
+	}
+	t.Logf("%d runs (each paused once and resumed) on 3 worker processes, with %s: %.1f runs/s (%v from the workers' start; %v to accept the runs before)",
+		cfg.Runs, signals, float64(cfg.Runs)/elapsed.Seconds(), elapsed.Round(time.Millisecond), accepted.Round(time.Millisecond))
 	t.Logf("from the workers' start to each run's first node (a backlog of %d runs): p50 %v, p99 %v", cfg.Runs, pct(dispatch, 50), pct(dispatch, 99))
+	resumes := resumeLatencies(execs, resumedAt)
+	t.Logf("dispatch of the resuming runs, started while the workers ran (from Start to the run's first node): p50 %v, p99 %v", pct(resumes, 50), pct(resumes, 99))
 	perWorker := map[int]int{}
 	for _, e := range execs {
 		perWorker[e.pid]++
@@ -374,6 +459,22 @@ func Processes(t *testing.T, cfg ProcessConfig) {
 	}
 	t.Logf("recovery (until another worker ran the threads the stopped one held; includes waiting for a free slot): after SIGTERM %v, after SIGKILL %v, %s (lease %v); %d node executions repeated after the kill and the freeze",
 		recovery(execs, w2.pid, termAt), recovery(execs, w1.pid, killAt), frozen, cfg.Lease, again)
+}
+
+// stepOf numbers the supersteps of the pipeline graph, in order.
+var stepOf = map[string]int{"split": 0, "left": 1, "right": 1, "join": 2, "ask": 3, "finish": 4}
+
+// followed says whether the worker that executed e went on, before until,
+// to a later superstep of the same thread: then e's superstep had
+// committed (each superstep's checkpoint commits before the next one
+// starts), and it must never run again.
+func followed(execs []execLine, e execLine, until int64) bool {
+	for _, x := range execs {
+		if x.pid == e.pid && x.thread == e.thread && x.at > e.at && x.at < until && stepOf[x.node] > stepOf[e.node] {
+			return true
+		}
+	}
+	return false
 }
 
 type execLine struct {
@@ -414,6 +515,24 @@ func dispatchLatencies[K comparable](seen map[K][]execLine, ids, threads []strin
 		}
 		from := max(r.CreatedAt.UnixNano(), since.UnixNano())
 		out = append(out, time.Duration(first[threads[i]]-from))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// resumeLatencies is, for each thread, the time from its resuming run's
+// acceptance (acceptedAt) to the first execution of "ask" after it.
+func resumeLatencies(execs []execLine, acceptedAt map[string]int64) []time.Duration {
+	first := map[string]int64{}
+	for _, e := range execs {
+		at, ok := acceptedAt[e.thread]
+		if ok && e.node == "ask" && e.at >= at && (first[e.thread] == 0 || e.at < first[e.thread]) {
+			first[e.thread] = e.at
+		}
+	}
+	out := make([]time.Duration, 0, len(first))
+	for th, at := range first {
+		out = append(out, time.Duration(at-acceptedAt[th]))
 	}
 	slices.Sort(out)
 	return out

@@ -48,13 +48,16 @@ func Run(t *testing.T, newDB func(t *testing.T) DB) {
 		{"EnqueueRunsInOrder", testEnqueue},
 		{"InterruptStrategyKeepsWhatTheRunCheckpointed", testInterruptStrategy},
 		{"RollbackStrategyUndoesTheRun", testRollbackStrategy},
+		{"ConcurrentTurnsFollowTheStrategy", testConcurrentTurns},
 		{"CancelActiveAndQueuedRuns", testCancel},
 		{"StreamsResumeAfterAnEventAndFromAnyManager", testStream},
 		{"OwnersSeeOnlyTheirOwn", testOwners},
 		{"ThreadsAreFoundByMetadataAndStatus", testSearchThreads},
 		{"DelayedRunsWait", testDelayed},
 		{"SchedulesStartRuns", testCron},
+		{"ScheduleFiresOnceHoweverManyWorkers", testCronWorkers},
 		{"ShutdownHandsRunsBackAtABoundary", testDrain},
+		{"ShutdownCancelsSuperstepsWithDrainCancelOrAfterTheTimeout", testDrainCancel},
 		{"ExpiredLeaseIsTakenOverAndTheOldHolderCommitsNothing", testTakeOver},
 		{"LateToolResultsAreAcceptedByAnyManager", testCompleteCall},
 		{"RunEndReportsTheUsageOfTheRunsModelCalls", testUsage},
@@ -489,18 +492,47 @@ func testSearchThreads(t *testing.T, db DB) {
 	gs := newGates()
 	m := worker(t, db, gs)
 	ctx := t.Context()
+	var ended []string
 	for i, team := range []string{"red", "blue", "red"} {
 		r, err := m.Start(ctx, runs.Request{Graph: "echo", Input: input("x"), Metadata: map[string]any{"team": team, "n": i}})
 		require.NoError(t, err)
 		wait(t, m, r.ID)
+		ended = append(ended, r.Thread)
 	}
 	paused, err := m.Start(ctx, runs.Request{Graph: "ask", Input: input("q"), Metadata: map[string]any{"team": "red"}})
 	require.NoError(t, err)
 	wait(t, m, paused.ID)
+	failed, err := m.Start(ctx, runs.Request{Graph: "fail", Input: input("f")})
+	require.NoError(t, err)
+	assert.Equal(t, runs.StatusError, wait(t, m, failed.ID).Status)
+	h := gs.hold("searched-busy", 1)
+	busy, err := m.Start(ctx, runs.Request{Graph: "hold", Thread: "searched-busy", Input: input("b")})
+	require.NoError(t, err)
+	entered(t, h)
+	for status, want := range map[runs.ThreadStatus][]string{
+		runs.ThreadIdle:        ended,
+		runs.ThreadInterrupted: {paused.Thread},
+		runs.ThreadError:       {failed.Thread},
+		runs.ThreadBusy:        {busy.Thread},
+	} {
+		found, err := m.SearchThreads(ctx, runs.ThreadQuery{Status: status})
+		require.NoError(t, err)
+		var ids []string
+		for _, th := range found {
+			assert.Equal(t, status, th.Status)
+			ids = append(ids, th.ID)
+		}
+		assert.ElementsMatch(t, want, ids, "threads %s", status)
+	}
+	h.open()
+	assert.Equal(t, runs.StatusSuccess, wait(t, m, busy.ID).Status)
 
 	red, err := m.SearchThreads(ctx, runs.ThreadQuery{Metadata: map[string]any{"team": "red"}})
 	require.NoError(t, err)
 	assert.Len(t, red, 3)
+	redIdle, err := m.SearchThreads(ctx, runs.ThreadQuery{Metadata: map[string]any{"team": "red"}, Status: runs.ThreadIdle})
+	require.NoError(t, err)
+	assert.Len(t, redIdle, 2, "metadata and status together")
 	one, err := m.SearchThreads(ctx, runs.ThreadQuery{Metadata: map[string]any{"team": "red", "n": 2}})
 	require.NoError(t, err)
 	assert.Len(t, one, 1)
@@ -560,6 +592,31 @@ func testCron(t *testing.T, db DB) {
 	assert.ErrorIs(t, m.Unschedule(ctx, c.ID), runs.ErrNotFound)
 }
 
+// testCronWorkers: with two working Managers, each firing of a schedule
+// starts one run. A schedule of "@every 1s" is due at most once a second
+// (its next time is rounded to the second), so over an interval it fires
+// at most once per second begun, plus the firing under way when it is
+// removed; a firing started by both workers would double that.
+func testCronWorkers(t *testing.T, db DB) {
+	gs := newGates()
+	m := worker(t, db, gs, runs.WithCronTick(50*time.Millisecond))
+	worker(t, db, gs, runs.WithCronTick(50*time.Millisecond))
+	ctx := t.Context()
+	began := time.Now()
+	c, err := m.Schedule(ctx, "@every 1s", runs.Request{Graph: "echo", Input: input("tick"), Metadata: map[string]any{"from": "cron"}})
+	require.NoError(t, err)
+	fired := func() []runs.Thread {
+		found, err := m.SearchThreads(ctx, runs.ThreadQuery{Metadata: map[string]any{"from": "cron"}, Limit: runs.MaxLimit})
+		require.NoError(t, err)
+		return found
+	}
+	eventually(t, "the schedule fired three times", func() bool { return len(fired()) >= 3 })
+	require.NoError(t, m.Unschedule(ctx, c.ID))
+	seconds := int(time.Since(began)/time.Second) + 1
+	found := fired()
+	assert.LessOrEqual(t, len(found), seconds+1, "%d runs in %d seconds begun: a firing started more than one run", len(found), seconds)
+}
+
 func testDrain(t *testing.T, db DB) {
 	gs := newGates()
 	logs := &logWatch{}
@@ -585,7 +642,7 @@ func testDrain(t *testing.T, db DB) {
 	}
 	handed, err := first.Get(t.Context(), r.ID)
 	require.NoError(t, err)
-	assert.Equal(t, runs.StatusPending, handed.Status, "handed back, waiting for a worker")
+	assert.Equal(t, runs.StatusPending, handed.Status, "handed back, waiting for a worker (attempt %d); the worker logged %q", handed.Attempts, logs.all())
 
 	second := worker(t, db, gs)
 	done2 := wait(t, second, r.ID)
@@ -603,12 +660,73 @@ type logWatch struct {
 	msgs []string
 }
 
+// testDrainCancel: a worker that stops with DrainCancel, or whose drain
+// timeout passes, cancels the superstep in progress and hands the run back
+// at once; the next worker runs that superstep again, and none before it.
+func testDrainCancel(t *testing.T, db DB) {
+	for _, tc := range []struct {
+		name string
+		opt  runs.Option
+	}{
+		{"DrainCancel", runs.WithDrain(runs.DrainCancel, time.Minute)},
+		{"DrainTimeout", runs.WithDrain(runs.DrainAtBoundary, 100*time.Millisecond)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gs := newGates()
+			thread := "drain-" + tc.name
+			first := db.Open(runs.WithLease(2*time.Second), tc.opt)
+			graphs(t, first, gs)
+			ctx, stop := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- first.Work(ctx) }()
+
+			h := gs.hold(thread, 1)
+			r, err := first.Start(t.Context(), runs.Request{Graph: "hold", Thread: thread, Input: input("one")})
+			require.NoError(t, err)
+			entered(t, h)
+			stop() // the held node is never released: only a cancellation ends its superstep
+			select {
+			case err := <-done:
+				require.NoError(t, err)
+			case <-time.After(30 * time.Second):
+				t.Fatal("Work did not return: the superstep in progress was not cancelled")
+			}
+			handed, err := first.Get(t.Context(), r.ID)
+			require.NoError(t, err)
+			assert.Equal(t, runs.StatusPending, handed.Status, "handed back, waiting for a worker")
+
+			second := worker(t, db, gs)
+			end := wait(t, second, r.ID)
+			assert.Equal(t, runs.StatusSuccess, end.Status, end.Error)
+			assert.Equal(t, 2, end.Attempts)
+			assert.Equal(t, []string{"one", "a:one", "hold:a:one", "b:hold:a:one"}, stateOf(t, second, thread).Messages)
+			assert.Equal(t, 1, gs.ran(thread, "a"), "the superstep that committed before the stop did not run again")
+			assert.Equal(t, 1, gs.ran(thread, "hold"), "the cancelled superstep ran to its end once, on the next worker")
+			h.open()
+		})
+	}
+}
+
 func (l *logWatch) Enabled(context.Context, slog.Level) bool { return true }
 func (l *logWatch) Handle(_ context.Context, r slog.Record) error {
+	msg := r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "error" {
+			msg += ": " + a.Value.String()
+		}
+		return true
+	})
 	l.mu.Lock()
-	l.msgs = append(l.msgs, r.Message)
+	l.msgs = append(l.msgs, msg)
 	l.mu.Unlock()
 	return nil
+}
+
+// all is what was logged, in order.
+func (l *logWatch) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.msgs)
 }
 func (l *logWatch) WithAttrs([]slog.Attr) slog.Handler { return l }
 func (l *logWatch) WithGroup(string) slog.Handler      { return l }
