@@ -597,11 +597,13 @@ func TestClose(t *testing.T) {
 	f := newFake(t, "unix")
 	box := newBox(t, f)
 	done := make(chan tool.Result)
-	go func() { done <- bashCall(t, box, "sleep") }()
-	for len(f.requests("POST /exec/")) == 0 {
-		time.Sleep(time.Millisecond)
+	go func() { done <- bashCall(t, box, "fill") }()
+	// Close once the call has read the command's first line.
+	select {
+	case <-f.filled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the command's output was never read")
 	}
-	time.Sleep(20 * time.Millisecond)
 	if err := box.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,17 @@ type fakeDaemon struct {
 	lateCreate bool
 	// gate holds the command "gate" until it is closed.
 	gate chan struct{}
+	// filled is closed once the command "fill" has written its filler:
+	// by then the client has read the output before it.
+	filled     chan struct{}
+	filledOnce sync.Once
 }
+
+// fillSize is the size of the filler the command "fill" writes after its
+// first line: far more than the socket buffers between the fake and the
+// client hold, so that its write ends only once the client has read the
+// first line.
+const fillSize = 8 << 20
 
 type fakeFailure struct {
 	status int
@@ -108,6 +118,7 @@ func startFake(network string) (*fakeDaemon, error) {
 		fail:       map[string]fakeFailure{},
 		stall:      map[string]bool{},
 		gate:       make(chan struct{}),
+		filled:     make(chan struct{}),
 	}
 	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
 	switch network {
@@ -458,6 +469,16 @@ func (f *fakeDaemon) run(e *fakeExec, fr frames, conn net.Conn) (code int, ok bo
 			return 143, true
 		}
 		return 137, true
+	case command == "fill":
+		// "sleep", with a filler after its first line.
+		fr.frame(streamStdout, "started\n")
+		if fr.frameErr(streamStdout, strings.Repeat("x", fillSize)) == nil {
+			f.filledOnce.Do(func() { close(f.filled) })
+		}
+		if s, ok := wait(); !ok || s != "TERM" {
+			return 137, ok
+		}
+		return 143, true
 	case command == "stubborn":
 		fr.frame(streamStdout, "started\n")
 		if _, ok := wait("TERM"); !ok {

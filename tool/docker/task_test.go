@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -532,7 +533,7 @@ func TestTaskStopWhileBlockedRead(t *testing.T) {
 		readUntil(t, box, id, "started")
 		blocked := make(chan tool.Result, 1)
 		go func() { blocked <- output(t, box, id, true) }()
-		time.Sleep(20 * time.Millisecond)
+		waitBlockedRead(t)
 		stop := stopTask(t, box, id)
 		read := <-blocked
 		if stop.IsError || read.IsError || !strings.Contains(stop.Text(), "Stopped "+id) ||
@@ -590,7 +591,7 @@ func TestCloseWhileBlocked(t *testing.T) {
 	id := background(t, box, "sleep")
 	done := make(chan tool.Result, 1)
 	go func() { done <- output(t, box, id, true) }()
-	time.Sleep(50 * time.Millisecond)
+	waitBlockedRead(t)
 	if err := box.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -712,4 +713,22 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// waitBlockedRead waits until a task_output call waits for its task to
+// end: until a goroutine is parked in the select of the read.
+func waitBlockedRead(t *testing.T) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		n := runtime.Stack(buf, true)
+		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+			if strings.Contains(g, " [select") && strings.Contains(g, "/internal/bgtask.(*Manager[...]).output(") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no task_output call waits for its task")
+		}
+	}
 }
