@@ -417,6 +417,18 @@ func (f *fakeDaemon) runExec(w http.ResponseWriter, e *fakeExec) {
 	f.mu.Unlock()
 }
 
+// inspections returns how many times the exec of command was inspected.
+func (f *fakeDaemon) inspections(command string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, e := range f.execs {
+		if len(e.cfg.Cmd) > 0 && e.cfg.Cmd[len(e.cfg.Cmd)-1] == command {
+			return e.inspect
+		}
+	}
+	return 0
+}
+
 // run runs an exec's program; ok false means the daemon "vanished".
 func (f *fakeDaemon) run(e *fakeExec, fr frames, conn net.Conn) (code int, ok bool) {
 	close(e.started)

@@ -253,10 +253,21 @@ func TestBackgroundHasNoDefaultTimeout(t *testing.T) {
 	f := newFake(t, "unix")
 	box := newBox(t, f, WithTimeout(50*time.Millisecond))
 	id := background(t, box, "sleep")
-	time.Sleep(200 * time.Millisecond)
+	// A task started later with the default timeout as its own: once it
+	// has timed out, the first would have too.
+	ref := call(context.Background(), t, box, BashName, map[string]any{"command": "sleep", "run_in_background": true, "timeout_ms": 50})
+	if ref.IsError {
+		t.Fatal(ref.Text())
+	}
+	refID := ref.Details.(Report).TaskID
+	waitFor(t, refID+" timed out", func() bool {
+		return output(t, box, refID, false).Details.(Report).State == StateTimedOut
+	})
 	r := output(t, box, id, false)
-	if !strings.Contains(r.Text(), "running for") || r.Details.(Report).Timeout != 0 || len(killRequests(f)) != 0 {
-		t.Errorf("result %q, kills %q", r.Text(), killRequests(f))
+	tag := execTag(t, f, 0)
+	killed := slices.ContainsFunc(killRequests(f), func(k string) bool { return strings.HasPrefix(k, tag+" ") })
+	if !strings.Contains(r.Text(), "running for") || r.Details.(Report).Timeout != 0 || killed {
+		t.Errorf("result %q, kills %q (the task's tag: %s)", r.Text(), killRequests(f), tag)
 	}
 }
 
@@ -352,7 +363,9 @@ func TestBackgroundDetached(t *testing.T) {
 	box := newBox(t, f)
 	id := background(t, box, "detach")
 	readUntil(t, box, id, "detached")
-	time.Sleep(100 * time.Millisecond)
+	// The second inspection comes after the toolset has read that the
+	// command still runs after closing its output.
+	waitFor(t, "the detached command was inspected twice", func() bool { return f.inspections("detach") >= 2 })
 	if r := output(t, box, id, false); !strings.Contains(r.Text(), "running for") {
 		t.Fatalf("the task ended with its output: %q", r.Text())
 	}
