@@ -55,6 +55,9 @@ type fakeDaemon struct {
 	// by then the client has read the output before it.
 	filled     chan struct{}
 	filledOnce sync.Once
+	// earlyKills counts the kill execs that came before any program with
+	// their tag had started.
+	earlyKills int
 }
 
 // fillSize is the size of the filler the command "fill" writes after its
@@ -606,6 +609,19 @@ func (f *fakeDaemon) run(e *fakeExec, fr frames, conn net.Conn) (code int, ok bo
 func (f *fakeDaemon) kill(tag, sig string, fr frames) int {
 	n := 0
 	f.mu.Lock()
+	started := false
+	for _, e := range f.execs {
+		if e.tag == tag {
+			select {
+			case <-e.started:
+				started = true
+			default:
+			}
+		}
+	}
+	if !started {
+		f.earlyKills++
+	}
 	for _, e := range f.execs {
 		if e.tag == tag && e.running {
 			select {
