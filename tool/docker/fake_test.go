@@ -530,15 +530,14 @@ func (f *fakeDaemon) run(e *fakeExec, fr frames, conn net.Conn) (code int, ok bo
 		return 126, true
 	case command == "slowstart":
 		// The program's process exists only a moment after the exec
-		// starts: a signal sent before that reaches nothing.
-		born := time.Now()
+		// starts: the first signal, sent before that, reaches nothing.
 		fr.frame(streamStdout, "starting\n")
-		for {
+		for missed := false; ; missed = true {
 			s, ok := wait()
 			if !ok {
 				return 0, false
 			}
-			if time.Since(born) < 100*time.Millisecond {
+			if !missed {
 				continue
 			}
 			if s == "TERM" {
