@@ -44,7 +44,7 @@ func TestAgentBudgetStopsTheRunBeforeTheCallThatWouldExceedIt(t *testing.T) {
 		scripted.CallTools(scripted.Call("weather", `{"city":"Oslo"}`)).WithUsage(u),
 		scripted.Reply("done").WithUsage(u),
 	)
-	g, err := agent.NewReAct(m, agent.WithTools(weather(new(atomic.Int32), new(atomic.Int32))),
+	g, err := agent.NewReAct(m, agent.WithTools(weather(new(atomic.Int32), new(atomic.Int32), 1)),
 		agent.WithModelMiddleware(modelmw.Budget(modelmw.BudgetPolicy{MaxTokens: 360})))
 	require.NoError(t, err)
 	ledger := modelmw.NewLedger()

@@ -27,7 +27,11 @@ type cityIn struct {
 	City string `json:"city"`
 }
 
-func weather(running, peak *atomic.Int32) tool.Tool {
+// weather is a tool that takes a moment, and counts the calls running at
+// once in running, and the most there were in peak. Each call also waits,
+// for a few seconds at most, until together calls have been running at
+// once.
+func weather(running, peak *atomic.Int32, together int32) tool.Tool {
 	return tool.MustFunc("weather", "weather of a city", func(ctx context.Context, in cityIn) (string, error) {
 		n := running.Add(1)
 		for {
@@ -38,6 +42,9 @@ func weather(running, peak *atomic.Int32) tool.Tool {
 		}
 		defer running.Add(-1)
 		time.Sleep(20 * time.Millisecond)
+		for deadline := time.Now().Add(10 * time.Second); peak.Load() < together && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
 		return "sunny in " + in.City, nil
 	}, tool.WithMetadata(tool.Metadata{ReadOnly: true, ConcurrencySafe: true}))
 }
@@ -73,7 +80,7 @@ func TestReActRunsParallelToolCallsThroughMiddleware(t *testing.T) {
 	g, err := agent.NewReAct(m,
 		agent.WithName("forecaster"),
 		agent.WithSystemPrompt("Answer weather questions."),
-		agent.WithTools(weather(&running, &peak)),
+		agent.WithTools(weather(&running, &peak, 3)),
 		agent.WithMiddleware(logCalls))
 	require.NoError(t, err)
 	out, err := g.Invoke(context.Background(), agent.Ask("Weather in Paris, Rome and Oslo?"))
@@ -114,7 +121,7 @@ func TestReActHopCap(t *testing.T) {
 	call := scripted.CallTools(scripted.Call("weather", `{"city":"X"}`))
 	m := scripted.New()
 	m.Fallback = &call
-	g, err := agent.NewReAct(m, agent.WithTools(weather(&running, &peak)), agent.WithMaxHops(3))
+	g, err := agent.NewReAct(m, agent.WithTools(weather(&running, &peak, 1)), agent.WithMaxHops(3))
 	require.NoError(t, err)
 	_, err = g.Invoke(context.Background(), agent.Ask("loop"))
 	var he *nodes.HopLimitError
@@ -134,7 +141,7 @@ func TestReActStructuredOutput(t *testing.T) {
 		scripted.CallTools(scripted.Call("weather", `{"city":"Lima"}`)),
 		scripted.CallTools(scripted.Call(tool.SetModelResponseName, `{"city":"Lima","temp":"21"}`)),
 	)
-	g, err := agent.NewReAct(m, agent.WithTools(weather(&running, &peak)), agent.WithStructuredOutput[answer]())
+	g, err := agent.NewReAct(m, agent.WithTools(weather(&running, &peak, 1)), agent.WithStructuredOutput[answer]())
 	require.NoError(t, err)
 	out, err := g.Invoke(context.Background(), agent.Ask("temperature in Lima?"))
 	require.NoError(t, err)
@@ -214,7 +221,7 @@ func TestReActWithToolsetsResolvesPerRun(t *testing.T) {
 	var resolved atomic.Int32
 	set := toolsetFunc{name: "weather tools", fn: func(ctx context.Context) ([]tool.Tool, error) {
 		resolved.Add(1)
-		return []tool.Tool{weather(&running, &peak)}, nil
+		return []tool.Tool{weather(&running, &peak, 1)}, nil
 	}}
 	m := scripted.New(scripted.CallTools(scripted.Call("weather", `{"city":"Lima"}`)), scripted.Reply("warm"))
 	g, err := agent.NewReAct(m, agent.WithToolsets(set))
@@ -247,7 +254,7 @@ func TestReActExecutorOptionsReachTheDefaultExecutor(t *testing.T) {
 		),
 		scripted.Reply("done"),
 	)
-	g, err := agent.NewReAct(m, agent.WithTools(weather(&running, &peak)), agent.WithExecutorOptions(executor.WithMaxConcurrency(1)))
+	g, err := agent.NewReAct(m, agent.WithTools(weather(&running, &peak, 1)), agent.WithExecutorOptions(executor.WithMaxConcurrency(1)))
 	require.NoError(t, err)
 	_, err = g.Invoke(context.Background(), agent.Ask("three cities"))
 	require.NoError(t, err)
@@ -259,7 +266,7 @@ func TestReActPassesOptionsToItsNodes(t *testing.T) {
 	m := scripted.New(scripted.CallTools(scripted.Call("weather", `{"city":"Oslo"}`)), scripted.Reply("cold"))
 	var ended []string
 	g, err := agent.NewReAct(m,
-		agent.WithTools(weather(&running, &peak)),
+		agent.WithTools(weather(&running, &peak, 1)),
 		agent.WithLLMOptions(nodes.WithModelName("small-model")),
 		agent.WithToolsOptions(nodes.WithErrorPolicy(nodes.ReturnError, "weather")),
 		agent.WithMiddleware(executor.Intercept(func(ctx context.Context, req *executor.Request, next executor.Handler) tool.Result {
@@ -281,7 +288,7 @@ var errBackend = errors.New("backend down")
 func TestReActCompileOptionsComeAfterTheAgentsOwn(t *testing.T) {
 	var running, peak atomic.Int32
 	m := scripted.New(scripted.CallTools(scripted.Call("weather", `{"city":"Oslo"}`)), scripted.Reply("cold"))
-	g, err := agent.NewReAct(m, agent.WithTools(weather(&running, &peak)), agent.WithCompileOptions(graph.WithDefaultStepLimit(1)))
+	g, err := agent.NewReAct(m, agent.WithTools(weather(&running, &peak, 1)), agent.WithCompileOptions(graph.WithDefaultStepLimit(1)))
 	require.NoError(t, err)
 	_, err = g.Invoke(context.Background(), agent.Ask("Oslo?"))
 	require.ErrorIs(t, err, graph.ErrStepLimit, "the caller's step limit replaces the agent's default")
@@ -446,7 +453,7 @@ func TestReActSelectorsRunOncePerTurn(t *testing.T) {
 		scripted.CallTools(scripted.CallWithID("s", "secret", `{"city":"Oslo"}`)),
 		scripted.Reply("done"),
 	)
-	g, err := agent.NewReAct(m, agent.WithTools(weather(&running, &peak), clock, hidden),
+	g, err := agent.NewReAct(m, agent.WithTools(weather(&running, &peak, 1), clock, hidden),
 		agent.WithResolveOptions(
 			tool.VisibleIf(func(_ context.Context, x tool.Tool) bool { return tool.Name(x) != "secret" }),
 			tool.SelectWith(alternate)))
@@ -474,7 +481,7 @@ func TestReActRunFiltersFromTheContext(t *testing.T) {
 		scripted.CallTools(scripted.CallWithID("p", "purge", `{"city":"x"}`)), scripted.Reply("ok"),
 		scripted.CallTools(scripted.CallWithID("p", "purge", `{"city":"x"}`)), scripted.Reply("ok"),
 	)
-	g, err := agent.NewReAct(m, agent.WithTools(weather(&running, &peak), admin))
+	g, err := agent.NewReAct(m, agent.WithTools(weather(&running, &peak, 1), admin))
 	require.NoError(t, err)
 
 	adminRun, err := g.Invoke(context.Background(), agent.Ask("purge"))
@@ -515,7 +522,7 @@ func TestReActRepairsArgumentsInTheConversation(t *testing.T) {
 		),
 		scripted.Reply("done"),
 	)
-	g, err := agent.NewReAct(m, agent.WithTools(weather(&running, &peak)), agent.WithArgumentRepair())
+	g, err := agent.NewReAct(m, agent.WithTools(weather(&running, &peak, 1)), agent.WithArgumentRepair())
 	require.NoError(t, err)
 	out, err := g.Invoke(context.Background(), agent.Ask("weather?"))
 	require.NoError(t, err)
@@ -589,7 +596,7 @@ func TestReActStructuredOutputUnderFilters(t *testing.T) {
 				scripted.CallTools(scripted.CallWithID("c1", tool.SetModelResponseName, `{"city":"Lima"}`)),
 				scripted.CallTools(scripted.CallWithID("c2", tool.SetModelResponseName, `{"city":"Lima","temp":21}`)),
 			)
-			opts := append([]agent.Option{agent.WithTools(weather(&running, &peak)), agent.WithStructuredOutput[answer]()}, c.agent...)
+			opts := append([]agent.Option{agent.WithTools(weather(&running, &peak, 1)), agent.WithStructuredOutput[answer]()}, c.agent...)
 			g, err := agent.NewReAct(m, opts...)
 			require.NoError(t, err)
 			out, err := g.Invoke(c.ctx(context.Background()), agent.Ask("temperature in Lima?"))

@@ -73,7 +73,7 @@ func TestLongConversationStaysWithinItsTokenLimit(t *testing.T) {
 		return &model.Response{Message: model.Assistant("It is sunny in Oslo, as it was the last " + strings.Repeat("few ", 10) + "times.")}, nil
 	}))
 	g, err := agent.NewReAct(m, agent.WithSystemPrompt("You report the weather."),
-		agent.WithTools(weather(new(atomic.Int32), new(atomic.Int32))),
+		agent.WithTools(weather(new(atomic.Int32), new(atomic.Int32), 1)),
 		agent.WithModelMiddleware(modelmw.Trim(modelmw.TrimPolicy{MaxTokens: limit})))
 	require.NoError(t, err)
 	st := agent.State{}

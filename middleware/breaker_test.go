@@ -78,6 +78,26 @@ func TestBreakerTripsOnFailureRatio(t *testing.T) {
 }
 
 func TestBreakerHalfOpenTrialsAndRecovery(t *testing.T) {
+	retryWhileTooSlow(t, 20*time.Millisecond, halfOpenTrialsAndRecovery)
+}
+
+// retryWhileTooSlow runs scenario with a breaker open timeout of d and, as
+// long as it reports that its calls took longer than that (on a loaded
+// machine), again with twice the timeout, until a bound.
+func retryWhileTooSlow(t *testing.T, d time.Duration, scenario func(t *testing.T, openTimeout time.Duration) (inTime bool)) {
+	t.Helper()
+	for ; !scenario(t, d); d *= 2 {
+		if d >= 10*time.Second {
+			t.Fatalf("the calls took longer than the open timeout, %s, every time", d)
+		}
+		t.Logf("the calls took longer than the open timeout, %s: trying again with %s", d, 2*d)
+	}
+}
+
+// halfOpenTrialsAndRecovery checks the breaker's states through a failed
+// trial and a successful one. It reports false, having checked nothing
+// more, if calls that must find the breaker open came after openTimeout.
+func halfOpenTrialsAndRecovery(t *testing.T, openTimeout time.Duration) bool {
 	var fail atomic.Bool
 	fail.Store(true)
 	api := newCounted(t, "api", readOnly, func(context.Context, string, json.RawMessage) (tool.Result, error) {
@@ -90,7 +110,7 @@ func TestBreakerHalfOpenTrialsAndRecovery(t *testing.T) {
 	var mu sync.Mutex
 	h := handler(middleware.CircuitBreaker(
 		middleware.WithConsecutiveFailures(1),
-		middleware.WithOpenTimeout(20*time.Millisecond),
+		middleware.WithOpenTimeout(openTimeout),
 		middleware.WithHalfOpenCalls(2),
 		middleware.WithStateChange(func(name string, from, to gobreaker.State) {
 			mu.Lock()
@@ -99,12 +119,22 @@ func TestBreakerHalfOpenTrialsAndRecovery(t *testing.T) {
 		}),
 	))
 	ctx := context.Background()
+	start := time.Now()
 	h.Handle(ctx, req(api, "1", ""))
-	assert.Equal(t, middleware.CodeCircuitOpen, h.Handle(ctx, req(api, "2", "")).ErrorCode)
-	time.Sleep(30 * time.Millisecond)
+	r := h.Handle(ctx, req(api, "2", ""))
+	if time.Since(start) >= openTimeout {
+		return false
+	}
+	assert.Equal(t, middleware.CodeCircuitOpen, r.ErrorCode)
+	time.Sleep(openTimeout + openTimeout/2) // the breaker turns half-open
+	start = time.Now()
 	h.Handle(ctx, req(api, "3", "")) // a failed trial opens it again
-	assert.Equal(t, middleware.CodeCircuitOpen, h.Handle(ctx, req(api, "4", "")).ErrorCode)
-	time.Sleep(30 * time.Millisecond)
+	r = h.Handle(ctx, req(api, "4", ""))
+	if time.Since(start) >= openTimeout {
+		return false
+	}
+	assert.Equal(t, middleware.CodeCircuitOpen, r.ErrorCode)
+	time.Sleep(openTimeout + openTimeout/2)
 	fail.Store(false)
 	assert.Equal(t, tool.StatusSuccess, h.Handle(ctx, req(api, "5", "")).Status)
 	assert.Equal(t, tool.StatusSuccess, h.Handle(ctx, req(api, "6", "")).Status) // two successes close it
@@ -115,12 +145,20 @@ func TestBreakerHalfOpenTrialsAndRecovery(t *testing.T) {
 		"api:closed->open", "api:open->half-open", "api:half-open->open",
 		"api:open->half-open", "api:half-open->closed",
 	}, changes)
+	return true
 }
 
 // TestBreakerUnder100ConcurrentCalls checks that a half-open breaker lets
 // exactly its trial calls through when 100 calls arrive at once, and that
 // the storm that trips it leaves it open.
 func TestBreakerUnder100ConcurrentCalls(t *testing.T) {
+	retryWhileTooSlow(t, 300*time.Millisecond, breakerUnder100ConcurrentCalls)
+}
+
+// breakerUnder100ConcurrentCalls is TestBreakerUnder100ConcurrentCalls
+// with the open timeout given. It reports false, having checked nothing
+// more, if the storm that trips the breaker outlasted openTimeout.
+func breakerUnder100ConcurrentCalls(t *testing.T, openTimeout time.Duration) bool {
 	const n = 100
 	var fail atomic.Bool
 	fail.Store(true)
@@ -138,7 +176,7 @@ func TestBreakerUnder100ConcurrentCalls(t *testing.T) {
 	})
 	h := handler(middleware.CircuitBreaker(
 		middleware.WithConsecutiveFailures(5),
-		middleware.WithOpenTimeout(300*time.Millisecond),
+		middleware.WithOpenTimeout(openTimeout),
 		middleware.WithHalfOpenCalls(3),
 	))
 	var answered atomic.Int64 // calls of the storm answered so far
@@ -166,14 +204,19 @@ func TestBreakerUnder100ConcurrentCalls(t *testing.T) {
 
 	// A storm of failures: every call is answered, each either by the tool
 	// or by the breaker, and the breaker ends up open.
+	start := time.Now()
 	rs := storm()
 	assert.Equal(t, int64(n), failing(rs)+int64(count(rs, middleware.CodeCircuitOpen)))
 	assert.EqualValues(t, failing(rs), api.Runs())
 	assert.GreaterOrEqual(t, api.Runs(), int64(5))
-	assert.Equal(t, middleware.CodeCircuitOpen, h.Handle(context.Background(), req(api, "x", "")).ErrorCode)
+	r := h.Handle(context.Background(), req(api, "x", ""))
+	if time.Since(start) >= openTimeout {
+		return false
+	}
+	assert.Equal(t, middleware.CodeCircuitOpen, r.ErrorCode)
 
 	// Half-open: of 100 concurrent calls, exactly 3 trial calls run.
-	time.Sleep(310 * time.Millisecond)
+	time.Sleep(openTimeout + 10*time.Millisecond)
 	fail.Store(false)
 	runsBefore := api.Runs()
 	answered.Store(0)
@@ -199,6 +242,7 @@ func TestBreakerUnder100ConcurrentCalls(t *testing.T) {
 	}
 	// Three successes closed it.
 	assert.Equal(t, tool.StatusSuccess, h.Handle(context.Background(), req(api, "y", "")).Status)
+	return true
 }
 
 func failing(rs []tool.Result) int64 {

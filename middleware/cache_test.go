@@ -177,19 +177,15 @@ func TestCacheSharesInFlight(t *testing.T) {
 		}
 		return tool.Result{}, errors.New("shared failure")
 	})
-	var arrived atomic.Int64
-	arrive := executor.Intercept(func(ctx context.Context, r *executor.Request, next executor.Handler) tool.Result {
-		arrived.Add(1)
-		return next.Handle(ctx, r)
-	})
-	h := handler(arrive, middleware.Cache())
+	var joined atomic.Int64
+	h := handler(middleware.Cache(middleware.WithWaitHook(func() { joined.Add(1) })))
 	results := make([]tool.Result, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() { results[i] = h.Handle(context.Background(), req(slow, fmt.Sprint(i), `{"q":"same"}`)) })
 	}
-	require.Eventually(t, func() bool { return arrived.Load() == n && slow.Runs() == 1 }, 5*time.Second, time.Millisecond)
-	time.Sleep(50 * time.Millisecond) // let the last arrivals join the flight
+	require.Eventually(t, func() bool { return joined.Load() == n-1 && slow.Runs() == 1 }, 10*time.Second, time.Millisecond,
+		"every call but the one that runs the tool joins the flight")
 	close(release)
 	wg.Wait()
 	assert.EqualValues(t, 1, slow.Runs())
@@ -228,20 +224,15 @@ func TestCacheWaiterRunsItselfWhenTheLeaderIsCancelled(t *testing.T) {
 		}
 		return tool.Text("fresh run"), nil
 	})
-	var arrived atomic.Int64
-	arrive := executor.Intercept(func(ctx context.Context, r *executor.Request, next executor.Handler) tool.Result {
-		arrived.Add(1)
-		return next.Handle(ctx, r)
-	})
-	h := handler(arrive, middleware.Cache())
+	var joined atomic.Int64
+	h := handler(middleware.Cache(middleware.WithWaitHook(func() { joined.Add(1) })))
 	lctx, cancelLeader := context.WithCancel(context.Background())
 	leader := make(chan tool.Result)
 	go func() { leader <- h.Handle(lctx, req(slow, "1", "")) }()
 	<-started
 	waiter := make(chan tool.Result)
 	go func() { waiter <- h.Handle(context.Background(), req(slow, "2", "")) }()
-	require.Eventually(t, func() bool { return arrived.Load() == 2 }, 5*time.Second, time.Millisecond)
-	time.Sleep(20 * time.Millisecond) // let the waiter join the flight
+	require.Eventually(t, func() bool { return joined.Load() == 1 }, 10*time.Second, time.Millisecond, "the waiter joins the flight")
 	cancelLeader()
 	assert.Equal(t, tool.StatusCancelled, (<-leader).Status)
 	assert.Equal(t, "fresh run", (<-waiter).Text())

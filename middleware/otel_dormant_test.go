@@ -39,17 +39,35 @@ func (t countingTracer) Start(ctx context.Context, name string, opts ...trace.Sp
 // the middleware stops making spans for a while once one shows it, and
 // looks again after that, so that a provider installed later is followed.
 func TestOpenTelemetryWithoutTracingMakesNoSpans(t *testing.T) {
-	defer middleware.SetDormantFor(50 * time.Millisecond)()
-	var started atomic.Int32
-	h := handler(middleware.OpenTelemetry(middleware.WithTracerProvider(countingProvider{tracenoop.NewTracerProvider(), &started})))
 	tl := newCounted(t, "t", readOnly, ok("fine"))
+	newHandler := func(started *atomic.Int32) func(id string) {
+		h := handler(middleware.OpenTelemetry(middleware.WithTracerProvider(countingProvider{tracenoop.NewTracerProvider(), started})))
+		return func(id string) {
+			r := h.Handle(context.Background(), req(tl, id, ""))
+			require.Equal(t, "fine", r.Text())
+		}
+	}
+
+	// A while far longer than the calls take: none of them looks again.
+	restore := middleware.SetDormantFor(time.Hour)
+	var started atomic.Int32
+	call := newHandler(&started)
 	for i := range 3 {
-		r := h.Handle(context.Background(), req(tl, fmt.Sprint(i), ""))
-		require.Equal(t, "fine", r.Text())
+		call(fmt.Sprint(i))
 	}
 	assert.EqualValues(t, 1, started.Load(), "one span showed there is no tracing")
-	time.Sleep(60 * time.Millisecond)
-	h.Handle(context.Background(), req(tl, "4", ""))
-	assert.EqualValues(t, 2, started.Load(), "it looks again after a while")
+	restore()
 
+	// A short while: a call made after it looks again.
+	defer middleware.SetDormantFor(50 * time.Millisecond)()
+	var again atomic.Int32
+	call = newHandler(&again)
+	call("0")
+	require.EqualValues(t, 1, again.Load())
+	n := 0
+	require.Eventually(t, func() bool {
+		n++
+		call(fmt.Sprint(n))
+		return again.Load() == 2
+	}, 10*time.Second, 10*time.Millisecond, "it looks again after a while")
 }

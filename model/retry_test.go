@@ -123,12 +123,22 @@ func TestRetryStopsWhenContextEnds(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := model.Retry{MaxRetries: 5, BaseDelay: time.Hour, MaxDelay: time.Hour}
 	calls := 0
+	attempted := make(chan struct{})
 	go func() {
-		// Cancel once the first attempt has failed and the policy is waiting.
-		time.Sleep(10 * time.Millisecond)
+		// Cancel once the first attempt has failed: the policy is waiting,
+		// or about to.
+		<-attempted
 		cancel()
 	}()
-	err := p.Do(ctx, failing(&calls, statusErr(503, 0), statusErr(503, 0)))
+	attempt := failing(&calls, statusErr(503, 0), statusErr(503, 0))
+	err := p.Do(ctx, func(ctx context.Context) error {
+		defer func() {
+			if calls == 1 {
+				close(attempted)
+			}
+		}()
+		return attempt(ctx)
+	})
 	require.ErrorIs(t, err, context.Canceled)
 	var pe *model.ProviderError
 	assert.ErrorAs(t, err, &pe, "the provider error stays visible")

@@ -321,8 +321,11 @@ func TestLongRunningToolCompletesThroughPending(t *testing.T) {
 	job := tool.MustFunc("render", "renders a video", func(ctx context.Context, in struct{}) (tool.Result, error) {
 		id := tool.CallID(ctx)
 		go func() {
-			time.Sleep(5 * time.Millisecond)
-			_ = p.Complete(id, tool.Text("video ready"))
+			// The call is pending once this function has returned: until
+			// then, completing it fails.
+			for deadline := time.Now().Add(10 * time.Second); p.Complete(id, tool.Text("video ready")) != nil && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
 		}()
 		return tool.PendingResult("rendering"), nil
 	}, tool.WithLongRunning())

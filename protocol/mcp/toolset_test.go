@@ -340,7 +340,12 @@ func TestToolsetSessionExpires(t *testing.T) {
 	add := find(t, tools, "add")
 	for i := range 3 {
 		opened := ts.sessions()
-		time.Sleep(400 * time.Millisecond) // the server forgets the idle session
+		require.Eventually(t, func() bool {
+			for range srv.MCP().Sessions() {
+				return false
+			}
+			return true
+		}, 10*time.Second, 5*time.Millisecond, "round %d: the server forgets the idle session", i)
 		r := call(ctx, add, `{"a":1,"b":2}`)
 		require.False(t, r.IsError, "round %d: %s", i, r.Text())
 		assert.Equal(t, "sum: 3", r.Text())

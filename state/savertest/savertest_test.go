@@ -47,6 +47,8 @@ var mutants = []struct {
 		}}
 	}},
 	{"conditional put checks, then puts", "PutIfLatest/ConcurrentWritersOneWins", func(s state.Saver) state.Saver {
+		var mu sync.Mutex
+		passed := map[string]int{} // writers that passed the check, by the latest ID they named
 		return &conditionalMutant{mutant: mutant{Saver: s}, putIfLatest: func(ctx context.Context, cp state.Checkpoint, latest string) error {
 			found := ""
 			if tup, err := s.Get(ctx, cp.ThreadID, cp.Namespace, ""); err == nil {
@@ -55,7 +57,22 @@ var mutants = []struct {
 			if found != latest {
 				return state.NotLatest(found, latest)
 			}
-			time.Sleep(time.Millisecond) // another writer checks meanwhile
+			if cp.ThreadID != "race" { // the thread of the suite's concurrent writers
+				return s.Put(ctx, cp)
+			}
+			// Another writer checks meanwhile: wait, for a while at most,
+			// until a second one has passed the same check.
+			mu.Lock()
+			passed[latest]++
+			mu.Unlock()
+			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Microsecond) {
+				mu.Lock()
+				n := passed[latest]
+				mu.Unlock()
+				if n >= 2 {
+					break
+				}
+			}
 			return s.Put(ctx, cp)
 		}}
 	}},

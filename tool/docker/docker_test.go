@@ -447,16 +447,44 @@ func execTag(t *testing.T, f *fakeDaemon, n int) string {
 	return strings.TrimPrefix(cfg.Env[0], markerVar+"=")
 }
 
-func TestBashTimeout(t *testing.T) {
-	f := newFake(t, "unix")
-	box := newBox(t, f, WithKillGrace(100*time.Millisecond))
+// timedOut makes a fake daemon and a toolset with opts, and runs command
+// with a timeout of d in it. On a loaded machine the timeout may fire
+// before the command's exec was created or its program started: then it
+// tries again, with new ones and twice the timeout, until a deadline. It
+// returns the fake, the result, its report and the timeout of the first
+// run whose command had started when it was stopped; with lateKills, also
+// one whose program started only after the first kill.
+func timedOut(t *testing.T, command string, d time.Duration, lateKills bool, opts ...Option) (*fakeDaemon, tool.Result, Report, time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for ; ; d *= 2 {
+		f := newFake(t, "unix")
+		box := newBox(t, f, opts...)
+		b, err := json.Marshal(map[string]any{"command": command, "timeout_ms": d.Milliseconds()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := invoke(context.Background(), t, box, string(b))
+		rep, ok := r.Details.(Report)
+		f.mu.Lock()
+		early := f.earlyKills
+		f.mu.Unlock()
+		if ok && (lateKills || early == 0) {
+			return f, r, rep, d
+		}
+		if time.Now().Add(2 * d).After(deadline) {
+			t.Fatalf("the command never started within its timeout (the last %s): %q", d, r.Text())
+		}
+		t.Logf("the timeout of %s fired before the command started: trying again with %s", d, 2*d)
+	}
+}
 
-	r := invoke(context.Background(), t, box, `{"command":"sleep","timeout_ms":150}`)
-	rep, _ := r.Details.(Report)
+func TestBashTimeout(t *testing.T) {
+	f, r, rep, timeout := timedOut(t, "sleep", 150*time.Millisecond, false, WithKillGrace(100*time.Millisecond))
 	if !r.IsError || r.ErrorCode != CodeCommandTimeout || !errors.Is(r.Err, ErrTimedOut) || r.Status != tool.StatusFailed {
 		t.Fatalf("result %+v: %s", r, r.Text())
 	}
-	want := "started\nterminated\nTimed out after 150ms. The command and the processes it started that kept its environment were stopped."
+	want := "started\nterminated\nTimed out after " + timeout.String() + ". The command and the processes it started that kept its environment were stopped."
 	if r.Text() != want || rep.State != StateTimedOut || rep.ExitCode != 143 {
 		t.Errorf("text %q, report %+v", r.Text(), rep)
 	}
@@ -471,10 +499,7 @@ func TestBashTimeout(t *testing.T) {
 }
 
 func TestBashTimeoutKill(t *testing.T) {
-	f := newFake(t, "unix")
-	box := newBox(t, f, WithKillGrace(50*time.Millisecond))
-	r := invoke(context.Background(), t, box, `{"command":"stubborn","timeout_ms":50}`)
-	rep := r.Details.(Report)
+	f, r, rep, _ := timedOut(t, "stubborn", 50*time.Millisecond, false, WithKillGrace(50*time.Millisecond))
 	if r.ErrorCode != CodeCommandTimeout || rep.ExitCode != 137 || rep.Escaped {
 		t.Fatalf("result %q %+v", r.Text(), rep)
 	}
@@ -483,9 +508,7 @@ func TestBashTimeoutKill(t *testing.T) {
 		t.Errorf("kill execs %q", k)
 	}
 
-	f2 := newFake(t, "unix")
-	box2 := newBox(t, f2, WithKillGrace(0))
-	r = invoke(context.Background(), t, box2, `{"command":"sleep","timeout_ms":50}`)
+	f2, r, _, _ := timedOut(t, "sleep", 50*time.Millisecond, false, WithKillGrace(0))
 	if k := killRequests(f2); r.ErrorCode != CodeCommandTimeout || len(k) != 1 || !strings.HasSuffix(k[0], " KILL") {
 		t.Errorf("grace 0: %q, kills %q", r.Text(), k)
 	}
@@ -494,18 +517,15 @@ func TestBashTimeoutKill(t *testing.T) {
 // TestBashDetachedOutputStillTimesOut checks that a command that closes its
 // output and carries on is stopped at its timeout, not left running.
 func TestBashDetachedOutputStillTimesOut(t *testing.T) {
-	f := newFake(t, "unix")
-	box := newBox(t, f, WithKillGrace(time.Second))
 	start := time.Now()
-	r := invoke(context.Background(), t, box, `{"command":"detach","timeout_ms":200}`)
-	rep := r.Details.(Report)
+	f, r, rep, timeout := timedOut(t, "detach", 200*time.Millisecond, false, WithKillGrace(time.Minute))
 	if r.ErrorCode != CodeCommandTimeout || rep.ExitCode != 143 || rep.Escaped {
 		t.Fatalf("result %q %+v", r.Text(), rep)
 	}
-	if !strings.Contains(r.Text(), "detached") || !strings.Contains(r.Text(), "Timed out after 200ms") {
+	if !strings.Contains(r.Text(), "detached") || !strings.Contains(r.Text(), "Timed out after "+timeout.String()) {
 		t.Errorf("result %q", r.Text())
 	}
-	if d := time.Since(start); d > time.Second {
+	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("took %v: the command ended at SIGTERM, the grace period need not pass", d)
 	}
 	if k := killRequests(f); len(k) != 1 || !strings.HasSuffix(k[0], " TERM") {
@@ -517,10 +537,7 @@ func TestBashDetachedOutputStillTimesOut(t *testing.T) {
 // passes before its process exists is still stopped: SIGKILL is sent again
 // while its output has not ended.
 func TestBashKillResentToALateProcess(t *testing.T) {
-	f := newFake(t, "unix")
-	box := newBox(t, f, WithKillGrace(0))
-	r := invoke(context.Background(), t, box, `{"command":"slowstart","timeout_ms":20}`)
-	rep := r.Details.(Report)
+	f, r, rep, _ := timedOut(t, "slowstart", 20*time.Millisecond, true, WithKillGrace(0))
 	if r.ErrorCode != CodeCommandTimeout || rep.ExitCode != 137 || rep.Escaped {
 		t.Fatalf("result %q %+v", r.Text(), rep)
 	}
@@ -530,15 +547,12 @@ func TestBashKillResentToALateProcess(t *testing.T) {
 }
 
 func TestBashEscapes(t *testing.T) {
-	f := newFake(t, "unix")
-	box := newBox(t, f, WithKillGrace(10*time.Millisecond))
 	start := time.Now()
-	r := invoke(context.Background(), t, box, `{"command":"immortal","timeout_ms":20}`)
-	rep := r.Details.(Report)
+	_, r, rep, _ := timedOut(t, "immortal", 20*time.Millisecond, true, WithKillGrace(10*time.Millisecond))
 	if r.ErrorCode != CodeCommandTimeout || !rep.Escaped || !strings.Contains(r.Text(), "may still be running in the sandbox") {
 		t.Fatalf("result %q %+v", r.Text(), rep)
 	}
-	if d := time.Since(start); d > drainWait+3*time.Second {
+	if d := time.Since(start); d > drainWait+20*time.Second {
 		t.Errorf("took %v", d)
 	}
 }
@@ -597,11 +611,13 @@ func TestClose(t *testing.T) {
 	f := newFake(t, "unix")
 	box := newBox(t, f)
 	done := make(chan tool.Result)
-	go func() { done <- bashCall(t, box, "sleep") }()
-	for len(f.requests("POST /exec/")) == 0 {
-		time.Sleep(time.Millisecond)
+	go func() { done <- bashCall(t, box, "fill") }()
+	// Close once the call has read the command's first line.
+	select {
+	case <-f.filled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the command's output was never read")
 	}
-	time.Sleep(20 * time.Millisecond)
 	if err := box.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,20 @@ type fakeDaemon struct {
 	lateCreate bool
 	// gate holds the command "gate" until it is closed.
 	gate chan struct{}
+	// filled is closed once the command "fill" has written its filler:
+	// by then the client has read the output before it.
+	filled     chan struct{}
+	filledOnce sync.Once
+	// earlyKills counts the kill execs that came before any program with
+	// their tag had started.
+	earlyKills int
 }
+
+// fillSize is the size of the filler the command "fill" writes after its
+// first line: far more than the socket buffers between the fake and the
+// client hold, so that its write ends only once the client has read the
+// first line.
+const fillSize = 8 << 20
 
 type fakeFailure struct {
 	status int
@@ -108,6 +121,7 @@ func startFake(network string) (*fakeDaemon, error) {
 		fail:       map[string]fakeFailure{},
 		stall:      map[string]bool{},
 		gate:       make(chan struct{}),
+		filled:     make(chan struct{}),
 	}
 	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
 	switch network {
@@ -406,6 +420,18 @@ func (f *fakeDaemon) runExec(w http.ResponseWriter, e *fakeExec) {
 	f.mu.Unlock()
 }
 
+// inspections returns how many times the exec of command was inspected.
+func (f *fakeDaemon) inspections(command string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, e := range f.execs {
+		if len(e.cfg.Cmd) > 0 && e.cfg.Cmd[len(e.cfg.Cmd)-1] == command {
+			return e.inspect
+		}
+	}
+	return 0
+}
+
 // run runs an exec's program; ok false means the daemon "vanished".
 func (f *fakeDaemon) run(e *fakeExec, fr frames, conn net.Conn) (code int, ok bool) {
 	close(e.started)
@@ -458,6 +484,16 @@ func (f *fakeDaemon) run(e *fakeExec, fr frames, conn net.Conn) (code int, ok bo
 			return 143, true
 		}
 		return 137, true
+	case command == "fill":
+		// "sleep", with a filler after its first line.
+		fr.frame(streamStdout, "started\n")
+		if fr.frameErr(streamStdout, strings.Repeat("x", fillSize)) == nil {
+			f.filledOnce.Do(func() { close(f.filled) })
+		}
+		if s, ok := wait(); !ok || s != "TERM" {
+			return 137, ok
+		}
+		return 143, true
 	case command == "stubborn":
 		fr.frame(streamStdout, "started\n")
 		if _, ok := wait("TERM"); !ok {
@@ -494,15 +530,14 @@ func (f *fakeDaemon) run(e *fakeExec, fr frames, conn net.Conn) (code int, ok bo
 		return 126, true
 	case command == "slowstart":
 		// The program's process exists only a moment after the exec
-		// starts: a signal sent before that reaches nothing.
-		born := time.Now()
+		// starts: the first signal, sent before that, reaches nothing.
 		fr.frame(streamStdout, "starting\n")
-		for {
+		for missed := false; ; missed = true {
 			s, ok := wait()
 			if !ok {
 				return 0, false
 			}
-			if time.Since(born) < 100*time.Millisecond {
+			if !missed {
 				continue
 			}
 			if s == "TERM" {
@@ -573,6 +608,19 @@ func (f *fakeDaemon) run(e *fakeExec, fr frames, conn net.Conn) (code int, ok bo
 func (f *fakeDaemon) kill(tag, sig string, fr frames) int {
 	n := 0
 	f.mu.Lock()
+	started := false
+	for _, e := range f.execs {
+		if e.tag == tag {
+			select {
+			case <-e.started:
+				started = true
+			default:
+			}
+		}
+	}
+	if !started {
+		f.earlyKills++
+	}
 	for _, e := range f.execs {
 		if e.tag == tag && e.running {
 			select {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -228,15 +229,30 @@ func TestBackgroundBlockTimesOut(t *testing.T) {
 }
 
 func TestBackgroundTimeout(t *testing.T) {
-	f := newFake(t, "unix")
-	box := newBox(t, f, WithKillGrace(100*time.Millisecond))
-	r := call(context.Background(), t, box, BashName, map[string]any{"command": "sleep", "run_in_background": true, "timeout_ms": 200})
-	if r.IsError || !strings.Contains(r.Text(), "It is stopped, with the processes it started that kept its environment, if it runs longer than 200ms.") || r.Details.(Report).Timeout != 200*time.Millisecond {
-		t.Fatalf("start: %q", r.Text())
+	// On a loaded machine the timeout may fire before the command's
+	// program started: then the test tries again with twice the timeout.
+	var (
+		f       *fakeDaemon
+		r       tool.Result
+		timeout time.Duration
+	)
+	for timeout = 200 * time.Millisecond; ; timeout *= 2 {
+		f = newFake(t, "unix")
+		box := newBox(t, f, WithKillGrace(100*time.Millisecond))
+		r = call(context.Background(), t, box, BashName, map[string]any{"command": "sleep", "run_in_background": true, "timeout_ms": timeout.Milliseconds()})
+		if r.IsError || !strings.Contains(r.Text(), "It is stopped, with the processes it started that kept its environment, if it runs longer than "+timeout.String()+".") || r.Details.(Report).Timeout != timeout {
+			t.Fatalf("start: %q", r.Text())
+		}
+		r = output(t, box, r.Details.(Report).TaskID, true)
+		f.mu.Lock()
+		early := f.earlyKills
+		f.mu.Unlock()
+		if early == 0 || timeout >= 10*time.Second {
+			break
+		}
+		t.Logf("the timeout of %s fired before the command started: trying again with %s", timeout, 2*timeout)
 	}
-	id := r.Details.(Report).TaskID
-	r = output(t, box, id, true)
-	if !strings.Contains(r.Text(), "timed out after 200ms and was stopped, with the processes it started that kept its environment") || outputOf(r.Text()) != "started\nterminated\n" {
+	if !strings.Contains(r.Text(), "timed out after "+timeout.String()+" and was stopped, with the processes it started that kept its environment") || outputOf(r.Text()) != "started\nterminated\n" {
 		t.Errorf("result %q", r.Text())
 	}
 	if rep := r.Details.(Report); rep.State != StateTimedOut || rep.ExitCode != 143 || rep.Escaped {
@@ -252,10 +268,21 @@ func TestBackgroundHasNoDefaultTimeout(t *testing.T) {
 	f := newFake(t, "unix")
 	box := newBox(t, f, WithTimeout(50*time.Millisecond))
 	id := background(t, box, "sleep")
-	time.Sleep(200 * time.Millisecond)
+	// A task started later with the default timeout as its own: once it
+	// has timed out, the first would have too.
+	ref := call(context.Background(), t, box, BashName, map[string]any{"command": "sleep", "run_in_background": true, "timeout_ms": 50})
+	if ref.IsError {
+		t.Fatal(ref.Text())
+	}
+	refID := ref.Details.(Report).TaskID
+	waitFor(t, refID+" timed out", func() bool {
+		return output(t, box, refID, false).Details.(Report).State == StateTimedOut
+	})
 	r := output(t, box, id, false)
-	if !strings.Contains(r.Text(), "running for") || r.Details.(Report).Timeout != 0 || len(killRequests(f)) != 0 {
-		t.Errorf("result %q, kills %q", r.Text(), killRequests(f))
+	tag := execTag(t, f, 0)
+	killed := slices.ContainsFunc(killRequests(f), func(k string) bool { return strings.HasPrefix(k, tag+" ") })
+	if !strings.Contains(r.Text(), "running for") || r.Details.(Report).Timeout != 0 || killed {
+		t.Errorf("result %q, kills %q (the task's tag: %s)", r.Text(), killRequests(f), tag)
 	}
 }
 
@@ -351,7 +378,9 @@ func TestBackgroundDetached(t *testing.T) {
 	box := newBox(t, f)
 	id := background(t, box, "detach")
 	readUntil(t, box, id, "detached")
-	time.Sleep(100 * time.Millisecond)
+	// The second inspection comes after the toolset has read that the
+	// command still runs after closing its output.
+	waitFor(t, "the detached command was inspected twice", func() bool { return f.inspections("detach") >= 2 })
 	if r := output(t, box, id, false); !strings.Contains(r.Text(), "running for") {
 		t.Fatalf("the task ended with its output: %q", r.Text())
 	}
@@ -532,7 +561,7 @@ func TestTaskStopWhileBlockedRead(t *testing.T) {
 		readUntil(t, box, id, "started")
 		blocked := make(chan tool.Result, 1)
 		go func() { blocked <- output(t, box, id, true) }()
-		time.Sleep(20 * time.Millisecond)
+		waitBlockedRead(t)
 		stop := stopTask(t, box, id)
 		read := <-blocked
 		if stop.IsError || read.IsError || !strings.Contains(stop.Text(), "Stopped "+id) ||
@@ -590,7 +619,7 @@ func TestCloseWhileBlocked(t *testing.T) {
 	id := background(t, box, "sleep")
 	done := make(chan tool.Result, 1)
 	go func() { done <- output(t, box, id, true) }()
-	time.Sleep(50 * time.Millisecond)
+	waitBlockedRead(t)
 	if err := box.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -712,4 +741,22 @@ func abs(n int) int {
 		return -n
 	}
 	return n
+}
+
+// waitBlockedRead waits until a task_output call waits for its task to
+// end: until a goroutine is parked in the select of the read.
+func waitBlockedRead(t *testing.T) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		n := runtime.Stack(buf, true)
+		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+			if strings.Contains(g, " [select") && strings.Contains(g, "/internal/bgtask.(*Manager[...]).output(") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no task_output call waits for its task")
+		}
+	}
 }

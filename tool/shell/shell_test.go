@@ -146,6 +146,11 @@ func alive(pid int) bool {
 	return !strings.HasPrefix(rest, "Z")
 }
 
+// promptly bounds how long a command that the toolset kills takes to
+// end: far below the 30 seconds the tests' commands would otherwise run,
+// and far above what a loaded machine needs.
+const promptly = 10 * time.Second
+
 func requireGone(t *testing.T, pid int) {
 	t.Helper()
 	require.Eventually(t, func() bool { return !alive(pid) }, 20*time.Second, 10*time.Millisecond, "process %d is still running", pid)
@@ -261,7 +266,7 @@ func TestTimeoutKillsGrandchild(t *testing.T) {
 	assert.Equal(t, shell.CodeCommandTimeout, r.ErrorCode)
 	assert.ErrorIs(t, r.Err, shell.ErrTimedOut)
 	assert.Contains(t, r.Text(), "Timed out after 300ms")
-	assert.Less(t, elapsed, 2*time.Second, "SIGTERM ends sleep at once")
+	assert.Less(t, elapsed, promptly, "SIGTERM ends sleep at once")
 	assert.Equal(t, shell.StateTimedOut, r.Details.(shell.Report).State)
 	requireGone(t, pidIn(t, r.Text()))
 }
@@ -274,7 +279,7 @@ func TestTimeoutEscalatesToSIGKILL(t *testing.T) {
 		"timeout_ms": 200,
 	})
 	require.Equal(t, shell.CodeCommandTimeout, r.ErrorCode, r.Text())
-	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.Less(t, time.Since(start), promptly)
 	requireGone(t, pidIn(t, r.Text()))
 }
 
@@ -314,7 +319,7 @@ func TestContextCancellation(t *testing.T) {
 	}()
 	start := time.Now()
 	r := h.call(ctx, shell.BashName, map[string]any{"command": "sleep 30 & echo $! > pid; sleep 30"})
-	assert.Less(t, time.Since(start), 3*time.Second)
+	assert.Less(t, time.Since(start), promptly)
 	assert.Equal(t, tool.StatusCancelled, r.Status, r.Text())
 	assert.Contains(t, r.Text(), "The command was killed because its call was cancelled.")
 	pid := <-pids
@@ -334,7 +339,7 @@ func TestLeftoverProcessIsKilled(t *testing.T) {
 	// exits.
 	r := h.bash("sleep 30 & echo $!")
 	require.False(t, r.IsError, r.Text())
-	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.Less(t, time.Since(start), promptly)
 	assert.Contains(t, r.Text(), "Processes the command left running were killed")
 	assert.True(t, r.Details.(shell.Report).Leftovers)
 	requireGone(t, pidIn(t, r.Text()))
@@ -346,17 +351,20 @@ func TestEscapedProcessHoldingOutputDoesNotHang(t *testing.T) {
 		t.Skip("skipped: needs setsid")
 	}
 	// setsid takes the sleep out of the command's process group, beyond
-	// the reach of its kill; it holds the output open for 2 seconds.
+	// the reach of its kill; it holds the output open for 30 seconds.
 	start := time.Now()
-	r := h.bash("setsid sleep 2 & echo started")
+	r := h.bash("setsid sleep 30 & echo $!")
 	require.False(t, r.IsError, r.Text())
-	assert.Contains(t, r.Text(), "started\n")
-	assert.Less(t, time.Since(start), 1500*time.Millisecond)
+	pid := pidIn(t, r.Text())
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	assert.Less(t, time.Since(start), promptly)
 
 	start = time.Now()
-	r = h.call(context.Background(), shell.BashName, map[string]any{"command": "setsid sleep 2 & sleep 30", "timeout_ms": 100})
+	r = h.call(context.Background(), shell.BashName, map[string]any{"command": "setsid sleep 30 & echo $!; sleep 30", "timeout_ms": 100})
 	assert.Equal(t, shell.CodeCommandTimeout, r.ErrorCode, r.Text())
-	assert.Less(t, time.Since(start), 1500*time.Millisecond)
+	pid2 := pidIn(t, r.Text())
+	t.Cleanup(func() { _ = syscall.Kill(pid2, syscall.SIGKILL) })
+	assert.Less(t, time.Since(start), promptly)
 }
 
 func TestBackgroundTask(t *testing.T) {
@@ -449,7 +457,7 @@ func TestTaskStop(t *testing.T) {
 	start := time.Now()
 	r := h.call(context.Background(), shell.TaskStopName, map[string]any{"task_id": id})
 	require.False(t, r.IsError, r.Text())
-	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.Less(t, time.Since(start), promptly)
 	assert.Contains(t, r.Text(), "Stopped task-1: the command's process group was killed.")
 	assert.Contains(t, r.Text(), "killed by task_stop")
 	rep := r.Details.(shell.Report)
@@ -555,7 +563,7 @@ func TestClose(t *testing.T) {
 
 	start := time.Now()
 	require.NoError(t, h.s.Close())
-	assert.Less(t, time.Since(start), 3*time.Second)
+	assert.Less(t, time.Since(start), promptly)
 	requireGone(t, bgPid)
 	requireGone(t, fgPid)
 	r := <-fg
@@ -585,7 +593,7 @@ func TestCloseWhileBlocked(t *testing.T) {
 	id := h.background("sleep 30")
 	done := make(chan tool.Result, 1)
 	go func() { done <- h.output(id, true) }()
-	time.Sleep(50 * time.Millisecond)
+	waitBlockedRead(t)
 	require.NoError(t, h.s.Close())
 	select {
 	case r := <-done:
@@ -701,7 +709,8 @@ func TestKillGraceZero(t *testing.T) {
 	start := time.Now()
 	r := h.call(context.Background(), shell.BashName, map[string]any{"command": `trap '' TERM; sleep 30 & echo $!; sleep 30`, "timeout_ms": 100})
 	require.Equal(t, shell.CodeCommandTimeout, r.ErrorCode, r.Text())
-	assert.Less(t, time.Since(start), time.Second)
+	// Below the default grace, which would add 2 seconds.
+	assert.Less(t, time.Since(start), shell.DefaultKillGrace)
 	requireGone(t, pidIn(t, r.Text()))
 }
 
@@ -820,6 +829,47 @@ func readPid(t *testing.T, dir, file string) int {
 	return pidIn(t, string(b))
 }
 
+// escapedMark is what a command built by timeOutAfterEscape prints once
+// its escaped process has written its process ID.
+const escapedMark = "escape-done"
+
+// timeOutAfterEscape runs, with a timeout, a command that starts an
+// escaped process with escapeCmd (escape or escapeUntagged, writing
+// esc.pid) and then sleeps past the timeout. It returns the harness, the
+// result and the timeout of a run whose escaped process existed when the
+// timeout fired. On a loaded machine the timeout may fire first: then it
+// tries again in a new toolset with twice the timeout, until a deadline.
+// It skips the test where processes that leave the group are not found.
+func timeOutAfterEscape(t *testing.T, escapeCmd func(file string) string) (*harness, tool.Result, time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for timeout := 500 * time.Millisecond; ; timeout *= 2 {
+		h := newHarness(t, shell.WithKillGrace(100*time.Millisecond))
+		if timeout == 500*time.Millisecond {
+			requireLinuxSetsid(t, h)
+		}
+		command := escapeCmd("esc.pid") + "; echo " + escapedMark + "; sleep 30"
+		r := h.call(context.Background(), shell.BashName, map[string]any{"command": command, "timeout_ms": timeout.Milliseconds()})
+		if strings.Contains(r.Text(), escapedMark+"\n") {
+			return h, r, timeout
+		}
+		// The timeout fired before the escaped process wrote its ID. It may
+		// have escaped anyway and write it later: kill it at the end.
+		dir := h.s.Dir()
+		t.Cleanup(func() {
+			if b, err := os.ReadFile(filepath.Join(dir, "esc.pid")); err == nil {
+				if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		})
+		if time.Now().Add(2 * timeout).After(deadline) {
+			t.Fatalf("the escaped process never started within a timeout (the last %s): %s", timeout, r.Text())
+		}
+		t.Logf("the timeout of %s fired before the process escaped; trying again with %s", timeout, 2*timeout)
+	}
+}
+
 func requireLinuxSetsid(t *testing.T, h *harness) {
 	t.Helper()
 	if runtime.GOOS != "linux" {
@@ -844,9 +894,7 @@ func TestEscapedProcessesAreKilled(t *testing.T) {
 		requireGone(t, readPid(t, h.s.Dir(), "esc.pid"))
 	})
 	t.Run("timeout", func(t *testing.T) {
-		h := newHarness(t, shell.WithKillGrace(100*time.Millisecond))
-		requireLinuxSetsid(t, h)
-		r := h.call(context.Background(), shell.BashName, map[string]any{"command": escape("esc.pid") + "; sleep 30", "timeout_ms": 500})
+		h, r, _ := timeOutAfterEscape(t, escape)
 		assert.Equal(t, shell.CodeCommandTimeout, r.ErrorCode, r.Text())
 		requireGone(t, readPid(t, h.s.Dir(), "esc.pid"))
 	})
@@ -895,23 +943,19 @@ func TestTimeoutMessageSaysWhatWasKilled(t *testing.T) {
 		assert.Contains(t, r.Text(), "Timed out after 200ms: the command's process group was killed.")
 	})
 	t.Run("tagged", func(t *testing.T) {
-		h := newHarness(t, shell.WithKillGrace(100*time.Millisecond))
-		requireLinuxSetsid(t, h)
-		r := h.call(context.Background(), shell.BashName, map[string]any{"command": escape("esc.pid") + "; sleep 30", "timeout_ms": 500})
+		h, r, timeout := timeOutAfterEscape(t, escape)
 		require.Equal(t, shell.CodeCommandTimeout, r.ErrorCode, r.Text())
-		assert.Contains(t, r.Text(), "Timed out after 500ms: the command's process group was killed, "+
+		assert.Contains(t, r.Text(), "Timed out after "+timeout.String()+": the command's process group was killed, "+
 			"and 1 process that had left the group was found by its tag and killed.")
 		requireGone(t, readPid(t, h.s.Dir(), "esc.pid"))
 	})
 	t.Run("untagged survivor", func(t *testing.T) {
-		h := newHarness(t, shell.WithKillGrace(100*time.Millisecond))
-		requireLinuxSetsid(t, h)
-		r := h.call(context.Background(), shell.BashName, map[string]any{"command": escapeUntagged("esc.pid") + "; sleep 30", "timeout_ms": 500})
+		h, r, timeout := timeOutAfterEscape(t, escapeUntagged)
 		require.Equal(t, shell.CodeCommandTimeout, r.ErrorCode, r.Text())
 		pid := readPid(t, h.s.Dir(), "esc.pid")
 		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL); requireGone(t, pid) })
 		assert.True(t, alive(pid), "the process that dropped its tag survives")
-		assert.Contains(t, r.Text(), "Timed out after 500ms: the command's process group was killed.")
+		assert.Contains(t, r.Text(), "Timed out after "+timeout.String()+": the command's process group was killed.")
 		assert.NotContains(t, r.Text(), "every process")
 		assert.NotContains(t, r.Text(), "found by")
 	})
@@ -920,7 +964,7 @@ func TestTimeoutMessageSaysWhatWasKilled(t *testing.T) {
 		id := h.background("sleep 30")
 		r := h.call(context.Background(), shell.BashName, map[string]any{"command": "sleep 30", "timeout_ms": 100, "run_in_background": true})
 		require.False(t, r.IsError, r.Text())
-		r = h.call(context.Background(), shell.TaskOutputName, map[string]any{"task_id": "task-2", "block": true, "timeout_ms": 5000})
+		r = h.call(context.Background(), shell.TaskOutputName, map[string]any{"task_id": "task-2", "block": true, "timeout_ms": 60000})
 		assert.Contains(t, r.Text(), "timed out after 100ms: the command's process group was killed")
 		assert.NotContains(t, r.Text(), "every process")
 		h.call(context.Background(), shell.TaskStopName, map[string]any{"task_id": id})
@@ -938,7 +982,7 @@ func TestTaskStopWhileBlockedRead(t *testing.T) {
 		h.readUntil(id, "hello")
 		blocked := make(chan tool.Result, 1)
 		go func() { blocked <- h.output(id, true) }()
-		time.Sleep(20 * time.Millisecond)
+		waitBlockedRead(t)
 		stop := h.call(context.Background(), shell.TaskStopName, map[string]any{"task_id": id})
 		read := <-blocked
 		require.False(t, stop.IsError, stop.Text())
@@ -969,4 +1013,22 @@ func TestTaskIDSpellings(t *testing.T) {
 	assert.True(t, r.IsError)
 	r = h.call(context.Background(), shell.TaskStopName, map[string]any{"task_id": "001"})
 	assert.False(t, r.IsError, r.Text())
+}
+
+// waitBlockedRead waits until a task_output call waits for its task to
+// end: until a goroutine is parked in the select of the read.
+func waitBlockedRead(t *testing.T) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		n := runtime.Stack(buf, true)
+		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+			if strings.Contains(g, " [select") && strings.Contains(g, "/internal/bgtask.(*Manager[...]).output(") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no task_output call waits for its task")
+		}
+	}
 }

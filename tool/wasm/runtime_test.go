@@ -48,6 +48,31 @@ func TestCompileRefusesWhatItCannotRun(t *testing.T) {
 
 func TestRuntimeClose(t *testing.T) {
 	ctx := context.Background()
+	// Close stops the program that is running and waits for its call. On a
+	// loaded machine the call may not have begun when Close comes, and it
+	// fails as a call after Close: then the test tries again, with a new
+	// runtime and a longer head start for the call.
+	for head := 100 * time.Millisecond; ; head *= 2 {
+		rt, echo, r := closeWhileLooping(t, head)
+		if strings.Contains(r.Text(), "the wasm runtime is closed") && head < 5*time.Second {
+			t.Logf("the call had not begun after %s: trying again with %s", head, 2*head)
+			continue
+		}
+		mustFail(t, r, tool.CodeCancelled, "runtime was closed")
+		if !errors.Is(r.Err, wasm.ErrClosed) || r.Status != tool.StatusCancelled {
+			t.Errorf("Status %s, Err %v", r.Status, r.Err)
+		}
+		checkClosedRuntime(ctx, t, rt, echo)
+		return
+	}
+}
+
+// closeWhileLooping starts an endless program on a new runtime, closes the
+// runtime after head, and returns it, a tool on it, and the program's
+// result.
+func closeWhileLooping(t *testing.T, head time.Duration) (*wasm.Runtime, tool.Tool, tool.Result) {
+	t.Helper()
+	ctx := context.Background()
 	rt, err := wasm.NewRuntime(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -56,25 +81,27 @@ func TestRuntimeClose(t *testing.T) {
 	echo := newTool(t, compile(t, rt, echoWasm))
 	mustSucceed(t, run(ctx, echo, `{}`))
 
-	// Close stops the program that is running and waits for its call.
 	done := make(chan tool.Result)
 	go func() { done <- run(ctx, loop, `{}`) }()
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(head)
 	within(t, 10*time.Second, func() {
 		if err := rt.Close(ctx); err != nil {
 			t.Errorf("Close: %v", err)
 		}
 	})
+	var r tool.Result
 	select {
-	case r := <-done:
-		mustFail(t, r, tool.CodeCancelled, "runtime was closed")
-		if !errors.Is(r.Err, wasm.ErrClosed) || r.Status != tool.StatusCancelled {
-			t.Errorf("Status %s, Err %v", r.Status, r.Err)
-		}
+	case r = <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the call did not return after Close")
 	}
+	return rt, echo, r
+}
 
+// checkClosedRuntime checks that a closed runtime runs and compiles
+// nothing, and that closing it again does nothing.
+func checkClosedRuntime(ctx context.Context, t *testing.T, rt *wasm.Runtime, echo tool.Tool) {
+	t.Helper()
 	r := run(ctx, echo, `{}`)
 	if !r.IsError || !errors.Is(r.Err, wasm.ErrClosed) {
 		t.Errorf("a call after Close: %s", r.Text())

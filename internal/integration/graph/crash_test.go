@@ -125,6 +125,24 @@ func openCrashStore(t testing.TB, kind, dsn, schema string) state.Saver {
 
 func postgresURL() string { return pgtest.URL() }
 
+// writeLogger records in the effects file, as "saved NODE", the nodes
+// whose pending writes the store has taken.
+type writeLogger struct {
+	state.ConditionalSaver
+	t       testing.TB
+	effects string
+}
+
+func (w writeLogger) PutWrites(ctx context.Context, threadID, namespace, checkpointID string, writes []state.PendingWrite) error {
+	if err := w.ConditionalSaver.PutWrites(ctx, threadID, namespace, checkpointID, writes); err != nil {
+		return err
+	}
+	for _, pw := range writes {
+		effect(w.t, w.effects, "saved "+pw.Node)
+	}
+	return nil
+}
+
 // TestCrashChild is the child process of TestCrashAndResume; it does nothing
 // when run directly.
 func TestCrashChild(t *testing.T) {
@@ -141,7 +159,10 @@ func TestCrashChild(t *testing.T) {
 	)
 	switch mode {
 	case "run":
-		g := crashGraph(t, saver, effects, time.Minute) // killed long before
+		cs, ok := saver.(state.ConditionalSaver)
+		require.True(t, ok, "%T is not a state.ConditionalSaver", saver)
+		logged := writeLogger{ConditionalSaver: cs, t: t, effects: effects}
+		g := crashGraph(t, logged, effects, time.Minute) // killed long before
 		out, err = g.Invoke(ctx, crashState{}, graph.WithThread("crash"))
 	case "resume":
 		g := crashGraph(t, saver, effects, 5*time.Millisecond)
@@ -178,7 +199,8 @@ func TestCrashAndResume(t *testing.T) {
 				return cmd
 			}
 
-			// First process: killed while n5b works and n5a has finished.
+			// First process: killed while n5b works, once the store holds
+			// the output of n5a, which has finished.
 			run := child("run")
 			var runOut strings.Builder
 			run.Stdout, run.Stderr = &runOut, &runOut
@@ -186,7 +208,7 @@ func TestCrashAndResume(t *testing.T) {
 			deadline := time.Now().Add(30 * time.Second)
 			for {
 				lines := readEffects(t, effects)
-				if contains(lines, "end n5a") && contains(lines, "start n5b") {
+				if contains(lines, "saved n5a") && contains(lines, "start n5b") {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -196,7 +218,6 @@ func TestCrashAndResume(t *testing.T) {
 				}
 				time.Sleep(5 * time.Millisecond)
 			}
-			time.Sleep(300 * time.Millisecond) // n5a's output reaches the store right after its end
 			require.NoError(t, run.Process.Signal(syscall.SIGKILL))
 			err := run.Wait()
 			require.Error(t, err, "the child was killed")
