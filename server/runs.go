@@ -775,6 +775,15 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run runs.Run, k 
 	if !ok {
 		return false, errors.New("server: the response writer cannot flush: streams need one that can")
 	}
+	// A client that left before the run ended is handled once, whichever
+	// way its leaving showed: its request's context ended (which may be
+	// seen first as the end of the events' channel) or a write failed.
+	gone := false
+	defer func() {
+		if !ended && (gone || r.Context().Err() != nil) {
+			s.disconnected(r.Context(), run, cancelOnDisconnect)
+		}
+	}()
 	ctx, stop := context.WithCancel(r.Context())
 	defer stop()
 	h := w.Header()
@@ -788,7 +797,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run runs.Run, k 
 			b, _ = json.Marshal(fmt.Sprintf("(an event that does not encode as JSON: %v)", err))
 		}
 		if err := sse.Write(w, sse.Event{ID: id, Type: event, Data: b}); err != nil {
-			return !errors.Is(err, sse.ErrLineBreak) // an event name with a line break is skipped
+			if errors.Is(err, sse.ErrLineBreak) {
+				return true // an event name with a line break is skipped
+			}
+			gone = true
+			return false
 		}
 		flusher.Flush()
 		return true
@@ -836,10 +849,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run runs.Run, k 
 	for {
 		select {
 		case <-r.Context().Done():
-			s.disconnected(r.Context(), run, cancelOnDisconnect)
 			return ended, nil
 		case <-tick.C:
 			if _, err := io.WriteString(w, sse.KeepAlive); err != nil {
+				gone = true
 				return ended, nil
 			}
 			flusher.Flush()
@@ -849,7 +862,6 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, run runs.Run, k 
 			}
 			if it.err != nil {
 				if r.Context().Err() != nil {
-					s.disconnected(r.Context(), run, cancelOnDisconnect)
 					return ended, nil
 				}
 				msg := "internal error"
