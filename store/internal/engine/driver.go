@@ -70,6 +70,17 @@ type Pager interface {
 	ScansNewestFirst()
 }
 
+// Key names a row: its namespace and key.
+type Key struct{ NS, Key string }
+
+// ManyGetter is a Driver that reads many rows at once (one round trip to
+// its database): the approximate index checks its candidates with it.
+type ManyGetter interface {
+	// GetMany returns the live rows among keys, with their vectors, in
+	// any order; a key with no live row is left out.
+	GetMany(ctx context.Context, keys []Key, now time.Time) ([]Row, error)
+}
+
 // Driver keeps rows. Rows past their ExpiresAt (compared with the now
 // passed in) are never returned, and count as absent for writes.
 type Driver interface {

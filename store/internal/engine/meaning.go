@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	// An HNSW graph (Malkov and Yashunin's hierarchical navigable small
 	// worlds) for the approximate index; pure Go.
@@ -147,7 +148,8 @@ type annIndex struct {
 // clusters, 256 dimensions) its default M of 16 found at best half of the
 // true ten nearest whatever the candidates, while an M of 32 found 85% of
 // them among 64 candidates and 92% among 128, for a build about three
-// times as long. A candidate costs the backend one read.
+// times as long. The candidates are read from the backend at once where it
+// can (ManyGetter), else one read each.
 const (
 	indexLinks    = 32
 	minCandidates = 128
@@ -271,12 +273,13 @@ func (s *Store) searchIndex(ctx context.Context, idx *annIndex, qv []float32, q 
 	for key := range idx.recent {
 		check = append(check, key)
 	}
+	rows, err := s.getChecked(ctx, check, now)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: search: %w", err)
+	}
 	for _, c := range check {
 		ns, key, seq := splitIndexKey(c)
-		r, live, err := s.d.Get(ctx, ns, key, now)
-		if err != nil {
-			return nil, false, fmt.Errorf("store: search: %w", err)
-		}
+		r, live := rows[Key{ns, key}]
 		if !live || r.Seq != seq || len(r.Vector) == 0 {
 			delete(idx.recent, c)
 			continue
@@ -288,4 +291,36 @@ func (s *Store) searchIndex(ctx context.Context, idx *annIndex, qv []float32, q 
 		hits = insertTop(hits, scored{row: r, score: sc}, want)
 	}
 	return hits, len(hits) >= want || len(cands) >= idx.g.Len(), nil
+}
+
+// getChecked reads the live rows of the index keys check (their rows'
+// namespaces and keys), at once when the driver can (ManyGetter), else
+// one by one.
+func (s *Store) getChecked(ctx context.Context, check []string, now time.Time) (map[Key]Row, error) {
+	keys := make([]Key, len(check))
+	for i, c := range check {
+		ns, key, _ := splitIndexKey(c)
+		keys[i] = Key{ns, key}
+	}
+	rows := make(map[Key]Row, len(keys))
+	if mg, ok := s.d.(ManyGetter); ok {
+		found, err := mg.GetMany(ctx, keys, now)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range found {
+			rows[Key{r.NS, r.Key}] = r
+		}
+		return rows, nil
+	}
+	for _, k := range keys {
+		r, live, err := s.d.Get(ctx, k.NS, k.Key, now)
+		if err != nil {
+			return nil, err
+		}
+		if live {
+			rows[k] = r
+		}
+	}
+	return rows, nil
 }

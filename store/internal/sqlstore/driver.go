@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -138,6 +139,52 @@ func (d *Driver) Get(ctx context.Context, ns, key string, now time.Time) (engine
 		return engine.Row{}, false, err
 	}
 	return r, true, nil
+}
+
+// maxGetMany is the most rows GetMany asks for in one statement (two
+// parameters each, well under SQLite's and PostgreSQL's limits).
+const maxGetMany = 256
+
+// GetMany implements engine.ManyGetter: one statement per maxGetMany keys
+// instead of a statement per key.
+func (d *Driver) GetMany(ctx context.Context, keys []engine.Key, now time.Time) ([]engine.Row, error) {
+	var out []engine.Row
+	for len(keys) > 0 {
+		n := min(len(keys), maxGetMany)
+		var q strings.Builder
+		args := make([]any, 0, 2*n+1)
+		args = append(args, micros(now))
+		q.WriteString(`SELECT ` + columns + `, vector FROM {items}
+			WHERE (expires_at IS NULL OR expires_at > $1) AND (namespace, key) IN (VALUES `)
+		for i, k := range keys[:n] {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			fmt.Fprintf(&q, "($%d, $%d)", 2*i+2, 2*i+3)
+			args = append(args, k.NS, k.Key)
+		}
+		q.WriteString(")")
+		rows, err := d.db.QueryContext(ctx, d.t.expand(q.String()), args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			r, err := scanRow(rows, true)
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out = append(out, r)
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		keys = keys[n:]
+	}
+	return out, nil
 }
 
 // Apply implements engine.Driver. The write clock is taken first, so

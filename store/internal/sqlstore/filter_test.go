@@ -20,28 +20,7 @@ import (
 // and checks that the database alone returns exactly the matching rows:
 // no row is left for the engine to drop.
 func TestFiltersRunInTheDatabase(t *testing.T) {
-	dbs := map[string]func(t *testing.T) *Driver{
-		"sqlite": func(t *testing.T) *Driver {
-			db, err := sql.Open("sqlite", ":memory:")
-			require.NoError(t, err)
-			db.SetMaxOpenConns(1)
-			d, err := Open(t.Context(), db, SQLite, "", "t_", true)
-			require.NoError(t, err)
-			t.Cleanup(func() { require.NoError(t, d.Close()) })
-			return d
-		},
-		"postgres": func(t *testing.T) *Driver {
-			if testing.Short() {
-				t.Skip("-short: needs Postgres")
-			}
-			pool := pgtest.Pool(t)
-			schema := pgtest.Schema(t, pool, "sqlstore_")
-			d, err := Open(t.Context(), stdlib.OpenDBFromPool(pool), Postgres, schema, "t_", true)
-			require.NoError(t, err)
-			t.Cleanup(func() { require.NoError(t, d.Close()) })
-			return d
-		},
-	}
+	dbs := drivers()
 	rows := map[string]string{
 		"int":     `{"n": 1, "s": "apple", "k": "x"}`,
 		"real":    `{"n": 2.5, "s": "banana", "k": "x"}`,
@@ -85,5 +64,32 @@ func TestFiltersRunInTheDatabase(t *testing.T) {
 				assert.ElementsMatch(t, tc.want, got, what)
 			}
 		})
+	}
+}
+
+// drivers opens a Driver on each database: SQLite in memory, and
+// PostgreSQL in a schema of its own (skipped with -short).
+func drivers() map[string]func(t *testing.T) *Driver {
+	return map[string]func(t *testing.T) *Driver{
+		"sqlite": func(t *testing.T) *Driver {
+			db, err := sql.Open("sqlite", ":memory:")
+			require.NoError(t, err)
+			db.SetMaxOpenConns(1)
+			d, err := Open(t.Context(), db, SQLite, "", "t_", true)
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, d.Close()) })
+			return d
+		},
+		"postgres": func(t *testing.T) *Driver {
+			if testing.Short() {
+				t.Skip("-short: needs Postgres")
+			}
+			pool := pgtest.Pool(t)
+			schema := pgtest.Schema(t, pool, "sqlstore_")
+			d, err := Open(t.Context(), stdlib.OpenDBFromPool(pool), Postgres, schema, "t_", true)
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, d.Close()) })
+			return d
+		},
 	}
 }
