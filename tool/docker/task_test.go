@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/trellis-go/trellis/internal/bgtask/bgtasktest"
 	"github.com/trellis-go/trellis/internal/outbuf"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
@@ -561,7 +561,7 @@ func TestTaskStopWhileBlockedRead(t *testing.T) {
 		readUntil(t, box, id, "started")
 		blocked := make(chan tool.Result, 1)
 		go func() { blocked <- output(t, box, id, true) }()
-		waitBlockedRead(t)
+		bgtasktest.WaitBlockedRead(t)
 		stop := stopTask(t, box, id)
 		read := <-blocked
 		if stop.IsError || read.IsError || !strings.Contains(stop.Text(), "Stopped "+id) ||
@@ -619,7 +619,7 @@ func TestCloseWhileBlocked(t *testing.T) {
 	id := background(t, box, "sleep")
 	done := make(chan tool.Result, 1)
 	go func() { done <- output(t, box, id, true) }()
-	waitBlockedRead(t)
+	bgtasktest.WaitBlockedRead(t)
 	if err := box.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -741,22 +741,4 @@ func abs(n int) int {
 		return -n
 	}
 	return n
-}
-
-// waitBlockedRead waits until a task_output call waits for its task to
-// end: until a goroutine is parked in the select of the read.
-func waitBlockedRead(t *testing.T) {
-	t.Helper()
-	buf := make([]byte, 1<<20)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		n := runtime.Stack(buf, true)
-		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
-			if strings.Contains(g, " [select") && strings.Contains(g, "/internal/bgtask.(*Manager[...]).output(") {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no task_output call waits for its task")
-		}
-	}
 }

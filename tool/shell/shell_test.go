@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trellis-go/trellis/internal/bgtask/bgtasktest"
 	"github.com/trellis-go/trellis/model"
 	"github.com/trellis-go/trellis/tool"
 	"github.com/trellis-go/trellis/tool/shell"
@@ -593,7 +594,7 @@ func TestCloseWhileBlocked(t *testing.T) {
 	id := h.background("sleep 30")
 	done := make(chan tool.Result, 1)
 	go func() { done <- h.output(id, true) }()
-	waitBlockedRead(t)
+	bgtasktest.WaitBlockedRead(t)
 	require.NoError(t, h.s.Close())
 	select {
 	case r := <-done:
@@ -982,7 +983,7 @@ func TestTaskStopWhileBlockedRead(t *testing.T) {
 		h.readUntil(id, "hello")
 		blocked := make(chan tool.Result, 1)
 		go func() { blocked <- h.output(id, true) }()
-		waitBlockedRead(t)
+		bgtasktest.WaitBlockedRead(t)
 		stop := h.call(context.Background(), shell.TaskStopName, map[string]any{"task_id": id})
 		read := <-blocked
 		require.False(t, stop.IsError, stop.Text())
@@ -1013,22 +1014,4 @@ func TestTaskIDSpellings(t *testing.T) {
 	assert.True(t, r.IsError)
 	r = h.call(context.Background(), shell.TaskStopName, map[string]any{"task_id": "001"})
 	assert.False(t, r.IsError, r.Text())
-}
-
-// waitBlockedRead waits until a task_output call waits for its task to
-// end: until a goroutine is parked in the select of the read.
-func waitBlockedRead(t *testing.T) {
-	t.Helper()
-	buf := make([]byte, 1<<20)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		n := runtime.Stack(buf, true)
-		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
-			if strings.Contains(g, " [select") && strings.Contains(g, "/internal/bgtask.(*Manager[...]).output(") {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no task_output call waits for its task")
-		}
-	}
 }
