@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -80,29 +81,24 @@ func (l latencies) report(b *testing.B) {
 // BenchmarkPut rewrites items of a store that holds n of them, spread
 // over the keys so that each put finds its row among the others.
 func BenchmarkPut(b *testing.B) {
-	sizes := searchSizes()
-	for name, open := range backends(b) {
-		for _, n := range sizes {
-			b.Run(fmt.Sprintf("%s/%dk", name, n/1000), func(b *testing.B) {
-				s := open(b)
-				fill(b, s, n)
-				var lat latencies
-				i := 0
-				for b.Loop() {
-					lat.time(func() {
-						_, err := s.Put(b.Context(), benchNS, fmt.Sprintf("k%d", spread(i, n)), []byte(`{"text":"a note","n":1}`))
-						require.NoError(b, err)
-					})
-					i++
-				}
-				lat.report(b)
-			})
-		}
-	}
+	timeKeyed(b, func(ctx context.Context, s store.Store, key string) error {
+		_, err := s.Put(ctx, benchNS, key, []byte(`{"text":"a note","n":1}`))
+		return err
+	})
 }
 
 // BenchmarkGet reads items of a store that holds n of them.
 func BenchmarkGet(b *testing.B) {
+	timeKeyed(b, func(ctx context.Context, s store.Store, key string) error {
+		_, err := s.Get(ctx, benchNS, key)
+		return err
+	})
+}
+
+// timeKeyed times op on each backend over a store filled with each of
+// searchSizes' counts, on keys spread over all of them, and reports the
+// latencies.
+func timeKeyed(b *testing.B, op func(ctx context.Context, s store.Store, key string) error) {
 	sizes := searchSizes()
 	for name, open := range backends(b) {
 		for _, n := range sizes {
@@ -112,10 +108,7 @@ func BenchmarkGet(b *testing.B) {
 				var lat latencies
 				i := 0
 				for b.Loop() {
-					lat.time(func() {
-						_, err := s.Get(b.Context(), benchNS, fmt.Sprintf("k%d", spread(i, n)))
-						require.NoError(b, err)
-					})
+					lat.time(func() { require.NoError(b, op(b.Context(), s, fmt.Sprintf("k%d", spread(i, n)))) })
 					i++
 				}
 				lat.report(b)
