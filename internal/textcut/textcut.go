@@ -26,3 +26,14 @@ func Clip(s string, n int, mark string) string {
 	}
 	return Prefix(s, n) + mark
 }
+
+// ClipArgs clips each string among args, in place, as Clip does: the
+// arguments of a message that echoes what a client sent, so that each
+// string is quoted by a bounded prefix.
+func ClipArgs(args []any, n int, mark string) {
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = Clip(s, n, mark)
+		}
+	}
+}

@@ -26,6 +26,13 @@ func TestClip(t *testing.T) {
 	assert.Equal(t, "a [cut]", Clip("aé", 2, " [cut]"))
 }
 
+func TestClipArgsClipsTheStringsOnly(t *testing.T) {
+	type named string
+	args := []any{"abcdef", 42, named("abcdef"), "ab"}
+	ClipArgs(args, 3, "…")
+	assert.Equal(t, []any{"abc…", 42, named("abcdef"), "ab"}, args)
+}
+
 func FuzzPrefix(f *testing.F) {
 	f.Add("héllo wörld", 4)
 	f.Add("日本語", 5)

@@ -33,11 +33,7 @@ const maxQuoted = 64
 // is cut to its first maxQuoted bytes (marked with "…"): the IDs and names
 // a client sends are echoed by a bounded prefix, never in full.
 func failf(code int, format string, args ...any) *rpcFailure {
-	for i, a := range args {
-		if s, ok := a.(string); ok {
-			args[i] = textcut.Clip(s, maxQuoted, "…")
-		}
-	}
+	textcut.ClipArgs(args, maxQuoted, "…")
 	return &rpcFailure{code: code, msg: fmt.Sprintf(format, args...)}
 }
 

@@ -229,11 +229,7 @@ func conflict(format string, args ...any) *InputError {
 // with "…"): the IDs and names a client sends are echoed by a bounded
 // prefix, never in full. A list goes as a listed.
 func inputError(status int, format string, args []any) *InputError {
-	for i, a := range args {
-		if s, ok := a.(string); ok {
-			args[i] = clip(s)
-		}
-	}
+	textcut.ClipArgs(args, maxQuoted, "…")
 	return &InputError{Status: status, Msg: fmt.Sprintf(format, args...)}
 }
 
